@@ -1,0 +1,234 @@
+//! Opening a database: lock, pick the manifest, replay the WALs, start a new
+//! WAL and a new manifest, delete what is obsolete.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+
+use super::snapshot::SnapshotList;
+use super::{Counters, Db, DbInner, DbState, Options, SuperVersion};
+use crate::batch::{BatchOp, WriteBatch};
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::format::key::ValueType;
+use crate::fs::{join, Fs};
+use crate::memtable::MemTable;
+use crate::version::Recovered;
+use crate::version::{parse_file_name, wal_path, FileKind, TableContext, VersionSet};
+use crate::wal::{LogReader, LogWriter};
+
+pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
+    options.validate()?;
+    let dir = dir.trim_end_matches('/').to_string();
+    if dir.is_empty() {
+        return Err(Error::InvalidArgument(
+            "database directory name is empty".into(),
+        ));
+    }
+    if options.create_if_missing {
+        fs.create_dir_all(&dir)?;
+    }
+    let db_lock = fs.lock(&join(&dir, "LOCK")).map_err(|e| match e {
+        Error::Busy(_) => Error::Busy(format!(
+            "database {dir} is already open (by this process or another)"
+        )),
+        e => e,
+    })?;
+    let names = fs.list(&dir)?;
+    let kinds: Vec<FileKind> = names.iter().filter_map(|n| parse_file_name(n)).collect();
+    let mut manifests: Vec<u64> = kinds
+        .iter()
+        .filter_map(|k| {
+            if let FileKind::Manifest(n) = k {
+                Some(*n)
+            } else {
+                None
+            }
+        })
+        .collect();
+    manifests.sort_unstable_by(|a, b| b.cmp(a));
+    let max_number = kinds
+        .iter()
+        .map(|k| match k {
+            FileKind::Table(n) | FileKind::Wal(n) | FileKind::Manifest(n) => *n,
+            FileKind::Lock => 0,
+        })
+        .max()
+        .unwrap_or(0);
+
+    let mut versions = None;
+    for &m in &manifests {
+        match VersionSet::recover(fs.clone(), &dir, m)? {
+            Recovered::Ok(v) => {
+                versions = Some(v);
+                break;
+            }
+            // Created but never completed before a crash: an older one is the
+            // real manifest.
+            Recovered::Incomplete => continue,
+        }
+    }
+    let recovered = versions.is_some();
+    let mut versions = match versions {
+        Some(v) => {
+            if options.error_if_exists {
+                return Err(Error::InvalidArgument(format!(
+                    "database {dir} already exists (error_if_exists)"
+                )));
+            }
+            v
+        }
+        None => {
+            // Without a manifest, only empty logs may exist (a first open that
+            // stopped before its manifest was complete).
+            let mut has_data = kinds.iter().any(|k| matches!(k, FileKind::Table(_)));
+            for k in &kinds {
+                if let FileKind::Wal(n) = k {
+                    has_data |= !fs.open(&wal_path(&dir, *n), false)?.is_empty()?;
+                }
+            }
+            if has_data {
+                return Err(Error::corruption(
+                    &dir,
+                    0,
+                    "table or log files exist but no complete manifest describes them",
+                ));
+            }
+            if !options.create_if_missing {
+                return Err(Error::InvalidArgument(format!(
+                    "database {dir} does not exist (create_if_missing is off)"
+                )));
+            }
+            VersionSet::new_empty(fs.clone(), &dir)
+        }
+    };
+    // Files numbered after the manifest's counter (a WAL created just before a
+    // crash) must never be reused.
+    versions.next_file_number = versions.next_file_number.max(max_number + 1);
+
+    // Every table the manifest names must be there.
+    for (_, f) in versions.current().files() {
+        let path = crate::version::table_path(&dir, f.number());
+        if !fs.exists(&path)? {
+            return Err(Error::corruption(
+                path,
+                0,
+                "table file named by the manifest is missing",
+            ));
+        }
+    }
+
+    // The WAL of the oldest unflushed memtable is deleted only after an edit
+    // moving log_number past it is durable. If it is gone, that edit was
+    // lost: the manifest's tail was damaged, not torn by a crash.
+    if recovered && !fs.exists(&wal_path(&dir, versions.log_number))? {
+        return Err(Error::corruption(
+            join(
+                &dir,
+                &crate::version::manifest_name(versions.manifest_number()),
+            ),
+            0,
+            format!(
+                "manifest names WAL {} as still needed, but it is missing",
+                versions.log_number
+            ),
+        ));
+    }
+
+    // Replay WALs not yet flushed, oldest first, into memtables.
+    let mut wals: Vec<u64> = kinds
+        .iter()
+        .filter_map(|k| {
+            if let FileKind::Wal(n) = k {
+                Some(*n)
+            } else {
+                None
+            }
+        })
+        .filter(|&n| n >= versions.log_number)
+        .collect();
+    wals.sort_unstable();
+    let mut imm: VecDeque<Arc<MemTable>> = VecDeque::new();
+    let mut mem: Option<MemTable> = None;
+    let mut last_seq = versions.last_sequence;
+    for &number in &wals {
+        let path = wal_path(&dir, number);
+        let mut reader = LogReader::new(fs.open(&path, false)?, &path)?;
+        while let Some((rec, offset)) = reader.next_record()? {
+            let batch = WriteBatch::from_record(rec, &path, offset)?;
+            let m = mem.get_or_insert_with(|| MemTable::new(number));
+            let mut seq = batch.sequence();
+            for op in batch.iter().flatten() {
+                match op {
+                    BatchOp::Put { key, value } => m.add(seq, ValueType::Put, key, value),
+                    BatchOp::Delete { key } => m.add(seq, ValueType::Delete, key, b""),
+                    BatchOp::Merge { .. } | BatchOp::RangeDelete { .. } => {
+                        return Err(Error::NotSupported(format!(
+                            "{path} holds merge or range-delete records, written by a newer version"
+                        )))
+                    }
+                }
+                seq += 1;
+            }
+            last_seq = last_seq.max(seq - 1);
+            if m.approximate_memory_usage() >= options.write_buffer_size {
+                imm.extend(mem.take().map(Arc::new));
+            }
+        }
+    }
+    imm.extend(mem.take().filter(|m| !m.is_empty()).map(Arc::new));
+    versions.last_sequence = last_seq;
+
+    // A fresh WAL for new writes; the recovered ones stay until flushed.
+    let wal_number = versions.new_file_number();
+    let wal_file = super::create_wal(&*fs, &dir, wal_number)?;
+    versions.log_number = imm.front().map_or(wal_number, |m| m.wal_number());
+    // A fresh manifest, so no edit is ever appended after a torn record.
+    versions.write_new_manifest()?;
+
+    let cache = Arc::new(BlockCache::new(options.block_cache_capacity));
+    let mem = Arc::new(MemTable::new(wal_number));
+    let version = versions.current();
+    let sv = SuperVersion {
+        mem: mem.clone(),
+        imm: imm.iter().rev().cloned().collect(),
+        version,
+        number: 1,
+    };
+    let state = DbState {
+        mem,
+        imm,
+        wal: LogWriter::new(wal_file, 0),
+        wal_number,
+        wal_dirty: false,
+        versions,
+        flush: None,
+        bg_error: None,
+        pending_outputs: HashSet::new(),
+    };
+    let db = Db {
+        inner: Arc::new(DbInner {
+            tables: TableContext {
+                fs: fs.clone(),
+                dir: dir.clone(),
+                cache,
+            },
+            fs,
+            dir,
+            options,
+            state: Mutex::new(state),
+            current: Mutex::new(Arc::new(sv)),
+            sv_number: AtomicU64::new(1),
+            visible_seq: AtomicU64::new(last_seq),
+            snapshots: Arc::new(SnapshotList::default()),
+            closed: AtomicBool::new(false),
+            counters: Counters::default(),
+            lock: Mutex::new(Some(db_lock)),
+        }),
+    };
+    {
+        let mut st = super::lock(&db.inner.state);
+        db.delete_obsolete_files(&mut st);
+    }
+    Ok(db)
+}

@@ -1,0 +1,62 @@
+//! Snapshots: a sequence number the database promises to keep readable
+//! while the snapshot lives.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use crate::format::key::SequenceNumber;
+
+/// The set of live snapshots (sequence number -> how many).
+#[derive(Default)]
+pub(crate) struct SnapshotList {
+    live: Mutex<BTreeMap<SequenceNumber, usize>>,
+}
+
+impl SnapshotList {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<SequenceNumber, usize>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sequence numbers of every live snapshot, ascending.
+    pub fn sequences(&self) -> Vec<SequenceNumber> {
+        self.lock().keys().copied().collect()
+    }
+}
+
+/// A consistent view of the database as of one moment. Reads given the
+/// snapshot see exactly the writes acknowledged before it was taken.
+/// Dropping it lets compaction discard versions only it could see.
+pub struct Snapshot {
+    seq: SequenceNumber,
+    list: Arc<SnapshotList>,
+}
+
+impl Snapshot {
+    pub(crate) fn new(seq: SequenceNumber, list: Arc<SnapshotList>) -> Self {
+        *list.lock().entry(seq).or_insert(0) += 1;
+        Snapshot { seq, list }
+    }
+
+    /// The sequence number of the last write the snapshot sees.
+    pub fn sequence(&self) -> SequenceNumber {
+        self.seq
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let mut live = self.list.lock();
+        if let Some(n) = live.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                live.remove(&self.seq);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("seq", &self.seq).finish()
+    }
+}

@@ -1,0 +1,307 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::fs::MemFs;
+
+fn small_options() -> Options {
+    Options {
+        write_buffer_size: 64 << 10,
+        block_size: 512,
+        ..Options::default()
+    }
+}
+
+fn open(fs: &MemFs) -> Db {
+    Db::open(Arc::new(fs.clone()), "db", small_options()).unwrap()
+}
+
+const W: WriteOptions = WriteOptions { sync: false };
+
+fn r() -> ReadOptions<'static> {
+    ReadOptions::default()
+}
+
+#[test]
+fn put_get_delete_and_reopen() {
+    let fs = MemFs::new();
+    {
+        let db = open(&fs);
+        db.put(&W, b"a", b"1").unwrap();
+        db.put(&W, b"b", b"2").unwrap();
+        db.delete(&W, b"a").unwrap();
+        assert_eq!(db.get(&r(), b"a").unwrap(), None);
+        assert_eq!(db.get(&r(), b"b").unwrap().as_deref(), Some(&b"2"[..]));
+        db.close().unwrap();
+    }
+    let db = open(&fs);
+    assert_eq!(db.get(&r(), b"a").unwrap(), None);
+    assert_eq!(db.get(&r(), b"b").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn memtables_flush_to_tables_and_stay_readable() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    for i in 0..5000u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[i as u8; 100])
+            .unwrap();
+    }
+    while db.do_background_work(4).unwrap().work_left {}
+    let props = db.properties();
+    assert!(props.files_per_level[0] >= 3, "{props:?}");
+    assert!(props.flushes >= 3);
+    for i in (0..5000u32).step_by(7) {
+        assert_eq!(
+            db.get(&r(), format!("key{i:06}").as_bytes()).unwrap(),
+            Some(vec![i as u8; 100]),
+            "key {i}"
+        );
+    }
+    drop(db);
+    let db = open(&fs);
+    assert_eq!(
+        db.get(&r(), b"key004999").unwrap(),
+        Some(vec![(4999u32) as u8; 100])
+    );
+    let mut it = db.iter(&r()).unwrap();
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(n, 5000);
+}
+
+#[test]
+fn snapshots_see_their_moment_across_flushes() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    db.put(&W, b"k", b"v1").unwrap();
+    let s1 = db.snapshot();
+    db.put(&W, b"k", b"v2").unwrap();
+    db.delete(&W, b"gone").unwrap();
+    let s2 = db.snapshot();
+    db.delete(&W, b"k").unwrap();
+    db.flush().unwrap();
+    let at = |s: &Snapshot| {
+        db.get(
+            &ReadOptions {
+                snapshot: Some(s),
+                ..r()
+            },
+            b"k",
+        )
+        .unwrap()
+    };
+    assert_eq!(at(&s1).as_deref(), Some(&b"v1"[..]));
+    assert_eq!(at(&s2).as_deref(), Some(&b"v2"[..]));
+    assert_eq!(db.get(&r(), b"k").unwrap(), None);
+}
+
+#[test]
+fn iterator_bounds_and_directions() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    for k in ["a", "b", "c", "d", "e"] {
+        db.put(&W, k.as_bytes(), k.as_bytes()).unwrap();
+    }
+    db.flush().unwrap();
+    db.delete(&W, b"c").unwrap();
+    let opts = ReadOptions {
+        lower_bound: Some(b"b".to_vec()),
+        upper_bound: Some(b"e".to_vec()),
+        ..r()
+    };
+    let mut it = db.iter(&opts).unwrap();
+    let mut fwd = vec![];
+    it.seek_to_first();
+    while it.valid() {
+        fwd.push(it.key().to_vec());
+        it.next();
+    }
+    assert_eq!(fwd, vec![b"b".to_vec(), b"d".to_vec()]);
+    let mut back = vec![];
+    it.seek_to_last();
+    while it.valid() {
+        back.push(it.key().to_vec());
+        it.prev();
+    }
+    assert_eq!(back, vec![b"d".to_vec(), b"b".to_vec()]);
+    it.seek(b"c");
+    assert_eq!(it.key(), b"d");
+    it.prev();
+    assert_eq!(it.key(), b"b");
+    it.next();
+    assert_eq!(it.key(), b"d");
+    it.seek_for_prev(b"c");
+    assert_eq!(it.key(), b"b");
+    it.seek_for_prev(b"zz");
+    assert_eq!(it.key(), b"d");
+    it.seek(b"a");
+    assert_eq!(it.key(), b"b");
+}
+
+#[test]
+fn bad_input_and_use_after_close() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    assert!(matches!(
+        db.put(&W, b"", b"x"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        db.put(&W, &vec![0u8; MAX_KEY_LEN + 1], b"x"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(db.get(&r(), b""), Err(Error::InvalidArgument(_))));
+    db.close().unwrap();
+    assert!(matches!(db.put(&W, b"k", b"v"), Err(Error::Closed(_))));
+    assert!(matches!(db.get(&r(), b"k"), Err(Error::Closed(_))));
+    assert_eq!(db.put(&W, b"k", b"v").unwrap_err().code(), "Closed");
+    let bad = Options {
+        write_buffer_size: 10,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Db::open(Arc::new(MemFs::new()), "x", bad),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn second_open_is_busy_until_close() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    let again = Db::open(Arc::new(fs.clone()), "db", small_options());
+    assert!(matches!(again, Err(Error::Busy(_))));
+    db.close().unwrap();
+    open(&fs);
+}
+
+#[test]
+fn obsolete_files_are_deleted_once_no_reader_holds_them() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    for i in 0..3000u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[1; 100])
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let logs = |fs: &MemFs| {
+        fs.list("db")
+            .unwrap()
+            .iter()
+            .filter(|n| n.ends_with(".log"))
+            .count()
+    };
+    assert_eq!(
+        logs(&fs),
+        1,
+        "flushed WALs must be deleted: {:?}",
+        fs.list("db")
+    );
+    let manifests = fs
+        .list("db")
+        .unwrap()
+        .iter()
+        .filter(|n| n.starts_with("MANIFEST"))
+        .count();
+    assert_eq!(manifests, 1);
+}
+
+#[test]
+fn missing_table_file_is_reported_at_open() {
+    let fs = MemFs::new();
+    {
+        let db = open(&fs);
+        db.put(&W, b"k", b"v").unwrap();
+        db.flush().unwrap();
+    }
+    let sst = fs
+        .list("db")
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    fs.remove(&format!("db/{sst}")).unwrap();
+    match Db::open(Arc::new(fs.clone()), "db", small_options()) {
+        Err(Error::Corruption { file, .. }) => assert!(file.ends_with(&sst), "{file}"),
+        Err(e) => panic!("want Corruption, got {e}"),
+        Ok(_) => panic!("want Corruption, got an open database"),
+    }
+}
+
+#[test]
+fn empty_batch_and_large_values() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    db.write(&W, WriteBatch::new()).unwrap();
+    let big = vec![7u8; 300_000];
+    db.put(&W, b"big", &big).unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get(&r(), b"big").unwrap(), Some(big));
+}
+
+#[test]
+fn verify_checks_every_table_and_reports_damage() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    for i in 0..2000u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[3; 50])
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let report = db.verify().unwrap();
+    assert!(report.tables >= 1 && report.entries == 2000, "{report:?}");
+    drop(db);
+    // Damage a data block in the middle of a table: open still works (the
+    // block is not read), verify finds it.
+    let sst = fs
+        .list("db")
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    let f = fs.open(&format!("db/{sst}"), false).unwrap();
+    f.write_at(100, &[0xEE; 4]).unwrap();
+    let db = open(&fs);
+    match db.verify() {
+        Err(Error::ChecksumMismatch { file, .. }) => assert!(file.ends_with(&sst)),
+        other => panic!("want ChecksumMismatch, got {other:?}"),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn works_on_the_native_file_system() {
+    let dir = crate::testutil::TempDir::new("db-std");
+    let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::StdFs);
+    let path = format!("{}/db", dir.path());
+    {
+        let db = Db::open(fs.clone(), &path, small_options()).unwrap();
+        for i in 0..3000u32 {
+            db.put(
+                &WriteOptions { sync: i % 500 == 0 },
+                format!("k{i:05}").as_bytes(),
+                &[9; 64],
+            )
+            .unwrap();
+        }
+        db.flush().unwrap();
+        db.put(&W, b"after-flush", b"in the wal").unwrap();
+        // A second handle on the same directory is refused by the OS lock.
+        assert!(matches!(
+            Db::open(fs.clone(), &path, small_options()),
+            Err(Error::Busy(_))
+        ));
+    }
+    let db = Db::open(fs, &path, small_options()).unwrap();
+    assert_eq!(db.get(&r(), b"k02999").unwrap(), Some(vec![9; 64]));
+    assert_eq!(
+        db.get(&r(), b"after-flush").unwrap().as_deref(),
+        Some(&b"in the wal"[..])
+    );
+    assert_eq!(db.verify().unwrap().entries, 3000);
+}

@@ -1,0 +1,38 @@
+//! Silt: an LSM key-value storage engine whose read path follows RocksDB's,
+//! built to run in the browser (wasm32 + OPFS) and natively.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use silt_engine::{Db, Options, ReadOptions, WriteOptions, fs::MemFs};
+//!
+//! let db = Db::open(Arc::new(MemFs::new()), "db", Options::default())?;
+//! db.put(&WriteOptions::default(), b"hello", b"world")?;
+//! assert_eq!(db.get(&ReadOptions::default(), b"hello")?.as_deref(), Some(&b"world"[..]));
+//! # Ok::<(), silt_engine::Error>(())
+//! ```
+//!
+//! This file is the public API; everything else is private to the crate
+//! unless re-exported here. Byte layouts are in `docs/format.md`.
+
+mod batch;
+mod cache;
+mod db;
+mod error;
+pub mod format;
+pub mod fs;
+mod iter;
+mod memtable;
+mod sst;
+mod version;
+pub mod wal;
+
+pub use batch::{BatchOp, WriteBatch};
+pub use db::{
+    Clock, Db, DbIterator, DbProperties, Options, Progress, ReadOptions, Snapshot, SuperVersion,
+    VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+};
+pub use error::{Error, Result};
+pub use sst::format::Compression;
+
+#[cfg(test)]
+pub(crate) mod testutil;

@@ -1,0 +1,465 @@
+//! Blocks: sorted entries with prefix-compressed keys and restart points
+//! (LevelDB's `block_builder.cc` / `block.cc`).
+//!
+//! ## Format
+//! ```text
+//! block   := entry*  restart: fixed32le{num_restarts}  num_restarts: fixed32le
+//! entry   := shared: varint32  non_shared: varint32  value_len: varint32
+//!            key_delta[non_shared]  value[value_len]
+//! ```
+//! Every `restart_interval` entries a *restart point* stores its key whole
+//! (`shared == 0`); the restart array holds their offsets, so a seek binary
+//! searches restart points and then scans at most `restart_interval` entries.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::format::coding::{decode_fixed32, decode_varint32, put_fixed32, put_varint32};
+use crate::iter::InternalIterator;
+
+/// Builds one block. Keys must be added in increasing order.
+pub struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    counter: usize,
+    restart_interval: usize,
+    last_key: Vec<u8>,
+    entries: usize,
+}
+
+impl BlockBuilder {
+    pub fn new(restart_interval: usize) -> Self {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: vec![0],
+            counter: 0,
+            restart_interval: restart_interval.max(1),
+            last_key: Vec::new(),
+            entries: 0,
+        }
+    }
+
+    pub fn add(&mut self, key: &[u8], value: &[u8]) {
+        let mut shared = 0;
+        if self.counter < self.restart_interval {
+            shared = self
+                .last_key
+                .iter()
+                .zip(key)
+                .take_while(|(a, b)| a == b)
+                .count();
+        } else {
+            self.restarts.push(self.buf.len() as u32);
+            self.counter = 0;
+        }
+        let non_shared = key.len() - shared;
+        put_varint32(&mut self.buf, shared as u32);
+        put_varint32(&mut self.buf, non_shared as u32);
+        put_varint32(&mut self.buf, value.len() as u32);
+        self.buf.extend_from_slice(&key[shared..]);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(&key[shared..]);
+        self.counter += 1;
+        self.entries += 1;
+    }
+
+    /// Size of the block if finished now.
+    pub fn estimated_size(&self) -> usize {
+        self.buf.len() + 4 * self.restarts.len() + 4
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// Finishes the block and resets the builder for the next one.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.buf);
+        for r in &self.restarts {
+            put_fixed32(&mut out, *r);
+        }
+        put_fixed32(&mut out, self.restarts.len() as u32);
+        self.restarts.clear();
+        self.restarts.push(0);
+        self.counter = 0;
+        self.last_key.clear();
+        self.entries = 0;
+        out
+    }
+}
+
+/// Where a block came from, for error messages.
+#[derive(Clone, Debug)]
+pub struct BlockOrigin {
+    pub file: Arc<str>,
+    pub offset: u64,
+}
+
+/// A decoded (uncompressed) block. Cheap to clone; values can be handed out
+/// as `Bytes` slices that keep the block alive.
+#[derive(Clone)]
+pub struct Block {
+    data: Bytes,
+    restarts_at: usize,
+    num_restarts: usize,
+    origin: BlockOrigin,
+}
+
+impl Block {
+    /// Checks the restart array's shape; entries are checked as they are read.
+    pub fn new(data: Bytes, origin: BlockOrigin) -> Result<Self> {
+        let corrupt = |r: &str| Error::corruption(&origin.file, origin.offset, r.to_string());
+        if data.len() < 4 {
+            return Err(corrupt("block shorter than its restart count"));
+        }
+        let num_restarts = decode_fixed32(&data[data.len() - 4..]).unwrap_or(0) as usize;
+        let max = (data.len() - 4) / 4;
+        if num_restarts == 0 || num_restarts > max {
+            return Err(corrupt("bad restart count in block"));
+        }
+        let restarts_at = data.len() - 4 - 4 * num_restarts;
+        Ok(Block {
+            data,
+            restarts_at,
+            num_restarts,
+            origin,
+        })
+    }
+
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    #[cfg(test)]
+    pub fn data(&self) -> &Bytes {
+        &self.data
+    }
+
+    pub fn iter(&self) -> BlockIter {
+        BlockIter {
+            block: self.clone(),
+            current: self.restarts_at,
+            next: self.restarts_at,
+            restart_index: self.num_restarts,
+            key: Vec::new(),
+            value: 0..0,
+            err: None,
+        }
+    }
+
+    fn restart_point(&self, i: usize) -> usize {
+        decode_fixed32(&self.data[self.restarts_at + 4 * i..]).unwrap_or(0) as usize
+    }
+}
+
+/// Iterates a block's entries. Keys compare with the function given to
+/// `seek`-style calls through [`InternalIterator`] (internal key order).
+pub struct BlockIter {
+    block: Block,
+    /// Offset of the current entry; `restarts_at` when not valid.
+    current: usize,
+    /// Offset of the entry after the current one.
+    next: usize,
+    restart_index: usize,
+    key: Vec<u8>,
+    value: std::ops::Range<usize>,
+    err: Option<Error>,
+}
+
+impl BlockIter {
+    fn corrupt(&mut self, reason: &str) {
+        self.err = Some(Error::corruption(
+            &self.block.origin.file,
+            self.block.origin.offset,
+            format!("{reason} (entry at block offset {})", self.current),
+        ));
+        self.current = self.block.restarts_at;
+        self.next = self.block.restarts_at;
+        self.restart_index = self.block.num_restarts;
+        self.key.clear();
+        self.value = 0..0;
+    }
+
+    /// Decodes the entry at `self.next` into current; false at the end or
+    /// on corruption.
+    fn parse_next(&mut self) -> bool {
+        self.current = self.next;
+        if self.current >= self.block.restarts_at {
+            self.current = self.block.restarts_at;
+            self.restart_index = self.block.num_restarts;
+            return false;
+        }
+        let limit = self.block.restarts_at;
+        let d = &self.block.data[self.current..limit];
+        let mut p = 0;
+        let mut field = || -> Option<usize> {
+            let (v, n) = decode_varint32(&d[p..])?;
+            p += n;
+            Some(v as usize)
+        };
+        let (Some(shared), Some(non_shared), Some(vlen)) = (field(), field(), field()) else {
+            self.corrupt("bad entry header in block");
+            return false;
+        };
+        if shared > self.key.len() || p + non_shared + vlen > d.len() {
+            self.corrupt("entry runs past the block");
+            return false;
+        }
+        self.key.truncate(shared);
+        self.key.extend_from_slice(&d[p..p + non_shared]);
+        let vstart = self.current + p + non_shared;
+        self.value = vstart..vstart + vlen;
+        self.next = vstart + vlen;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) < self.current + 1
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    fn seek_to_restart(&mut self, i: usize) {
+        self.key.clear();
+        self.restart_index = i;
+        let off = self.block.restart_point(i);
+        if off > self.block.restarts_at {
+            self.corrupt("restart point past the entries");
+            return;
+        }
+        self.next = off;
+    }
+
+    /// The key at restart point `i` (whole, since it shares nothing).
+    fn restart_key(&self, i: usize) -> Option<&[u8]> {
+        let off = self.block.restart_point(i);
+        let d = self.block.data.get(off..self.block.restarts_at)?;
+        let (shared, a) = decode_varint32(d)?;
+        let (non_shared, b) = decode_varint32(&d[a..])?;
+        let (_, c) = decode_varint32(&d[a + b..])?;
+        if shared != 0 {
+            return None;
+        }
+        let s = a + b + c;
+        d.get(s..s + non_shared as usize)
+    }
+
+    /// The value as a `Bytes` slice sharing the block's memory.
+    pub fn value_bytes(&self) -> Bytes {
+        self.block.data.slice(self.value.clone())
+    }
+
+    /// Positions at the first entry whose key is >= target under `cmp`.
+    pub fn seek_by(&mut self, target: &[u8], cmp: fn(&[u8], &[u8]) -> Ordering) {
+        self.err = None;
+        // Binary search for the last restart point with key < target.
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            match self.restart_key(mid) {
+                Some(k) if cmp(k, target) == Ordering::Less => lo = mid,
+                Some(_) => hi = mid - 1,
+                None => {
+                    self.current = self.block.restart_point(mid).min(self.block.restarts_at);
+                    self.corrupt("bad restart entry");
+                    return;
+                }
+            }
+        }
+        self.seek_to_restart(lo);
+        while self.parse_next() {
+            if cmp(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    /// Positions at the last entry whose key is <= target under `cmp`.
+    pub fn seek_for_prev_by(&mut self, target: &[u8], cmp: fn(&[u8], &[u8]) -> Ordering) {
+        self.seek_by(target, cmp);
+        if !self.valid() {
+            if self.err.is_none() {
+                self.seek_to_last();
+            }
+        } else if cmp(&self.key, target) == Ordering::Greater {
+            self.prev();
+        }
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.current < self.block.restarts_at && self.err.is_none()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        self.seek_to_restart(0);
+        self.parse_next();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        self.seek_to_restart(self.block.num_restarts - 1);
+        while self.parse_next() && self.next < self.block.restarts_at {}
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.seek_by(target, crate::format::key::compare);
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek_for_prev_by(target, crate::format::key::compare);
+    }
+
+    fn next(&mut self) {
+        if self.valid() {
+            self.parse_next();
+        }
+    }
+
+    fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        let original = self.current;
+        // Back up to a restart point before the current entry.
+        while self.block.restart_point(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.current = self.block.restarts_at;
+                self.restart_index = self.block.num_restarts;
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.seek_to_restart(self.restart_index);
+        // Scan forward to the entry just before the original.
+        while self.parse_next() && self.next < original {}
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        &self.block.data[self.value.clone()]
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::key::{internal_key, seek_key, user_key, ValueType};
+
+    fn origin() -> BlockOrigin {
+        BlockOrigin {
+            file: Arc::from("t.sst"),
+            offset: 0,
+        }
+    }
+
+    fn build(n: usize, interval: usize) -> (Block, Vec<(Vec<u8>, Vec<u8>)>) {
+        let mut b = BlockBuilder::new(interval);
+        let entries: Vec<_> = (0..n)
+            .map(|i| {
+                (
+                    internal_key(format!("key{:05}", i * 2).as_bytes(), 1, ValueType::Put),
+                    format!("v{i}").into_bytes(),
+                )
+            })
+            .collect();
+        for (k, v) in &entries {
+            b.add(k, v);
+        }
+        (
+            Block::new(Bytes::from(b.finish()), origin()).unwrap(),
+            entries,
+        )
+    }
+
+    #[test]
+    fn iterates_forward_and_backward() {
+        for interval in [1, 2, 16] {
+            let (block, entries) = build(100, interval);
+            let mut it = block.iter();
+            it.seek_to_first();
+            for (k, v) in &entries {
+                assert!(it.valid());
+                assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+                it.next();
+            }
+            assert!(!it.valid());
+            it.seek_to_last();
+            for (k, _) in entries.iter().rev() {
+                assert_eq!(it.key(), &k[..]);
+                it.prev();
+            }
+            assert!(!it.valid());
+            assert!(it.status().is_ok());
+        }
+    }
+
+    #[test]
+    fn seeks_land_on_the_right_entry() {
+        let (block, _) = build(100, 16);
+        let mut it = block.iter();
+        it.seek(&seek_key(b"key00051", 9));
+        assert_eq!(user_key(it.key()), b"key00052");
+        it.seek(&seek_key(b"key00052", 9));
+        assert_eq!(user_key(it.key()), b"key00052");
+        it.seek(&seek_key(b"zzz", 9));
+        assert!(!it.valid());
+        it.seek(&seek_key(b"", 9));
+        assert_eq!(user_key(it.key()), b"key00000");
+        it.seek_for_prev(&seek_key(b"key00051", 0));
+        assert_eq!(user_key(it.key()), b"key00050");
+        it.seek_for_prev(&seek_key(b"a", 0));
+        assert!(!it.valid());
+        it.seek_for_prev(&seek_key(b"zzz", 0));
+        assert_eq!(user_key(it.key()), b"key00198");
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let (block, _) = build(40, 4);
+        let raw = block.data().to_vec();
+        for i in 0..raw.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut b = raw.clone();
+                b[i] ^= flip;
+                if let Ok(blk) = Block::new(Bytes::from(b), origin()) {
+                    let mut it = blk.iter();
+                    it.seek_to_first();
+                    let mut n = 0;
+                    while it.valid() && n < 1000 {
+                        it.next();
+                        n += 1;
+                    }
+                    it.seek_to_last();
+                    it.prev();
+                    it.seek(&seek_key(b"key00031", 1));
+                    it.seek_for_prev(&seek_key(b"key00031", 1));
+                }
+            }
+        }
+        for cut in 0..raw.len() {
+            if let Ok(blk) = Block::new(Bytes::copy_from_slice(&raw[..cut]), origin()) {
+                let mut it = blk.iter();
+                it.seek_to_first();
+                while it.valid() {
+                    it.next();
+                }
+            }
+        }
+    }
+}

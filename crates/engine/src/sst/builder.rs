@@ -1,0 +1,232 @@
+//! Writes a table file (layout in `format.rs` and docs/format.md).
+
+use std::sync::Arc;
+
+use super::block::BlockBuilder;
+use super::filter::FilterBuilder;
+use super::format::{frame_block, BlockHandle, Compression, Footer};
+use crate::error::Result;
+use crate::format::coding::put_varint64;
+use crate::format::key::{self, SequenceNumber, MAX_SEQUENCE};
+use crate::fs::File;
+
+/// How tables are written.
+#[derive(Clone, Debug)]
+pub struct TableOptions {
+    /// Target size of an uncompressed data block.
+    pub block_size: usize,
+    pub restart_interval: usize,
+    pub compression: Compression,
+    /// Bloom filter bits per key; 0 writes no filter.
+    pub bloom_bits_per_key: u32,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            block_size: 4096,
+            restart_interval: 16,
+            compression: Compression::Lz4,
+            bloom_bits_per_key: 10,
+        }
+    }
+}
+
+/// What a finished table holds, for the manifest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableInfo {
+    pub file_size: u64,
+    pub num_entries: u64,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+    pub smallest_seq: SequenceNumber,
+    pub largest_seq: SequenceNumber,
+}
+
+/// Names of meta blocks in the metaindex.
+pub(crate) const META_FILTER: &[u8] = b"silt.filter.fastlocalbloom";
+pub(crate) const META_PROPERTIES: &[u8] = b"silt.properties";
+
+/// Writes a table. Entries must be added in internal-key order. Output is
+/// buffered and appended to the file in large pieces; the caller syncs.
+pub struct TableBuilder {
+    file: Arc<dyn File>,
+    opts: TableOptions,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    filter: Option<FilterBuilder>,
+    out: Vec<u8>,
+    offset: u64,
+    /// Handle of the last data block, waiting for the next key to pick its
+    /// index separator.
+    pending_index: Option<BlockHandle>,
+    info: TableInfo,
+    blocks: u64,
+}
+
+const FLUSH_AT: usize = 256 * 1024;
+
+impl TableBuilder {
+    pub fn new(file: Arc<dyn File>, opts: TableOptions) -> Self {
+        let filter =
+            (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
+        TableBuilder {
+            data: BlockBuilder::new(opts.restart_interval),
+            index: BlockBuilder::new(1),
+            file,
+            filter,
+            opts,
+            out: Vec::new(),
+            offset: 0,
+            pending_index: None,
+            info: TableInfo {
+                smallest_seq: MAX_SEQUENCE,
+                ..TableInfo::default()
+            },
+            blocks: 0,
+        }
+    }
+
+    /// Adds an entry. REQUIRES: `ikey` sorts after every key added before.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(handle) = self.pending_index.take() {
+            let sep = index_separator(&self.info.largest, ikey);
+            self.add_index_entry(&sep, handle);
+        }
+        if self.info.num_entries == 0 {
+            self.info.smallest = ikey.to_vec();
+        }
+        self.info.largest.clear();
+        self.info.largest.extend_from_slice(ikey);
+        self.info.num_entries += 1;
+        if let Some(p) = key::parse(ikey) {
+            self.info.smallest_seq = self.info.smallest_seq.min(p.seq);
+            self.info.largest_seq = self.info.largest_seq.max(p.seq);
+        }
+        if let Some(f) = self.filter.as_mut() {
+            f.add_key(key::user_key(ikey));
+        }
+        self.data.add(ikey, value);
+        if self.data.estimated_size() >= self.opts.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Data blocks written so far (the unit of a budgeted step).
+    pub fn blocks_written(&self) -> u64 {
+        self.blocks
+    }
+
+    fn add_index_entry(&mut self, sep: &[u8], handle: BlockHandle) {
+        let mut v = Vec::with_capacity(20);
+        handle.encode_to(&mut v);
+        self.index.add(sep, &v);
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let raw = self.data.finish();
+        let handle = self.write_block(&raw, self.opts.compression)?;
+        self.pending_index = Some(handle);
+        self.blocks += 1;
+        Ok(())
+    }
+
+    fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
+        let start = self.out.len();
+        let size = frame_block(raw, compression, &mut self.out);
+        let handle = BlockHandle {
+            offset: self.offset,
+            size: size as u64,
+        };
+        self.offset += (self.out.len() - start) as u64;
+        if self.out.len() >= FLUSH_AT {
+            self.file.append(&self.out)?;
+            self.out.clear();
+        }
+        Ok(handle)
+    }
+
+    /// Writes the rest of the table and returns what it holds.
+    pub fn finish(mut self) -> Result<TableInfo> {
+        self.flush_data_block()?;
+        if let Some(handle) = self.pending_index.take() {
+            let sep = key::short_successor(key::user_key(&self.info.largest));
+            let sep = if sep.as_slice() > key::user_key(&self.info.largest) {
+                key::seek_key(&sep, MAX_SEQUENCE)
+            } else {
+                self.info.largest.clone()
+            };
+            self.add_index_entry(&sep, handle);
+        }
+        let mut meta = Vec::new();
+        if let Some(mut f) = self.filter.take() {
+            if f.num_keys() > 0 {
+                let data = f.finish();
+                let h = self.write_block(&data, Compression::None)?;
+                meta.push((META_FILTER, h));
+            }
+        }
+        let props = self.properties();
+        let h = self.write_block(&props, Compression::None)?;
+        meta.push((META_PROPERTIES, h));
+        meta.sort_by_key(|m| m.0);
+        let mut mb = BlockBuilder::new(1);
+        for (name, h) in meta {
+            let mut v = Vec::new();
+            h.encode_to(&mut v);
+            mb.add(name, &v);
+        }
+        let metaindex = mb.finish();
+        let metaindex = self.write_block(&metaindex, Compression::None)?;
+        let index = self.index.finish();
+        let index = self.write_block(&index, Compression::None)?;
+        self.out
+            .extend_from_slice(&Footer { metaindex, index }.encode());
+        self.offset += super::format::FOOTER_LEN as u64;
+        self.file.append(&self.out)?;
+        self.out.clear();
+        self.info.file_size = self.offset;
+        if self.info.num_entries == 0 {
+            self.info.smallest_seq = 0;
+        }
+        Ok(self.info)
+    }
+
+    fn properties(&self) -> Vec<u8> {
+        let mut b = BlockBuilder::new(1);
+        let mut put = |name: &[u8], v: u64| {
+            let mut buf = Vec::new();
+            put_varint64(&mut buf, v);
+            b.add(name, &buf);
+        };
+        // Names in sorted order, as a block requires.
+        put(b"silt.data.blocks", self.blocks);
+        put(b"silt.largest.seq", self.info.largest_seq);
+        put(b"silt.num.entries", self.info.num_entries);
+        put(
+            b"silt.smallest.seq",
+            if self.info.num_entries == 0 {
+                0
+            } else {
+                self.info.smallest_seq
+            },
+        );
+        b.finish()
+    }
+}
+
+/// An internal key k with `last <= k < next`, short where possible.
+fn index_separator(last: &[u8], next: &[u8]) -> Vec<u8> {
+    let (lu, nu) = (key::user_key(last), key::user_key(next));
+    if lu < nu {
+        let sep = key::shortest_separator(lu, nu);
+        if sep.as_slice() > lu && sep.as_slice() < nu {
+            return key::seek_key(&sep, MAX_SEQUENCE);
+        }
+    }
+    last.to_vec()
+}

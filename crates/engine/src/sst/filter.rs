@@ -1,0 +1,196 @@
+//! The full-file bloom filter in RocksDB's FastLocalBloom layout: every key
+//! sets all its probe bits inside one 64-byte cache line, so a lookup touches
+//! one line. Probes come from one 64-bit XXH3 hash: the low 32 bits pick the
+//! line, the high 32 bits seed the probe positions (multiplied by the golden
+//! ratio between probes).
+//!
+//! ## Format
+//! ```text
+//! filter := line[num_lines]  (64 bytes each)   num_probes: u8   kind: u8 (=1)
+//! ```
+//! At 10 bits per key this uses 6 probes for about 0.95% false positives.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+pub const LINE_BYTES: usize = 64;
+const KIND_FAST_LOCAL_BLOOM: u8 = 1;
+
+/// The hash every filter operation starts from; compute it once per key.
+#[inline]
+pub fn key_hash(user_key: &[u8]) -> u64 {
+    xxh3_64(user_key)
+}
+
+/// RocksDB's choice of probe count for a bits-per-key budget (in millibits).
+fn num_probes(millibits_per_key: u32) -> u8 {
+    match millibits_per_key {
+        0..=2080 => 1,
+        2081..=3580 => 2,
+        3581..=5100 => 3,
+        5101..=6640 => 4,
+        6641..=8300 => 5,
+        8301..=10070 => 6,
+        10071..=11720 => 7,
+        11721..=14001 => 8,
+        14002..=16050 => 9,
+        16051..=18300 => 10,
+        18301..=22001 => 11,
+        22002..=25501 => 12,
+        25502..=50000 => ((millibits_per_key - 1) / 2000 - 1) as u8,
+        _ => 24,
+    }
+}
+
+#[inline]
+fn fast_range32(h: u32, n: u32) -> u32 {
+    ((u64::from(h) * u64::from(n)) >> 32) as u32
+}
+
+/// Collects key hashes and builds the filter when the table is finished.
+pub struct FilterBuilder {
+    bits_per_key: u32,
+    hashes: Vec<u64>,
+}
+
+impl FilterBuilder {
+    pub fn new(bits_per_key: u32) -> Self {
+        FilterBuilder {
+            bits_per_key,
+            hashes: Vec::new(),
+        }
+    }
+
+    pub fn add_key(&mut self, user_key: &[u8]) {
+        let h = key_hash(user_key);
+        // Consecutive versions of one key hash alike; add each key once.
+        if self.hashes.last() != Some(&h) {
+            self.hashes.push(h);
+        }
+    }
+
+    pub fn num_keys(&self) -> usize {
+        self.hashes.len()
+    }
+
+    pub fn finish(&mut self) -> Vec<u8> {
+        let bits = self.hashes.len() as u64 * u64::from(self.bits_per_key);
+        let num_lines = bits.div_ceil(LINE_BYTES as u64 * 8).max(1) as usize;
+        let probes = num_probes(self.bits_per_key * 1000);
+        let mut out = vec![0u8; num_lines * LINE_BYTES + 2];
+        for &h in &self.hashes {
+            let line = fast_range32(h as u32, num_lines as u32) as usize * LINE_BYTES;
+            let mut p = (h >> 32) as u32;
+            for _ in 0..probes {
+                let bit = (p >> (32 - 9)) as usize; // 9 bits: a position in 512
+                out[line + (bit >> 3)] |= 1 << (bit & 7);
+                p = p.wrapping_mul(0x9e37_79b9);
+            }
+        }
+        let n = out.len();
+        out[n - 2] = probes;
+        out[n - 1] = KIND_FAST_LOCAL_BLOOM;
+        self.hashes.clear();
+        out
+    }
+}
+
+/// A filter read back from a table.
+#[derive(Clone)]
+pub struct BloomFilter {
+    data: bytes::Bytes,
+    num_lines: u32,
+    probes: u8,
+}
+
+impl BloomFilter {
+    /// Parses a filter block; `None` if it is not one this version reads
+    /// (the table then works without a filter).
+    pub fn new(data: bytes::Bytes) -> Option<Self> {
+        let n = data.len();
+        if n < LINE_BYTES + 2 || (n - 2) % LINE_BYTES != 0 || data[n - 1] != KIND_FAST_LOCAL_BLOOM {
+            return None;
+        }
+        let probes = data[n - 2];
+        if probes == 0 || probes > 30 {
+            return None;
+        }
+        Some(BloomFilter {
+            num_lines: ((n - 2) / LINE_BYTES) as u32,
+            probes,
+            data,
+        })
+    }
+
+    /// False means the key is certainly absent; true means it may be present.
+    #[inline]
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        let line = fast_range32(h as u32, self.num_lines) as usize * LINE_BYTES;
+        let bytes = &self.data[line..line + LINE_BYTES];
+        let mut p = (h >> 32) as u32;
+        for _ in 0..self.probes {
+            let bit = (p >> (32 - 9)) as usize;
+            if bytes[bit >> 3] & (1 << (bit & 7)) == 0 {
+                return false;
+            }
+            p = p.wrapping_mul(0x9e37_79b9);
+        }
+        true
+    }
+
+    #[cfg(test)]
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.may_contain_hash(key_hash(user_key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(n: u32, bits: u32) -> BloomFilter {
+        let mut b = FilterBuilder::new(bits);
+        for i in 0..n {
+            b.add_key(&i.to_be_bytes());
+        }
+        BloomFilter::new(bytes::Bytes::from(b.finish())).expect("valid filter")
+    }
+
+    #[test]
+    fn no_false_negatives() {
+        let f = build(10_000, 10);
+        assert!((0..10_000u32).all(|i| f.may_contain(&i.to_be_bytes())));
+    }
+
+    #[test]
+    fn false_positive_rate_near_one_percent_at_ten_bits() {
+        let n = 100_000u32;
+        let f = build(n, 10);
+        let fp = (n..n + 200_000)
+            .filter(|i| f.may_contain(&i.to_be_bytes()))
+            .count();
+        let rate = fp as f64 / 200_000.0;
+        assert!(rate < 0.0125, "false positive rate {rate}");
+        assert!(
+            rate > 0.004,
+            "suspiciously low rate {rate}: filter not probing?"
+        );
+    }
+
+    #[test]
+    fn probe_counts_follow_rocksdb() {
+        assert_eq!(num_probes(10_000), 6);
+        assert_eq!(num_probes(5_000), 3);
+        assert_eq!(num_probes(20_000), 11);
+    }
+
+    #[test]
+    fn rejects_unknown_layouts() {
+        assert!(BloomFilter::new(bytes::Bytes::from(vec![0u8; 10])).is_none());
+        let mut v = vec![0u8; 66];
+        v[65] = 9;
+        v[64] = 6;
+        assert!(BloomFilter::new(bytes::Bytes::from(v.clone())).is_none());
+        v[65] = 1;
+        assert!(BloomFilter::new(bytes::Bytes::from(v)).is_some());
+    }
+}

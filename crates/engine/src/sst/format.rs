@@ -1,0 +1,313 @@
+//! Table file framing: block handles, the block trailer, compression, and
+//! the footer.
+//!
+//! ## Format
+//! ```text
+//! table   := data_block*  filter_block  properties_block  metaindex_block
+//!            index_block  footer
+//! block   := contents  type: u8  masked_crc32c(contents ++ type): fixed32le
+//! type    := 0 none | 1 lz4 (contents = raw_len: varint32 ++ lz4 block)
+//! handle  := offset: varint64  size: varint64      (size excludes the trailer)
+//! footer  := metaindex offset,size: fixed64le x2   index offset,size: fixed64le x2
+//!            format_version: fixed32le (=1)
+//!            masked_crc32c(previous 36 bytes): fixed32le
+//!            magic: fixed64le = 0x5349_4c54_5353_5401 ("SILTSST\x01" read as LE bytes)
+//! ```
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::format::checksum::{crc32c, crc32c_extend, mask, unmask};
+use crate::format::coding::{
+    decode_fixed32, decode_fixed64, put_fixed32, put_fixed64, put_varint32, put_varint64, Reader,
+};
+use crate::fs::{read_exact_at, File};
+
+pub const BLOCK_TRAILER_LEN: usize = 5;
+pub const FOOTER_LEN: usize = 48;
+pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"SILTSST\x01");
+pub const FORMAT_VERSION: u32 = 1;
+/// No block may claim to be larger than this (guards allocations on
+/// corrupt input).
+pub const MAX_BLOCK_LEN: u64 = 256 << 20;
+
+/// Block compression.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    #[default]
+    Lz4,
+}
+
+const TYPE_NONE: u8 = 0;
+const TYPE_LZ4: u8 = 1;
+
+/// Where a block lives in its file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BlockHandle {
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl BlockHandle {
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    pub fn decode(src: &[u8]) -> Option<Self> {
+        let mut r = Reader::new(src);
+        Some(BlockHandle {
+            offset: r.varint64()?,
+            size: r.varint64()?,
+        })
+    }
+}
+
+/// The fixed-size end of every table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footer {
+    pub metaindex: BlockHandle,
+    pub index: BlockHandle,
+}
+
+impl Footer {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(FOOTER_LEN);
+        put_fixed64(&mut v, self.metaindex.offset);
+        put_fixed64(&mut v, self.metaindex.size);
+        put_fixed64(&mut v, self.index.offset);
+        put_fixed64(&mut v, self.index.size);
+        put_fixed32(&mut v, FORMAT_VERSION);
+        let crc = mask(crc32c(&v));
+        put_fixed32(&mut v, crc);
+        put_fixed64(&mut v, TABLE_MAGIC);
+        v
+    }
+
+    pub fn decode(b: &[u8], file: &str, at: u64) -> Result<Self> {
+        let corrupt = |r: &str| Error::corruption(file, at, r.to_string());
+        if b.len() != FOOTER_LEN {
+            return Err(corrupt("footer has the wrong size"));
+        }
+        if decode_fixed64(&b[40..]) != Some(TABLE_MAGIC) {
+            return Err(corrupt("not a Silt table (bad magic number)"));
+        }
+        let stored = unmask(decode_fixed32(&b[36..]).unwrap_or(0));
+        let actual = crc32c(&b[..36]);
+        if stored != actual {
+            return Err(Error::ChecksumMismatch {
+                file: file.to_string(),
+                offset: at,
+                expected: stored,
+                got: actual,
+            });
+        }
+        let version = decode_fixed32(&b[32..]).unwrap_or(0);
+        if version != FORMAT_VERSION {
+            return Err(corrupt(&format!(
+                "unsupported table format version {version}"
+            )));
+        }
+        let f = |i: usize| decode_fixed64(&b[i..]).unwrap_or(0);
+        Ok(Footer {
+            metaindex: BlockHandle {
+                offset: f(0),
+                size: f(8),
+            },
+            index: BlockHandle {
+                offset: f(16),
+                size: f(24),
+            },
+        })
+    }
+}
+
+/// Frames `raw` as a block (compressing it when that saves at least 1/8),
+/// appending contents and trailer to `out`. Returns the contents' size.
+pub fn frame_block(raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    let mut ty = TYPE_NONE;
+    if compression == Compression::Lz4 && raw.len() >= 64 {
+        put_varint32(out, raw.len() as u32);
+        let header = out.len() - start;
+        let bound = lz4_flex::block::get_maximum_output_size(raw.len());
+        out.resize(start + header + bound, 0);
+        match lz4_flex::block::compress_into(raw, &mut out[start + header..]) {
+            Ok(n) if header + n < raw.len() - raw.len() / 8 => {
+                out.truncate(start + header + n);
+                ty = TYPE_LZ4;
+            }
+            _ => out.truncate(start),
+        }
+    }
+    if ty == TYPE_NONE {
+        out.extend_from_slice(raw);
+    }
+    let size = out.len() - start;
+    let crc = mask(crc32c_extend(crc32c(&out[start..]), &[ty]));
+    out.push(ty);
+    out.extend_from_slice(&crc.to_le_bytes());
+    size
+}
+
+/// Reads the block at `handle`, checks its checksum and decompresses it.
+pub fn read_block(
+    file: &dyn File,
+    path: &str,
+    file_len: u64,
+    handle: BlockHandle,
+) -> Result<Bytes> {
+    let corrupt = |r: String| Error::corruption(path, handle.offset, r);
+    let end = handle
+        .offset
+        .checked_add(handle.size)
+        .and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+    match end {
+        Some(end) if end <= file_len && handle.size <= MAX_BLOCK_LEN => {}
+        _ => {
+            return Err(corrupt(format!(
+                "block handle {}+{} outside the file of {file_len} bytes",
+                handle.offset, handle.size
+            )))
+        }
+    }
+    let mut buf = vec![0u8; handle.size as usize + BLOCK_TRAILER_LEN];
+    read_exact_at(file, path, handle.offset, &mut buf)?;
+    let n = handle.size as usize;
+    let ty = buf[n];
+    let stored = unmask(decode_fixed32(&buf[n + 1..]).unwrap_or(0));
+    let actual = crc32c(&buf[..=n]);
+    if stored != actual {
+        return Err(Error::ChecksumMismatch {
+            file: path.to_string(),
+            offset: handle.offset,
+            expected: stored,
+            got: actual,
+        });
+    }
+    buf.truncate(n);
+    match ty {
+        TYPE_NONE => Ok(Bytes::from(buf)),
+        TYPE_LZ4 => {
+            let mut r = Reader::new(&buf);
+            let raw_len =
+                r.varint32()
+                    .ok_or_else(|| corrupt("bad lz4 block header".into()))? as u64;
+            if raw_len > MAX_BLOCK_LEN {
+                return Err(corrupt(format!("lz4 block claims {raw_len} bytes")));
+            }
+            let mut raw = vec![0u8; raw_len as usize];
+            match lz4_flex::block::decompress_into(r.buf, &mut raw) {
+                Ok(got) if got as u64 == raw_len => Ok(Bytes::from(raw)),
+                Ok(got) => Err(corrupt(format!(
+                    "lz4 block gave {got} bytes, expected {raw_len}"
+                ))),
+                Err(e) => Err(corrupt(format!("lz4: {e}"))),
+            }
+        }
+        t => Err(corrupt(format!("unknown block compression type {t}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::{Fs, MemFs};
+
+    fn write(bytes: &[u8]) -> std::sync::Arc<dyn File> {
+        let fs = MemFs::new();
+        let f = fs.open("x", true).unwrap();
+        f.append(bytes).unwrap();
+        f
+    }
+
+    #[test]
+    fn blocks_round_trip_with_and_without_compression() {
+        let compressible = vec![b'a'; 4000];
+        let random: Vec<u8> = (0..4000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
+            .collect();
+        for raw in [&compressible[..], &random[..], b"tiny"] {
+            for c in [Compression::None, Compression::Lz4] {
+                let mut out = Vec::new();
+                let size = frame_block(raw, c, &mut out);
+                let f = write(&out);
+                let h = BlockHandle {
+                    offset: 0,
+                    size: size as u64,
+                };
+                assert_eq!(&read_block(&*f, "x", out.len() as u64, h).unwrap()[..], raw);
+            }
+        }
+        let mut out = Vec::new();
+        let size = frame_block(&compressible, Compression::Lz4, &mut out);
+        assert!(size < 200, "lz4 did not compress a run: {size}");
+    }
+
+    #[test]
+    fn every_flipped_byte_is_caught() {
+        let raw: Vec<u8> = (0..500u32).map(|i| (i % 7) as u8).collect();
+        let mut out = Vec::new();
+        let size = frame_block(&raw, Compression::Lz4, &mut out);
+        for i in 0..out.len() {
+            let mut b = out.clone();
+            b[i] ^= 0x10;
+            let f = write(&b);
+            let r = read_block(
+                &*f,
+                "x",
+                b.len() as u64,
+                BlockHandle {
+                    offset: 0,
+                    size: size as u64,
+                },
+            );
+            assert!(
+                r.as_ref().is_err_and(|e| e.is_corruption()),
+                "flip at {i} gave {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn footer_round_trips_and_rejects_damage() {
+        let f = Footer {
+            metaindex: BlockHandle { offset: 1, size: 2 },
+            index: BlockHandle { offset: 3, size: 4 },
+        };
+        let b = f.encode();
+        assert_eq!(b.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&b, "x", 0).unwrap(), f);
+        for i in 0..b.len() {
+            let mut d = b.clone();
+            d[i] ^= 1;
+            assert!(Footer::decode(&d, "x", 0).is_err(), "flip at {i}");
+        }
+    }
+
+    #[test]
+    fn handles_outside_the_file_are_corruption() {
+        let f = write(&[0u8; 100]);
+        let r = read_block(
+            &*f,
+            "x",
+            100,
+            BlockHandle {
+                offset: 90,
+                size: 20,
+            },
+        );
+        assert!(matches!(r, Err(Error::Corruption { .. })));
+        let r = read_block(
+            &*f,
+            "x",
+            100,
+            BlockHandle {
+                offset: u64::MAX - 2,
+                size: 20,
+            },
+        );
+        assert!(matches!(r, Err(Error::Corruption { .. })));
+    }
+}

@@ -1,0 +1,386 @@
+//! Reads a table: footer, index and filter at open; data blocks through the
+//! block cache.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::block::{Block, BlockIter, BlockOrigin};
+use super::builder::{META_FILTER, META_PROPERTIES};
+use super::filter::BloomFilter;
+use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::format::key::{self, ValueType};
+use crate::fs::{read_exact_at, File};
+use crate::iter::InternalIterator;
+
+/// An open table. Shared by every reader of the file.
+pub struct Table {
+    file: Arc<dyn File>,
+    path: Arc<str>,
+    number: u64,
+    file_len: u64,
+    index: Block,
+    filter: Option<BloomFilter>,
+    cache: Arc<BlockCache>,
+}
+
+/// What a point lookup found in one table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableGet {
+    /// The filter ruled the key out without reading a data block.
+    FilteredOut,
+    /// No version of the key visible at the snapshot.
+    Absent,
+    /// The newest visible version: its type, sequence and value (which
+    /// shares the cached block's memory).
+    Found {
+        ty: ValueType,
+        seq: u64,
+        value: Bytes,
+    },
+}
+
+impl Table {
+    /// Opens the table `number` at `path`, reading footer, index and filter.
+    pub fn open(
+        file: Arc<dyn File>,
+        path: &str,
+        number: u64,
+        cache: Arc<BlockCache>,
+    ) -> Result<Table> {
+        let file_len = file.len()?;
+        if file_len < FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                path,
+                0,
+                format!("file of {file_len} bytes is too short to be a table"),
+            ));
+        }
+        let mut fbuf = [0u8; FOOTER_LEN];
+        let at = file_len - FOOTER_LEN as u64;
+        read_exact_at(&*file, path, at, &mut fbuf)?;
+        let footer = Footer::decode(&fbuf, path, at)?;
+        let origin = |offset| BlockOrigin {
+            file: Arc::from(path),
+            offset,
+        };
+        let index = Block::new(
+            read_block(&*file, path, file_len, footer.index)?,
+            origin(footer.index.offset),
+        )?;
+        let meta = Block::new(
+            read_block(&*file, path, file_len, footer.metaindex)?,
+            origin(footer.metaindex.offset),
+        )?;
+        let mut filter = None;
+        let mut it = meta.iter();
+        it.seek_to_first();
+        while it.valid() {
+            let handle = BlockHandle::decode(it.value()).ok_or_else(|| {
+                Error::corruption(path, footer.metaindex.offset, "bad handle in metaindex")
+            })?;
+            match it.key() {
+                META_FILTER => {
+                    filter = BloomFilter::new(read_block(&*file, path, file_len, handle)?)
+                }
+                META_PROPERTIES => {
+                    // Read to verify its checksum; nothing in it is needed to serve reads.
+                    read_block(&*file, path, file_len, handle)?;
+                }
+                _ => {}
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(Table {
+            file,
+            path: Arc::from(path),
+            number,
+            file_len,
+            index,
+            filter,
+            cache,
+        })
+    }
+
+    /// Whether the filter allows `hash` (always true without a filter).
+    pub fn may_contain_hash(&self, hash: u64) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.may_contain_hash(hash))
+    }
+
+    /// Reads (or finds in the cache) the data block at `handle`.
+    pub fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Block> {
+        if let Some(b) = self.cache.get(self.number, handle.offset) {
+            return Ok(b);
+        }
+        let data = read_block(&*self.file, &self.path, self.file_len, handle)?;
+        let block = Block::new(
+            data,
+            BlockOrigin {
+                file: self.path.clone(),
+                offset: handle.offset,
+            },
+        )?;
+        if fill_cache {
+            self.cache.insert(self.number, handle.offset, block.clone());
+        }
+        Ok(block)
+    }
+
+    /// Looks up the newest version of the user key in `seek_key` visible at
+    /// its sequence. `hash` is the filter hash of the user key.
+    pub fn get(&self, seek_key: &[u8], hash: u64) -> Result<TableGet> {
+        if !self.may_contain_hash(hash) {
+            return Ok(TableGet::FilteredOut);
+        }
+        let mut index = self.index.iter();
+        index.seek(seek_key);
+        index.status()?;
+        if !index.valid() {
+            return Ok(TableGet::Absent);
+        }
+        let handle = BlockHandle::decode(index.value())
+            .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))?;
+        let block = self.data_block(handle, true)?;
+        let mut it = block.iter();
+        it.seek(seek_key);
+        it.status()?;
+        if !it.valid() {
+            return Ok(TableGet::Absent);
+        }
+        let parsed = key::parse(it.key()).ok_or_else(|| {
+            Error::corruption(&self.path, handle.offset, "bad internal key in data block")
+        })?;
+        if parsed.user_key != key::user_key(seek_key) {
+            return Ok(TableGet::Absent);
+        }
+        Ok(TableGet::Found {
+            ty: parsed.ty,
+            seq: parsed.seq,
+            value: it.value_bytes(),
+        })
+    }
+
+    /// A two-level iterator over the table's entries.
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIter {
+        TableIter {
+            table: self.clone(),
+            index: self.index.iter(),
+            data: None,
+            data_handle: None,
+            err: None,
+            fill_cache,
+        }
+    }
+
+    /// Reads and checks every block of the table.
+    pub fn verify(self: &Arc<Self>) -> Result<u64> {
+        let mut it = self.iter(false);
+        let mut n = 0;
+        it.seek_to_first();
+        while it.valid() {
+            if key::parse(it.key()).is_none() {
+                return Err(Error::corruption(
+                    &self.path,
+                    0,
+                    "bad internal key in data block",
+                ));
+            }
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        Ok(n)
+    }
+}
+
+/// Iterates a table: an index iterator picks data blocks, a block iterator
+/// walks each.
+pub struct TableIter {
+    table: Arc<Table>,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    data_handle: Option<BlockHandle>,
+    err: Option<Error>,
+    fill_cache: bool,
+}
+
+impl TableIter {
+    /// Loads the block the index points at; false (and no data iterator)
+    /// if the index is exhausted or the block cannot be read.
+    fn load_data_block(&mut self) -> bool {
+        if !self.index.valid() {
+            self.data = None;
+            self.data_handle = None;
+            return false;
+        }
+        let Some(handle) = BlockHandle::decode(self.index.value()) else {
+            self.fail(Error::corruption(
+                &self.table.path,
+                0,
+                "bad block handle in index",
+            ));
+            return false;
+        };
+        if self.data_handle == Some(handle) && self.data.is_some() {
+            return true;
+        }
+        match self.table.data_block(handle, self.fill_cache) {
+            Ok(b) => {
+                self.data = Some(b.iter());
+                self.data_handle = Some(handle);
+                true
+            }
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        self.data = None;
+        self.data_handle = None;
+    }
+
+    fn data_valid(&self) -> bool {
+        self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn check_data_status(&mut self) -> bool {
+        if let Some(Err(e)) = self.data.as_ref().map(|d| d.status()) {
+            self.fail(e);
+            return false;
+        }
+        true
+    }
+
+    fn skip_empty_forward(&mut self) {
+        while !self.data_valid() {
+            if !self.check_data_status() || self.data.is_none() {
+                self.data = None;
+                return;
+            }
+            self.index.next();
+            if !self.load_data_block() {
+                return;
+            }
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_empty_backward(&mut self) {
+        while !self.data_valid() {
+            if !self.check_data_status() || self.data.is_none() {
+                self.data = None;
+                return;
+            }
+            self.index.prev();
+            if !self.load_data_block() {
+                return;
+            }
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.data_valid()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        self.index.seek_to_first();
+        if self.load_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_first();
+            }
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        self.index.seek_to_last();
+        if self.load_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek_to_last();
+            }
+        }
+        self.skip_empty_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.err = None;
+        self.index.seek(target);
+        if self.load_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek(target);
+            }
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.err = None;
+        self.index.seek(target);
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                self.fail(e);
+                return;
+            }
+            self.index.seek_to_last();
+        }
+        if self.load_data_block() {
+            if let Some(d) = self.data.as_mut() {
+                d.seek_for_prev(target);
+            }
+        }
+        self.skip_empty_backward();
+    }
+
+    fn next(&mut self) {
+        if let Some(d) = self.data.as_mut() {
+            d.next();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn prev(&mut self) {
+        if let Some(d) = self.data.as_mut() {
+            d.prev();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        self.index.status()?;
+        self.data.as_ref().map_or(Ok(()), |d| d.status())
+    }
+}
+
+#[cfg(test)]
+mod tests;

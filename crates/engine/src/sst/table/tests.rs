@@ -1,0 +1,187 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::format::key::{internal_key, seek_key};
+use crate::fs::{Fs, MemFs};
+use crate::sst::format::Compression;
+use crate::sst::{TableBuilder, TableOptions};
+
+fn ukey(i: u32) -> Vec<u8> {
+    format!("user-key-{i:08}").into_bytes()
+}
+
+fn build(fs: &MemFs, n: u32, compression: Compression) -> (Arc<Table>, Vec<(Vec<u8>, Vec<u8>)>) {
+    let f = fs.open("000007.sst", true).unwrap();
+    f.truncate(0).unwrap();
+    let opts = TableOptions {
+        block_size: 512,
+        compression,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::new(f.clone(), opts);
+    let mut entries = Vec::new();
+    for i in 0..n {
+        // Two versions of every 10th key.
+        if i % 10 == 0 {
+            let k = internal_key(&ukey(i * 2), 1000 + u64::from(i), ValueType::Put);
+            b.add(&k, b"newer").unwrap();
+            entries.push((k, b"newer".to_vec()));
+        }
+        let ty = if i % 7 == 3 {
+            ValueType::Delete
+        } else {
+            ValueType::Put
+        };
+        let k = internal_key(&ukey(i * 2), u64::from(i), ty);
+        let v = if ty == ValueType::Put {
+            format!("value-{i}").repeat(3).into_bytes()
+        } else {
+            vec![]
+        };
+        b.add(&k, &v).unwrap();
+        entries.push((k, v));
+    }
+    let info = b.finish().unwrap();
+    assert_eq!(info.num_entries as usize, entries.len());
+    assert_eq!(info.file_size, f.len().unwrap());
+    let t = Table::open(f, "000007.sst", 7, Arc::new(BlockCache::new(1 << 20))).unwrap();
+    (Arc::new(t), entries)
+}
+
+#[test]
+fn get_finds_every_key_and_respects_snapshots() {
+    let fs = MemFs::new();
+    for c in [Compression::None, Compression::Lz4] {
+        let (t, _) = build(&fs, 2000, c);
+        for i in 0..2000u32 {
+            let k = ukey(i * 2);
+            let h = crate::sst::filter::key_hash(&k);
+            let got = t.get(&seek_key(&k, u64::MAX >> 8), h).unwrap();
+            match got {
+                TableGet::Found { ty, seq, value } => {
+                    if i % 10 == 0 {
+                        assert_eq!(
+                            (ty, seq, &value[..]),
+                            (ValueType::Put, 1000 + u64::from(i), &b"newer"[..])
+                        );
+                    } else if i % 7 == 3 {
+                        assert_eq!(ty, ValueType::Delete);
+                    } else {
+                        assert_eq!(value, format!("value-{i}").repeat(3).into_bytes());
+                    }
+                }
+                other => panic!("key {i}: {other:?}"),
+            }
+            // At a snapshot before the key was written: absent.
+            if i > 0 {
+                let got = t.get(&seek_key(&k, u64::from(i) - 1), h).unwrap();
+                assert!(
+                    matches!(got, TableGet::Absent | TableGet::FilteredOut) || i % 10 == 0,
+                    "key {i} at old snapshot: {got:?}"
+                );
+            }
+            // Odd keys were never written.
+            let missing = ukey(i * 2 + 1);
+            let got = t
+                .get(
+                    &seek_key(&missing, 1 << 40),
+                    crate::sst::filter::key_hash(&missing),
+                )
+                .unwrap();
+            assert!(matches!(got, TableGet::Absent | TableGet::FilteredOut));
+        }
+    }
+}
+
+#[test]
+fn filter_rules_out_most_missing_keys() {
+    let fs = MemFs::new();
+    let (t, _) = build(&fs, 2000, Compression::Lz4);
+    let filtered = (0..2000u32)
+        .filter(|i| {
+            let k = ukey(i * 2 + 1);
+            t.get(&seek_key(&k, 1 << 40), crate::sst::filter::key_hash(&k))
+                .unwrap()
+                == TableGet::FilteredOut
+        })
+        .count();
+    assert!(
+        filtered > 1900,
+        "only {filtered} of 2000 missing keys filtered"
+    );
+}
+
+#[test]
+fn iterator_walks_every_entry_both_ways_and_seeks() {
+    let fs = MemFs::new();
+    let (t, entries) = build(&fs, 1500, Compression::Lz4);
+    let mut it = t.iter(true);
+    it.seek_to_first();
+    for (k, v) in &entries {
+        assert!(it.valid());
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+        it.next();
+    }
+    assert!(!it.valid());
+    it.seek_to_last();
+    for (k, _) in entries.iter().rev() {
+        assert_eq!(it.key(), &k[..]);
+        it.prev();
+    }
+    assert!(!it.valid());
+    it.seek(&seek_key(&ukey(501), 1 << 40));
+    assert_eq!(key::user_key(it.key()), &ukey(502)[..]);
+    it.seek_for_prev(&seek_key(&ukey(501), 0));
+    assert_eq!(key::user_key(it.key()), &ukey(500)[..]);
+    it.seek(&seek_key(b"zzz", 1));
+    assert!(!it.valid());
+    it.seek_for_prev(&seek_key(b"a", 1));
+    assert!(!it.valid());
+    it.status().unwrap();
+}
+
+#[test]
+fn every_byte_flip_gives_an_error_or_the_right_answer() {
+    let fs = MemFs::new();
+    let (t, entries) = build(&fs, 60, Compression::Lz4);
+    let f = fs.open("000007.sst", false).unwrap();
+    let raw = crate::fs::read_all(&*f, "000007.sst").unwrap();
+    drop(t);
+    let mut detected = 0;
+    for i in 0..raw.len() {
+        let mut b = raw.clone();
+        b[i] ^= 0x04;
+        let g = MemFs::new();
+        let file = g.open("x.sst", true).unwrap();
+        file.append(&b).unwrap();
+        let table = match Table::open(file, "x.sst", 1, Arc::new(BlockCache::new(0))) {
+            Ok(t) => Arc::new(t),
+            Err(e) => {
+                assert!(e.is_corruption(), "flip at {i}: {e}");
+                detected += 1;
+                continue;
+            }
+        };
+        let mut it = table.iter(false);
+        it.seek_to_first();
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        match it.status() {
+            Err(e) => {
+                assert!(e.is_corruption(), "flip at {i}: {e}");
+                detected += 1;
+            }
+            // The flip hit bytes no read depends on (e.g. a filter bit), or
+            // nothing at all changed what is returned.
+            Ok(()) => assert_eq!(got, entries, "flip at {i} changed the data silently"),
+        }
+    }
+    assert!(
+        detected > raw.len() / 2,
+        "only {detected} of {} flips detected",
+        raw.len()
+    );
+}

@@ -1,0 +1,157 @@
+//! Versions: which table files make up the database, how that changes
+//! (`VersionEdit`), and the manifest that records the changes.
+
+mod edit;
+mod set;
+
+pub use edit::{FileMeta, VersionEdit};
+pub use set::{Recovered, VersionSet};
+
+use std::sync::{Arc, OnceLock};
+
+use crate::cache::BlockCache;
+use crate::error::Result;
+use crate::format::key;
+use crate::fs::{join, Fs};
+use crate::sst::Table;
+
+/// Levels of the LSM tree. L0 files may overlap; L1+ files are disjoint.
+pub const NUM_LEVELS: usize = 7;
+
+/// A table file in a version, with its table opened lazily and kept open for
+/// as long as any version holds the file.
+pub struct FileMetaData {
+    pub meta: FileMeta,
+    table: OnceLock<Arc<Table>>,
+}
+
+impl FileMetaData {
+    pub fn new(meta: FileMeta) -> Self {
+        FileMetaData {
+            meta,
+            table: OnceLock::new(),
+        }
+    }
+
+    pub fn number(&self) -> u64 {
+        self.meta.number
+    }
+
+    pub fn smallest_user_key(&self) -> &[u8] {
+        key::user_key(&self.meta.smallest)
+    }
+
+    pub fn largest_user_key(&self) -> &[u8] {
+        key::user_key(&self.meta.largest)
+    }
+
+    /// The open table, opening it on first use.
+    pub fn table(&self, ctx: &TableContext) -> Result<Arc<Table>> {
+        if let Some(t) = self.table.get() {
+            return Ok(t.clone());
+        }
+        let path = table_path(&ctx.dir, self.meta.number);
+        let file = ctx.fs.open(&path, false)?;
+        let t = Arc::new(Table::open(
+            file,
+            &path,
+            self.meta.number,
+            ctx.cache.clone(),
+        )?);
+        Ok(self.table.get_or_init(|| t).clone())
+    }
+}
+
+/// What opening a table needs.
+#[derive(Clone)]
+pub struct TableContext {
+    pub fs: Arc<dyn Fs>,
+    pub dir: String,
+    pub cache: Arc<BlockCache>,
+}
+
+/// An immutable set of files per level.
+#[derive(Default)]
+pub struct Version {
+    /// L0 newest first; L1+ sorted by smallest key.
+    pub levels: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+}
+
+impl Version {
+    pub fn files(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
+    }
+
+    /// In a level >= 1, the only file that may hold `user_key`.
+    pub fn find_file(&self, level: usize, user_key: &[u8]) -> Option<&Arc<FileMetaData>> {
+        let files = &self.levels[level];
+        let i = files.partition_point(|f| f.largest_user_key() < user_key);
+        files.get(i).filter(|f| f.smallest_user_key() <= user_key)
+    }
+}
+
+pub fn table_path(dir: &str, number: u64) -> String {
+    join(dir, &format!("{number:06}.sst"))
+}
+
+pub fn wal_path(dir: &str, number: u64) -> String {
+    join(dir, &format!("{number:06}.log"))
+}
+
+pub fn manifest_name(number: u64) -> String {
+    format!("MANIFEST-{number:06}")
+}
+
+/// The kinds of file a database directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Table(u64),
+    Wal(u64),
+    Manifest(u64),
+    Lock,
+}
+
+/// Classifies a file name; `None` for names the engine did not write.
+pub fn parse_file_name(name: &str) -> Option<FileKind> {
+    if name == "LOCK" {
+        return Some(FileKind::Lock);
+    }
+    if let Some(n) = name.strip_prefix("MANIFEST-") {
+        return n.parse().ok().map(FileKind::Manifest);
+    }
+    let (stem, ext) = name.split_once('.')?;
+    if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = stem.parse().ok()?;
+    match ext {
+        "sst" => Some(FileKind::Table(n)),
+        "log" => Some(FileKind::Wal(n)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_round_trip() {
+        assert_eq!(parse_file_name("000012.sst"), Some(FileKind::Table(12)));
+        assert_eq!(
+            parse_file_name("1234567.log"),
+            Some(FileKind::Wal(1_234_567))
+        );
+        assert_eq!(
+            parse_file_name(&manifest_name(9)),
+            Some(FileKind::Manifest(9))
+        );
+        assert_eq!(parse_file_name("LOCK"), Some(FileKind::Lock));
+        for other in ["notes.txt", ".sst", "12.tmp", "MANIFEST-x", "-1.sst"] {
+            assert_eq!(parse_file_name(other), None, "{other}");
+        }
+    }
+}
