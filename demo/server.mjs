@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// A tiny static server for the demo, bound to 127.0.0.1 only.
+//
+//   /              demo/ (index.html, main.js, worker.js, style.css)
+//   /siltdb/dist/  js/dist/  (the built `siltdb` package)
+//   /siltdb/pkg/   js/pkg/   (its private wasm-bindgen output, incl. the .wasm)
+//
+// PORT picks the port (default 8080; 0 = any free port). The URL is printed
+// once listening, as "Silt demo: http://127.0.0.1:PORT/".
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HOST = '127.0.0.1';
+const demoDir = fileURLToPath(new URL('.', import.meta.url));
+const jsDir = fileURLToPath(new URL('../js/', import.meta.url));
+
+const mounts = [
+  { prefix: '/siltdb/dist/', dir: join(jsDir, 'dist') },
+  { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
+  { prefix: '/', dir: demoDir },
+];
+
+const types = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  // instantiateStreaming refuses anything else.
+  '.wasm': 'application/wasm',
+};
+
+/** The file a URL path names, or undefined if it is outside every mount. */
+function resolve(pathname) {
+  const mount = mounts.find((m) => pathname.startsWith(m.prefix));
+  if (!mount) return undefined;
+  let rest = pathname.slice(mount.prefix.length);
+  if (rest === '' || rest.endsWith('/')) rest += 'index.html';
+  const file = normalize(join(mount.dir, rest));
+  if (!file.startsWith(mount.dir.endsWith(sep) ? mount.dir : mount.dir + sep)) return undefined;
+  if (mount.dir === demoDir && /(^|[/\\])(node_modules|server\.mjs|package\.json)/.test(rest)) return undefined;
+  return file;
+}
+
+const server = createServer(async (req, res) => {
+  const send = (status, body) => {
+    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(body);
+  };
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
+  let pathname;
+  try {
+    pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
+  } catch {
+    return send(400, 'bad request\n');
+  }
+  const file = resolve(pathname);
+  if (!file) return send(404, 'not found\n');
+  let info;
+  try {
+    info = await stat(file);
+  } catch {
+    return send(404, 'not found\n');
+  }
+  if (!info.isFile()) return send(404, 'not found\n');
+  res.writeHead(200, {
+    'content-type': types[extname(file)] ?? 'application/octet-stream',
+    'content-length': info.size,
+    'cache-control': 'no-store',
+  });
+  if (req.method === 'HEAD') return res.end();
+  createReadStream(file)
+    .on('error', () => res.destroy())
+    .pipe(res);
+});
+
+const port = Number(process.env.PORT ?? 8080);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT must be a port number, got ${JSON.stringify(process.env.PORT)}`);
+  process.exit(2);
+}
+server.on('error', (err) => {
+  console.error(`demo server: ${err.message}`);
+  process.exit(1);
+});
+server.listen(port, HOST, () => {
+  const { port: actual } = server.address();
+  console.log(`Silt demo: http://${HOST}:${actual}/`);
+});
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    server.close();
+    server.closeAllConnections();
+    process.exit(0);
+  });
+}

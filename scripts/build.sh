@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds everything the demo and the JS/browser tests load:
+#   1. crates/wasm → js/pkg  (wasm-pack, release, --target web, SIMD128 on)
+#   2. js/src      → js/dist (tsc, with .d.ts)
+# The native crates are built by `cargo test` in scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { printf '[build] %s\n' "$*"; }
+
+# SIMD128 for the wasm build only: set here rather than in .cargo/config.toml,
+# so that native builds of the workspace never see it. wasm-pack passes an
+# explicit --target, so RUSTFLAGS reaches only the wasm32 crates, not build
+# scripts or proc macros.
+export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
+# A target dir of its own: the wasm build never waits for the lock of a
+# native cargo build running at the same time (nor the other way round).
+export CARGO_TARGET_DIR="$PWD/target/wasm"
+
+say "wasm-pack: crates/wasm -> js/pkg (release, --target web, +simd128)"
+# wasm-opt is off in crates/wasm/Cargo.toml ([package.metadata.wasm-pack]).
+# --no-pack: js/pkg is private to `siltdb`, not a package of its own.
+# --weak-refs: a handle dropped without close() is freed by a
+# FinalizationRegistry instead of leaking wasm memory.
+wasm-pack --log-level warn build crates/wasm \
+  --release --target web --no-pack --weak-refs \
+  --out-dir "$PWD/js/pkg" --out-name silt_wasm
+
+wasm=js/pkg/silt_wasm_bg.wasm
+say "$(printf '%s: %d bytes, %d gzipped' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9 -c "$wasm" | wc -c)")"
+
+say "tsc: js/src -> js/dist"
+rm -rf js/dist
+npm run --silent build -w js
+say "done"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One idempotent setup for a fresh Debian machine of this kind. `npm run demo`
+# and `npm test` both call it; every step checks first and skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# --- Chromium + chromedriver from Debian (never a downloaded browser) -------
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  say "installing Debian chromium + chromium-driver"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium chromium-driver >/dev/null
+else
+  say "chromium present: $(/usr/bin/chromium --version 2>/dev/null | head -n1)"
+fi
+
+# --- Rust: wasm32 target, wasm-bindgen-cli (pinned), wasm-pack (pinned) ----
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+WASM_BINDGEN_VERSION=0.2.129
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (compiles; a few minutes)"
+  cargo install --locked --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+WASM_PACK_VERSION=0.15.1
+if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERSION" ]; then
+  say "installing wasm-pack $WASM_PACK_VERSION (compiles; a few minutes)"
+  cargo install --locked --force wasm-pack --version "$WASM_PACK_VERSION"
+fi
+
+# --- npm workspaces: reinstall only when package-lock.json changed ----------
+if [ -f package-lock.json ]; then
+  stamp=node_modules/.silt-lock-hash
+  want=$(sha256sum package-lock.json | awk '{print $1}')
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    say "npm ci"
+    npm ci --no-audit --no-fund
+    echo "$want" > "$stamp"
+  else
+    say "node_modules up to date"
+  fi
+fi
+say "done"

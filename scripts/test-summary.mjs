@@ -1,0 +1,80 @@
+// Adds up the test counts of the suites run by scripts/test.sh, from their
+// machine-readable reports (cargo's text summary lines, vitest's and
+// Playwright's JSON), and prints one line per suite and a total.
+// Exits non-zero if a report is missing or any test failed or was skipped.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = process.argv[2] ?? 'target/test-results';
+const rows = [];
+let problems = 0;
+
+function read(file) {
+  try {
+    return readFileSync(join(dir, file), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function add(suite, counts) {
+  if (!counts) {
+    rows.push({ suite, note: 'no report (the suite did not run to the end)' });
+    problems++;
+    return;
+  }
+  rows.push({ suite, ...counts });
+  if (counts.failed > 0 || counts.skipped > 0 || counts.passed === 0) problems++;
+}
+
+function cargo(text) {
+  if (text === undefined) return undefined;
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  let seen = false;
+  for (const m of text.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/g)) {
+    seen = true;
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+    skipped += Number(m[3]);
+  }
+  return seen ? { passed, failed, skipped } : undefined;
+}
+
+function vitest(text) {
+  if (text === undefined) return undefined;
+  const r = JSON.parse(text);
+  return {
+    passed: r.numPassedTests,
+    failed: r.numFailedTests + (r.numRuntimeErrorTestSuites ?? 0),
+    skipped: r.numPendingTests + r.numTodoTests,
+  };
+}
+
+function playwright(text) {
+  if (text === undefined) return undefined;
+  const { stats, errors = [] } = JSON.parse(text);
+  return {
+    passed: stats.expected,
+    failed: stats.unexpected + stats.flaky + errors.length,
+    skipped: stats.skipped,
+  };
+}
+
+add('cargo test', cargo(read('cargo.log')));
+add('vitest', vitest(read('vitest.json')));
+add('playwright', playwright(read('playwright.json')));
+
+const total = { passed: 0, failed: 0, skipped: 0 };
+for (const row of rows) {
+  if (row.note) {
+    console.log(`${row.suite}: ${row.note}`);
+    continue;
+  }
+  console.log(`${row.suite}: ${row.passed} passed, ${row.failed} failed, ${row.skipped} skipped`);
+  for (const k of Object.keys(total)) total[k] += row[k];
+}
+if (total.skipped > 0) console.log('skipped or ignored tests are not allowed: make them run, or delete them');
+console.log(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(problems === 0 ? 0 : 1);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every test suite: type checks of the test code, `cargo test
+# --workspace` (native), vitest (the `siltdb` package on the real wasm build,
+# in Node), Playwright (Debian's Chromium). Every suite runs even when an
+# earlier one failed; the exit status is non-zero if any failed.
+#
+# REQUIRES: scripts/setup.sh and scripts/build.sh have run (`npm test` does
+# all three).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+results=target/test-results
+rm -rf "$results"
+mkdir -p "$results"
+
+# Hard watchdogs (seconds) on top of each runner's own timeouts, so that a
+# wedged process can never hold CI until its global limit.
+CARGO_TEST_TIMEOUT=${CARGO_TEST_TIMEOUT:-2400}
+JS_TEST_TIMEOUT=${JS_TEST_TIMEOUT:-600}
+
+failed=()
+suite() {
+  local name=$1
+  shift
+  printf '\n=== %s\n' "$name"
+  local start=$SECONDS
+  "$@"
+  local status=$?
+  if [ "$status" -eq 0 ]; then
+    printf '=== %s: ok (%ss)\n' "$name" "$((SECONDS - start))"
+  else
+    printf '=== %s: FAILED with exit status %s (%ss)\n' "$name" "$status" "$((SECONDS - start))"
+    failed+=("$name")
+  fi
+}
+
+typecheck() {
+  npx --no-install tsc -p js/tsconfig.test.json && npx --no-install tsc -p tests/tsconfig.json
+}
+cargo_tests() {
+  # --no-fail-fast: one failing test binary does not hide the others' results.
+  timeout -k 30 "$CARGO_TEST_TIMEOUT" cargo test --workspace --no-fail-fast 2>&1 | tee "$results/cargo.log"
+}
+vitest_tests() {
+  (cd js && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install vitest run \
+    --reporter=default --reporter=json --outputFile.json="../$results/vitest.json")
+}
+playwright_tests() {
+  # The JSON report path is set in tests/playwright.config.ts.
+  (cd tests && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install playwright test)
+}
+
+suite "typecheck (tsc, test code)" typecheck
+suite "cargo test --workspace (native)" cargo_tests
+suite "vitest (js, Node, real wasm build)" vitest_tests
+suite "playwright (Chromium)" playwright_tests
+
+printf '\n'
+# The totals; this also fails on a missing report or a skipped test, even
+# when every runner exited 0.
+if ! node scripts/test-summary.mjs "$results" && [ "${#failed[@]}" -eq 0 ]; then
+  failed+=("summary")
+fi
+if [ "${#failed[@]}" -ne 0 ]; then
+  printf 'FAILED: %s\n' "${failed[*]}"
+  exit 1
+fi

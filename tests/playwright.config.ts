@@ -1,0 +1,52 @@
+import { defineConfig } from '@playwright/test';
+
+// Browser tests in Debian's Chromium (never a downloaded browser). The demo's
+// own static server is started for the run and stopped after it.
+const port = Number(process.env.SILT_TEST_PORT ?? 8787);
+const baseURL = `http://127.0.0.1:${port}`;
+
+export default defineConfig({
+  testDir: './e2e',
+  // Watchdogs: no single test, and no whole run, can hang CI.
+  timeout: 30_000,
+  globalTimeout: 5 * 60_000,
+  expect: { timeout: 10_000 },
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: true,
+  retries: 0,
+  // The JSON report feeds the totals printed by scripts/test.sh.
+  reporter: [['list'], ['json', { outputFile: '../target/test-results/playwright.json' }]],
+  outputDir: '../test-results',
+  use: {
+    baseURL,
+    browserName: 'chromium',
+    headless: true,
+    actionTimeout: 10_000,
+    navigationTimeout: 15_000,
+    trace: 'off',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      timeout: 30_000,
+    },
+  },
+  webServer: {
+    command: 'node ../demo/server.mjs',
+    env: { PORT: String(port) },
+    url: `${baseURL}/`,
+    reuseExistingServer: false,
+    timeout: 20_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 5_000 },
+  },
+});
