@@ -6,8 +6,8 @@
 //! batch  := sequence: fixed64le   count: fixed32le   op{count}
 //! op     := 0x01 key value        Put
 //!         | 0x00 key              Delete
-//!         | 0x02 key value        Merge (reserved)
-//!         | 0x03 start end        RangeDelete (reserved)
+//!         | 0x02 key value        Merge
+//!         | 0x03 start end        RangeDelete
 //! key, value, start, end := varint64 length, bytes
 //! ```
 //! The sequence number is that of the first op; op *i* gets `sequence + i`.
@@ -52,9 +52,7 @@ impl BatchOp<'_> {
 
 impl WriteBatch {
     pub fn new() -> Self {
-        WriteBatch {
-            rep: vec![0; HEADER_LEN],
-        }
+        WriteBatch { rep: vec![0; HEADER_LEN] }
     }
 
     /// Sets `key` to `value`.
@@ -65,6 +63,16 @@ impl WriteBatch {
     /// Removes `key`.
     pub fn delete(&mut self, key: &[u8]) -> &mut Self {
         self.push(ValueType::Delete, key, None)
+    }
+
+    /// Adds a merge operand for `key` (needs `Options::merge_operator`).
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> &mut Self {
+        self.push(ValueType::Merge, key, Some(operand))
+    }
+
+    /// Removes every key in `[start, end)`.
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) -> &mut Self {
+        self.push(ValueType::RangeDelete, start, Some(end))
     }
 
     fn push(&mut self, ty: ValueType, key: &[u8], value: Option<&[u8]>) -> &mut Self {
@@ -113,11 +121,7 @@ impl WriteBatch {
     /// Decodes a batch read from the WAL, checking its whole structure.
     pub(crate) fn from_record(rec: Vec<u8>, file: &str, offset: u64) -> Result<Self> {
         if rec.len() < HEADER_LEN {
-            return Err(Error::corruption(
-                file,
-                offset,
-                "write batch shorter than its header",
-            ));
+            return Err(Error::corruption(file, offset, "write batch shorter than its header"));
         }
         let batch = WriteBatch { rep: rec };
         let mut n = 0u32;
@@ -137,9 +141,7 @@ impl WriteBatch {
 
     /// The updates in order.
     pub fn iter(&self) -> BatchIter<'_> {
-        BatchIter {
-            r: Reader::new(&self.rep[HEADER_LEN..]),
-        }
+        BatchIter { r: Reader::new(&self.rep[HEADER_LEN..]) }
     }
 }
 
@@ -157,32 +159,18 @@ impl<'a> Iterator for BatchIter<'a> {
         }
         let tag = self.r.u8()?;
         let op = (|| {
-            let a = self
-                .r
-                .length_prefixed()
-                .ok_or("truncated key in write batch")?;
+            let a = self.r.length_prefixed().ok_or("truncated key in write batch")?;
             Ok(match ValueType::from_u8(tag) {
                 Some(ValueType::Delete) => BatchOp::Delete { key: a },
-                Some(ValueType::Put) => BatchOp::Put {
-                    key: a,
-                    value: self
-                        .r
-                        .length_prefixed()
-                        .ok_or("truncated value in write batch")?,
-                },
-                Some(ValueType::Merge) => BatchOp::Merge {
-                    key: a,
-                    value: self
-                        .r
-                        .length_prefixed()
-                        .ok_or("truncated value in write batch")?,
-                },
+                Some(ValueType::Put) => {
+                    BatchOp::Put { key: a, value: self.r.length_prefixed().ok_or("truncated value in write batch")? }
+                }
+                Some(ValueType::Merge) => {
+                    BatchOp::Merge { key: a, value: self.r.length_prefixed().ok_or("truncated value in write batch")? }
+                }
                 Some(ValueType::RangeDelete) => BatchOp::RangeDelete {
                     start: a,
-                    end: self
-                        .r
-                        .length_prefixed()
-                        .ok_or("truncated range end in write batch")?,
+                    end: self.r.length_prefixed().ok_or("truncated range end in write batch")?,
                 },
                 _ => return Err("unknown op tag in write batch"),
             })
@@ -210,15 +198,9 @@ mod tests {
         assert_eq!(
             ops,
             vec![
-                BatchOp::Put {
-                    key: b"k1",
-                    value: b"v1"
-                },
+                BatchOp::Put { key: b"k1", value: b"v1" },
                 BatchOp::Delete { key: b"k2" },
-                BatchOp::Put {
-                    key: b"",
-                    value: b""
-                }
+                BatchOp::Put { key: b"", value: b"" }
             ]
         );
     }
@@ -229,17 +211,11 @@ mod tests {
         b.put(b"key", b"value").delete(b"other");
         let rec = b.data().to_vec();
         for cut in 0..rec.len() {
-            assert!(
-                WriteBatch::from_record(rec[..cut].to_vec(), "w", 5).is_err(),
-                "cut {cut}"
-            );
+            assert!(WriteBatch::from_record(rec[..cut].to_vec(), "w", 5).is_err(), "cut {cut}");
         }
         let mut bad = rec.clone();
         bad[8] = 9; // count
-        assert!(matches!(
-            WriteBatch::from_record(bad, "w", 5),
-            Err(Error::Corruption { offset: 5, .. })
-        ));
+        assert!(matches!(WriteBatch::from_record(bad, "w", 5), Err(Error::Corruption { offset: 5, .. })));
         let mut bad = rec;
         bad[HEADER_LEN] = 0x7f; // op tag
         assert!(WriteBatch::from_record(bad, "w", 5).is_err());

@@ -48,13 +48,7 @@ impl BlockCache {
         let per = capacity.div_ceil(SHARDS);
         BlockCache {
             shards: (0..SHARDS)
-                .map(|_| {
-                    Mutex::new(Shard {
-                        lru: LruCache::unbounded(),
-                        usage: 0,
-                        capacity: per,
-                    })
-                })
+                .map(|_| Mutex::new(Shard { lru: LruCache::unbounded(), usage: 0, capacity: per }))
                 .collect(),
             capacity,
             hits: AtomicU64::new(0),
@@ -64,21 +58,13 @@ impl BlockCache {
     }
 
     fn shard(&self, key: Key) -> std::sync::MutexGuard<'_, Shard> {
-        let h = (key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            ^ key.1.wrapping_mul(0xc2b2_ae3d_27d4_eb4f))
-            >> 59;
-        self.shards[h as usize % SHARDS]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let h = (key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key.1.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)) >> 59;
+        self.shards[h as usize % SHARDS].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn get(&self, file: u64, offset: u64) -> Option<Block> {
         let found = self.shard((file, offset)).lru.get(&(file, offset)).cloned();
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
+        let counter = if found.is_some() { &self.hits } else { &self.misses };
         counter.fetch_add(1, Ordering::Relaxed);
         found
     }
@@ -106,12 +92,7 @@ impl BlockCache {
     pub fn erase_file(&self, file: u64) {
         for shard in &self.shards {
             let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
-            let keys: Vec<Key> = s
-                .lru
-                .iter()
-                .filter(|(k, _)| k.0 == file)
-                .map(|(k, _)| *k)
-                .collect();
+            let keys: Vec<Key> = s.lru.iter().filter(|(k, _)| k.0 == file).map(|(k, _)| *k).collect();
             for k in keys {
                 if let Some(b) = s.lru.pop(&k) {
                     s.usage -= b.size() + ENTRY_CHARGE;
@@ -121,11 +102,7 @@ impl BlockCache {
     }
 
     pub fn stats(&self) -> CacheStats {
-        let usage = self
-            .shards
-            .iter()
-            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).usage as u64)
-            .sum();
+        let usage = self.shards.iter().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).usage as u64).sum();
         CacheStats {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
@@ -148,14 +125,7 @@ mod tests {
     fn block(n: usize) -> Block {
         let mut b = BlockBuilder::new(16);
         b.add(b"k", &vec![0u8; n]);
-        Block::new(
-            Bytes::from(b.finish()),
-            BlockOrigin {
-                file: Arc::from("f"),
-                offset: 0,
-            },
-        )
-        .unwrap()
+        Block::new(Bytes::from(b.finish()), BlockOrigin { file: Arc::from("f"), offset: 0 }).unwrap()
     }
 
     #[test]

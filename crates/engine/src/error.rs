@@ -17,28 +17,15 @@ pub enum Error {
     /// truncated or missing. `offset` is the byte offset in `file` where the
     /// problem was detected (0 when it concerns the whole file).
     #[error("corruption in {file} at offset {offset}: {reason}")]
-    Corruption {
-        file: String,
-        offset: u64,
-        reason: String,
-    },
+    Corruption { file: String, offset: u64, reason: String },
 
     /// A stored checksum does not match the bytes it covers.
     #[error("checksum mismatch in {file} at offset {offset}: expected {expected:#010x}, got {got:#010x}")]
-    ChecksumMismatch {
-        file: String,
-        offset: u64,
-        expected: u32,
-        got: u32,
-    },
+    ChecksumMismatch { file: String, offset: u64, expected: u32, got: u32 },
 
     /// The file layer failed (the OS, OPFS, or an injected fault).
     #[error("I/O error on {file} during {op}: {message}")]
-    Io {
-        file: String,
-        op: &'static str,
-        message: String,
-    },
+    Io { file: String, op: &'static str, message: String },
 
     /// The storage is out of space (OPFS quota, a capped test file system).
     #[error("quota exceeded on {file}: {message}")]
@@ -79,33 +66,14 @@ impl Error {
 
     /// True for errors that mean stored bytes are damaged.
     pub fn is_corruption(&self) -> bool {
-        matches!(
-            self,
-            Error::Corruption { .. } | Error::ChecksumMismatch { .. }
-        )
+        matches!(self, Error::Corruption { .. } | Error::ChecksumMismatch { .. })
     }
 
-    pub(crate) fn corruption(
-        file: impl fmt::Display,
-        offset: u64,
-        reason: impl Into<String>,
-    ) -> Self {
-        Error::Corruption {
-            file: file.to_string(),
-            offset,
-            reason: reason.into(),
-        }
+    pub(crate) fn corruption(file: impl fmt::Display, offset: u64, reason: impl Into<String>) -> Self {
+        Error::Corruption { file: file.to_string(), offset, reason: reason.into() }
     }
 
-    pub(crate) fn io(
-        file: impl fmt::Display,
-        op: &'static str,
-        message: impl fmt::Display,
-    ) -> Self {
-        Error::Io {
-            file: file.to_string(),
-            op,
-            message: message.to_string(),
-        }
+    pub(crate) fn io(file: impl fmt::Display, op: &'static str, message: impl fmt::Display) -> Self {
+        Error::Io { file: file.to_string(), op, message: message.to_string() }
     }
 }

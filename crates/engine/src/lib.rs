@@ -16,23 +16,30 @@
 
 mod batch;
 mod cache;
+mod compaction;
 mod db;
 mod error;
 pub mod format;
 pub mod fs;
 mod iter;
 mod memtable;
+pub mod merge;
+mod range_del;
+mod read;
 mod sst;
+pub mod stats;
 mod version;
 pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
-    Clock, Db, DbIterator, DbProperties, Options, Progress, ReadOptions, Snapshot, SuperVersion,
-    VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+    Clock, Db, DbIterator, DbProperties, Options, Progress, ReadOptions, Snapshot, SuperVersion, VerifyReport,
+    WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
+pub use merge::{MergeOperator, U64AddOperator};
 pub use sst::format::Compression;
+pub use stats::{StatisticsSnapshot, Ticker};
 
 #[cfg(test)]
 pub(crate) mod testutil;

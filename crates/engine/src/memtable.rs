@@ -6,13 +6,14 @@ use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 
 use crate::format::key::{self, SequenceNumber, ValueType};
 use crate::iter::InternalIterator;
+use crate::range_del::{FragmentedTombstones, Tombstone};
 
 /// An encoded internal key ordered as internal keys are.
 #[derive(Clone, Debug)]
@@ -71,22 +72,16 @@ impl Ord for MemKey {
 /// Per-entry bookkeeping charged on top of key and value bytes.
 const ENTRY_OVERHEAD: usize = 64;
 
-/// What the memtable knows about a key at a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MemLookup {
-    /// The newest visible version is a value (shared, not copied).
-    Found(Bytes),
-    /// The newest visible version is a deletion.
-    Deleted,
-    /// No visible version here; look further down.
-    Absent,
-}
-
 pub struct MemTable {
     map: SkipMap<MemKey, Bytes>,
     bytes: AtomicUsize,
     /// Number of the oldest WAL holding this memtable's updates.
     wal_number: u64,
+    /// Range tombstones, and their fragmented form cached for reads
+    /// (rebuilt when a tombstone was added since).
+    range_dels: Mutex<Vec<Tombstone>>,
+    range_del_count: AtomicUsize,
+    fragmented: Mutex<Option<(usize, Arc<FragmentedTombstones>)>>,
 }
 
 impl MemTable {
@@ -95,6 +90,9 @@ impl MemTable {
             map: SkipMap::new(),
             bytes: AtomicUsize::new(0),
             wal_number,
+            range_dels: Mutex::new(Vec::new()),
+            range_del_count: AtomicUsize::new(0),
+            fragmented: Mutex::new(None),
         }
     }
 
@@ -105,29 +103,62 @@ impl MemTable {
     /// Inserts one version. REQUIRES: one writer at a time, and (seq, key)
     /// never inserted twice.
     pub fn add(&self, seq: SequenceNumber, ty: ValueType, user_key: &[u8], value: &[u8]) {
+        if ty == ValueType::RangeDelete {
+            let mut dels = self.range_dels.lock().unwrap_or_else(|p| p.into_inner());
+            dels.push(Tombstone { start: user_key.to_vec(), end: value.to_vec(), seq });
+            self.bytes.fetch_add(user_key.len() + value.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
+            self.range_del_count.store(dels.len(), AtomicOrdering::Release);
+            return;
+        }
         let ikey = key::internal_key(user_key, seq, ty);
-        self.bytes.fetch_add(
-            ikey.len() + value.len() + ENTRY_OVERHEAD,
-            AtomicOrdering::Relaxed,
-        );
-        self.map
-            .insert(MemKey(Bytes::from(ikey)), Bytes::copy_from_slice(value));
+        self.bytes.fetch_add(ikey.len() + value.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
+        self.map.insert(MemKey(Bytes::from(ikey)), Bytes::copy_from_slice(value));
     }
 
-    /// The newest version of `user_key` with sequence <= `seq`.
-    pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> MemLookup {
+    /// The memtable's range tombstones, fragmented; `None` if it has none.
+    pub fn tombstones(&self) -> Option<Arc<FragmentedTombstones>> {
+        let count = self.range_del_count.load(AtomicOrdering::Acquire);
+        if count == 0 {
+            return None;
+        }
+        let mut cached = self.fragmented.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((n, f)) = cached.as_ref() {
+            if *n == count {
+                return Some(f.clone());
+            }
+        }
+        let dels = self.range_dels.lock().unwrap_or_else(|p| p.into_inner());
+        let f = Arc::new(FragmentedTombstones::new(&dels));
+        *cached = Some((dels.len(), f.clone()));
+        Some(f)
+    }
+
+    /// The highest sequence number <= `read_seq` of a tombstone here
+    /// covering `user_key` (0 if none).
+    pub fn max_covering_tombstone_seq(&self, user_key: &[u8], read_seq: SequenceNumber) -> SequenceNumber {
+        self.tombstones().map_or(0, |t| t.max_covering_seq(user_key, read_seq))
+    }
+
+    /// Feeds the versions of `user_key` visible at `seq`, newest first, to
+    /// `f` until it returns false.
+    pub fn for_each_version(
+        &self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        mut f: impl FnMut(ValueType, SequenceNumber, &Bytes) -> bool,
+    ) {
         let target = key::seek_key(user_key, seq);
-        let Some(entry) = self.map.lower_bound(Bound::Included(KeyRef::new(&target))) else {
-            return MemLookup::Absent;
-        };
-        match key::parse(&entry.key().0) {
-            Some(p) if p.user_key == user_key => match p.ty {
-                ValueType::Put => MemLookup::Found(entry.value().clone()),
-                ValueType::Delete => MemLookup::Deleted,
-                // Other types are not written by this version of the engine.
-                _ => MemLookup::Absent,
-            },
-            _ => MemLookup::Absent,
+        let mut entry = self.map.lower_bound(Bound::Included(KeyRef::new(&target)));
+        while let Some(e) = entry {
+            match key::parse(&e.key().0) {
+                Some(p) if p.user_key == user_key => {
+                    if !f(p.ty, p.seq, e.value()) {
+                        return;
+                    }
+                }
+                _ => return,
+            }
+            entry = e.next();
         }
     }
 
@@ -137,14 +168,11 @@ impl MemTable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.is_empty() && self.range_del_count.load(AtomicOrdering::Acquire) == 0
     }
 
     pub fn iter(self: &Arc<Self>) -> MemTableIter {
-        MemTableIter {
-            mem: self.clone(),
-            cur: None,
-        }
+        MemTableIter { mem: self.clone(), cur: None }
     }
 }
 
@@ -171,18 +199,10 @@ impl InternalIterator for MemTableIter {
         self.cur = owned(self.mem.map.back());
     }
     fn seek(&mut self, target: &[u8]) {
-        self.cur = owned(
-            self.mem
-                .map
-                .lower_bound(Bound::Included(KeyRef::new(target))),
-        );
+        self.cur = owned(self.mem.map.lower_bound(Bound::Included(KeyRef::new(target))));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.cur = owned(
-            self.mem
-                .map
-                .upper_bound(Bound::Included(KeyRef::new(target))),
-        );
+        self.cur = owned(self.mem.map.upper_bound(Bound::Included(KeyRef::new(target))));
     }
     fn next(&mut self) {
         if let Some((k, _)) = self.cur.take() {
@@ -209,21 +229,49 @@ impl InternalIterator for MemTableIter {
 mod tests {
     use super::*;
 
+    fn newest(m: &MemTable, k: &[u8], seq: u64) -> Option<(ValueType, Bytes)> {
+        let mut out = None;
+        m.for_each_version(k, seq, |ty, _, v| {
+            out = Some((ty, v.clone()));
+            false
+        });
+        out
+    }
+
     #[test]
-    fn get_sees_newest_visible_version() {
+    fn versions_come_newest_first_up_to_the_snapshot() {
         let m = MemTable::new(1);
         m.add(1, ValueType::Put, b"k", b"v1");
-        m.add(2, ValueType::Put, b"k", b"v2");
+        m.add(2, ValueType::Merge, b"k", b"m2");
         m.add(3, ValueType::Delete, b"k", b"");
         m.add(4, ValueType::Put, b"k2", b"x");
-        assert_eq!(m.get(b"k", 0), MemLookup::Absent);
-        assert_eq!(m.get(b"k", 1), MemLookup::Found(Bytes::from_static(b"v1")));
-        assert_eq!(m.get(b"k", 2), MemLookup::Found(Bytes::from_static(b"v2")));
-        assert_eq!(m.get(b"k", 3), MemLookup::Deleted);
-        assert_eq!(m.get(b"k", 100), MemLookup::Deleted);
-        assert_eq!(m.get(b"j", 100), MemLookup::Absent);
-        assert_eq!(m.get(b"k2", 3), MemLookup::Absent);
+        assert_eq!(newest(&m, b"k", 0), None);
+        assert_eq!(newest(&m, b"k", 1), Some((ValueType::Put, Bytes::from_static(b"v1"))));
+        assert_eq!(newest(&m, b"k", 3).map(|e| e.0), Some(ValueType::Delete));
+        assert_eq!(newest(&m, b"j", 100), None);
+        assert_eq!(newest(&m, b"k2", 3), None);
+        let mut all = vec![];
+        m.for_each_version(b"k", 2, |ty, seq, _| {
+            all.push((ty, seq));
+            true
+        });
+        assert_eq!(all, vec![(ValueType::Merge, 2), (ValueType::Put, 1)]);
         assert!(m.approximate_memory_usage() > 0);
+    }
+
+    #[test]
+    fn range_tombstones_are_fragmented_and_cached() {
+        let m = MemTable::new(1);
+        assert_eq!(m.max_covering_tombstone_seq(b"c", 100), 0);
+        m.add(5, ValueType::RangeDelete, b"b", b"d");
+        assert_eq!(m.max_covering_tombstone_seq(b"c", 100), 5);
+        assert_eq!(m.max_covering_tombstone_seq(b"c", 4), 0);
+        assert_eq!(m.max_covering_tombstone_seq(b"d", 100), 0);
+        let first = m.tombstones().unwrap();
+        assert!(Arc::ptr_eq(&first, &m.tombstones().unwrap()), "cached while unchanged");
+        m.add(9, ValueType::RangeDelete, b"a", b"z");
+        assert_eq!(m.max_covering_tombstone_seq(b"c", 100), 9);
+        assert!(!m.is_empty());
     }
 
     #[test]

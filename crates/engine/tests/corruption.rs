@@ -13,11 +13,7 @@ use silt_engine::{Db, Error, Options, ReadOptions, WriteOptions};
 type State = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options() -> Options {
-    Options {
-        write_buffer_size: 64 << 10,
-        block_size: 512,
-        ..Options::default()
-    }
+    Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
 }
 
 /// A database with several tables, a manifest and a WAL holding the last
@@ -29,9 +25,7 @@ fn build() -> (Vec<(String, Vec<u8>)>, State, Vec<State>) {
     let w = WriteOptions::default();
     for i in 0..2500u32 {
         let k = format!("key{:05}", (i * 7919) % 3000).into_bytes();
-        let v = format!("value-{i}-")
-            .repeat(1 + i as usize % 9)
-            .into_bytes();
+        let v = format!("value-{i}-").repeat(1 + i as usize % 9).into_bytes();
         db.put(&w, &k, &v).unwrap();
         state.insert(k, v);
         if i % 300 == 299 {
@@ -70,12 +64,7 @@ fn build() -> (Vec<(String, Vec<u8>)>, State, Vec<State>) {
 
 /// Opens a copy of the files with `file` replaced by `bytes`, and reads
 /// everything back (full scan, reverse scan, and a get of every key).
-fn open_and_read(
-    files: &[(String, Vec<u8>)],
-    file: &str,
-    bytes: &[u8],
-    keys: &[Vec<u8>],
-) -> Result<State, Error> {
+fn open_and_read(files: &[(String, Vec<u8>)], file: &str, bytes: &[u8], keys: &[Vec<u8>]) -> Result<State, Error> {
     let fs = MemFs::new();
     for (n, b) in files {
         let f = fs.open(&format!("db/{n}"), true).unwrap();
@@ -97,18 +86,10 @@ fn open_and_read(
         it.prev();
     }
     it.status()?;
-    assert_eq!(
-        back,
-        got.len(),
-        "reverse scan disagrees with forward scan without an error"
-    );
+    assert_eq!(back, got.len(), "reverse scan disagrees with forward scan without an error");
     for k in keys {
         let v = db.get(&ReadOptions::default(), k)?;
-        assert_eq!(
-            v.as_ref(),
-            got.get(k),
-            "get disagrees with scan for {k:?} without an error"
-        );
+        assert_eq!(v.as_ref(), got.get(k), "get disagrees with scan for {k:?} without an error");
     }
     Ok(got)
 }
@@ -126,18 +107,11 @@ fn check(
         Ok(got) => {
             let is_wal = damaged.ends_with(".log");
             let ok = &got == expected || (is_wal && wal_states.contains(&got));
-            assert!(
-                ok,
-                "{what} in {damaged}: wrong data returned without an error ({} keys)",
-                got.len()
-            );
+            assert!(ok, "{what} in {damaged}: wrong data returned without an error ({} keys)", got.len());
             false
         }
         Err(e) => {
-            assert!(
-                e.is_corruption(),
-                "{what} in {damaged}: want Corruption, got {e}"
-            );
+            assert!(e.is_corruption(), "{what} in {damaged}: want Corruption, got {e}");
             true
         }
     }
@@ -146,20 +120,10 @@ fn check(
 #[test]
 fn every_file_kind_detects_flipped_bytes() {
     let (files, expected, wal_states) = build();
-    let keys: Vec<Vec<u8>> = (0..3100u32)
-        .step_by(3)
-        .map(|i| format!("key{i:05}").into_bytes())
-        .collect();
+    let keys: Vec<Vec<u8>> = (0..3100u32).step_by(3).map(|i| format!("key{i:05}").into_bytes()).collect();
     let mut kinds_seen = BTreeMap::new();
     for (name, bytes) in &files {
-        let kind = name
-            .rsplit('.')
-            .next()
-            .unwrap_or("manifest")
-            .split('-')
-            .next()
-            .unwrap_or("")
-            .to_string();
+        let kind = name.rsplit('.').next().unwrap_or("manifest").split('-').next().unwrap_or("").to_string();
         // About 150 positions per file, always including the first and
         // last bytes (footer, trailers).
         let stride = (bytes.len() / 150).max(1);
@@ -170,15 +134,7 @@ fn every_file_kind_detects_flipped_bytes() {
             let mut b = bytes.clone();
             b[pos] ^= 0x20;
             tried += 1;
-            detected += check(
-                &files,
-                &expected,
-                &wal_states,
-                &keys,
-                name,
-                &b,
-                &format!("flip at {pos}"),
-            ) as usize;
+            detected += check(&files, &expected, &wal_states, &keys, name, &b, &format!("flip at {pos}")) as usize;
         }
         let e = kinds_seen.entry(kind).or_insert((0, 0));
         e.0 += tried;
@@ -189,10 +145,7 @@ fn every_file_kind_detects_flipped_bytes() {
         let (tried, detected) = kinds_seen.get(kind).copied().unwrap_or_default();
         assert!(tried > 0, "no {kind} file was damaged");
         if kind != "log" {
-            assert!(
-                detected * 10 >= tried * 9,
-                "{kind}: only {detected} of {tried} flips detected"
-            );
+            assert!(detected * 10 >= tried * 9, "{kind}: only {detected} of {tried} flips detected");
         }
     }
 }
@@ -200,38 +153,17 @@ fn every_file_kind_detects_flipped_bytes() {
 #[test]
 fn every_file_kind_detects_truncation() {
     let (files, expected, wal_states) = build();
-    let keys: Vec<Vec<u8>> = (0..3100u32)
-        .step_by(11)
-        .map(|i| format!("key{i:05}").into_bytes())
-        .collect();
+    let keys: Vec<Vec<u8>> = (0..3100u32).step_by(11).map(|i| format!("key{i:05}").into_bytes()).collect();
     for (name, bytes) in &files {
         let n = bytes.len();
-        for cut in [
-            0,
-            1,
-            n / 3,
-            n / 2,
-            n.saturating_sub(48),
-            n.saturating_sub(5),
-            n.saturating_sub(1),
-        ] {
+        for cut in [0, 1, n / 3, n / 2, n.saturating_sub(48), n.saturating_sub(5), n.saturating_sub(1)] {
             if cut >= n {
                 continue;
             }
-            let detected = check(
-                &files,
-                &expected,
-                &wal_states,
-                &keys,
-                name,
-                &bytes[..cut],
-                &format!("truncation to {cut}"),
-            );
+            let detected =
+                check(&files, &expected, &wal_states, &keys, name, &bytes[..cut], &format!("truncation to {cut}"));
             if name.ends_with(".sst") || (name.starts_with("MANIFEST") && cut > 0) {
-                assert!(
-                    detected,
-                    "truncating {name} to {cut} of {n} bytes went unnoticed"
-                );
+                assert!(detected, "truncating {name} to {cut} of {n} bytes went unnoticed");
             }
         }
     }
@@ -242,10 +174,7 @@ fn a_missing_manifest_with_tables_present_is_corruption() {
     let (files, _, _) = build();
     let fs = MemFs::new();
     for (n, b) in files.iter().filter(|(n, _)| !n.starts_with("MANIFEST")) {
-        fs.open(&format!("db/{n}"), true)
-            .unwrap()
-            .append(b)
-            .unwrap();
+        fs.open(&format!("db/{n}"), true).unwrap().append(b).unwrap();
     }
     match Db::open(Arc::new(fs), "db", options()) {
         Err(e) => assert!(e.is_corruption(), "{e}"),

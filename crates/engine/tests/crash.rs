@@ -18,11 +18,7 @@ use silt_engine::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 type State = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options() -> Options {
-    Options {
-        write_buffer_size: 64 << 10,
-        block_size: 512,
-        ..Options::default()
-    }
+    Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
 }
 
 /// One write of the workload and whether it asks for sync.
@@ -35,24 +31,15 @@ fn workload(seed: u64, n: usize) -> Vec<Op> {
     let mut rng = SmallRng::seed_from_u64(seed);
     (0..n)
         .map(|_| {
-            let size = if rng.random_bool(0.3) {
-                rng.random_range(2..12)
-            } else {
-                1
-            };
+            let size = if rng.random_bool(0.3) { rng.random_range(2..12) } else { 1 };
             let batch = (0..size)
                 .map(|_| {
                     let k = format!("key{:04}", rng.random_range(0..300u32)).into_bytes();
-                    let v = rng
-                        .random_bool(0.85)
-                        .then(|| vec![rng.random::<u8>(); rng.random_range(10..400)]);
+                    let v = rng.random_bool(0.85).then(|| vec![rng.random::<u8>(); rng.random_range(10..400)]);
                     (k, v)
                 })
                 .collect();
-            Op {
-                batch,
-                sync: rng.random_bool(0.2),
-            }
+            Op { batch, sync: rng.random_bool(0.2) }
         })
         .collect()
 }
@@ -139,7 +126,7 @@ fn check_crash_point(seed: u64, point: u64, mode: CrashMode, ops: &[Op]) -> bool
     );
     // No orphans: after a flush, only live files remain.
     db.flush().unwrap();
-    db.do_background_work(1).unwrap();
+    while db.do_background_work(64).unwrap().work_left {}
     let props = db.properties();
     let files = FaultFs::list(&fs, "db").unwrap();
     let ssts = files.iter().filter(|n| n.ends_with(".sst")).count() as u64;
@@ -150,11 +137,7 @@ fn check_crash_point(seed: u64, point: u64, mode: CrashMode, ops: &[Op]) -> bool
         props.files_per_level.iter().sum::<u64>(),
         "seed {seed} point {point}: orphan tables in {files:?}"
     );
-    assert_eq!(
-        (logs, manifests),
-        (1, 1),
-        "seed {seed} point {point}: orphan logs or manifests in {files:?}"
-    );
+    assert_eq!((logs, manifests), (1, 1), "seed {seed} point {point}: orphan logs or manifests in {files:?}");
     reached_end
 }
 
@@ -173,10 +156,7 @@ fn sweep(seed: u64, n_ops: usize, mode_of: impl Fn(u64) -> CrashMode) -> u64 {
 fn crash_at_every_point_dropping_unsynced_bytes() {
     let points = sweep(11, 400, |_| CrashMode::DropUnsynced);
     eprintln!("crash points tried (drop unsynced): {points}");
-    assert!(
-        points > 100,
-        "only {points} crash points: the workload does too little I/O"
-    );
+    assert!(points > 100, "only {points} crash points: the workload does too little I/O");
 }
 
 #[test]
@@ -207,15 +187,11 @@ fn crash_during_recovery_itself() {
         }
         base.crash(CrashMode::DropUnsynced).unwrap();
         drop(opened);
-        let db = Db::open(shared.clone(), "db", options())
-            .unwrap_or_else(|e| panic!("nested crash at {point}: {e}"));
+        let db = Db::open(shared.clone(), "db", options()).unwrap_or_else(|e| panic!("nested crash at {point}: {e}"));
         let got = read_all(&db);
         match &reference {
             None => reference = Some(got),
-            Some(r) => assert_eq!(
-                &got, r,
-                "nested crash at {point} changed the recovered data"
-            ),
+            Some(r) => assert_eq!(&got, r, "nested crash at {point} changed the recovered data"),
         }
         drop(db);
         if finished && point > 200 {

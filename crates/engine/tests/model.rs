@@ -16,12 +16,7 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 fn options() -> Options {
     // Tiny buffers and blocks so flushes, stalls and multi-block tables
     // happen within a few hundred operations.
-    Options {
-        write_buffer_size: 64 << 10,
-        block_size: 256,
-        block_restart_interval: 4,
-        ..Options::default()
-    }
+    Options { write_buffer_size: 64 << 10, block_size: 256, block_restart_interval: 4, ..Options::default() }
 }
 
 fn key(rng: &mut SmallRng) -> Vec<u8> {
@@ -44,37 +39,21 @@ fn value(rng: &mut SmallRng) -> Vec<u8> {
     (0..len).map(|_| rng.random()).collect()
 }
 
-fn expected_range(
-    model: &Model,
-    lo: &Option<Vec<u8>>,
-    hi: &Option<Vec<u8>>,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let lo = lo
-        .as_ref()
-        .map_or(Bound::Unbounded, |l| Bound::Included(l.clone()));
-    let hi = hi
-        .as_ref()
-        .map_or(Bound::Unbounded, |h| Bound::Excluded(h.clone()));
+fn expected_range(model: &Model, lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let lo = lo.as_ref().map_or(Bound::Unbounded, |l| Bound::Included(l.clone()));
+    let hi = hi.as_ref().map_or(Bound::Unbounded, |h| Bound::Excluded(h.clone()));
     if let (Bound::Included(l), Bound::Excluded(h)) = (&lo, &hi) {
         if l >= h {
             return vec![];
         }
     }
-    model
-        .range((lo, hi))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    model.range((lo, hi)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 fn check_iterators(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut SmallRng, ctx: &str) {
     let lo = rng.random_bool(0.4).then(|| key(rng));
     let hi = rng.random_bool(0.4).then(|| key(rng));
-    let opts = ReadOptions {
-        snapshot: snap,
-        lower_bound: lo.clone(),
-        upper_bound: hi.clone(),
-        ..Default::default()
-    };
+    let opts = ReadOptions { snapshot: snap, lower_bound: lo.clone(), upper_bound: hi.clone(), ..Default::default() };
     let want = expected_range(model, &lo, &hi);
     let mut it = db.iter(&opts).unwrap();
     let mut got = vec![];
@@ -98,40 +77,21 @@ fn check_iterators(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut Sm
         let t = key(rng);
         it.seek(&t);
         let want_seek = want.iter().find(|(k, _)| k >= &t);
-        assert_eq!(
-            it.valid().then(|| it.key().to_vec()),
-            want_seek.map(|e| e.0.clone()),
-            "{ctx}: seek {t:?}"
-        );
+        assert_eq!(it.valid().then(|| it.key().to_vec()), want_seek.map(|e| e.0.clone()), "{ctx}: seek {t:?}");
         if it.valid() {
             it.prev();
             let i = want.iter().position(|(k, _)| k >= &t).unwrap_or(want.len());
             let want_prev = i.checked_sub(1).map(|j| want[j].0.clone());
-            assert_eq!(
-                it.valid().then(|| it.key().to_vec()),
-                want_prev,
-                "{ctx}: prev after seek {t:?}"
-            );
+            assert_eq!(it.valid().then(|| it.key().to_vec()), want_prev, "{ctx}: prev after seek {t:?}");
         }
         it.seek_for_prev(&t);
         let want_sfp = want.iter().rev().find(|(k, _)| k <= &t);
-        assert_eq!(
-            it.valid().then(|| it.key().to_vec()),
-            want_sfp.map(|e| e.0.clone()),
-            "{ctx}: seek_for_prev {t:?}"
-        );
+        assert_eq!(it.valid().then(|| it.key().to_vec()), want_sfp.map(|e| e.0.clone()), "{ctx}: seek_for_prev {t:?}");
         if it.valid() {
             it.next();
             let want_next = want.iter().find(|(k, _)| k > &t).map(|e| e.0.clone());
-            assert_eq!(
-                it.valid().then(|| it.key().to_vec()),
-                want_next,
-                "{ctx}: next after seek_for_prev {t:?}"
-            );
-            assert_eq!(
-                it.valid().then(|| it.value().to_vec()),
-                want.iter().find(|(k, _)| k > &t).map(|e| e.1.clone())
-            );
+            assert_eq!(it.valid().then(|| it.key().to_vec()), want_next, "{ctx}: next after seek_for_prev {t:?}");
+            assert_eq!(it.valid().then(|| it.value().to_vec()), want.iter().find(|(k, _)| k > &t).map(|e| e.1.clone()));
         }
     }
 }
@@ -174,11 +134,7 @@ fn run(seed: u64, steps: usize) {
             }
             53..=67 => {
                 let k = key(&mut rng);
-                assert_eq!(
-                    db.get(&ReadOptions::default(), &k).unwrap(),
-                    model.get(&k).cloned(),
-                    "{ctx}: get {k:?}"
-                );
+                assert_eq!(db.get(&ReadOptions::default(), &k).unwrap(), model.get(&k).cloned(), "{ctx}: get {k:?}");
             }
             68..=71 => {
                 if snaps.len() < 6 {
@@ -191,21 +147,8 @@ fn run(seed: u64, steps: usize) {
                 let (s, m) = &snaps[rng.random_range(0..snaps.len())];
                 for _ in 0..5 {
                     let k = key(&mut rng);
-                    let got = db
-                        .get(
-                            &ReadOptions {
-                                snapshot: Some(s),
-                                ..Default::default()
-                            },
-                            &k,
-                        )
-                        .unwrap();
-                    assert_eq!(
-                        got,
-                        m.get(&k).cloned(),
-                        "{ctx}: get {k:?} at snapshot {}",
-                        s.sequence()
-                    );
+                    let got = db.get(&ReadOptions { snapshot: Some(s), ..Default::default() }, &k).unwrap();
+                    assert_eq!(got, m.get(&k).cloned(), "{ctx}: get {k:?} at snapshot {}", s.sequence());
                 }
                 if rng.random_bool(0.3) {
                     check_iterators(&db, m, Some(s), &mut rng, &ctx);
@@ -240,11 +183,7 @@ fn run(seed: u64, steps: usize) {
                     it.next();
                 }
                 it.status().unwrap();
-                assert_eq!(
-                    got,
-                    expected_range(&frozen, &None, &None),
-                    "{ctx}: iterator held across writes"
-                );
+                assert_eq!(got, expected_range(&frozen, &None, &None), "{ctx}: iterator held across writes");
             }
         }
     }
@@ -261,10 +200,7 @@ fn run(seed: u64, steps: usize) {
         it.next();
     }
     assert_eq!(got, model, "seed {seed}: after final reopen");
-    assert!(
-        db.properties().files_per_level[0] > 0 || steps < 500,
-        "seed {seed}: the run never produced a table file"
-    );
+    assert!(db.properties().files_per_level[0] > 0 || steps < 500, "seed {seed}: the run never produced a table file");
 }
 
 #[test]

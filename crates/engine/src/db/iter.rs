@@ -1,18 +1,27 @@
 //! The user-facing iterator: merges memtables and tables, hides versions the
-//! snapshot cannot see, deleted keys and older versions (LevelDB's DBIter).
+//! snapshot cannot see, deleted and range-deleted keys and older versions,
+//! and resolves merge operands (LevelDB's DBIter, with RocksDB's range
+//! tombstones and merges).
 
 use std::sync::Arc;
+
+use bytes::Bytes;
 
 use super::options::ReadOptions;
 use super::SuperVersion;
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
 use crate::iter::{EmptyIterator, InternalIterator, MergingIterator};
+use crate::merge::MergeOperator;
+use crate::range_del::{self, FragmentedTombstones};
+use crate::read::GetContext;
+use crate::stats::{Statistics, Ticker};
 use crate::version::TableContext;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
-    /// The merged iterator is at the entry that yields the current key.
+    /// The merged iterator is at the entry that yields the current key
+    /// (or, when the value was merged, just past the key's entries).
     Forward,
     /// The merged iterator is just before all entries of the current key,
     /// which is held in `saved_key` / `saved_value`.
@@ -30,11 +39,18 @@ pub struct DbIterator {
     seq: SequenceNumber,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
+    /// Every range tombstone visible at `seq`, from all sources.
+    tombstones: FragmentedTombstones,
+    merge_operator: Option<Arc<dyn MergeOperator>>,
     direction: Direction,
     valid: bool,
     saved_key: Vec<u8>,
     saved_value: Vec<u8>,
+    /// Forward direction, current value in `saved_value` (merged).
+    value_saved: bool,
     err: Option<Error>,
+    stats: Arc<Statistics>,
+    counts: [u64; 4],
 }
 
 impl DbIterator {
@@ -43,30 +59,45 @@ impl DbIterator {
         seq: SequenceNumber,
         opts: &ReadOptions,
         tables: &TableContext,
+        merge_operator: Option<Arc<dyn MergeOperator>>,
     ) -> Self {
         let fill = opts.fill_cache();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        children.push(Box::new(sv.mem.iter()));
-        for m in &sv.imm {
+        let mut tombstones: Vec<Arc<FragmentedTombstones>> = Vec::new();
+        for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             children.push(Box::new(m.iter()));
+            tombstones.extend(m.tombstones());
         }
         for (_, f) in sv.version.files() {
             match f.table(tables) {
-                Ok(t) => children.push(Box::new(t.iter(fill))),
+                Ok(t) => {
+                    tombstones.extend(t.tombstones().cloned());
+                    children.push(Box::new(t.iter(fill)));
+                }
                 Err(e) => children.push(Box::new(EmptyIterator(Err(e)))),
             }
         }
+        let tombstones = if tombstones.is_empty() {
+            FragmentedTombstones::default()
+        } else {
+            range_del::merge_all(&tombstones).visible_at(seq)
+        };
         DbIterator {
             sv,
             iter: MergingIterator::new(children),
             seq,
             lower: opts.lower_bound.clone(),
             upper: opts.upper_bound.clone(),
+            tombstones,
+            merge_operator,
             direction: Direction::Forward,
             valid: false,
             saved_key: Vec::new(),
             saved_value: Vec::new(),
+            value_saved: false,
             err: None,
+            stats: tables.stats.clone(),
+            counts: [0; 4],
         }
     }
 
@@ -81,17 +112,19 @@ impl DbIterator {
 
     /// The current user key. REQUIRES: `valid()`.
     pub fn key(&self) -> &[u8] {
-        match self.direction {
-            Direction::Forward => key::user_key(self.iter.key()),
-            Direction::Reverse => &self.saved_key,
+        if self.direction == Direction::Reverse || self.value_saved {
+            &self.saved_key
+        } else {
+            key::user_key(self.iter.key())
         }
     }
 
     /// The current value. REQUIRES: `valid()`.
     pub fn value(&self) -> &[u8] {
-        match self.direction {
-            Direction::Forward => self.iter.value(),
-            Direction::Reverse => &self.saved_value,
+        if self.direction == Direction::Reverse || self.value_saved {
+            &self.saved_value
+        } else {
+            self.iter.value()
         }
     }
 
@@ -111,34 +144,82 @@ impl DbIterator {
         self.lower.as_deref().is_some_and(|l| user_key < l)
     }
 
-    fn corrupt_key(&mut self) {
-        self.err = Some(Error::corruption("iterator", 0, "malformed internal key"));
+    fn covered(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
+        !self.tombstones.is_empty() && self.tombstones.max_covering_seq(user_key, self.seq) > seq
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.err = Some(e);
         self.valid = false;
     }
 
-    /// Moves forward to the newest visible non-deleted version of the next
-    /// user key; with `skipping`, user keys <= `saved_key` are passed over.
-    fn find_next_user_entry(&mut self, mut skipping: bool) {
+    /// Resolves the merge starting at the current entry (a visible Merge),
+    /// reading forward through the key's versions. Leaves the merged
+    /// iterator past the key. Returns the value, or `None` if it resolves to
+    /// a deletion.
+    fn merge_forward(&mut self, user_key: &[u8]) -> Result<Option<Bytes>> {
+        let cover = self.tombstones.max_covering_seq(user_key, self.seq);
+        let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), None);
+        ctx.cover(cover);
+        let mut wanting = true;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
-                return self.corrupt_key();
+                return Err(Error::corruption("iterator", 0, "malformed internal key"));
             };
-            if p.seq <= self.seq {
+            if p.user_key != user_key {
+                break;
+            }
+            if wanting && p.seq <= self.seq {
+                wanting = ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(self.iter.value()))?;
+            }
+            self.iter.next();
+        }
+        ctx.finish()
+    }
+
+    /// Moves forward to the newest visible live version of the next user
+    /// key; with `skipping`, user keys <= `saved_key` are passed over.
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.value_saved = false;
+        while self.iter.valid() {
+            let Some(p) = key::parse(self.iter.key()) else {
+                return self.fail(Error::corruption("iterator", 0, "malformed internal key"));
+            };
+            if p.seq <= self.seq && !(skipping && p.user_key <= self.saved_key.as_slice()) {
                 if self.above_upper(p.user_key) {
                     break;
                 }
-                match p.ty {
-                    ValueType::Delete => {
-                        self.saved_key.clear();
-                        self.saved_key.extend_from_slice(p.user_key);
-                        skipping = true;
-                    }
-                    ValueType::Put if !(skipping && p.user_key <= self.saved_key.as_slice()) => {
+                let ty = if self.covered(p.user_key, p.seq) { ValueType::Delete } else { p.ty };
+                match ty {
+                    ValueType::Put => {
                         self.valid = true;
                         self.saved_key.clear();
                         return;
                     }
-                    _ => {}
+                    ValueType::Merge => {
+                        let uk = p.user_key.to_vec();
+                        match self.merge_forward(&uk) {
+                            Err(e) => return self.fail(e),
+                            Ok(Some(v)) => {
+                                self.saved_key = uk;
+                                self.saved_value.clear();
+                                self.saved_value.extend_from_slice(&v);
+                                self.value_saved = true;
+                                self.valid = true;
+                                return;
+                            }
+                            Ok(None) => {
+                                self.saved_key = uk;
+                                skipping = true;
+                                continue; // merge_forward moved past the key
+                            }
+                        }
+                    }
+                    _ => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        skipping = true;
+                    }
                 }
             }
             self.iter.next();
@@ -147,52 +228,84 @@ impl DbIterator {
         self.valid = false;
     }
 
-    /// Moves backward to the newest visible version of the previous user
-    /// key that is not deleted, leaving it in `saved_key`/`saved_value`.
+    /// The value of `user_key` from its visible versions, oldest first.
+    fn resolve(&self, user_key: &[u8], versions: &[(ValueType, SequenceNumber, Bytes)]) -> Result<Option<Bytes>> {
+        let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), None);
+        ctx.cover(self.tombstones.max_covering_seq(user_key, self.seq));
+        for (ty, seq, v) in versions.iter().rev() {
+            if !ctx.save(*ty, *seq, v)? {
+                break;
+            }
+        }
+        ctx.finish()
+    }
+
+    /// Moves backward to the previous user key that has a live value,
+    /// leaving it in `saved_key`/`saved_value`.
     fn find_prev_user_entry(&mut self) {
-        let mut found = false;
+        self.value_saved = false;
+        let mut pending_key: Option<Vec<u8>> = None;
+        let mut pending: Vec<(ValueType, SequenceNumber, Bytes)> = Vec::new();
+        let mut found = None;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
-                return self.corrupt_key();
+                return self.fail(Error::corruption("iterator", 0, "malformed internal key"));
             };
             if p.seq <= self.seq {
-                if found && p.user_key < self.saved_key.as_slice() {
-                    break; // saved_key's newest visible version is in hand
-                }
-                if !found && self.below_lower(p.user_key) {
-                    break;
-                }
-                match p.ty {
-                    ValueType::Delete => {
-                        found = false;
-                        self.saved_key.clear();
-                        self.saved_value.clear();
+                if let Some(k) = pending_key.as_deref() {
+                    if p.user_key < k {
+                        match self.resolve(k, &pending) {
+                            Err(e) => return self.fail(e),
+                            Ok(Some(v)) => {
+                                found = Some((pending_key.take().unwrap_or_default(), v));
+                                break;
+                            }
+                            Ok(None) => {
+                                pending_key = None;
+                                pending.clear();
+                            }
+                        }
                     }
-                    ValueType::Put => {
-                        found = true;
-                        self.saved_key.clear();
-                        self.saved_key.extend_from_slice(p.user_key);
-                        self.saved_value.clear();
-                        self.saved_value.extend_from_slice(self.iter.value());
-                    }
-                    _ => {}
                 }
+                if pending_key.is_none() {
+                    if self.below_lower(p.user_key) {
+                        break;
+                    }
+                    pending_key = Some(p.user_key.to_vec());
+                }
+                pending.push((p.ty, p.seq, Bytes::copy_from_slice(self.iter.value())));
             }
             self.iter.prev();
         }
-        if found {
-            self.valid = true;
-            self.direction = Direction::Reverse;
-        } else {
-            self.valid = false;
-            self.saved_key.clear();
-            self.saved_value.clear();
-            self.direction = Direction::Forward;
+        if found.is_none() && self.err.is_none() {
+            if let Some(k) = pending_key.take() {
+                match self.resolve(&k, &pending) {
+                    Err(e) => return self.fail(e),
+                    Ok(Some(v)) => found = Some((k, v)),
+                    Ok(None) => {}
+                }
+            }
+        }
+        match found {
+            Some((k, v)) => {
+                self.saved_key = k;
+                self.saved_value.clear();
+                self.saved_value.extend_from_slice(&v);
+                self.valid = true;
+                self.direction = Direction::Reverse;
+            }
+            None => {
+                self.valid = false;
+                self.saved_key.clear();
+                self.saved_value.clear();
+                self.direction = Direction::Forward;
+            }
         }
     }
 
     /// Positions at the first key >= `target` (and >= the lower bound).
     pub fn seek(&mut self, target: &[u8]) {
+        self.counts[0] += 1;
         self.err = None;
         self.direction = Direction::Forward;
         self.saved_value.clear();
@@ -200,8 +313,7 @@ impl DbIterator {
             Some(l) if target < l => l.to_vec(),
             _ => target.to_vec(),
         };
-        self.iter
-            .seek(&key::seek_key(&target, self.seq.min(MAX_SEQUENCE)));
+        self.iter.seek(&key::seek_key(&target, self.seq.min(MAX_SEQUENCE)));
         self.find_next_user_entry(false);
     }
 
@@ -210,11 +322,11 @@ impl DbIterator {
         if self.above_upper(target) {
             return self.seek_to_last();
         }
+        self.counts[0] += 1;
         self.err = None;
         self.saved_value.clear();
         // The largest internal key of `target` is its oldest possible version.
-        self.iter
-            .seek_for_prev(&key::internal_key(target, 0, ValueType::Delete));
+        self.iter.seek_for_prev(&key::internal_key(target, 0, ValueType::Delete));
         self.find_prev_user_entry();
     }
 
@@ -222,6 +334,7 @@ impl DbIterator {
         match self.lower.clone() {
             Some(l) => self.seek(&l),
             None => {
+                self.counts[0] += 1;
                 self.err = None;
                 self.direction = Direction::Forward;
                 self.saved_value.clear();
@@ -232,6 +345,7 @@ impl DbIterator {
     }
 
     pub fn seek_to_last(&mut self) {
+        self.counts[0] += 1;
         self.err = None;
         self.saved_value.clear();
         match self.upper.clone() {
@@ -247,6 +361,8 @@ impl DbIterator {
         if !self.valid {
             return;
         }
+        self.counts[1] += 1;
+        self.counts[3] += (self.key().len() + self.value().len()) as u64;
         if self.direction == Direction::Reverse {
             self.direction = Direction::Forward;
             // The merged iterator is before the current key's entries: step
@@ -256,15 +372,16 @@ impl DbIterator {
             } else {
                 self.iter.seek_to_first();
             }
-        } else {
+        } else if !self.value_saved {
             self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(key::user_key(self.iter.key()));
+            self.saved_key.extend_from_slice(key::user_key(self.iter.key()));
             self.iter.next();
         }
+        // (A merged value left the iterator past its key already.)
         if !self.iter.valid() {
             self.valid = false;
             self.saved_key.clear();
+            self.value_saved = false;
             return;
         }
         self.find_next_user_entry(true);
@@ -275,25 +392,50 @@ impl DbIterator {
         if !self.valid {
             return;
         }
+        self.counts[2] += 1;
+        self.counts[3] += (self.key().len() + self.value().len()) as u64;
         if self.direction == Direction::Forward {
             // Back up to before every entry of the current key.
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(key::user_key(self.iter.key()));
-            loop {
+            let current = self.key().to_vec();
+            if self.value_saved {
+                if self.iter.valid() {
+                    self.iter.prev();
+                } else {
+                    self.iter.seek_to_last();
+                }
+            }
+            self.value_saved = false;
+            self.saved_key = current;
+            while self.iter.valid() && key::user_key(self.iter.key()) >= self.saved_key.as_slice() {
                 self.iter.prev();
-                if !self.iter.valid() {
-                    self.valid = false;
-                    self.saved_key.clear();
-                    self.saved_value.clear();
-                    return;
-                }
-                if key::user_key(self.iter.key()) < self.saved_key.as_slice() {
-                    break;
-                }
+            }
+            if !self.iter.valid() {
+                self.valid = false;
+                self.saved_key.clear();
+                self.saved_value.clear();
+                return;
             }
             self.direction = Direction::Reverse;
         }
         self.find_prev_user_entry();
+    }
+}
+
+impl super::Db {
+    /// An iterator over the database as of `opts.snapshot` (or now), within
+    /// `opts`' bounds. The iterator holds the SuperVersion it was made on.
+    pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
+        self.check_open()?;
+        let (sv, seq) = self.read_view(opts.snapshot);
+        Ok(DbIterator::new(sv, seq, opts, &self.inner.tables, self.inner.options.merge_operator.clone()))
+    }
+}
+
+impl Drop for DbIterator {
+    fn drop(&mut self) {
+        self.stats.add(Ticker::NumberDbSeek, self.counts[0]);
+        self.stats.add(Ticker::NumberDbNext, self.counts[1]);
+        self.stats.add(Ticker::NumberDbPrev, self.counts[2]);
+        self.stats.add(Ticker::IterBytesRead, self.counts[3]);
     }
 }

@@ -1,11 +1,14 @@
-//! The database: write path, point reads, snapshots, iterators, background
-//! work, and the reference-counted `SuperVersion` that readers hold.
+//! The database: write path, snapshots, and the reference-counted
+//! `SuperVersion` that readers hold. Point reads are in `get.rs`, iterators
+//! in `iter.rs`, flushes and compactions in `background.rs`, opening in
+//! `open.rs`.
 //!
 //! Concurrency: one `Mutex<DbState>` serializes writers and background
 //! work; readers take the current `SuperVersion` (memtables + version) under
 //! a short lock and then read without any lock.
 
-mod flush;
+mod background;
+mod get;
 mod iter;
 mod open;
 pub mod options;
@@ -15,23 +18,21 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::Bytes;
-
 pub use iter::DbIterator;
 pub use options::{Clock, Options, ReadOptions, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use snapshot::Snapshot;
 
-use self::flush::FlushJob;
 use self::options::{check_key, check_value};
 use self::snapshot::SnapshotList;
 use crate::batch::{BatchOp, WriteBatch};
+use crate::compaction::job::TableJob;
+use crate::compaction::picker::CompactionSpec;
 use crate::error::{Error, Result};
-use crate::format::key::{self, SequenceNumber, ValueType};
+use crate::format::key::{SequenceNumber, ValueType};
 use crate::fs::{Fs, FsLock};
-use crate::memtable::{MemLookup, MemTable};
-use crate::sst::filter::key_hash;
-use crate::sst::TableGet;
-use crate::version::{parse_file_name, wal_path, FileKind, TableContext, Version, VersionSet};
+use crate::memtable::MemTable;
+use crate::stats::{Histogram, Statistics, StatisticsSnapshot, Ticker};
+use crate::version::{wal_path, TableContext, Version, VersionSet, NUM_LEVELS};
 use crate::wal::LogWriter;
 
 /// What a read sees: the active memtable, the immutable ones waiting to be
@@ -54,26 +55,22 @@ pub struct Progress {
     pub work_left: bool,
 }
 
-/// Counters and gauges of a database, for the demo, the tests and tuning.
-/// (The full RocksDB-named statistics arrive with the compaction issue.)
+/// Gauges of a database's shape, for the demo, the tests and tuning.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DbProperties {
     pub super_version_number: u64,
     pub last_sequence: u64,
+    /// Bytes of the active and immutable memtables.
     pub memtable_bytes: u64,
     pub immutable_memtables: u64,
     pub files_per_level: Vec<u64>,
+    pub bytes_per_level: Vec<u64>,
     pub table_bytes: u64,
-    pub block_cache_hits: u64,
-    pub block_cache_misses: u64,
-    pub block_cache_adds: u64,
     pub block_cache_usage: u64,
-    pub flushes: u64,
-    pub write_stalls: u64,
-    pub stall_micros: u64,
-    pub wal_bytes_written: u64,
-    pub bloom_useful: u64,
+    pub block_cache_capacity: u64,
     pub live_snapshots: u64,
+    /// A flush or compaction is in progress or due.
+    pub background_work_pending: bool,
 }
 
 /// What [`Db::verify`] checked.
@@ -93,21 +90,16 @@ struct DbState {
     /// The WAL holds bytes not yet synced.
     wal_dirty: bool,
     versions: VersionSet,
-    flush: Option<FlushJob>,
-    /// A failed WAL, manifest or flush write stops all writes until reopen:
+    /// The flush of `imm[0]`, once started.
+    flush: Option<TableJob>,
+    compaction: Option<(CompactionSpec, TableJob)>,
+    /// Per level, the largest key of the file last compacted out of it.
+    cursors: [Vec<u8>; NUM_LEVELS],
+    /// A failed WAL, manifest or table write stops all writes until reopen:
     /// the files may end in a partial record that must not be followed.
     bg_error: Option<Error>,
     /// Table files being written, not yet in any version.
     pending_outputs: HashSet<u64>,
-}
-
-#[derive(Default)]
-struct Counters {
-    flushes: AtomicU64,
-    write_stalls: AtomicU64,
-    stall_micros: AtomicU64,
-    wal_bytes: AtomicU64,
-    bloom_useful: AtomicU64,
 }
 
 struct DbInner {
@@ -115,6 +107,7 @@ struct DbInner {
     dir: String,
     options: Options,
     tables: TableContext,
+    stats: Arc<Statistics>,
     state: Mutex<DbState>,
     current: Mutex<Arc<SuperVersion>>,
     sv_number: AtomicU64,
@@ -122,7 +115,6 @@ struct DbInner {
     visible_seq: AtomicU64,
     snapshots: Arc<SnapshotList>,
     closed: AtomicBool,
-    counters: Counters,
     lock: Mutex<Option<Box<dyn FsLock>>>,
 }
 
@@ -145,10 +137,7 @@ impl Db {
 
     fn check_open(&self) -> Result<()> {
         if self.inner.closed.load(Ordering::Acquire) {
-            return Err(Error::Closed(format!(
-                "database {} is closed",
-                self.inner.dir
-            )));
+            return Err(Error::Closed(format!("database {} is closed", self.inner.dir)));
         }
         Ok(())
     }
@@ -167,6 +156,22 @@ impl Db {
         self.write(opts, b)
     }
 
+    /// Removes every key in `[start, end)`. An empty range (`start >= end`)
+    /// removes nothing.
+    pub fn delete_range(&self, opts: &WriteOptions, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(start, end);
+        self.write(opts, b)
+    }
+
+    /// Records a merge operand for `key`, combined with the key's value by
+    /// the configured merge operator when read.
+    pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.merge(key, operand);
+        self.write(opts, b)
+    }
+
     /// Applies every update of `batch` atomically: after a crash either all
     /// of it is there or none; readers never see part of it.
     pub fn write(&self, opts: &WriteOptions, mut batch: WriteBatch) -> Result<()> {
@@ -178,10 +183,16 @@ impl Db {
                     check_value(value)?;
                 }
                 BatchOp::Delete { key } => check_key(key)?,
-                BatchOp::Merge { .. } | BatchOp::RangeDelete { .. } => {
-                    return Err(Error::NotSupported(
-                        "merge and range deletion arrive with the compaction issue".into(),
-                    ))
+                BatchOp::Merge { key, value } => {
+                    check_key(key)?;
+                    check_value(value)?;
+                    if self.inner.options.merge_operator.is_none() {
+                        return Err(Error::InvalidArgument("merge needs Options::merge_operator".into()));
+                    }
+                }
+                BatchOp::RangeDelete { start, end } => {
+                    check_key(start)?;
+                    check_key(end)?;
                 }
             }
         }
@@ -189,6 +200,7 @@ impl Db {
             return Ok(());
         }
         let inner = &*self.inner;
+        let t0 = inner.options.now_micros();
         let mut st = lock(&inner.state);
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
@@ -200,15 +212,13 @@ impl Db {
             st.bg_error = Some(e.clone());
             return Err(e);
         }
-        inner
-            .counters
-            .wal_bytes
-            .fetch_add(batch.data().len() as u64, Ordering::Relaxed);
+        inner.stats.add(Ticker::WalBytes, batch.data().len() as u64);
         if opts.sync {
             if let Err(e) = st.wal.sync() {
                 st.bg_error = Some(e.clone());
                 return Err(e);
             }
+            inner.stats.add(Ticker::WalSynced, 1);
             st.wal_dirty = false;
         } else {
             st.wal_dirty = true;
@@ -218,37 +228,59 @@ impl Db {
             match op {
                 BatchOp::Put { key, value } => st.mem.add(s, ValueType::Put, key, value),
                 BatchOp::Delete { key } => st.mem.add(s, ValueType::Delete, key, b""),
-                BatchOp::Merge { .. } | BatchOp::RangeDelete { .. } => {}
+                BatchOp::Merge { key, value } => st.mem.add(s, ValueType::Merge, key, value),
+                // An empty range is recorded (it is in the WAL) but covers
+                // nothing; the memtable ignores it.
+                BatchOp::RangeDelete { start, end } => st.mem.add(s, ValueType::RangeDelete, start, end),
             }
             s += 1;
         }
         st.versions.last_sequence = s - 1;
         inner.visible_seq.store(s - 1, Ordering::Release);
+        drop(st);
+        inner.stats.add(Ticker::NumberKeysWritten, (s - seq) as u64);
+        inner.stats.add(Ticker::BytesWritten, batch.approximate_size() as u64);
+        if inner.options.clock.is_some() {
+            inner.stats.record(Histogram::DbWrite, inner.options.now_micros().saturating_sub(t0));
+        }
         Ok(())
     }
 
     /// Makes sure the active memtable has room, switching it out when full.
-    /// When every memtable slot is taken, the writer flushes the oldest
-    /// itself (a write stall) rather than wait for a pump that, in a
-    /// single-threaded worker, cannot run meanwhile.
+    ///
+    /// Write stalls: when every memtable slot is taken, or L0 holds
+    /// `level0_stop_writes_trigger` files, the writer does the background
+    /// work itself (flush, then compaction) until there is room, rather than
+    /// wait for a pump that, in a single-threaded worker, cannot run
+    /// meanwhile. The time is counted in `rocksdb.stall.micros`.
     fn make_room_for_write(&self, st: &mut DbState) -> Result<()> {
         let inner = &*self.inner;
+        let o = &inner.options;
+        let mut stalled_at = None;
         loop {
-            if st.mem.approximate_memory_usage() < inner.options.write_buffer_size {
-                return Ok(());
-            }
-            if st.imm.len() + 1 >= inner.options.max_write_buffer_number {
-                let t0 = inner.options.now_micros();
-                inner.counters.write_stalls.fetch_add(1, Ordering::Relaxed);
-                while !st.imm.is_empty() {
-                    self.flush_step(st, usize::MAX)?;
+            let l0 = st.versions.current_ref().levels[0].len();
+            if !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {
+                stalled_at.get_or_insert_with(|| o.now_micros());
+                if !self.background_step(st, usize::MAX)?.did_work {
+                    break;
                 }
-                let dt = inner.options.now_micros().saturating_sub(t0);
-                inner.counters.stall_micros.fetch_add(dt, Ordering::Relaxed);
+                continue;
+            }
+            if st.mem.approximate_memory_usage() < o.write_buffer_size {
+                break;
+            }
+            if st.imm.len() + 1 >= o.max_write_buffer_number {
+                stalled_at.get_or_insert_with(|| o.now_micros());
+                self.flush_step(st, usize::MAX)?;
                 continue;
             }
             self.switch_memtable(st)?;
         }
+        if let Some(t0) = stalled_at {
+            inner.stats.add(Ticker::WriteStalls, 1);
+            inner.stats.add(Ticker::StallMicros, o.now_micros().saturating_sub(t0));
+        }
+        Ok(())
     }
 
     /// Freezes the active memtable and starts a new one with a new WAL.
@@ -299,142 +331,10 @@ impl Db {
         self.inner.sv_number.load(Ordering::Acquire)
     }
 
-    /// The value of `key`, or `None`. The returned `Bytes` shares memory with
-    /// the block cache or memtable it came from (no copy of the value).
-    pub fn get_bytes(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
-        check_key(key)?;
-        self.check_open()?;
-        let (sv, seq) = self.read_view(opts.snapshot);
-        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            match mem.get(key, seq) {
-                MemLookup::Found(v) => return Ok(Some(v)),
-                MemLookup::Deleted => return Ok(None),
-                MemLookup::Absent => {}
-            }
-        }
-        let seek = key::seek_key(key, seq);
-        let hash = key_hash(key);
-        for level in 0..sv.version.levels.len() {
-            let candidates: Vec<_> = if level == 0 {
-                sv.version.levels[0]
-                    .iter()
-                    .filter(|f| f.smallest_user_key() <= key && key <= f.largest_user_key())
-                    .collect()
-            } else {
-                sv.version.find_file(level, key).into_iter().collect()
-            };
-            for f in candidates {
-                let table = f.table(&self.inner.tables)?;
-                match table.get(&seek, hash)? {
-                    TableGet::FilteredOut => {
-                        self.inner
-                            .counters
-                            .bloom_useful
-                            .fetch_add(1, Ordering::Relaxed);
-                    }
-                    TableGet::Absent => {}
-                    TableGet::Found {
-                        ty: ValueType::Put,
-                        value,
-                        ..
-                    } => return Ok(Some(value)),
-                    TableGet::Found {
-                        ty: ValueType::Delete,
-                        ..
-                    } => return Ok(None),
-                    TableGet::Found { ty, .. } => {
-                        return Err(Error::corruption(
-                            crate::version::table_path(&self.inner.dir, f.number()),
-                            0,
-                            format!("entry of type {ty:?} that this version does not write"),
-                        ))
-                    }
-                }
-            }
-        }
-        Ok(None)
-    }
-
-    /// The value of `key` copied into a `Vec`, or `None`.
-    pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.get_bytes(opts, key)?.map(|b| b.to_vec()))
-    }
-
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
         let seq = self.inner.visible_seq.load(Ordering::Acquire);
         Snapshot::new(seq, self.inner.snapshots.clone())
-    }
-
-    /// An iterator over the database as of `opts.snapshot` (or now), within
-    /// `opts`' bounds. The iterator holds the SuperVersion it was made on.
-    pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
-        self.check_open()?;
-        let (sv, seq) = self.read_view(opts.snapshot);
-        Ok(DbIterator::new(sv, seq, opts, &self.inner.tables))
-    }
-
-    /// Runs background work (flushing immutable memtables) for at most
-    /// about `budget` data blocks written, then returns. The embedder calls
-    /// it between requests (the browser worker) or from a thread (native).
-    pub fn do_background_work(&self, budget: usize) -> Result<Progress> {
-        self.check_open()?;
-        let mut st = lock(&self.inner.state);
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
-        }
-        let mut did_work = false;
-        if !st.imm.is_empty() {
-            self.flush_step(&mut st, budget.max(1))?;
-            did_work = true;
-        }
-        // Readers may have let go of old versions since the last call.
-        self.delete_obsolete_files(&mut st);
-        Ok(Progress {
-            did_work,
-            work_left: !st.imm.is_empty(),
-        })
-    }
-
-    /// Flushes every memtable (the active one included) to table files and
-    /// waits for that to finish.
-    pub fn flush(&self) -> Result<()> {
-        self.check_open()?;
-        let mut st = lock(&self.inner.state);
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
-        }
-        if !st.mem.is_empty() {
-            self.switch_memtable(&mut st)?;
-        }
-        while !st.imm.is_empty() {
-            self.flush_step(&mut st, usize::MAX)?;
-        }
-        Ok(())
-    }
-
-    /// Deletes files no live version, memtable or job needs. Failures are
-    /// left for the next call (an orphan is harmless; it is retried).
-    fn delete_obsolete_files(&self, st: &mut DbState) {
-        let inner = &*self.inner;
-        let mut live = st.versions.live_files();
-        live.extend(st.pending_outputs.iter().copied());
-        let Ok(names) = inner.fs.list(&inner.dir) else {
-            return;
-        };
-        for name in names {
-            let obsolete = match parse_file_name(&name) {
-                Some(FileKind::Table(n)) => !live.contains(&n),
-                Some(FileKind::Wal(n)) => n < st.versions.log_number && n != st.wal_number,
-                Some(FileKind::Manifest(n)) => n != st.versions.manifest_number(),
-                Some(FileKind::Lock) | None => false,
-            };
-            if obsolete && inner.fs.remove(&crate::fs::join(&inner.dir, &name)).is_ok() {
-                if let Some(FileKind::Table(n)) = parse_file_name(&name) {
-                    inner.tables.cache.erase_file(n);
-                }
-            }
-        }
     }
 
     /// Reads every block of every table file of the current version and
@@ -452,12 +352,20 @@ impl Db {
         Ok(report)
     }
 
-    /// Counters and gauges.
+    /// Every ticker and histogram (RocksDB's names where it has them).
+    pub fn statistics(&self) -> StatisticsSnapshot {
+        self.inner.stats.snapshot()
+    }
+
+    /// Gauges of the database's current shape.
     pub fn properties(&self) -> DbProperties {
         let inner = &*self.inner;
         let (sv, _) = self.read_view(None);
         let cache = inner.tables.cache.stats();
-        let c = &inner.counters;
+        let pending = {
+            let st = lock(&inner.state);
+            !st.imm.is_empty() || st.compaction.is_some()
+        };
         DbProperties {
             super_version_number: sv.number,
             last_sequence: inner.visible_seq.load(Ordering::Acquire),
@@ -467,17 +375,12 @@ impl Db {
                 .sum(),
             immutable_memtables: sv.imm.len() as u64,
             files_per_level: sv.version.levels.iter().map(|l| l.len() as u64).collect(),
+            bytes_per_level: sv.version.levels.iter().map(|l| l.iter().map(|f| f.meta.file_size).sum()).collect(),
             table_bytes: sv.version.files().map(|(_, f)| f.meta.file_size).sum(),
-            block_cache_hits: cache.hits,
-            block_cache_misses: cache.misses,
-            block_cache_adds: cache.adds,
             block_cache_usage: cache.usage,
-            flushes: c.flushes.load(Ordering::Relaxed),
-            write_stalls: c.write_stalls.load(Ordering::Relaxed),
-            stall_micros: c.stall_micros.load(Ordering::Relaxed),
-            wal_bytes_written: c.wal_bytes.load(Ordering::Relaxed),
-            bloom_useful: c.bloom_useful.load(Ordering::Relaxed),
+            block_cache_capacity: cache.capacity,
             live_snapshots: inner.snapshots.sequences().len() as u64,
+            background_work_pending: pending,
         }
     }
 
@@ -490,11 +393,7 @@ impl Db {
         }
         let result = {
             let mut st = lock(&inner.state);
-            let r = if st.wal_dirty && st.bg_error.is_none() {
-                st.wal.sync()
-            } else {
-                Ok(())
-            };
+            let r = if st.wal_dirty && st.bg_error.is_none() { st.wal.sync() } else { Ok(()) };
             st.wal_dirty = false;
             r
         };

@@ -6,13 +6,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
 use super::snapshot::SnapshotList;
-use super::{Counters, Db, DbInner, DbState, Options, SuperVersion};
+use super::{Db, DbInner, DbState, Options, SuperVersion};
 use crate::batch::{BatchOp, WriteBatch};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::format::key::ValueType;
 use crate::fs::{join, Fs};
 use crate::memtable::MemTable;
+use crate::stats::Statistics;
 use crate::version::Recovered;
 use crate::version::{parse_file_name, wal_path, FileKind, TableContext, VersionSet};
 use crate::wal::{LogReader, LogWriter};
@@ -21,31 +22,19 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     options.validate()?;
     let dir = dir.trim_end_matches('/').to_string();
     if dir.is_empty() {
-        return Err(Error::InvalidArgument(
-            "database directory name is empty".into(),
-        ));
+        return Err(Error::InvalidArgument("database directory name is empty".into()));
     }
     if options.create_if_missing {
         fs.create_dir_all(&dir)?;
     }
     let db_lock = fs.lock(&join(&dir, "LOCK")).map_err(|e| match e {
-        Error::Busy(_) => Error::Busy(format!(
-            "database {dir} is already open (by this process or another)"
-        )),
+        Error::Busy(_) => Error::Busy(format!("database {dir} is already open (by this process or another)")),
         e => e,
     })?;
     let names = fs.list(&dir)?;
     let kinds: Vec<FileKind> = names.iter().filter_map(|n| parse_file_name(n)).collect();
-    let mut manifests: Vec<u64> = kinds
-        .iter()
-        .filter_map(|k| {
-            if let FileKind::Manifest(n) = k {
-                Some(*n)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let mut manifests: Vec<u64> =
+        kinds.iter().filter_map(|k| if let FileKind::Manifest(n) = k { Some(*n) } else { None }).collect();
     manifests.sort_unstable_by(|a, b| b.cmp(a));
     let max_number = kinds
         .iter()
@@ -72,9 +61,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     let mut versions = match versions {
         Some(v) => {
             if options.error_if_exists {
-                return Err(Error::InvalidArgument(format!(
-                    "database {dir} already exists (error_if_exists)"
-                )));
+                return Err(Error::InvalidArgument(format!("database {dir} already exists (error_if_exists)")));
             }
             v
         }
@@ -110,11 +97,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     for (_, f) in versions.current().files() {
         let path = crate::version::table_path(&dir, f.number());
         if !fs.exists(&path)? {
-            return Err(Error::corruption(
-                path,
-                0,
-                "table file named by the manifest is missing",
-            ));
+            return Err(Error::corruption(path, 0, "table file named by the manifest is missing"));
         }
     }
 
@@ -123,28 +106,16 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     // lost: the manifest's tail was damaged, not torn by a crash.
     if recovered && !fs.exists(&wal_path(&dir, versions.log_number))? {
         return Err(Error::corruption(
-            join(
-                &dir,
-                &crate::version::manifest_name(versions.manifest_number()),
-            ),
+            join(&dir, &crate::version::manifest_name(versions.manifest_number())),
             0,
-            format!(
-                "manifest names WAL {} as still needed, but it is missing",
-                versions.log_number
-            ),
+            format!("manifest names WAL {} as still needed, but it is missing", versions.log_number),
         ));
     }
 
     // Replay WALs not yet flushed, oldest first, into memtables.
     let mut wals: Vec<u64> = kinds
         .iter()
-        .filter_map(|k| {
-            if let FileKind::Wal(n) = k {
-                Some(*n)
-            } else {
-                None
-            }
-        })
+        .filter_map(|k| if let FileKind::Wal(n) = k { Some(*n) } else { None })
         .filter(|&n| n >= versions.log_number)
         .collect();
     wals.sort_unstable();
@@ -162,11 +133,8 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
                 match op {
                     BatchOp::Put { key, value } => m.add(seq, ValueType::Put, key, value),
                     BatchOp::Delete { key } => m.add(seq, ValueType::Delete, key, b""),
-                    BatchOp::Merge { .. } | BatchOp::RangeDelete { .. } => {
-                        return Err(Error::NotSupported(format!(
-                            "{path} holds merge or range-delete records, written by a newer version"
-                        )))
-                    }
+                    BatchOp::Merge { key, value } => m.add(seq, ValueType::Merge, key, value),
+                    BatchOp::RangeDelete { start, end } => m.add(seq, ValueType::RangeDelete, start, end),
                 }
                 seq += 1;
             }
@@ -187,14 +155,10 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     versions.write_new_manifest()?;
 
     let cache = Arc::new(BlockCache::new(options.block_cache_capacity));
+    let stats = Arc::new(Statistics::default());
     let mem = Arc::new(MemTable::new(wal_number));
     let version = versions.current();
-    let sv = SuperVersion {
-        mem: mem.clone(),
-        imm: imm.iter().rev().cloned().collect(),
-        version,
-        number: 1,
-    };
+    let sv = SuperVersion { mem: mem.clone(), imm: imm.iter().rev().cloned().collect(), version, number: 1 };
     let state = DbState {
         mem,
         imm,
@@ -203,16 +167,15 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         wal_dirty: false,
         versions,
         flush: None,
+        compaction: None,
+        cursors: Default::default(),
         bg_error: None,
         pending_outputs: HashSet::new(),
     };
     let db = Db {
         inner: Arc::new(DbInner {
-            tables: TableContext {
-                fs: fs.clone(),
-                dir: dir.clone(),
-                cache,
-            },
+            tables: TableContext { fs: fs.clone(), dir: dir.clone(), cache, stats: stats.clone() },
+            stats,
             fs,
             dir,
             options,
@@ -222,7 +185,6 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             visible_seq: AtomicU64::new(last_seq),
             snapshots: Arc::new(SnapshotList::default()),
             closed: AtomicBool::new(false),
-            counters: Counters::default(),
             lock: Mutex::new(Some(db_lock)),
         }),
     };

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::merge::MergeOperator;
 use crate::sst::format::Compression;
 use crate::sst::TableOptions;
 
@@ -45,6 +46,23 @@ pub struct Options {
     pub bloom_bits_per_key: u32,
     /// Bytes of uncompressed blocks the block cache keeps (default 8 MiB).
     pub block_cache_capacity: usize,
+    /// L0 files that trigger a compaction into the base level (default 4).
+    pub level0_file_num_compaction_trigger: usize,
+    /// L0 files at which writes stall: the writer runs compaction itself
+    /// until L0 is below this again (default 20).
+    pub level0_stop_writes_trigger: usize,
+    /// Target size of the base level (default 16 MiB); each lower level
+    /// targets `max_bytes_for_level_multiplier` times more (dynamic level
+    /// sizes: the last level's size decides the base level).
+    pub max_bytes_for_level_base: u64,
+    pub max_bytes_for_level_multiplier: u64,
+    /// Size at which compaction output files are split (default 4 MiB).
+    pub target_file_size_base: u64,
+    /// No automatic compactions (manual `compact_range` still works, and
+    /// writes never stall on L0).
+    pub disable_auto_compactions: bool,
+    /// Combines merge operands (`Db::merge`); required to write or read them.
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Clock for duration statistics; none means durations read as zero.
     pub clock: Option<Arc<dyn Clock>>,
 }
@@ -61,6 +79,13 @@ impl Default for Options {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             block_cache_capacity: 8 << 20,
+            level0_file_num_compaction_trigger: 4,
+            level0_stop_writes_trigger: 20,
+            max_bytes_for_level_base: 16 << 20,
+            max_bytes_for_level_multiplier: 10,
+            target_file_size_base: 4 << 20,
+            disable_auto_compactions: false,
+            merge_operator: None,
             clock: None,
         }
     }
@@ -78,6 +103,13 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_cache_capacity", &self.block_cache_capacity)
+            .field("level0_file_num_compaction_trigger", &self.level0_file_num_compaction_trigger)
+            .field("level0_stop_writes_trigger", &self.level0_stop_writes_trigger)
+            .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
+            .field("max_bytes_for_level_multiplier", &self.max_bytes_for_level_multiplier)
+            .field("target_file_size_base", &self.target_file_size_base)
+            .field("disable_auto_compactions", &self.disable_auto_compactions)
+            .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
             .finish_non_exhaustive()
     }
 }
@@ -94,39 +126,44 @@ impl Options {
         };
         check(
             self.write_buffer_size >= 64 << 10,
-            format!(
-                "write_buffer_size must be at least 65536 bytes, got {}",
-                self.write_buffer_size
-            ),
+            format!("write_buffer_size must be at least 65536 bytes, got {}", self.write_buffer_size),
         )?;
         check(
             (2..=64).contains(&self.max_write_buffer_number),
-            format!(
-                "max_write_buffer_number must be 2..=64, got {}",
-                self.max_write_buffer_number
-            ),
+            format!("max_write_buffer_number must be 2..=64, got {}", self.max_write_buffer_number),
         )?;
         check(
             (256..=(4 << 20)).contains(&self.block_size),
-            format!(
-                "block_size must be 256..=4194304 bytes, got {}",
-                self.block_size
-            ),
+            format!("block_size must be 256..=4194304 bytes, got {}", self.block_size),
         )?;
         check(
             (1..=1024).contains(&self.block_restart_interval),
-            format!(
-                "block_restart_interval must be 1..=1024, got {}",
-                self.block_restart_interval
-            ),
+            format!("block_restart_interval must be 1..=1024, got {}", self.block_restart_interval),
         )?;
         check(
             self.bloom_bits_per_key <= 64,
+            format!("bloom_bits_per_key must be 0..=64, got {}", self.bloom_bits_per_key),
+        )?;
+        check(
+            self.level0_file_num_compaction_trigger >= 1,
+            "level0_file_num_compaction_trigger must be at least 1".to_string(),
+        )?;
+        check(
+            self.level0_stop_writes_trigger > self.level0_file_num_compaction_trigger,
             format!(
-                "bloom_bits_per_key must be 0..=64, got {}",
-                self.bloom_bits_per_key
+                "level0_stop_writes_trigger ({}) must exceed level0_file_num_compaction_trigger ({})",
+                self.level0_stop_writes_trigger, self.level0_file_num_compaction_trigger
             ),
         )?;
+        check(
+            self.max_bytes_for_level_base >= 64 << 10,
+            "max_bytes_for_level_base must be at least 65536".to_string(),
+        )?;
+        check(
+            (2..=1000).contains(&self.max_bytes_for_level_multiplier),
+            format!("max_bytes_for_level_multiplier must be 2..=1000, got {}", self.max_bytes_for_level_multiplier),
+        )?;
+        check(self.target_file_size_base >= 64 << 10, "target_file_size_base must be at least 65536".to_string())?;
         Ok(())
     }
 
@@ -136,6 +173,14 @@ impl Options {
             restart_interval: self.block_restart_interval,
             compression: self.compression,
             bloom_bits_per_key: self.bloom_bits_per_key,
+        }
+    }
+
+    pub(crate) fn picker_options(&self) -> crate::compaction::picker::PickerOptions {
+        crate::compaction::picker::PickerOptions {
+            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
         }
     }
 
@@ -179,10 +224,7 @@ pub(crate) fn check_key(key: &[u8]) -> Result<()> {
         return Err(Error::InvalidArgument("key is empty".into()));
     }
     if key.len() > MAX_KEY_LEN {
-        return Err(Error::InvalidArgument(format!(
-            "key of {} bytes exceeds the maximum of {MAX_KEY_LEN}",
-            key.len()
-        )));
+        return Err(Error::InvalidArgument(format!("key of {} bytes exceeds the maximum of {MAX_KEY_LEN}", key.len())));
     }
     Ok(())
 }

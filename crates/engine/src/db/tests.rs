@@ -4,11 +4,7 @@ use super::*;
 use crate::fs::MemFs;
 
 fn small_options() -> Options {
-    Options {
-        write_buffer_size: 64 << 10,
-        block_size: 512,
-        ..Options::default()
-    }
+    Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
 }
 
 fn open(fs: &MemFs) -> Db {
@@ -43,26 +39,20 @@ fn memtables_flush_to_tables_and_stay_readable() {
     let fs = MemFs::new();
     let db = open(&fs);
     for i in 0..5000u32 {
-        db.put(&W, format!("key{i:06}").as_bytes(), &[i as u8; 100])
-            .unwrap();
+        db.put(&W, format!("key{i:06}").as_bytes(), &[i as u8; 100]).unwrap();
     }
     while db.do_background_work(4).unwrap().work_left {}
     let props = db.properties();
-    assert!(props.files_per_level[0] >= 3, "{props:?}");
-    assert!(props.flushes >= 3);
+    assert!(props.files_per_level.iter().sum::<u64>() >= 1, "{props:?}");
+    assert!(props.files_per_level[0] < 4, "L0 must have been compacted: {props:?}");
+    assert!(db.statistics().ticker("silt.compactions") >= 1);
+    assert!(db.statistics().ticker("silt.flushes") >= 3);
     for i in (0..5000u32).step_by(7) {
-        assert_eq!(
-            db.get(&r(), format!("key{i:06}").as_bytes()).unwrap(),
-            Some(vec![i as u8; 100]),
-            "key {i}"
-        );
+        assert_eq!(db.get(&r(), format!("key{i:06}").as_bytes()).unwrap(), Some(vec![i as u8; 100]), "key {i}");
     }
     drop(db);
     let db = open(&fs);
-    assert_eq!(
-        db.get(&r(), b"key004999").unwrap(),
-        Some(vec![(4999u32) as u8; 100])
-    );
+    assert_eq!(db.get(&r(), b"key004999").unwrap(), Some(vec![(4999u32) as u8; 100]));
     let mut it = db.iter(&r()).unwrap();
     it.seek_to_first();
     let mut n = 0;
@@ -85,16 +75,7 @@ fn snapshots_see_their_moment_across_flushes() {
     let s2 = db.snapshot();
     db.delete(&W, b"k").unwrap();
     db.flush().unwrap();
-    let at = |s: &Snapshot| {
-        db.get(
-            &ReadOptions {
-                snapshot: Some(s),
-                ..r()
-            },
-            b"k",
-        )
-        .unwrap()
-    };
+    let at = |s: &Snapshot| db.get(&ReadOptions { snapshot: Some(s), ..r() }, b"k").unwrap();
     assert_eq!(at(&s1).as_deref(), Some(&b"v1"[..]));
     assert_eq!(at(&s2).as_deref(), Some(&b"v2"[..]));
     assert_eq!(db.get(&r(), b"k").unwrap(), None);
@@ -109,11 +90,7 @@ fn iterator_bounds_and_directions() {
     }
     db.flush().unwrap();
     db.delete(&W, b"c").unwrap();
-    let opts = ReadOptions {
-        lower_bound: Some(b"b".to_vec()),
-        upper_bound: Some(b"e".to_vec()),
-        ..r()
-    };
+    let opts = ReadOptions { lower_bound: Some(b"b".to_vec()), upper_bound: Some(b"e".to_vec()), ..r() };
     let mut it = db.iter(&opts).unwrap();
     let mut fwd = vec![];
     it.seek_to_first();
@@ -147,27 +124,15 @@ fn iterator_bounds_and_directions() {
 fn bad_input_and_use_after_close() {
     let fs = MemFs::new();
     let db = open(&fs);
-    assert!(matches!(
-        db.put(&W, b"", b"x"),
-        Err(Error::InvalidArgument(_))
-    ));
-    assert!(matches!(
-        db.put(&W, &vec![0u8; MAX_KEY_LEN + 1], b"x"),
-        Err(Error::InvalidArgument(_))
-    ));
+    assert!(matches!(db.put(&W, b"", b"x"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db.put(&W, &vec![0u8; MAX_KEY_LEN + 1], b"x"), Err(Error::InvalidArgument(_))));
     assert!(matches!(db.get(&r(), b""), Err(Error::InvalidArgument(_))));
     db.close().unwrap();
     assert!(matches!(db.put(&W, b"k", b"v"), Err(Error::Closed(_))));
     assert!(matches!(db.get(&r(), b"k"), Err(Error::Closed(_))));
     assert_eq!(db.put(&W, b"k", b"v").unwrap_err().code(), "Closed");
-    let bad = Options {
-        write_buffer_size: 10,
-        ..Options::default()
-    };
-    assert!(matches!(
-        Db::open(Arc::new(MemFs::new()), "x", bad),
-        Err(Error::InvalidArgument(_))
-    ));
+    let bad = Options { write_buffer_size: 10, ..Options::default() };
+    assert!(matches!(Db::open(Arc::new(MemFs::new()), "x", bad), Err(Error::InvalidArgument(_))));
 }
 
 #[test]
@@ -185,29 +150,12 @@ fn obsolete_files_are_deleted_once_no_reader_holds_them() {
     let fs = MemFs::new();
     let db = open(&fs);
     for i in 0..3000u32 {
-        db.put(&W, format!("key{i:06}").as_bytes(), &[1; 100])
-            .unwrap();
+        db.put(&W, format!("key{i:06}").as_bytes(), &[1; 100]).unwrap();
     }
     db.flush().unwrap();
-    let logs = |fs: &MemFs| {
-        fs.list("db")
-            .unwrap()
-            .iter()
-            .filter(|n| n.ends_with(".log"))
-            .count()
-    };
-    assert_eq!(
-        logs(&fs),
-        1,
-        "flushed WALs must be deleted: {:?}",
-        fs.list("db")
-    );
-    let manifests = fs
-        .list("db")
-        .unwrap()
-        .iter()
-        .filter(|n| n.starts_with("MANIFEST"))
-        .count();
+    let logs = |fs: &MemFs| fs.list("db").unwrap().iter().filter(|n| n.ends_with(".log")).count();
+    assert_eq!(logs(&fs), 1, "flushed WALs must be deleted: {:?}", fs.list("db"));
+    let manifests = fs.list("db").unwrap().iter().filter(|n| n.starts_with("MANIFEST")).count();
     assert_eq!(manifests, 1);
 }
 
@@ -219,12 +167,7 @@ fn missing_table_file_is_reported_at_open() {
         db.put(&W, b"k", b"v").unwrap();
         db.flush().unwrap();
     }
-    let sst = fs
-        .list("db")
-        .unwrap()
-        .into_iter()
-        .find(|n| n.ends_with(".sst"))
-        .unwrap();
+    let sst = fs.list("db").unwrap().into_iter().find(|n| n.ends_with(".sst")).unwrap();
     fs.remove(&format!("db/{sst}")).unwrap();
     match Db::open(Arc::new(fs.clone()), "db", small_options()) {
         Err(Error::Corruption { file, .. }) => assert!(file.ends_with(&sst), "{file}"),
@@ -249,8 +192,7 @@ fn verify_checks_every_table_and_reports_damage() {
     let fs = MemFs::new();
     let db = open(&fs);
     for i in 0..2000u32 {
-        db.put(&W, format!("key{i:06}").as_bytes(), &[3; 50])
-            .unwrap();
+        db.put(&W, format!("key{i:06}").as_bytes(), &[3; 50]).unwrap();
     }
     db.flush().unwrap();
     let report = db.verify().unwrap();
@@ -258,12 +200,7 @@ fn verify_checks_every_table_and_reports_damage() {
     drop(db);
     // Damage a data block in the middle of a table: open still works (the
     // block is not read), verify finds it.
-    let sst = fs
-        .list("db")
-        .unwrap()
-        .into_iter()
-        .find(|n| n.ends_with(".sst"))
-        .unwrap();
+    let sst = fs.list("db").unwrap().into_iter().find(|n| n.ends_with(".sst")).unwrap();
     let f = fs.open(&format!("db/{sst}"), false).unwrap();
     f.write_at(100, &[0xEE; 4]).unwrap();
     let db = open(&fs);
@@ -282,26 +219,15 @@ fn works_on_the_native_file_system() {
     {
         let db = Db::open(fs.clone(), &path, small_options()).unwrap();
         for i in 0..3000u32 {
-            db.put(
-                &WriteOptions { sync: i % 500 == 0 },
-                format!("k{i:05}").as_bytes(),
-                &[9; 64],
-            )
-            .unwrap();
+            db.put(&WriteOptions { sync: i % 500 == 0 }, format!("k{i:05}").as_bytes(), &[9; 64]).unwrap();
         }
         db.flush().unwrap();
         db.put(&W, b"after-flush", b"in the wal").unwrap();
         // A second handle on the same directory is refused by the OS lock.
-        assert!(matches!(
-            Db::open(fs.clone(), &path, small_options()),
-            Err(Error::Busy(_))
-        ));
+        assert!(matches!(Db::open(fs.clone(), &path, small_options()), Err(Error::Busy(_))));
     }
     let db = Db::open(fs, &path, small_options()).unwrap();
     assert_eq!(db.get(&r(), b"k02999").unwrap(), Some(vec![9; 64]));
-    assert_eq!(
-        db.get(&r(), b"after-flush").unwrap().as_deref(),
-        Some(&b"in the wal"[..])
-    );
+    assert_eq!(db.get(&r(), b"after-flush").unwrap().as_deref(), Some(&b"in the wal"[..]));
     assert_eq!(db.verify().unwrap().entries, 3000);
 }

@@ -38,10 +38,7 @@ mod tests {
 
     #[test]
     fn extend_equals_whole() {
-        assert_eq!(
-            crc32c_extend(crc32c(b"hello "), b"world"),
-            crc32c(b"hello world")
-        );
+        assert_eq!(crc32c_extend(crc32c(b"hello "), b"world"), crc32c(b"hello world"));
     }
 
     #[test]

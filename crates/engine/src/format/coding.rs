@@ -137,21 +137,14 @@ mod tests {
             let mut buf = Vec::new();
             put_varint64(&mut buf, v);
             assert_eq!(decode_varint64(&buf), Some((v, buf.len())), "value {v}");
-            assert_eq!(
-                decode_varint64(&buf[..buf.len() - 1]),
-                None,
-                "truncated {v}"
-            );
+            assert_eq!(decode_varint64(&buf[..buf.len() - 1]), None, "truncated {v}");
         }
     }
 
     #[test]
     fn varint_rejects_overlong_and_overflow() {
         assert_eq!(decode_varint64(&[0xff; 11]), None);
-        assert_eq!(
-            decode_varint64(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]),
-            None
-        );
+        assert_eq!(decode_varint64(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]), None);
         let mut buf = Vec::new();
         put_varint64(&mut buf, u64::from(u32::MAX) + 1);
         assert_eq!(decode_varint32(&buf), None);

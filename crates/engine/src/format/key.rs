@@ -86,11 +86,7 @@ pub struct ParsedKey<'a> {
 pub fn parse(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     let n = ikey.len().checked_sub(TAG_LEN)?;
     let tag = decode_fixed64(&ikey[n..])?;
-    Some(ParsedKey {
-        user_key: &ikey[..n],
-        seq: tag >> 8,
-        ty: ValueType::from_u8(tag as u8)?,
-    })
+    Some(ParsedKey { user_key: &ikey[..n], seq: tag >> 8, ty: ValueType::from_u8(tag as u8)? })
 }
 
 /// The user key part of an internal key (all of it if malformed).
@@ -150,14 +146,7 @@ mod tests {
     fn parse_round_trips() {
         let k = internal_key(b"user", 12345, ValueType::Merge);
         let p = parse(&k).expect("parse");
-        assert_eq!(
-            p,
-            ParsedKey {
-                user_key: b"user",
-                seq: 12345,
-                ty: ValueType::Merge
-            }
-        );
+        assert_eq!(p, ParsedKey { user_key: b"user", seq: 12345, ty: ValueType::Merge });
         assert_eq!(user_key(&k), b"user");
     }
 
@@ -177,16 +166,10 @@ mod tests {
         let b1 = internal_key(b"b", 1, ValueType::Put);
         assert_eq!(compare(&a2, &a1), Ordering::Less);
         assert_eq!(compare(&a1, &b1), Ordering::Less);
-        assert_eq!(
-            compare(&internal_key(b"ab", 9, ValueType::Put), &b1),
-            Ordering::Less
-        );
+        assert_eq!(compare(&internal_key(b"ab", 9, ValueType::Put), &b1), Ordering::Less);
         // Prefix user keys sort before longer ones, whatever the tag bytes.
         assert_eq!(
-            compare(
-                &internal_key(b"a", 0, ValueType::Put),
-                &internal_key(b"a\0", 99, ValueType::Put)
-            ),
+            compare(&internal_key(b"a", 0, ValueType::Put), &internal_key(b"a\0", 99, ValueType::Put)),
             Ordering::Less
         );
         // A seek key sorts before every entry of its sequence and older.
@@ -205,10 +188,7 @@ mod tests {
             (b"ab", b"ab\x00"),
         ] {
             let sep = shortest_separator(s, l);
-            assert!(
-                sep.as_slice() >= s && sep.as_slice() < l,
-                "{s:?} {l:?} -> {sep:?}"
-            );
+            assert!(sep.as_slice() >= s && sep.as_slice() < l, "{s:?} {l:?} -> {sep:?}");
         }
         assert_eq!(shortest_separator(b"abcd", b"abzz"), b"abd");
         assert_eq!(short_successor(b"abc"), b"b");

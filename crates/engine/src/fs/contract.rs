@@ -15,58 +15,19 @@ pub struct Check {
 
 /// Every check of the contract, in order.
 pub const CHECKS: &[Check] = &[
-    Check {
-        name: "create_write_read",
-        run: create_write_read,
-    },
-    Check {
-        name: "open_missing_fails",
-        run: open_missing_fails,
-    },
-    Check {
-        name: "append_and_len",
-        run: append_and_len,
-    },
-    Check {
-        name: "write_at_extends_and_overwrites",
-        run: write_at_extends_and_overwrites,
-    },
-    Check {
-        name: "short_read_at_end",
-        run: short_read_at_end,
-    },
-    Check {
-        name: "truncate_shrinks_and_grows",
-        run: truncate_shrinks_and_grows,
-    },
-    Check {
-        name: "reopen_sees_data",
-        run: reopen_sees_data,
-    },
-    Check {
-        name: "list_names_only_direct_children",
-        run: list_names_only_direct_children,
-    },
-    Check {
-        name: "remove_then_missing",
-        run: remove_then_missing,
-    },
-    Check {
-        name: "remove_missing_fails",
-        run: remove_missing_fails,
-    },
-    Check {
-        name: "lock_is_exclusive_until_dropped",
-        run: lock_is_exclusive_until_dropped,
-    },
-    Check {
-        name: "sync_keeps_content",
-        run: sync_keeps_content,
-    },
-    Check {
-        name: "large_file_round_trip",
-        run: large_file_round_trip,
-    },
+    Check { name: "create_write_read", run: create_write_read },
+    Check { name: "open_missing_fails", run: open_missing_fails },
+    Check { name: "append_and_len", run: append_and_len },
+    Check { name: "write_at_extends_and_overwrites", run: write_at_extends_and_overwrites },
+    Check { name: "short_read_at_end", run: short_read_at_end },
+    Check { name: "truncate_shrinks_and_grows", run: truncate_shrinks_and_grows },
+    Check { name: "reopen_sees_data", run: reopen_sees_data },
+    Check { name: "list_names_only_direct_children", run: list_names_only_direct_children },
+    Check { name: "remove_then_missing", run: remove_then_missing },
+    Check { name: "remove_missing_fails", run: remove_missing_fails },
+    Check { name: "lock_is_exclusive_until_dropped", run: lock_is_exclusive_until_dropped },
+    Check { name: "sync_keeps_content", run: sync_keeps_content },
+    Check { name: "large_file_round_trip", run: large_file_round_trip },
 ];
 
 /// Runs every check, each in its own subdirectory of `dir`; returns the
@@ -75,10 +36,8 @@ pub fn run_all(fs: &dyn Fs, dir: &str) -> Vec<(&'static str, String)> {
     let mut failures = Vec::new();
     for check in CHECKS {
         let sub = join(dir, check.name);
-        let result = fs
-            .create_dir_all(&sub)
-            .map_err(|e| format!("create_dir_all: {e}"))
-            .and_then(|_| (check.run)(fs, &sub));
+        let result =
+            fs.create_dir_all(&sub).map_err(|e| format!("create_dir_all: {e}")).and_then(|_| (check.run)(fs, &sub));
         if let Err(msg) = result {
             failures.push((check.name, msg));
         }
@@ -104,26 +63,14 @@ fn create_write_read(fs: &dyn Fs, dir: &str) -> Result<(), String> {
     ok(f.write_at(0, b"hello world"), "write")?;
     let mut buf = [0u8; 5];
     let n = ok(f.read_at(6, &mut buf), "read")?;
-    expect(
-        n == 5 && &buf == b"world",
-        format!("read back {:?}", &buf[..n]),
-    )?;
-    expect(
-        ok(fs.exists(&p), "exists")?,
-        "file does not exist after create",
-    )
+    expect(n == 5 && &buf == b"world", format!("read back {:?}", &buf[..n]))?;
+    expect(ok(fs.exists(&p), "exists")?, "file does not exist after create")
 }
 
 fn open_missing_fails(fs: &dyn Fs, dir: &str) -> Result<(), String> {
     let p = join(dir, "missing");
-    expect(
-        fs.open(&p, false).is_err(),
-        "opening a missing file without create succeeded",
-    )?;
-    expect(
-        !ok(fs.exists(&p), "exists")?,
-        "a failed open created the file",
-    )
+    expect(fs.open(&p, false).is_err(), "opening a missing file without create succeeded")?;
+    expect(!ok(fs.exists(&p), "exists")?, "a failed open created the file")
 }
 
 fn append_and_len(fs: &dyn Fs, dir: &str) -> Result<(), String> {
@@ -154,10 +101,7 @@ fn short_read_at_end(fs: &dyn Fs, dir: &str) -> Result<(), String> {
     let f = ok(fs.open(&join(dir, "s"), true), "open")?;
     ok(f.append(b"12345"), "append")?;
     let mut buf = [0u8; 10];
-    expect(
-        ok(f.read_at(3, &mut buf), "read")? == 2,
-        "short read length",
-    )?;
+    expect(ok(f.read_at(3, &mut buf), "read")? == 2, "short read length")?;
     expect(ok(f.read_at(5, &mut buf), "read")? == 0, "read at end")?;
     expect(ok(f.read_at(100, &mut buf), "read")? == 0, "read past end")
 }
@@ -182,15 +126,9 @@ fn reopen_sees_data(fs: &dyn Fs, dir: &str) -> Result<(), String> {
         ok(f.sync(), "sync")?;
     }
     let f = ok(fs.open(&p, false), "reopen")?;
-    expect(
-        ok(read_all(&*f, &p), "read_all")? == b"persist",
-        "content after reopen",
-    )?;
+    expect(ok(read_all(&*f, &p), "read_all")? == b"persist", "content after reopen")?;
     ok(f.append(b"!"), "append after reopen")?;
-    expect(
-        ok(f.len(), "len")? == 8,
-        "append after reopen goes to the end",
-    )
+    expect(ok(f.len(), "len")? == 8, "append after reopen goes to the end")
 }
 
 fn list_names_only_direct_children(fs: &dyn Fs, dir: &str) -> Result<(), String> {
@@ -210,19 +148,13 @@ fn remove_then_missing(fs: &dyn Fs, dir: &str) -> Result<(), String> {
     ok(fs.open(&p, true).and_then(|f| f.append(b"x")), "create")?;
     ok(fs.remove(&p), "remove")?;
     expect(!ok(fs.exists(&p), "exists")?, "exists after remove")?;
-    expect(
-        !ok(fs.list(dir), "list")?.iter().any(|n| n == "gone"),
-        "listed after remove",
-    )?;
+    expect(!ok(fs.list(dir), "list")?.iter().any(|n| n == "gone"), "listed after remove")?;
     let f = ok(fs.open(&p, true), "recreate")?;
     expect(ok(f.len(), "len")? == 0, "recreated file is not empty")
 }
 
 fn remove_missing_fails(fs: &dyn Fs, dir: &str) -> Result<(), String> {
-    expect(
-        fs.remove(&join(dir, "never")).is_err(),
-        "removing a missing file succeeded",
-    )
+    expect(fs.remove(&join(dir, "never")).is_err(), "removing a missing file succeeded")
 }
 
 fn lock_is_exclusive_until_dropped(fs: &dyn Fs, dir: &str) -> Result<(), String> {
@@ -243,18 +175,13 @@ fn sync_keeps_content(fs: &dyn Fs, dir: &str) -> Result<(), String> {
     ok(f.append(b"abc"), "append")?;
     ok(f.sync(), "sync")?;
     ok(fs.sync_dir(dir), "sync_dir")?;
-    expect(
-        ok(read_all(&*f, &p), "read_all")? == b"abc",
-        "content after sync",
-    )
+    expect(ok(read_all(&*f, &p), "read_all")? == b"abc", "content after sync")
 }
 
 fn large_file_round_trip(fs: &dyn Fs, dir: &str) -> Result<(), String> {
     let p = join(dir, "big");
     let f = ok(fs.open(&p, true), "open")?;
-    let data: Vec<u8> = (0..(3 << 20) + 17)
-        .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect();
+    let data: Vec<u8> = (0..(3 << 20) + 17).map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     for chunk in data.chunks(100_000) {
         ok(f.append(chunk), "append")?;
     }

@@ -52,11 +52,7 @@ pub struct FaultFs {
 impl FaultFs {
     /// Wraps `inner`. Files already present count as durable.
     pub fn new(inner: Arc<dyn Fs>) -> Self {
-        FaultFs {
-            inner,
-            state: Arc::default(),
-            epoch: Arc::new(AtomicU64::new(0)),
-        }
+        FaultFs { inner, state: Arc::default(), epoch: Arc::new(AtomicU64::new(0)) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -199,11 +195,7 @@ impl Fs for FaultFs {
             if !st.durable.contains_key(path) {
                 // A file the wrapper has not seen: new ones are not durable
                 // until synced; ones that were there before count as durable.
-                let image = if existed {
-                    Some(read_all(&*file, path)?)
-                } else {
-                    None
-                };
+                let image = if existed { Some(read_all(&*file, path)?) } else { None };
                 st.durable.insert(path.to_string(), image);
             }
         }
@@ -253,11 +245,7 @@ struct FaultFile {
 impl FaultFile {
     fn alive(&self, op: &'static str) -> Result<()> {
         if self.fs.epoch.load(Ordering::SeqCst) != self.epoch {
-            return Err(Error::io(
-                &self.path,
-                op,
-                "handle opened before a simulated crash",
-            ));
+            return Err(Error::io(&self.path, op, "handle opened before a simulated crash"));
         }
         Ok(())
     }

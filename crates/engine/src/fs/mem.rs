@@ -92,10 +92,7 @@ impl Fs for MemFs {
         if !held.insert(path.to_string()) {
             return Err(Error::Busy(format!("lock {path} is held")));
         }
-        Ok(Box::new(MemLock {
-            locks: self.locks.clone(),
-            path: path.to_string(),
-        }))
+        Ok(Box::new(MemLock { locks: self.locks.clone(), path: path.to_string() }))
     }
 }
 
@@ -108,10 +105,7 @@ impl FsLock for MemLock {}
 
 impl Drop for MemLock {
     fn drop(&mut self) {
-        self.locks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.path);
+        self.locks.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.path);
     }
 }
 

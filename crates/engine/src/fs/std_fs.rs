@@ -21,10 +21,9 @@ impl StdFs {
 fn io_err(path: &str, op: &'static str, e: std::io::Error) -> Error {
     // ENOSPC / EDQUOT surface as StorageFull / QuotaExceeded.
     match e.kind() {
-        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => Error::QuotaExceeded {
-            file: path.to_string(),
-            message: e.to_string(),
-        },
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            Error::QuotaExceeded { file: path.to_string(), message: e.to_string() }
+        }
         _ => Error::io(path, op, e),
     }
 }
@@ -39,11 +38,7 @@ impl Fs for StdFs {
             .open(path)
             .map_err(|e| io_err(path, "open", e))?;
         let len = file.metadata().map_err(|e| io_err(path, "stat", e))?.len();
-        Ok(Arc::new(StdFile {
-            file,
-            path: path.to_string(),
-            len: Mutex::new(len),
-        }))
+        Ok(Arc::new(StdFile { file, path: path.to_string(), len: Mutex::new(len) }))
     }
 
     fn exists(&self, path: &str) -> Result<bool> {
@@ -77,8 +72,7 @@ impl Fs for StdFs {
     fn sync_dir(&self, dir: &str) -> Result<()> {
         #[cfg(unix)]
         {
-            let d = fs::File::open(if dir.is_empty() { "." } else { dir })
-                .map_err(|e| io_err(dir, "open dir", e))?;
+            let d = fs::File::open(if dir.is_empty() { "." } else { dir }).map_err(|e| io_err(dir, "open dir", e))?;
             d.sync_all().map_err(|e| io_err(dir, "sync dir", e))?;
         }
         #[cfg(not(unix))]
@@ -96,9 +90,7 @@ impl Fs for StdFs {
             .map_err(|e| io_err(path, "open lock", e))?;
         match file.try_lock() {
             Ok(()) => Ok(Box::new(StdLock { _file: file })),
-            Err(TryLockError::WouldBlock) => {
-                Err(Error::Busy(format!("{path} is locked by another process")))
-            }
+            Err(TryLockError::WouldBlock) => Err(Error::Busy(format!("{path} is locked by another process"))),
             Err(TryLockError::Error(e)) => Err(io_err(path, "lock", e)),
         }
     }
@@ -174,16 +166,12 @@ impl File for StdFile {
 
     fn truncate(&self, new_len: u64) -> Result<()> {
         let mut len = self.len.lock().unwrap_or_else(|p| p.into_inner());
-        self.file
-            .set_len(new_len)
-            .map_err(|e| io_err(&self.path, "truncate", e))?;
+        self.file.set_len(new_len).map_err(|e| io_err(&self.path, "truncate", e))?;
         *len = new_len;
         Ok(())
     }
 
     fn sync(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| io_err(&self.path, "sync", e))
+        self.file.sync_data().map_err(|e| io_err(&self.path, "sync", e))
     }
 }

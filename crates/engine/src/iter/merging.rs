@@ -22,20 +22,13 @@ pub struct MergingIterator {
 
 impl MergingIterator {
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
-        MergingIterator {
-            children,
-            current: None,
-            direction: Direction::Forward,
-        }
+        MergingIterator { children, current: None, direction: Direction::Forward }
     }
 
     fn find_smallest(&mut self) {
         let mut best: Option<usize> = None;
         for (i, c) in self.children.iter().enumerate() {
-            if c.valid()
-                && best
-                    .is_none_or(|b| key::compare(c.key(), self.children[b].key()) == Ordering::Less)
-            {
+            if c.valid() && best.is_none_or(|b| key::compare(c.key(), self.children[b].key()) == Ordering::Less) {
                 best = Some(i);
             }
         }
@@ -45,11 +38,7 @@ impl MergingIterator {
     fn find_largest(&mut self) {
         let mut best: Option<usize> = None;
         for (i, c) in self.children.iter().enumerate().rev() {
-            if c.valid()
-                && best.is_none_or(|b| {
-                    key::compare(c.key(), self.children[b].key()) == Ordering::Greater
-                })
-            {
+            if c.valid() && best.is_none_or(|b| key::compare(c.key(), self.children[b].key()) == Ordering::Greater) {
                 best = Some(i);
             }
         }
@@ -81,9 +70,7 @@ impl InternalIterator for MergingIterator {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.children
-            .iter_mut()
-            .for_each(|c| c.seek_for_prev(target));
+        self.children.iter_mut().for_each(|c| c.seek_for_prev(target));
         self.direction = Direction::Reverse;
         self.find_largest();
     }
@@ -131,9 +118,7 @@ impl InternalIterator for MergingIterator {
     }
 
     fn value(&self) -> &[u8] {
-        self.current
-            .map(|c| self.children[c].value())
-            .unwrap_or(&[])
+        self.current.map(|c| self.children[c].value()).unwrap_or(&[])
     }
 
     fn status(&self) -> Result<()> {
@@ -152,19 +137,10 @@ mod tests {
     }
 
     fn merged() -> MergingIterator {
-        let a = VecIter::new(vec![
-            (ik("a", 1), b"a".to_vec()),
-            (ik("d", 1), b"d".to_vec()),
-        ]);
-        let b = VecIter::new(vec![
-            (ik("b", 2), b"b".to_vec()),
-            (ik("d", 5), b"d5".to_vec()),
-        ]);
+        let a = VecIter::new(vec![(ik("a", 1), b"a".to_vec()), (ik("d", 1), b"d".to_vec())]);
+        let b = VecIter::new(vec![(ik("b", 2), b"b".to_vec()), (ik("d", 5), b"d5".to_vec())]);
         let c = VecIter::new(vec![]);
-        let d = VecIter::new(vec![
-            (ik("c", 3), b"c".to_vec()),
-            (ik("e", 1), b"e".to_vec()),
-        ]);
+        let d = VecIter::new(vec![(ik("c", 3), b"c".to_vec()), (ik("e", 1), b"e".to_vec())]);
         MergingIterator::new(vec![Box::new(a), Box::new(b), Box::new(c), Box::new(d)])
     }
 

@@ -80,21 +80,15 @@ pub(crate) mod testing {
             self.pos = self.entries.len().checked_sub(1);
         }
         fn seek(&mut self, t: &[u8]) {
-            let i = self
-                .entries
-                .partition_point(|e| key::compare(&e.0, t).is_lt());
+            let i = self.entries.partition_point(|e| key::compare(&e.0, t).is_lt());
             self.pos = (i < self.entries.len()).then_some(i);
         }
         fn seek_for_prev(&mut self, t: &[u8]) {
-            let i = self
-                .entries
-                .partition_point(|e| key::compare(&e.0, t).is_le());
+            let i = self.entries.partition_point(|e| key::compare(&e.0, t).is_le());
             self.pos = i.checked_sub(1);
         }
         fn next(&mut self) {
-            self.pos = self
-                .pos
-                .and_then(|p| (p + 1 < self.entries.len()).then_some(p + 1));
+            self.pos = self.pos.and_then(|p| (p + 1 < self.entries.len()).then_some(p + 1));
         }
         fn prev(&mut self) {
             self.pos = self.pos.and_then(|p| p.checked_sub(1));

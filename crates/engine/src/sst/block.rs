@@ -45,12 +45,7 @@ impl BlockBuilder {
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
         let mut shared = 0;
         if self.counter < self.restart_interval {
-            shared = self
-                .last_key
-                .iter()
-                .zip(key)
-                .take_while(|(a, b)| a == b)
-                .count();
+            shared = self.last_key.iter().zip(key).take_while(|(a, b)| a == b).count();
         } else {
             self.restarts.push(self.buf.len() as u32);
             self.counter = 0;
@@ -122,12 +117,7 @@ impl Block {
             return Err(corrupt("bad restart count in block"));
         }
         let restarts_at = data.len() - 4 - 4 * num_restarts;
-        Ok(Block {
-            data,
-            restarts_at,
-            num_restarts,
-            origin,
-        })
+        Ok(Block { data, restarts_at, num_restarts, origin })
     }
 
     pub fn size(&self) -> usize {
@@ -362,29 +352,20 @@ mod tests {
     use crate::format::key::{internal_key, seek_key, user_key, ValueType};
 
     fn origin() -> BlockOrigin {
-        BlockOrigin {
-            file: Arc::from("t.sst"),
-            offset: 0,
-        }
+        BlockOrigin { file: Arc::from("t.sst"), offset: 0 }
     }
 
     fn build(n: usize, interval: usize) -> (Block, Vec<(Vec<u8>, Vec<u8>)>) {
         let mut b = BlockBuilder::new(interval);
         let entries: Vec<_> = (0..n)
             .map(|i| {
-                (
-                    internal_key(format!("key{:05}", i * 2).as_bytes(), 1, ValueType::Put),
-                    format!("v{i}").into_bytes(),
-                )
+                (internal_key(format!("key{:05}", i * 2).as_bytes(), 1, ValueType::Put), format!("v{i}").into_bytes())
             })
             .collect();
         for (k, v) in &entries {
             b.add(k, v);
         }
-        (
-            Block::new(Bytes::from(b.finish()), origin()).unwrap(),
-            entries,
-        )
+        (Block::new(Bytes::from(b.finish()), origin()).unwrap(), entries)
     }
 
     #[test]

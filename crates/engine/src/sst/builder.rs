@@ -7,8 +7,9 @@ use super::filter::FilterBuilder;
 use super::format::{frame_block, BlockHandle, Compression, Footer};
 use crate::error::Result;
 use crate::format::coding::put_varint64;
-use crate::format::key::{self, SequenceNumber, MAX_SEQUENCE};
+use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
 use crate::fs::File;
+use crate::range_del::Tombstone;
 
 /// How tables are written.
 #[derive(Clone, Debug)]
@@ -23,12 +24,7 @@ pub struct TableOptions {
 
 impl Default for TableOptions {
     fn default() -> Self {
-        TableOptions {
-            block_size: 4096,
-            restart_interval: 16,
-            compression: Compression::Lz4,
-            bloom_bits_per_key: 10,
-        }
+        TableOptions { block_size: 4096, restart_interval: 16, compression: Compression::Lz4, bloom_bits_per_key: 10 }
     }
 }
 
@@ -36,7 +32,9 @@ impl Default for TableOptions {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableInfo {
     pub file_size: u64,
+    /// Point entries (puts, deletes, merge operands).
     pub num_entries: u64,
+    pub num_range_deletions: u64,
     pub smallest: Vec<u8>,
     pub largest: Vec<u8>,
     pub smallest_seq: SequenceNumber,
@@ -46,6 +44,7 @@ pub struct TableInfo {
 /// Names of meta blocks in the metaindex.
 pub(crate) const META_FILTER: &[u8] = b"silt.filter.fastlocalbloom";
 pub(crate) const META_PROPERTIES: &[u8] = b"silt.properties";
+pub(crate) const META_RANGE_DEL: &[u8] = b"silt.range_del";
 
 /// Writes a table. Entries must be added in internal-key order. Output is
 /// buffered and appended to the file in large pieces; the caller syncs.
@@ -62,14 +61,14 @@ pub struct TableBuilder {
     pending_index: Option<BlockHandle>,
     info: TableInfo,
     blocks: u64,
+    tombstones: Vec<Tombstone>,
 }
 
 const FLUSH_AT: usize = 256 * 1024;
 
 impl TableBuilder {
     pub fn new(file: Arc<dyn File>, opts: TableOptions) -> Self {
-        let filter =
-            (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
+        let filter = (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
         TableBuilder {
             data: BlockBuilder::new(opts.restart_interval),
             index: BlockBuilder::new(1),
@@ -79,11 +78,9 @@ impl TableBuilder {
             out: Vec::new(),
             offset: 0,
             pending_index: None,
-            info: TableInfo {
-                smallest_seq: MAX_SEQUENCE,
-                ..TableInfo::default()
-            },
+            info: TableInfo { smallest_seq: MAX_SEQUENCE, ..TableInfo::default() },
             blocks: 0,
+            tombstones: Vec::new(),
         }
     }
 
@@ -113,9 +110,14 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Data blocks written so far (the unit of a budgeted step).
-    pub fn blocks_written(&self) -> u64 {
-        self.blocks
+    /// Adds a range tombstone (any order; stored sorted in their own block).
+    pub fn add_tombstone(&mut self, t: Tombstone) {
+        self.tombstones.push(t);
+    }
+
+    /// Bytes written to the file or buffered so far.
+    pub fn file_size(&self) -> u64 {
+        self.offset
     }
 
     fn add_index_entry(&mut self, sep: &[u8], handle: BlockHandle) {
@@ -138,10 +140,7 @@ impl TableBuilder {
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
         let start = self.out.len();
         let size = frame_block(raw, compression, &mut self.out);
-        let handle = BlockHandle {
-            offset: self.offset,
-            size: size as u64,
-        };
+        let handle = BlockHandle { offset: self.offset, size: size as u64 };
         self.offset += (self.out.len() - start) as u64;
         if self.out.len() >= FLUSH_AT {
             self.file.append(&self.out)?;
@@ -170,6 +169,11 @@ impl TableBuilder {
                 meta.push((META_FILTER, h));
             }
         }
+        if !self.tombstones.is_empty() {
+            let block = self.range_del_block();
+            let h = self.write_block(&block, Compression::None)?;
+            meta.push((META_RANGE_DEL, h));
+        }
         let props = self.properties();
         let h = self.write_block(&props, Compression::None)?;
         meta.push((META_PROPERTIES, h));
@@ -184,16 +188,54 @@ impl TableBuilder {
         let metaindex = self.write_block(&metaindex, Compression::None)?;
         let index = self.index.finish();
         let index = self.write_block(&index, Compression::None)?;
-        self.out
-            .extend_from_slice(&Footer { metaindex, index }.encode());
+        self.out.extend_from_slice(&Footer { metaindex, index }.encode());
         self.offset += super::format::FOOTER_LEN as u64;
         self.file.append(&self.out)?;
         self.out.clear();
         self.info.file_size = self.offset;
-        if self.info.num_entries == 0 {
+        if self.info.num_entries == 0 && self.tombstones.is_empty() {
             self.info.smallest_seq = 0;
         }
         Ok(self.info)
+    }
+
+    /// The range-deletion block: (start, seq, RangeDelete) -> end, sorted by
+    /// internal key. Also widens the table's boundaries to cover every
+    /// tombstone: the smallest key may be a tombstone start; the largest may
+    /// be a tombstone end as a *sentinel* (end, MAX_SEQUENCE, RangeDelete),
+    /// which sorts before every real entry of `end`, so the file does not
+    /// look like it holds `end` itself.
+    fn range_del_block(&mut self) -> Vec<u8> {
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = self
+            .tombstones
+            .iter()
+            .filter(|t| t.start < t.end)
+            .map(|t| (key::internal_key(&t.start, t.seq, ValueType::RangeDelete), t.end.clone()))
+            .collect();
+        entries.sort_by(|a, b| key::compare(&a.0, &b.0));
+        entries.dedup();
+        let mut b = BlockBuilder::new(1);
+        for (k, end) in &entries {
+            b.add(k, end);
+            let sentinel = key::internal_key(end, MAX_SEQUENCE, ValueType::RangeDelete);
+            if self.info.num_entries == 0 && self.info.num_range_deletions == 0 {
+                self.info.smallest = k.clone();
+                self.info.largest = sentinel;
+            } else {
+                if key::compare(k, &self.info.smallest).is_lt() {
+                    self.info.smallest = k.clone();
+                }
+                if key::compare(&sentinel, &self.info.largest).is_gt() {
+                    self.info.largest = sentinel;
+                }
+            }
+            if let Some(p) = key::parse(k) {
+                self.info.smallest_seq = self.info.smallest_seq.min(p.seq);
+                self.info.largest_seq = self.info.largest_seq.max(p.seq);
+            }
+            self.info.num_range_deletions += 1;
+        }
+        b.finish()
     }
 
     fn properties(&self) -> Vec<u8> {
@@ -207,14 +249,8 @@ impl TableBuilder {
         put(b"silt.data.blocks", self.blocks);
         put(b"silt.largest.seq", self.info.largest_seq);
         put(b"silt.num.entries", self.info.num_entries);
-        put(
-            b"silt.smallest.seq",
-            if self.info.num_entries == 0 {
-                0
-            } else {
-                self.info.smallest_seq
-            },
-        );
+        put(b"silt.num.range_deletions", self.info.num_range_deletions);
+        put(b"silt.smallest.seq", if self.info.num_entries == 0 { 0 } else { self.info.smallest_seq });
         b.finish()
     }
 }

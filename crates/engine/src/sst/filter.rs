@@ -54,10 +54,7 @@ pub struct FilterBuilder {
 
 impl FilterBuilder {
     pub fn new(bits_per_key: u32) -> Self {
-        FilterBuilder {
-            bits_per_key,
-            hashes: Vec::new(),
-        }
+        FilterBuilder { bits_per_key, hashes: Vec::new() }
     }
 
     pub fn add_key(&mut self, user_key: &[u8]) {
@@ -114,11 +111,7 @@ impl BloomFilter {
         if probes == 0 || probes > 30 {
             return None;
         }
-        Some(BloomFilter {
-            num_lines: ((n - 2) / LINE_BYTES) as u32,
-            probes,
-            data,
-        })
+        Some(BloomFilter { num_lines: ((n - 2) / LINE_BYTES) as u32, probes, data })
     }
 
     /// False means the key is certainly absent; true means it may be present.
@@ -165,15 +158,10 @@ mod tests {
     fn false_positive_rate_near_one_percent_at_ten_bits() {
         let n = 100_000u32;
         let f = build(n, 10);
-        let fp = (n..n + 200_000)
-            .filter(|i| f.may_contain(&i.to_be_bytes()))
-            .count();
+        let fp = (n..n + 200_000).filter(|i| f.may_contain(&i.to_be_bytes())).count();
         let rate = fp as f64 / 200_000.0;
         assert!(rate < 0.0125, "false positive rate {rate}");
-        assert!(
-            rate > 0.004,
-            "suspiciously low rate {rate}: filter not probing?"
-        );
+        assert!(rate > 0.004, "suspiciously low rate {rate}: filter not probing?");
     }
 
     #[test]

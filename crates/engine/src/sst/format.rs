@@ -57,10 +57,7 @@ impl BlockHandle {
 
     pub fn decode(src: &[u8]) -> Option<Self> {
         let mut r = Reader::new(src);
-        Some(BlockHandle {
-            offset: r.varint64()?,
-            size: r.varint64()?,
-        })
+        Some(BlockHandle { offset: r.varint64()?, size: r.varint64()? })
     }
 }
 
@@ -96,29 +93,16 @@ impl Footer {
         let stored = unmask(decode_fixed32(&b[36..]).unwrap_or(0));
         let actual = crc32c(&b[..36]);
         if stored != actual {
-            return Err(Error::ChecksumMismatch {
-                file: file.to_string(),
-                offset: at,
-                expected: stored,
-                got: actual,
-            });
+            return Err(Error::ChecksumMismatch { file: file.to_string(), offset: at, expected: stored, got: actual });
         }
         let version = decode_fixed32(&b[32..]).unwrap_or(0);
         if version != FORMAT_VERSION {
-            return Err(corrupt(&format!(
-                "unsupported table format version {version}"
-            )));
+            return Err(corrupt(&format!("unsupported table format version {version}")));
         }
         let f = |i: usize| decode_fixed64(&b[i..]).unwrap_or(0);
         Ok(Footer {
-            metaindex: BlockHandle {
-                offset: f(0),
-                size: f(8),
-            },
-            index: BlockHandle {
-                offset: f(16),
-                size: f(24),
-            },
+            metaindex: BlockHandle { offset: f(0), size: f(8) },
+            index: BlockHandle { offset: f(16), size: f(24) },
         })
     }
 }
@@ -152,17 +136,9 @@ pub fn frame_block(raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> u
 }
 
 /// Reads the block at `handle`, checks its checksum and decompresses it.
-pub fn read_block(
-    file: &dyn File,
-    path: &str,
-    file_len: u64,
-    handle: BlockHandle,
-) -> Result<Bytes> {
+pub fn read_block(file: &dyn File, path: &str, file_len: u64, handle: BlockHandle) -> Result<Bytes> {
     let corrupt = |r: String| Error::corruption(path, handle.offset, r);
-    let end = handle
-        .offset
-        .checked_add(handle.size)
-        .and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+    let end = handle.offset.checked_add(handle.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
     match end {
         Some(end) if end <= file_len && handle.size <= MAX_BLOCK_LEN => {}
         _ => {
@@ -191,18 +167,14 @@ pub fn read_block(
         TYPE_NONE => Ok(Bytes::from(buf)),
         TYPE_LZ4 => {
             let mut r = Reader::new(&buf);
-            let raw_len =
-                r.varint32()
-                    .ok_or_else(|| corrupt("bad lz4 block header".into()))? as u64;
+            let raw_len = r.varint32().ok_or_else(|| corrupt("bad lz4 block header".into()))? as u64;
             if raw_len > MAX_BLOCK_LEN {
                 return Err(corrupt(format!("lz4 block claims {raw_len} bytes")));
             }
             let mut raw = vec![0u8; raw_len as usize];
             match lz4_flex::block::decompress_into(r.buf, &mut raw) {
                 Ok(got) if got as u64 == raw_len => Ok(Bytes::from(raw)),
-                Ok(got) => Err(corrupt(format!(
-                    "lz4 block gave {got} bytes, expected {raw_len}"
-                ))),
+                Ok(got) => Err(corrupt(format!("lz4 block gave {got} bytes, expected {raw_len}"))),
                 Err(e) => Err(corrupt(format!("lz4: {e}"))),
             }
         }
@@ -225,18 +197,13 @@ mod tests {
     #[test]
     fn blocks_round_trip_with_and_without_compression() {
         let compressible = vec![b'a'; 4000];
-        let random: Vec<u8> = (0..4000u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
-            .collect();
+        let random: Vec<u8> = (0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8).collect();
         for raw in [&compressible[..], &random[..], b"tiny"] {
             for c in [Compression::None, Compression::Lz4] {
                 let mut out = Vec::new();
                 let size = frame_block(raw, c, &mut out);
                 let f = write(&out);
-                let h = BlockHandle {
-                    offset: 0,
-                    size: size as u64,
-                };
+                let h = BlockHandle { offset: 0, size: size as u64 };
                 assert_eq!(&read_block(&*f, "x", out.len() as u64, h).unwrap()[..], raw);
             }
         }
@@ -254,28 +221,14 @@ mod tests {
             let mut b = out.clone();
             b[i] ^= 0x10;
             let f = write(&b);
-            let r = read_block(
-                &*f,
-                "x",
-                b.len() as u64,
-                BlockHandle {
-                    offset: 0,
-                    size: size as u64,
-                },
-            );
-            assert!(
-                r.as_ref().is_err_and(|e| e.is_corruption()),
-                "flip at {i} gave {r:?}"
-            );
+            let r = read_block(&*f, "x", b.len() as u64, BlockHandle { offset: 0, size: size as u64 });
+            assert!(r.as_ref().is_err_and(|e| e.is_corruption()), "flip at {i} gave {r:?}");
         }
     }
 
     #[test]
     fn footer_round_trips_and_rejects_damage() {
-        let f = Footer {
-            metaindex: BlockHandle { offset: 1, size: 2 },
-            index: BlockHandle { offset: 3, size: 4 },
-        };
+        let f = Footer { metaindex: BlockHandle { offset: 1, size: 2 }, index: BlockHandle { offset: 3, size: 4 } };
         let b = f.encode();
         assert_eq!(b.len(), FOOTER_LEN);
         assert_eq!(Footer::decode(&b, "x", 0).unwrap(), f);
@@ -289,25 +242,9 @@ mod tests {
     #[test]
     fn handles_outside_the_file_are_corruption() {
         let f = write(&[0u8; 100]);
-        let r = read_block(
-            &*f,
-            "x",
-            100,
-            BlockHandle {
-                offset: 90,
-                size: 20,
-            },
-        );
+        let r = read_block(&*f, "x", 100, BlockHandle { offset: 90, size: 20 });
         assert!(matches!(r, Err(Error::Corruption { .. })));
-        let r = read_block(
-            &*f,
-            "x",
-            100,
-            BlockHandle {
-                offset: u64::MAX - 2,
-                size: 20,
-            },
-        );
+        let r = read_block(&*f, "x", 100, BlockHandle { offset: u64::MAX - 2, size: 20 });
         assert!(matches!(r, Err(Error::Corruption { .. })));
     }
 }

@@ -6,14 +6,17 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::block::{Block, BlockIter, BlockOrigin};
-use super::builder::{META_FILTER, META_PROPERTIES};
+use super::builder::{META_FILTER, META_PROPERTIES, META_RANGE_DEL};
 use super::filter::BloomFilter;
 use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
-use crate::format::key::{self, ValueType};
+use crate::format::key::{self, SequenceNumber};
 use crate::fs::{read_exact_at, File};
 use crate::iter::InternalIterator;
+use crate::range_del::{FragmentedTombstones, Tombstone};
+use crate::read::GetContext;
+use crate::stats::{Statistics, Ticker};
 
 /// An open table. Shared by every reader of the file.
 pub struct Table {
@@ -23,23 +26,17 @@ pub struct Table {
     file_len: u64,
     index: Block,
     filter: Option<BloomFilter>,
+    tombstones: Option<Arc<FragmentedTombstones>>,
     cache: Arc<BlockCache>,
+    stats: Arc<Statistics>,
 }
 
-/// What a point lookup found in one table.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TableGet {
-    /// The filter ruled the key out without reading a data block.
-    FilteredOut,
-    /// No version of the key visible at the snapshot.
-    Absent,
-    /// The newest visible version: its type, sequence and value (which
-    /// shares the cached block's memory).
-    Found {
-        ty: ValueType,
-        seq: u64,
-        value: Bytes,
-    },
+/// Counts of one block read, for lookups that report once at their end.
+#[derive(Default)]
+pub struct BlockReadStats {
+    pub hit: u64,
+    pub miss: u64,
+    pub add: u64,
 }
 
 impl Table {
@@ -49,41 +46,31 @@ impl Table {
         path: &str,
         number: u64,
         cache: Arc<BlockCache>,
+        stats: Arc<Statistics>,
     ) -> Result<Table> {
         let file_len = file.len()?;
         if file_len < FOOTER_LEN as u64 {
-            return Err(Error::corruption(
-                path,
-                0,
-                format!("file of {file_len} bytes is too short to be a table"),
-            ));
+            return Err(Error::corruption(path, 0, format!("file of {file_len} bytes is too short to be a table")));
         }
         let mut fbuf = [0u8; FOOTER_LEN];
         let at = file_len - FOOTER_LEN as u64;
         read_exact_at(&*file, path, at, &mut fbuf)?;
         let footer = Footer::decode(&fbuf, path, at)?;
-        let origin = |offset| BlockOrigin {
-            file: Arc::from(path),
-            offset,
-        };
-        let index = Block::new(
-            read_block(&*file, path, file_len, footer.index)?,
-            origin(footer.index.offset),
-        )?;
-        let meta = Block::new(
-            read_block(&*file, path, file_len, footer.metaindex)?,
-            origin(footer.metaindex.offset),
-        )?;
+        let origin = |offset| BlockOrigin { file: Arc::from(path), offset };
+        let index = Block::new(read_block(&*file, path, file_len, footer.index)?, origin(footer.index.offset))?;
+        let meta = Block::new(read_block(&*file, path, file_len, footer.metaindex)?, origin(footer.metaindex.offset))?;
         let mut filter = None;
+        let mut tombstones = None;
         let mut it = meta.iter();
         it.seek_to_first();
         while it.valid() {
-            let handle = BlockHandle::decode(it.value()).ok_or_else(|| {
-                Error::corruption(path, footer.metaindex.offset, "bad handle in metaindex")
-            })?;
+            let handle = BlockHandle::decode(it.value())
+                .ok_or_else(|| Error::corruption(path, footer.metaindex.offset, "bad handle in metaindex"))?;
             match it.key() {
-                META_FILTER => {
-                    filter = BloomFilter::new(read_block(&*file, path, file_len, handle)?)
+                META_FILTER => filter = BloomFilter::new(read_block(&*file, path, file_len, handle)?),
+                META_RANGE_DEL => {
+                    let block = Block::new(read_block(&*file, path, file_len, handle)?, origin(handle.offset))?;
+                    tombstones = Some(Arc::new(read_tombstones(&block, path, handle.offset)?));
                 }
                 META_PROPERTIES => {
                     // Read to verify its checksum; nothing in it is needed to serve reads.
@@ -94,75 +81,131 @@ impl Table {
             it.next();
         }
         it.status()?;
-        Ok(Table {
-            file,
-            path: Arc::from(path),
-            number,
-            file_len,
-            index,
-            filter,
-            cache,
-        })
+        Ok(Table { file, path: Arc::from(path), number, file_len, index, filter, tombstones, cache, stats })
     }
 
     /// Whether the filter allows `hash` (always true without a filter).
     pub fn may_contain_hash(&self, hash: u64) -> bool {
-        self.filter
-            .as_ref()
-            .is_none_or(|f| f.may_contain_hash(hash))
+        self.filter.as_ref().is_none_or(|f| f.may_contain_hash(hash))
     }
 
-    /// Reads (or finds in the cache) the data block at `handle`.
-    pub fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Block> {
+    /// The table's range tombstones, fragmented (`None` if it has none).
+    pub fn tombstones(&self) -> Option<&Arc<FragmentedTombstones>> {
+        self.tombstones.as_ref()
+    }
+
+    /// The highest sequence number <= `read_seq` of a tombstone in this
+    /// table covering `user_key` (0 if none). Independent of the filter: a
+    /// filter saying "absent" says nothing about tombstones.
+    pub fn max_covering_tombstone_seq(&self, user_key: &[u8], read_seq: SequenceNumber) -> SequenceNumber {
+        self.tombstones.as_ref().map_or(0, |t| t.max_covering_seq(user_key, read_seq))
+    }
+
+    /// Reads (or finds in the cache) the data block at `handle`, counting
+    /// into `counts`.
+    pub fn data_block_counted(
+        &self,
+        handle: BlockHandle,
+        fill_cache: bool,
+        counts: &mut BlockReadStats,
+    ) -> Result<Block> {
         if let Some(b) = self.cache.get(self.number, handle.offset) {
+            counts.hit += 1;
             return Ok(b);
         }
+        counts.miss += 1;
         let data = read_block(&*self.file, &self.path, self.file_len, handle)?;
-        let block = Block::new(
-            data,
-            BlockOrigin {
-                file: self.path.clone(),
-                offset: handle.offset,
-            },
-        )?;
+        let block = Block::new(data, BlockOrigin { file: self.path.clone(), offset: handle.offset })?;
         if fill_cache {
             self.cache.insert(self.number, handle.offset, block.clone());
+            counts.add += 1;
         }
         Ok(block)
     }
 
-    /// Looks up the newest version of the user key in `seek_key` visible at
-    /// its sequence. `hash` is the filter hash of the user key.
-    pub fn get(&self, seek_key: &[u8], hash: u64) -> Result<TableGet> {
+    /// Reads (or finds in the cache) the data block at `handle`, counting
+    /// straight into the statistics.
+    pub fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Block> {
+        let mut c = BlockReadStats::default();
+        let r = self.data_block_counted(handle, fill_cache, &mut c);
+        self.stats.add(Ticker::BlockCacheHit, c.hit);
+        self.stats.add(Ticker::BlockCacheMiss, c.miss);
+        self.stats.add(Ticker::BlockCacheAdd, c.add);
+        r
+    }
+
+    /// Feeds the versions of the key of `seek_key` (visible at its sequence)
+    /// to `ctx`, newest first, until it has its answer. `hash` is the filter
+    /// hash of the user key. The caller has already added this table's
+    /// covering tombstone to `ctx`.
+    pub fn get(self: &Arc<Self>, seek_key: &[u8], hash: u64, ctx: &mut GetContext) -> Result<()> {
         if !self.may_contain_hash(hash) {
-            return Ok(TableGet::FilteredOut);
+            ctx.stats.bloom_useful += 1;
+            return Ok(());
+        }
+        if self.filter.is_some() {
+            ctx.stats.bloom_positive += 1;
         }
         let mut index = self.index.iter();
         index.seek(seek_key);
         index.status()?;
         if !index.valid() {
-            return Ok(TableGet::Absent);
+            return Ok(());
         }
         let handle = BlockHandle::decode(index.value())
             .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))?;
-        let block = self.data_block(handle, true)?;
+        let mut counts = BlockReadStats::default();
+        let block = self.data_block_counted(handle, true, &mut counts);
+        ctx.stats.cache_hit += counts.hit;
+        ctx.stats.cache_miss += counts.miss;
+        ctx.stats.cache_add += counts.add;
+        let block = block?;
         let mut it = block.iter();
         it.seek(seek_key);
+        let user_key = key::user_key(seek_key);
+        let mut first = true;
+        let mut last_key = Vec::new();
+        while it.valid() {
+            let parsed = key::parse(it.key())
+                .ok_or_else(|| Error::corruption(&self.path, handle.offset, "bad internal key in data block"))?;
+            if parsed.user_key != user_key {
+                return it.status();
+            }
+            if first && self.filter.is_some() {
+                ctx.stats.bloom_true_positive += 1;
+            }
+            first = false;
+            ctx.stats.bytes_read += it.value().len() as u64;
+            if !ctx.save(parsed.ty, parsed.seq, &it.value_bytes())? {
+                return Ok(());
+            }
+            last_key.clear();
+            last_key.extend_from_slice(it.key());
+            it.next();
+        }
         it.status()?;
-        if !it.valid() {
-            return Ok(TableGet::Absent);
+        if first {
+            return Ok(());
         }
-        let parsed = key::parse(it.key()).ok_or_else(|| {
-            Error::corruption(&self.path, handle.offset, "bad internal key in data block")
-        })?;
-        if parsed.user_key != key::user_key(seek_key) {
-            return Ok(TableGet::Absent);
+        // More versions (merge operands) continue in the next block.
+        let mut ti = self.iter(true);
+        ti.seek(&last_key);
+        if ti.valid() && ti.key() == last_key.as_slice() {
+            ti.next();
         }
-        Ok(TableGet::Found {
-            ty: parsed.ty,
-            seq: parsed.seq,
-            value: it.value_bytes(),
-        })
+        while ti.valid() {
+            let parsed = key::parse(ti.key())
+                .ok_or_else(|| Error::corruption(&self.path, 0, "bad internal key in data block"))?;
+            if parsed.user_key != user_key {
+                break;
+            }
+            let value = Bytes::copy_from_slice(ti.value());
+            if !ctx.save(parsed.ty, parsed.seq, &value)? {
+                return Ok(());
+            }
+            ti.next();
+        }
+        ti.status()
     }
 
     /// A two-level iterator over the table's entries.
@@ -184,11 +227,7 @@ impl Table {
         it.seek_to_first();
         while it.valid() {
             if key::parse(it.key()).is_none() {
-                return Err(Error::corruption(
-                    &self.path,
-                    0,
-                    "bad internal key in data block",
-                ));
+                return Err(Error::corruption(&self.path, 0, "bad internal key in data block"));
             }
             n += 1;
             it.next();
@@ -219,11 +258,7 @@ impl TableIter {
             return false;
         }
         let Some(handle) = BlockHandle::decode(self.index.value()) else {
-            self.fail(Error::corruption(
-                &self.table.path,
-                0,
-                "bad block handle in index",
-            ));
+            self.fail(Error::corruption(&self.table.path, 0, "bad block handle in index"));
             return false;
         };
         if self.data_handle == Some(handle) && self.data.is_some() {
@@ -380,6 +415,24 @@ impl InternalIterator for TableIter {
         self.index.status()?;
         self.data.as_ref().map_or(Ok(()), |d| d.status())
     }
+}
+
+/// Decodes a range-deletion block into fragments.
+fn read_tombstones(block: &Block, path: &str, offset: u64) -> Result<FragmentedTombstones> {
+    let mut all = Vec::new();
+    let mut it = block.iter();
+    it.seek_to_first();
+    while it.valid() {
+        let p = key::parse(it.key())
+            .ok_or_else(|| Error::corruption(path, offset, "bad internal key in range-deletion block"))?;
+        if p.ty != crate::format::key::ValueType::RangeDelete || p.user_key >= it.value() {
+            return Err(Error::corruption(path, offset, "bad entry in range-deletion block"));
+        }
+        all.push(Tombstone { start: p.user_key.to_vec(), end: it.value().to_vec(), seq: p.seq });
+        it.next();
+    }
+    it.status()?;
+    Ok(FragmentedTombstones::new(&all))
 }
 
 #[cfg(test)]

@@ -101,14 +101,9 @@ impl VersionEdit {
             let num = |r: &mut Reader| r.varint64().ok_or_else(|| corrupt("truncated number"));
             match tag {
                 TAG_FORMAT => {
-                    let name = r
-                        .length_prefixed()
-                        .ok_or_else(|| corrupt("truncated format name"))?;
+                    let name = r.length_prefixed().ok_or_else(|| corrupt("truncated format name"))?;
                     if name != MANIFEST_FORMAT {
-                        return Err(corrupt(&format!(
-                            "unknown manifest format {:?}",
-                            String::from_utf8_lossy(name)
-                        )));
+                        return Err(corrupt(&format!("unknown manifest format {:?}", String::from_utf8_lossy(name))));
                     }
                     e.has_format = true;
                 }
@@ -123,32 +118,14 @@ impl VersionEdit {
                     let l = level(&mut r)?;
                     let number = num(&mut r)?;
                     let file_size = num(&mut r)?;
-                    let smallest = r
-                        .length_prefixed()
-                        .ok_or_else(|| corrupt("truncated smallest key"))?
-                        .to_vec();
-                    let largest = r
-                        .length_prefixed()
-                        .ok_or_else(|| corrupt("truncated largest key"))?
-                        .to_vec();
+                    let smallest = r.length_prefixed().ok_or_else(|| corrupt("truncated smallest key"))?.to_vec();
+                    let largest = r.length_prefixed().ok_or_else(|| corrupt("truncated largest key"))?.to_vec();
                     let smallest_seq = num(&mut r)?;
                     let largest_seq = num(&mut r)?;
-                    if crate::format::key::parse(&smallest).is_none()
-                        || crate::format::key::parse(&largest).is_none()
-                    {
+                    if crate::format::key::parse(&smallest).is_none() || crate::format::key::parse(&largest).is_none() {
                         return Err(corrupt("bad file boundary key"));
                     }
-                    e.added.push((
-                        l,
-                        FileMeta {
-                            number,
-                            file_size,
-                            smallest,
-                            largest,
-                            smallest_seq,
-                            largest_seq,
-                        },
-                    ));
+                    e.added.push((l, FileMeta { number, file_size, smallest, largest, smallest_seq, largest_seq }));
                 }
                 t => return Err(corrupt(&format!("unknown tag {t}"))),
             }
@@ -187,10 +164,7 @@ mod tests {
     fn round_trips() {
         let e = sample();
         assert_eq!(VersionEdit::decode(&e.encode(), "m", 0).unwrap(), e);
-        assert_eq!(
-            VersionEdit::decode(&[], "m", 0).unwrap(),
-            VersionEdit::default()
-        );
+        assert_eq!(VersionEdit::decode(&[], "m", 0).unwrap(), VersionEdit::default());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::format::key;
 use crate::fs::{join, Fs};
 use crate::sst::Table;
+use crate::stats::Statistics;
 
 /// Levels of the LSM tree. L0 files may overlap; L1+ files are disjoint.
 pub const NUM_LEVELS: usize = 7;
@@ -27,10 +28,7 @@ pub struct FileMetaData {
 
 impl FileMetaData {
     pub fn new(meta: FileMeta) -> Self {
-        FileMetaData {
-            meta,
-            table: OnceLock::new(),
-        }
+        FileMetaData { meta, table: OnceLock::new() }
     }
 
     pub fn number(&self) -> u64 {
@@ -52,13 +50,19 @@ impl FileMetaData {
         }
         let path = table_path(&ctx.dir, self.meta.number);
         let file = ctx.fs.open(&path, false)?;
-        let t = Arc::new(Table::open(
-            file,
-            &path,
-            self.meta.number,
-            ctx.cache.clone(),
-        )?);
+        let t = Arc::new(Table::open(file, &path, self.meta.number, ctx.cache.clone(), ctx.stats.clone())?);
         Ok(self.table.get_or_init(|| t).clone())
+    }
+}
+
+impl std::fmt::Debug for FileMetaData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileMetaData")
+            .field("number", &self.meta.number)
+            .field("file_size", &self.meta.file_size)
+            .field("smallest", &String::from_utf8_lossy(self.smallest_user_key()))
+            .field("largest", &String::from_utf8_lossy(self.largest_user_key()))
+            .finish()
     }
 }
 
@@ -68,6 +72,7 @@ pub struct TableContext {
     pub fs: Arc<dyn Fs>,
     pub dir: String,
     pub cache: Arc<BlockCache>,
+    pub stats: Arc<Statistics>,
 }
 
 /// An immutable set of files per level.
@@ -79,17 +84,16 @@ pub struct Version {
 
 impl Version {
     pub fn files(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
-        self.levels
-            .iter()
-            .enumerate()
-            .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
+        self.levels.iter().enumerate().flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
     }
 
-    /// In a level >= 1, the only file that may hold `user_key`.
-    pub fn find_file(&self, level: usize, user_key: &[u8]) -> Option<&Arc<FileMetaData>> {
+    /// In a level >= 1, the only file that may hold the internal key
+    /// `lookup` (a seek key). Compares internal keys, so a file whose largest
+    /// key is a range-tombstone sentinel for `k` is not taken for `k`.
+    pub fn find_file(&self, level: usize, lookup: &[u8]) -> Option<&Arc<FileMetaData>> {
         let files = &self.levels[level];
-        let i = files.partition_point(|f| f.largest_user_key() < user_key);
-        files.get(i).filter(|f| f.smallest_user_key() <= user_key)
+        let i = files.partition_point(|f| key::compare(&f.meta.largest, lookup).is_lt());
+        files.get(i).filter(|f| f.smallest_user_key() <= key::user_key(lookup))
     }
 }
 
@@ -141,14 +145,8 @@ mod tests {
     #[test]
     fn file_names_round_trip() {
         assert_eq!(parse_file_name("000012.sst"), Some(FileKind::Table(12)));
-        assert_eq!(
-            parse_file_name("1234567.log"),
-            Some(FileKind::Wal(1_234_567))
-        );
-        assert_eq!(
-            parse_file_name(&manifest_name(9)),
-            Some(FileKind::Manifest(9))
-        );
+        assert_eq!(parse_file_name("1234567.log"), Some(FileKind::Wal(1_234_567)));
+        assert_eq!(parse_file_name(&manifest_name(9)), Some(FileKind::Manifest(9)));
         assert_eq!(parse_file_name("LOCK"), Some(FileKind::Lock));
         for other in ["notes.txt", ".sst", "12.tmp", "MANIFEST-x", "-1.sst"] {
             assert_eq!(parse_file_name(other), None, "{other}");

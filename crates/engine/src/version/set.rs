@@ -68,11 +68,7 @@ impl VersionSet {
         while let Some((rec, offset)) = reader.next_record()? {
             let edit = VersionEdit::decode(&rec, &path, offset)?;
             if first && !edit.has_format {
-                return Err(Error::corruption(
-                    &path,
-                    offset,
-                    "manifest does not start with a snapshot",
-                ));
+                return Err(Error::corruption(&path, offset, "manifest does not start with a snapshot"));
             }
             first = false;
             apply_to(&mut files, &edit, &path, offset)?;
@@ -105,6 +101,11 @@ impl VersionSet {
         let v = self.current.clone();
         self.handed_out.push(Arc::downgrade(&v));
         v
+    }
+
+    /// The current version, without registering a reader of it.
+    pub fn current_ref(&self) -> &Arc<Version> {
+        &self.current
     }
 
     pub fn manifest_number(&self) -> u64 {
@@ -159,10 +160,7 @@ impl VersionSet {
         }
         let manifest_path = join(&self.dir, &manifest_name(self.manifest_number));
         apply_to(&mut files, &edit, &manifest_path, 0)?;
-        let writer = self
-            .manifest
-            .as_mut()
-            .ok_or_else(|| Error::Closed("no manifest is open for writing".into()))?;
+        let writer = self.manifest.as_mut().ok_or_else(|| Error::Closed("no manifest is open for writing".into()))?;
         writer.add_record(&edit.encode())?;
         writer.sync()?;
         if let Some(l) = edit.log_number {
@@ -200,11 +198,7 @@ fn apply_to(
     }
     for (level, meta) in &edit.added {
         if files.iter().any(|l| l.contains_key(&meta.number)) {
-            return Err(Error::corruption(
-                path,
-                offset,
-                format!("edit adds file {} twice", meta.number),
-            ));
+            return Err(Error::corruption(path, offset, format!("edit adds file {} twice", meta.number)));
         }
         files[*level].insert(meta.number, Arc::new(FileMetaData::new(meta.clone())));
     }
@@ -217,19 +211,12 @@ fn build_version(files: [BTreeMap<u64, Arc<FileMetaData>>; NUM_LEVELS]) -> Versi
         let mut list: Vec<_> = map.into_values().collect();
         if level == 0 {
             // Newest data first.
-            list.sort_by(|a, b| {
-                b.meta
-                    .largest_seq
-                    .cmp(&a.meta.largest_seq)
-                    .then(b.number().cmp(&a.number()))
-            });
+            list.sort_by(|a, b| b.meta.largest_seq.cmp(&a.meta.largest_seq).then(b.number().cmp(&a.number())));
         } else {
-            list.sort_by(
-                |a, b| match key::compare(&a.meta.smallest, &b.meta.smallest) {
-                    Ordering::Equal => a.number().cmp(&b.number()),
-                    o => o,
-                },
-            );
+            list.sort_by(|a, b| match key::compare(&a.meta.smallest, &b.meta.smallest) {
+                Ordering::Equal => a.number().cmp(&b.number()),
+                o => o,
+            });
         }
         v.levels[level] = list;
     }

@@ -27,16 +27,8 @@ pub struct LogReader {
 }
 
 enum Chunk {
-    Data {
-        ty: ChunkType,
-        start: u64,
-        payload_at: usize,
-        len: usize,
-    },
-    Bad {
-        at: u64,
-        reason: String,
-    },
+    Data { ty: ChunkType, start: u64, payload_at: usize, len: usize },
+    Bad { at: u64, reason: String },
     Eof,
 }
 
@@ -90,10 +82,7 @@ impl LogReader {
                 if partial {
                     let at = self.block_start + self.pos as u64;
                     self.pos = self.block.len();
-                    return Ok(Chunk::Bad {
-                        at,
-                        reason: "truncated chunk header".into(),
-                    });
+                    return Ok(Chunk::Bad { at, reason: "truncated chunk header".into() });
                 }
                 if !self.load_block(next)? {
                     return Ok(Chunk::Eof);
@@ -113,19 +102,13 @@ impl LogReader {
                     "chunk length runs past the block"
                 };
                 self.pos = self.block.len();
-                return Ok(Chunk::Bad {
-                    at: start,
-                    reason: reason.into(),
-                });
+                return Ok(Chunk::Bad { at: start, reason: reason.into() });
             }
             if ty_byte == 0 && len == 0 && stored == 0 {
                 // Zero-filled space (preallocation, or a torn write that never
                 // landed): skip the rest of this block.
                 self.pos = self.block.len();
-                return Ok(Chunk::Bad {
-                    at: start,
-                    reason: "zero-filled chunk".into(),
-                });
+                return Ok(Chunk::Bad { at: start, reason: "zero-filled chunk".into() });
             }
             let payload = &self.block[payload_at..payload_at + len];
             let actual = crc32c_extend(crc32c(&[ty_byte]), payload);
@@ -135,10 +118,7 @@ impl LogReader {
                 // reports it. A damaged length sends us to garbage, which
                 // fails and skips to the next block.
                 self.pos = payload_at + len;
-                return Ok(Chunk::Bad {
-                    at: start,
-                    reason: "chunk checksum mismatch".into(),
-                });
+                return Ok(Chunk::Bad { at: start, reason: "chunk checksum mismatch".into() });
             }
             let ty = match ty_byte {
                 1 => ChunkType::Full,
@@ -147,19 +127,11 @@ impl LogReader {
                 4 => ChunkType::Last,
                 t => {
                     self.pos = self.block.len();
-                    return Ok(Chunk::Bad {
-                        at: start,
-                        reason: format!("unknown chunk type {t}"),
-                    });
+                    return Ok(Chunk::Bad { at: start, reason: format!("unknown chunk type {t}") });
                 }
             };
             self.pos = payload_at + len;
-            return Ok(Chunk::Data {
-                ty,
-                start,
-                payload_at,
-                len,
-            });
+            return Ok(Chunk::Data { ty, start, payload_at, len });
         }
     }
 
@@ -187,12 +159,7 @@ impl LogReader {
                     }
                     self.damage(at, reason);
                 }
-                Chunk::Data {
-                    ty,
-                    start,
-                    payload_at,
-                    len,
-                } => {
+                Chunk::Data { ty, start, payload_at, len } => {
                     let range = payload_at..payload_at + len;
                     match ty {
                         ChunkType::Full | ChunkType::First => {
@@ -213,8 +180,7 @@ impl LogReader {
                                     return Ok(record.take());
                                 }
                             }
-                            None => self
-                                .damage(start, "continuation chunk without a first chunk".into()),
+                            None => self.damage(start, "continuation chunk without a first chunk".into()),
                         },
                     }
                 }

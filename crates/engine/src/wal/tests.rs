@@ -27,8 +27,8 @@ fn sample() -> Vec<Vec<u8>> {
     vec![
         b"small".to_vec(),
         vec![],
-        vec![7u8; BLOCK_SIZE - HEADER_SIZE], // exactly fills a block
-        vec![1u8; 3 * BLOCK_SIZE + 100],     // spans four blocks
+        vec![7u8; BLOCK_SIZE - HEADER_SIZE],         // exactly fills a block
+        vec![1u8; 3 * BLOCK_SIZE + 100],             // spans four blocks
         vec![2u8; BLOCK_SIZE - 2 * HEADER_SIZE - 3], // leaves < header at block end
         b"tail".to_vec(),
     ]
@@ -51,10 +51,7 @@ fn writer_resumes_mid_block() {
     drop(w);
     let mut w = LogWriter::new(f.clone(), len);
     w.add_record(&[6u8; 40_000]).unwrap();
-    assert_eq!(
-        read_records(f).unwrap(),
-        vec![vec![5u8; 40_000], vec![6u8; 40_000]]
-    );
+    assert_eq!(read_records(f).unwrap(), vec![vec![5u8; 40_000], vec![6u8; 40_000]]);
 }
 
 #[test]
@@ -69,11 +66,7 @@ fn truncated_tail_is_tolerated_at_every_length() {
         g.append(&bytes[..cut as usize]).unwrap();
         let got = read_records(g).unwrap_or_else(|e| panic!("cut {cut}: {e}"));
         assert!(got.len() <= recs.len());
-        assert_eq!(
-            got[..],
-            recs[..got.len()],
-            "cut at {cut} must give a prefix"
-        );
+        assert_eq!(got[..], recs[..got.len()], "cut at {cut} must give a prefix");
     }
 }
 
@@ -105,17 +98,10 @@ fn every_single_byte_flip_is_detected_or_a_prefix() {
         match read_records(g) {
             Ok(got) => {
                 // Never a wrong record: always a prefix of what was written.
-                assert_eq!(
-                    got[..],
-                    recs[..got.len()],
-                    "flip at {i} gave a wrong record"
-                );
+                assert_eq!(got[..], recs[..got.len()], "flip at {i} gave a wrong record");
                 // Silent loss only where a torn tail looks the same: in the
                 // last record, or a length field that hides what follows.
-                assert!(
-                    in_last_record || in_length_field,
-                    "flip at {i} lost records silently"
-                );
+                assert!(in_last_record || in_length_field, "flip at {i} lost records silently");
             }
             Err(e) => assert!(e.is_corruption(), "flip at {i}: {e}"),
         }

@@ -21,12 +21,7 @@ pub struct LogWriter {
 impl LogWriter {
     /// A writer that appends to `file`, which currently holds `len` bytes.
     pub fn new(file: Arc<dyn File>, len: u64) -> Self {
-        LogWriter {
-            file,
-            block_offset: (len % BLOCK_SIZE as u64) as usize,
-            len,
-            buf: Vec::new(),
-        }
+        LogWriter { file, block_offset: (len % BLOCK_SIZE as u64) as usize, len, buf: Vec::new() }
     }
 
     /// Appends one record. The whole record goes to the file in a single

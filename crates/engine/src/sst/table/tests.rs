@@ -1,10 +1,12 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::format::key::{internal_key, seek_key};
+use crate::format::key::{internal_key, seek_key, ValueType};
 use crate::fs::{Fs, MemFs};
+use crate::read::GetContext;
 use crate::sst::format::Compression;
 use crate::sst::{TableBuilder, TableOptions};
+use crate::stats::Statistics;
 
 fn ukey(i: u32) -> Vec<u8> {
     format!("user-key-{i:08}").into_bytes()
@@ -13,11 +15,7 @@ fn ukey(i: u32) -> Vec<u8> {
 fn build(fs: &MemFs, n: u32, compression: Compression) -> (Arc<Table>, Vec<(Vec<u8>, Vec<u8>)>) {
     let f = fs.open("000007.sst", true).unwrap();
     f.truncate(0).unwrap();
-    let opts = TableOptions {
-        block_size: 512,
-        compression,
-        ..TableOptions::default()
-    };
+    let opts = TableOptions { block_size: 512, compression, ..TableOptions::default() };
     let mut b = TableBuilder::new(f.clone(), opts);
     let mut entries = Vec::new();
     for i in 0..n {
@@ -27,25 +25,37 @@ fn build(fs: &MemFs, n: u32, compression: Compression) -> (Arc<Table>, Vec<(Vec<
             b.add(&k, b"newer").unwrap();
             entries.push((k, b"newer".to_vec()));
         }
-        let ty = if i % 7 == 3 {
-            ValueType::Delete
-        } else {
-            ValueType::Put
-        };
+        let ty = if i % 7 == 3 { ValueType::Delete } else { ValueType::Put };
         let k = internal_key(&ukey(i * 2), u64::from(i), ty);
-        let v = if ty == ValueType::Put {
-            format!("value-{i}").repeat(3).into_bytes()
-        } else {
-            vec![]
-        };
+        let v = if ty == ValueType::Put { format!("value-{i}").repeat(3).into_bytes() } else { vec![] };
         b.add(&k, &v).unwrap();
         entries.push((k, v));
     }
     let info = b.finish().unwrap();
     assert_eq!(info.num_entries as usize, entries.len());
     assert_eq!(info.file_size, f.len().unwrap());
-    let t = Table::open(f, "000007.sst", 7, Arc::new(BlockCache::new(1 << 20))).unwrap();
+    let t = Table::open(f, "000007.sst", 7, Arc::new(BlockCache::new(1 << 20)), Arc::default()).unwrap();
     (Arc::new(t), entries)
+}
+
+#[derive(Debug, PartialEq)]
+enum Found {
+    Value(Vec<u8>),
+    Deleted,
+    NotHere { filtered: bool },
+}
+
+fn lookup(t: &Arc<Table>, k: &[u8], seq: u64) -> Found {
+    let mut ctx = GetContext::new(k, None, None);
+    t.get(&seek_key(k, seq), crate::sst::filter::key_hash(k), &mut ctx).unwrap();
+    let filtered = ctx.stats.bloom_useful > 0;
+    if !ctx.is_done() {
+        return Found::NotHere { filtered };
+    }
+    match ctx.finish().unwrap() {
+        Some(v) => Found::Value(v.to_vec()),
+        None => Found::Deleted,
+    }
 }
 
 #[test]
@@ -55,40 +65,20 @@ fn get_finds_every_key_and_respects_snapshots() {
         let (t, _) = build(&fs, 2000, c);
         for i in 0..2000u32 {
             let k = ukey(i * 2);
-            let h = crate::sst::filter::key_hash(&k);
-            let got = t.get(&seek_key(&k, u64::MAX >> 8), h).unwrap();
-            match got {
-                TableGet::Found { ty, seq, value } => {
-                    if i % 10 == 0 {
-                        assert_eq!(
-                            (ty, seq, &value[..]),
-                            (ValueType::Put, 1000 + u64::from(i), &b"newer"[..])
-                        );
-                    } else if i % 7 == 3 {
-                        assert_eq!(ty, ValueType::Delete);
-                    } else {
-                        assert_eq!(value, format!("value-{i}").repeat(3).into_bytes());
-                    }
-                }
-                other => panic!("key {i}: {other:?}"),
-            }
-            // At a snapshot before the key was written: absent.
-            if i > 0 {
-                let got = t.get(&seek_key(&k, u64::from(i) - 1), h).unwrap();
-                assert!(
-                    matches!(got, TableGet::Absent | TableGet::FilteredOut) || i % 10 == 0,
-                    "key {i} at old snapshot: {got:?}"
-                );
+            let want = if i % 10 == 0 {
+                Found::Value(b"newer".to_vec())
+            } else if i % 7 == 3 {
+                Found::Deleted
+            } else {
+                Found::Value(format!("value-{i}").repeat(3).into_bytes())
+            };
+            assert_eq!(lookup(&t, &k, u64::MAX >> 8), want, "key {i}");
+            // At a snapshot before the key was written: not here.
+            if i > 0 && i % 10 != 0 {
+                assert!(matches!(lookup(&t, &k, u64::from(i) - 1), Found::NotHere { .. }), "key {i} at old snapshot");
             }
             // Odd keys were never written.
-            let missing = ukey(i * 2 + 1);
-            let got = t
-                .get(
-                    &seek_key(&missing, 1 << 40),
-                    crate::sst::filter::key_hash(&missing),
-                )
-                .unwrap();
-            assert!(matches!(got, TableGet::Absent | TableGet::FilteredOut));
+            assert!(matches!(lookup(&t, &ukey(i * 2 + 1), 1 << 40), Found::NotHere { .. }));
         }
     }
 }
@@ -97,18 +87,9 @@ fn get_finds_every_key_and_respects_snapshots() {
 fn filter_rules_out_most_missing_keys() {
     let fs = MemFs::new();
     let (t, _) = build(&fs, 2000, Compression::Lz4);
-    let filtered = (0..2000u32)
-        .filter(|i| {
-            let k = ukey(i * 2 + 1);
-            t.get(&seek_key(&k, 1 << 40), crate::sst::filter::key_hash(&k))
-                .unwrap()
-                == TableGet::FilteredOut
-        })
-        .count();
-    assert!(
-        filtered > 1900,
-        "only {filtered} of 2000 missing keys filtered"
-    );
+    let filtered =
+        (0..2000u32).filter(|i| lookup(&t, &ukey(i * 2 + 1), 1 << 40) == Found::NotHere { filtered: true }).count();
+    assert!(filtered > 1900, "only {filtered} of 2000 missing keys filtered");
 }
 
 #[test]
@@ -154,7 +135,7 @@ fn every_byte_flip_gives_an_error_or_the_right_answer() {
         let g = MemFs::new();
         let file = g.open("x.sst", true).unwrap();
         file.append(&b).unwrap();
-        let table = match Table::open(file, "x.sst", 1, Arc::new(BlockCache::new(0))) {
+        let table = match Table::open(file, "x.sst", 1, Arc::new(BlockCache::new(0)), Arc::new(Statistics::default())) {
             Ok(t) => Arc::new(t),
             Err(e) => {
                 assert!(e.is_corruption(), "flip at {i}: {e}");
@@ -179,9 +160,5 @@ fn every_byte_flip_gives_an_error_or_the_right_answer() {
             Ok(()) => assert_eq!(got, entries, "flip at {i} changed the data silently"),
         }
     }
-    assert!(
-        detected > raw.len() / 2,
-        "only {detected} of {} flips detected",
-        raw.len()
-    );
+    assert!(detected > raw.len() / 2, "only {detected} of {} flips detected", raw.len());
 }

@@ -1,0 +1,221 @@
+//! A job that rewrites sorted input into table files: a flush (one memtable
+//! into one L0 table) or a compaction (tables of two levels into tables of
+//! the lower one). It runs as resumable steps: each call does about a budget
+//! of bytes of work and returns, so the browser's worker can interleave it
+//! with requests.
+//!
+//! Output tables are split at `target_file_size`, only between two user
+//! keys. Range tombstones are written clipped to each output's share of the
+//! key space (`(-inf, k1)`, `[k1, k2)`, … `[kn, +inf)` where `ki` is the
+//! first key of output `i`), so outputs of one level never overlap.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::resolver::{KeyResolver, Version};
+use crate::error::{Error, Result};
+use crate::format::key;
+use crate::fs::{File, Fs};
+use crate::iter::InternalIterator;
+use crate::range_del::{FragmentedTombstones, Tombstone};
+use crate::sst::{TableBuilder, TableOptions};
+use crate::version::{table_path, FileMeta};
+
+struct Output {
+    number: u64,
+    file: Arc<dyn File>,
+    builder: TableBuilder,
+}
+
+/// What a step needs from the database.
+pub struct JobEnv<'a> {
+    pub fs: &'a dyn Fs,
+    pub dir: &'a str,
+    /// Allocates a file number and records it as a pending output.
+    pub new_file: &'a mut dyn FnMut() -> u64,
+}
+
+pub struct TableJob {
+    source: Box<dyn InternalIterator>,
+    started: bool,
+    resolver: KeyResolver,
+    tombstones: FragmentedTombstones,
+    target_file_size: u64,
+    table_options: TableOptions,
+    current: Option<Output>,
+    /// Lower bound of the current output's share of the key space.
+    clip_lo: Option<Vec<u8>>,
+    group_key: Vec<u8>,
+    key_buf: Vec<u8>,
+    group: Vec<Version>,
+    resolved: Vec<Version>,
+    /// Finished, synced outputs.
+    pub outputs: Vec<FileMeta>,
+    /// Every file number this job allocated (finished or not).
+    pub allocated: Vec<u64>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// When the job started (clock micros), for the duration histograms.
+    pub started_micros: u64,
+    done: bool,
+}
+
+impl TableJob {
+    pub fn new(
+        source: Box<dyn InternalIterator>,
+        mut resolver: KeyResolver,
+        target_file_size: u64,
+        table_options: TableOptions,
+    ) -> Self {
+        let tombstones = resolver.output_tombstones();
+        TableJob {
+            source,
+            started: false,
+            resolver,
+            tombstones,
+            target_file_size,
+            table_options,
+            current: None,
+            clip_lo: None,
+            group_key: Vec::new(),
+            key_buf: Vec::new(),
+            group: Vec::new(),
+            resolved: Vec::new(),
+            outputs: Vec::new(),
+            allocated: Vec::new(),
+            bytes_read: 0,
+            bytes_written: 0,
+            started_micros: 0,
+            done: false,
+        }
+    }
+
+    pub fn drops(&self) -> super::resolver::DropCounts {
+        self.resolver.drops
+    }
+
+    /// Does about `budget` bytes of work. Returns true once every output is
+    /// written and synced (the caller then installs them).
+    pub fn step(&mut self, env: &mut JobEnv, budget: u64) -> Result<bool> {
+        if self.done {
+            return Ok(true);
+        }
+        if !self.started {
+            self.source.seek_to_first();
+            self.started = true;
+        }
+        let mut work = 0u64;
+        while self.source.valid() {
+            if work >= budget {
+                return Ok(false);
+            }
+            let mut k = std::mem::take(&mut self.key_buf);
+            k.clear();
+            k.extend_from_slice(self.source.key());
+            let p = key::parse(&k).ok_or_else(|| Error::corruption("compaction input", 0, "malformed internal key"))?;
+            if p.user_key != self.group_key.as_slice() && !self.group.is_empty() {
+                self.write_group(env)?;
+            }
+            if self.group.is_empty() {
+                self.group_key.clear();
+                self.group_key.extend_from_slice(p.user_key);
+            }
+            let value = self.source.value();
+            work += (k.len() + value.len()) as u64;
+            self.group.push(Version { seq: p.seq, ty: p.ty, value: Bytes::copy_from_slice(value) });
+            self.key_buf = k;
+            self.source.next();
+        }
+        self.source.status()?;
+        self.bytes_read += work;
+        if !self.group.is_empty() {
+            self.write_group(env)?;
+        }
+        if self.current.is_none() && self.has_tombstones_from(self.clip_lo.as_deref()) {
+            self.open_output(env)?;
+        }
+        self.finish_output(None)?;
+        env.fs.sync_dir(env.dir)?;
+        self.done = true;
+        Ok(true)
+    }
+
+    fn has_tombstones_from(&self, lo: Option<&[u8]>) -> bool {
+        self.tombstones.fragments().iter().any(|f| lo.is_none_or(|lo| f.end.as_slice() > lo))
+    }
+
+    fn open_output(&mut self, env: &mut JobEnv) -> Result<()> {
+        let number = (env.new_file)();
+        self.allocated.push(number);
+        let file = env.fs.open(&table_path(env.dir, number), true)?;
+        file.truncate(0)?;
+        let builder = TableBuilder::new(file.clone(), self.table_options.clone());
+        self.current = Some(Output { number, file, builder });
+        Ok(())
+    }
+
+    /// Resolves the buffered versions of one user key and writes them.
+    fn write_group(&mut self, env: &mut JobEnv) -> Result<()> {
+        self.resolved.clear();
+        self.resolver.resolve(&self.group_key, &self.group, &mut self.resolved)?;
+        self.group.clear();
+        if self.resolved.is_empty() {
+            return Ok(());
+        }
+        if self.current.as_ref().is_some_and(|o| o.builder.file_size() >= self.target_file_size) {
+            let split = self.group_key.clone();
+            self.finish_output(Some(&split))?;
+            self.clip_lo = Some(split);
+        }
+        if self.current.is_none() {
+            self.open_output(env)?;
+        }
+        let Some(out) = self.current.as_mut() else { return Ok(()) };
+        let mut ikey = Vec::with_capacity(self.group_key.len() + key::TAG_LEN);
+        for v in &self.resolved {
+            ikey.clear();
+            key::append_internal_key(&mut ikey, &self.group_key, v.seq, v.ty as u8);
+            out.builder.add(&ikey, &v.value)?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the current output (if any) with its share [clip_lo, hi) of
+    /// the tombstones, and syncs it.
+    fn finish_output(&mut self, hi: Option<&[u8]>) -> Result<()> {
+        let Some(mut out) = self.current.take() else { return Ok(()) };
+        let lo = self.clip_lo.as_deref();
+        for f in self.tombstones.fragments() {
+            let start = match lo {
+                Some(lo) if lo > f.start.as_slice() => lo,
+                _ => f.start.as_slice(),
+            };
+            let end = match hi {
+                Some(hi) if hi < f.end.as_slice() => hi,
+                _ => f.end.as_slice(),
+            };
+            if start < end {
+                for &seq in &f.seqs {
+                    out.builder.add_tombstone(Tombstone { start: start.to_vec(), end: end.to_vec(), seq });
+                }
+            }
+        }
+        let info = out.builder.finish()?;
+        out.file.sync()?;
+        self.bytes_written += info.file_size;
+        if info.num_entries == 0 && info.num_range_deletions == 0 {
+            // Nothing survived: the file is left for obsolete-file deletion.
+            return Ok(());
+        }
+        self.outputs.push(FileMeta {
+            number: out.number,
+            file_size: info.file_size,
+            smallest: info.smallest,
+            largest: info.largest,
+            smallest_seq: info.smallest_seq,
+            largest_seq: info.largest_seq,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,216 @@
+//! The compaction picker: a pure function from a version (and the options)
+//! to what to compact next. No I/O; unit-tested on hand-made versions.
+//!
+//! Leveled compaction with dynamic level sizes (RocksDB's
+//! `level_compaction_dynamic_level_bytes`): the last level's target is its
+//! actual size; each level above it targets a tenth (the multiplier) of the
+//! one below, up to the *base level*, the highest level whose target is
+//! still at least `max_bytes_for_level_base`. L0 compacts into the base
+//! level; levels above the base level stay empty (data found there, from a
+//! time the database was larger, is drained down first).
+
+use std::sync::Arc;
+
+use crate::version::{FileMetaData, Version, NUM_LEVELS};
+
+/// What the picker needs to know of the options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PickerOptions {
+    pub level0_file_num_compaction_trigger: usize,
+    pub max_bytes_for_level_base: u64,
+    pub max_bytes_for_level_multiplier: u64,
+}
+
+/// Target sizes per level and the level L0 compacts into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelTargets {
+    pub base_level: usize,
+    /// 0 for L0 and for levels above the base level.
+    pub bytes: [u64; NUM_LEVELS],
+}
+
+/// Why a compaction was chosen (for statistics and tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    L0FileCount,
+    LevelSize,
+    DrainAboveBase,
+    Manual,
+}
+
+/// A compaction to run: every file of `inputs` is read and merged, the
+/// result written to `output_level`.
+#[derive(Clone)]
+pub struct CompactionSpec {
+    /// (level, files) of each input level, upper level first.
+    pub inputs: Vec<(usize, Vec<Arc<FileMetaData>>)>,
+    pub output_level: usize,
+    pub reason: Reason,
+}
+
+impl CompactionSpec {
+    pub fn input_numbers(&self) -> Vec<(usize, u64)> {
+        self.inputs.iter().flat_map(|(l, fs)| fs.iter().map(move |f| (*l, f.number()))).collect()
+    }
+}
+
+impl std::fmt::Debug for CompactionSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompactionSpec")
+            .field("inputs", &self.input_numbers())
+            .field("output_level", &self.output_level)
+            .field("reason", &self.reason)
+            .finish()
+    }
+}
+
+/// The picker's decision.
+#[derive(Clone, Debug)]
+pub enum Choice {
+    DoNothing,
+    /// Move one file down a level unchanged (nothing overlaps it there).
+    Move {
+        from: usize,
+        file: Arc<FileMetaData>,
+        to: usize,
+    },
+    Merge(CompactionSpec),
+}
+
+pub fn level_bytes(v: &Version) -> [u64; NUM_LEVELS] {
+    let mut out = [0; NUM_LEVELS];
+    for (l, files) in v.levels.iter().enumerate() {
+        out[l] = files.iter().map(|f| f.meta.file_size).sum();
+    }
+    out
+}
+
+/// Computes the dynamic level targets from the level sizes.
+pub fn level_targets(sizes: &[u64; NUM_LEVELS], o: &PickerOptions) -> LevelTargets {
+    let last = NUM_LEVELS - 1;
+    let mult = o.max_bytes_for_level_multiplier.max(2);
+    let base = o.max_bytes_for_level_base.max(1);
+    let max_size = sizes[1..].iter().copied().max().unwrap_or(0);
+    let mut bytes = [0u64; NUM_LEVELS];
+    let mut level = last;
+    let mut target = max_size.max(base);
+    bytes[last] = target;
+    while level > 1 && target / mult >= base {
+        target /= mult;
+        level -= 1;
+        bytes[level] = target;
+    }
+    LevelTargets { base_level: level, bytes }
+}
+
+fn overlaps(f: &FileMetaData, lo: &[u8], hi: &[u8]) -> bool {
+    f.smallest_user_key() <= hi && f.largest_user_key() >= lo
+}
+
+/// The user-key range covered by `files`.
+pub fn key_range<'a>(files: impl IntoIterator<Item = &'a Arc<FileMetaData>>) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut range: Option<(Vec<u8>, Vec<u8>)> = None;
+    for f in files {
+        let (s, l) = (f.smallest_user_key(), f.largest_user_key());
+        range = Some(match range {
+            None => (s.to_vec(), l.to_vec()),
+            Some((lo, hi)) => {
+                (if s < lo.as_slice() { s.to_vec() } else { lo }, if l > hi.as_slice() { l.to_vec() } else { hi })
+            }
+        });
+    }
+    range
+}
+
+/// Files of `level` overlapping the user-key range [lo, hi].
+pub fn overlapping(v: &Version, level: usize, lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMetaData>> {
+    v.levels[level].iter().filter(|f| overlaps(f, lo, hi)).cloned().collect()
+}
+
+/// Builds a compaction of `upper` (files of `level`) into `output_level`,
+/// adding every file of the output level that overlaps them.
+fn merge_into(v: &Version, level: usize, upper: Vec<Arc<FileMetaData>>, output_level: usize, reason: Reason) -> Choice {
+    let Some((lo, hi)) = key_range(&upper) else { return Choice::DoNothing };
+    let lower = overlapping(v, output_level, &lo, &hi);
+    if lower.is_empty() && level > 0 && upper.len() == 1 && reason != Reason::Manual {
+        let file = upper.into_iter().next().expect("one file");
+        return Choice::Move { from: level, file, to: output_level };
+    }
+    let mut inputs = vec![(level, upper)];
+    if !lower.is_empty() {
+        inputs.push((output_level, lower));
+    }
+    Choice::Merge(CompactionSpec { inputs, output_level, reason })
+}
+
+/// Chooses the next compaction. `cursors[l]` is the largest user key of the
+/// file last compacted out of level `l` (round-robin through the level).
+pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -> Choice {
+    let sizes = level_bytes(v);
+    let targets = level_targets(&sizes, o);
+    let last = NUM_LEVELS - 1;
+    // Score every level; the highest score >= 1 wins.
+    let mut best: Option<(f64, usize)> = None;
+    let mut consider = |score: f64, level: usize| {
+        if score >= 1.0 && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, level));
+        }
+    };
+    let trigger = o.level0_file_num_compaction_trigger.max(1);
+    consider(v.levels[0].len() as f64 / trigger as f64, 0);
+    for level in 1..last {
+        if v.levels[level].is_empty() {
+            continue;
+        }
+        if level < targets.base_level {
+            consider(1000.0, level);
+        } else {
+            consider(sizes[level] as f64 / targets.bytes[level].max(1) as f64, level);
+        }
+    }
+    let Some((_, level)) = best else { return Choice::DoNothing };
+    if level == 0 {
+        return merge_into(v, 0, v.levels[0].clone(), targets.base_level, Reason::L0FileCount);
+    }
+    let reason = if level < targets.base_level { Reason::DrainAboveBase } else { Reason::LevelSize };
+    // Round-robin: the first file past the cursor, wrapping around.
+    let files = &v.levels[level];
+    let cursor = &cursors[level];
+    let pick = files
+        .iter()
+        .find(|f| cursor.is_empty() || f.smallest_user_key() > cursor.as_slice())
+        .unwrap_or(&files[0])
+        .clone();
+    merge_into(v, level, vec![pick], level + 1, reason)
+}
+
+/// The manual compaction of level `level`'s files overlapping [lo, hi]
+/// (`None` = unbounded) into the next level (L0 into the base level).
+/// Never a trivial move: manual compaction rewrites every file it touches.
+pub fn manual(v: &Version, o: &PickerOptions, level: usize, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Choice {
+    let files: Vec<_> = v.levels[level]
+        .iter()
+        .filter(|f| lo.is_none_or(|lo| f.largest_user_key() >= lo) && hi.is_none_or(|hi| f.smallest_user_key() <= hi))
+        .cloned()
+        .collect();
+    if files.is_empty() || level == NUM_LEVELS - 1 {
+        return Choice::DoNothing;
+    }
+    let (files, output_level) = if level == 0 {
+        // All of L0: its files overlap each other, and a newer file left
+        // behind would sort below older data moved down.
+        (v.levels[0].clone(), level_targets(&level_bytes(v), o).base_level)
+    } else {
+        (files, level + 1)
+    };
+    merge_into(v, level, files, output_level, Reason::Manual)
+}
+
+/// Whether no level below `output_level` holds data in [lo, hi]: deletions
+/// and tombstones written there shadow nothing and may be dropped.
+pub fn is_bottommost(v: &Version, output_level: usize, lo: &[u8], hi: &[u8]) -> bool {
+    (output_level + 1..NUM_LEVELS).all(|l| overlapping(v, l, lo, hi).is_empty())
+}
+
+#[cfg(test)]
+mod tests;

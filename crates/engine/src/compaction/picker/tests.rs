@@ -1,0 +1,164 @@
+use super::*;
+use crate::format::key::{internal_key, ValueType};
+use crate::version::FileMeta;
+
+const MB: u64 = 1 << 20;
+
+fn opts() -> PickerOptions {
+    PickerOptions {
+        level0_file_num_compaction_trigger: 4,
+        max_bytes_for_level_base: 16 * MB,
+        max_bytes_for_level_multiplier: 10,
+    }
+}
+
+fn file(number: u64, lo: &str, hi: &str, size: u64) -> Arc<FileMetaData> {
+    Arc::new(FileMetaData::new(FileMeta {
+        number,
+        file_size: size,
+        smallest: internal_key(lo.as_bytes(), number, ValueType::Put),
+        largest: internal_key(hi.as_bytes(), number, ValueType::Put),
+        smallest_seq: number,
+        largest_seq: number,
+    }))
+}
+
+fn version(levels: Vec<(usize, Vec<Arc<FileMetaData>>)>) -> Version {
+    let mut v = Version::default();
+    for (l, files) in levels {
+        v.levels[l] = files;
+    }
+    v
+}
+
+fn no_cursors() -> [Vec<u8>; NUM_LEVELS] {
+    Default::default()
+}
+
+fn numbers(spec: &CompactionSpec) -> Vec<(usize, u64)> {
+    spec.input_numbers()
+}
+
+#[test]
+fn targets_of_an_empty_or_small_database_put_the_base_at_the_last_level() {
+    let t = level_targets(&[0; NUM_LEVELS], &opts());
+    assert_eq!(t.base_level, 6);
+    assert_eq!(t.bytes[6], 16 * MB);
+    let mut sizes = [0; NUM_LEVELS];
+    sizes[6] = 150 * MB;
+    assert_eq!(level_targets(&sizes, &opts()).base_level, 6);
+}
+
+#[test]
+fn targets_grow_upward_by_the_multiplier_as_the_last_level_grows() {
+    let mut sizes = [0; NUM_LEVELS];
+    sizes[6] = 1000 * MB;
+    let t = level_targets(&sizes, &opts());
+    assert_eq!(t.base_level, 5);
+    assert_eq!(t.bytes[6], 1000 * MB);
+    assert_eq!(t.bytes[5], 100 * MB);
+    assert_eq!(t.bytes[4], 0);
+    sizes[6] = 100_000 * MB;
+    let t = level_targets(&sizes, &opts());
+    assert_eq!(t.base_level, 3);
+    assert_eq!(t.bytes[3], 100 * MB);
+}
+
+#[test]
+fn too_few_l0_files_do_nothing() {
+    let v = version(vec![(0, vec![file(3, "a", "z", MB), file(2, "a", "z", MB), file(1, "a", "z", MB)])]);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing));
+}
+
+#[test]
+fn l0_at_the_trigger_merges_all_of_l0_with_what_it_overlaps_in_the_base_level() {
+    let l0 = vec![file(9, "c", "f", MB), file(8, "a", "d", MB), file(7, "e", "g", MB), file(6, "b", "c", MB)];
+    let base = vec![file(1, "a", "b", MB), file(2, "c", "d", MB), file(3, "x", "z", MB)];
+    let v = version(vec![(0, l0), (6, base)]);
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Merge(spec) => {
+            assert_eq!(spec.output_level, 6);
+            assert_eq!(spec.reason, Reason::L0FileCount);
+            assert_eq!(numbers(&spec), vec![(0, 9), (0, 8), (0, 7), (0, 6), (6, 1), (6, 2)]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_oversized_level_moves_a_file_down_when_nothing_overlaps_it() {
+    // L5 over its 100 MB target; its first file overlaps nothing in L6.
+    let l5 = vec![file(10, "a", "b", 60 * MB), file(11, "m", "n", 60 * MB)];
+    let l6 = vec![file(1, "c", "l", 1000 * MB)];
+    let v = version(vec![(5, l5), (6, l6)]);
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Move { from: 5, file, to: 6 } => assert_eq!(file.number(), 10),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_cursor_walks_a_level_round_robin_and_merges_overlaps() {
+    let l5 = vec![file(10, "a", "b", 60 * MB), file(11, "m", "n", 60 * MB)];
+    let l6 = vec![file(1, "c", "l", 500 * MB), file(2, "l", "o", 500 * MB)];
+    let v = version(vec![(5, l5), (6, l6)]);
+    let mut cursors = no_cursors();
+    cursors[5] = b"b".to_vec();
+    match choose(&v, &opts(), &cursors) {
+        Choice::Merge(spec) => {
+            assert_eq!(numbers(&spec), vec![(5, 11), (6, 2)]);
+            assert_eq!(spec.reason, Reason::LevelSize);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Past the last file the cursor wraps to the first.
+    cursors[5] = b"zz".to_vec();
+    assert!(matches!(choose(&v, &opts(), &cursors), Choice::Move { file, .. } if file.number() == 10));
+}
+
+#[test]
+fn data_above_the_base_level_is_drained_first() {
+    let v = version(vec![(2, vec![file(5, "a", "c", MB)]), (6, vec![file(1, "a", "z", 10 * MB)])]);
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Merge(spec) => panic!("want a move of the lone L2 file, got {spec:?}"),
+        Choice::Move { from, to, .. } => assert_eq!((from, to), (2, 3)),
+        Choice::DoNothing => panic!("L2 holds data above the base level and must drain"),
+    }
+}
+
+#[test]
+fn a_level_within_target_does_nothing() {
+    let v = version(vec![(6, vec![file(1, "a", "z", 10 * MB)]), (0, vec![file(2, "a", "b", MB)])]);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing));
+}
+
+#[test]
+fn manual_compaction_takes_all_of_l0_and_never_moves() {
+    let v = version(vec![
+        (0, vec![file(9, "x", "y", MB), file(8, "a", "b", MB)]),
+        (5, vec![file(4, "a", "c", MB)]),
+        (6, vec![file(1, "a", "z", 100 * MB)]),
+    ]);
+    match manual(&v, &opts(), 0, Some(b"a"), Some(b"b")) {
+        Choice::Merge(spec) => {
+            assert_eq!(spec.output_level, 6);
+            assert_eq!(numbers(&spec), vec![(0, 9), (0, 8), (6, 1)]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A lone file with nothing below is rewritten, not moved.
+    match manual(&v, &opts(), 5, None, None) {
+        Choice::Merge(spec) => assert_eq!(numbers(&spec), vec![(5, 4), (6, 1)]),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(manual(&v, &opts(), 5, Some(b"d"), None), Choice::DoNothing));
+    assert!(matches!(manual(&v, &opts(), 6, None, None), Choice::DoNothing));
+}
+
+#[test]
+fn bottommost_means_nothing_below_overlaps() {
+    let v = version(vec![(5, vec![file(4, "a", "c", MB)]), (6, vec![file(1, "m", "z", MB)])]);
+    assert!(is_bottommost(&v, 5, b"a", b"c"));
+    assert!(!is_bottommost(&v, 5, b"a", b"n"));
+    assert!(is_bottommost(&v, 6, b"a", b"z"));
+}

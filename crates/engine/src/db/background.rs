@@ -1,0 +1,317 @@
+//! Background work as budgeted, resumable steps: flushing immutable
+//! memtables, then compactions chosen by the picker. The embedder pumps
+//! `do_background_work` (the browser worker between requests; natively a
+//! thread may); writers do the work themselves when they must stall.
+
+use std::sync::Arc;
+
+use super::{lock, Db, DbState, Progress};
+use crate::compaction::job::{JobEnv, TableJob};
+use crate::compaction::picker::{self, Choice, CompactionSpec};
+use crate::compaction::resolver::KeyResolver;
+use crate::error::{Error, Result};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::range_del::{self, FragmentedTombstones};
+use crate::stats::{Histogram, Ticker};
+use crate::version::{parse_file_name, FileKind, VersionEdit, NUM_LEVELS};
+
+impl Db {
+    /// Runs background work (a flush, else a compaction) for at most about
+    /// `budget` data blocks' worth of bytes, then returns. Call it again
+    /// while `work_left`.
+    pub fn do_background_work(&self, budget: usize) -> Result<Progress> {
+        self.check_open()?;
+        let mut st = lock(&self.inner.state);
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        let p = self.background_step(&mut st, budget.max(1))?;
+        // Readers may have let go of old versions since the last call.
+        self.delete_obsolete_files(&mut st);
+        Ok(p)
+    }
+
+    /// One step of whatever background work is most urgent.
+    pub(super) fn background_step(&self, st: &mut DbState, budget: usize) -> Result<Progress> {
+        let auto = !self.inner.options.disable_auto_compactions;
+        let did_work = if !st.imm.is_empty() {
+            self.flush_step(st, budget)?;
+            true
+        } else if st.compaction.is_some() {
+            self.compaction_step(st, budget)?;
+            true
+        } else if auto {
+            self.pick_compaction(st, budget)?
+        } else {
+            false
+        };
+        let work_left = !st.imm.is_empty()
+            || st.compaction.is_some()
+            || (auto
+                && !matches!(
+                    picker::choose(st.versions.current_ref(), &self.inner.options.picker_options(), &st.cursors),
+                    Choice::DoNothing
+                ));
+        Ok(Progress { did_work, work_left })
+    }
+
+    fn budget_bytes(&self, blocks: usize) -> u64 {
+        (blocks as u64).saturating_mul(self.inner.options.block_size as u64)
+    }
+
+    /// Runs one step of `job`, allocating output numbers from `st`.
+    fn step_job(&self, st: &mut DbState, job: &mut TableJob, budget: usize) -> Result<bool> {
+        let inner = &*self.inner;
+        let versions = &mut st.versions;
+        let pending = &mut st.pending_outputs;
+        let mut new_file = || {
+            let n = versions.new_file_number();
+            pending.insert(n);
+            n
+        };
+        let mut env = JobEnv { fs: &*inner.fs, dir: &inner.dir, new_file: &mut new_file };
+        job.step(&mut env, self.budget_bytes(budget))
+    }
+
+    /// Starts (if needed) and advances the flush of the oldest immutable
+    /// memtable. On failure the database stops taking writes (`bg_error`);
+    /// partial files are orphans the next open deletes.
+    pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
+        let r = self.flush_step_inner(st, budget);
+        if let Err(e) = &r {
+            st.bg_error = Some(e.clone());
+            st.flush = None;
+        }
+        r
+    }
+
+    fn flush_step_inner(&self, st: &mut DbState, budget: usize) -> Result<()> {
+        let inner = &*self.inner;
+        let mut job = match st.flush.take() {
+            Some(job) => job,
+            None => {
+                let Some(mem) = st.imm.front().cloned() else { return Ok(()) };
+                let tombstones = mem.tombstones().unwrap_or_default();
+                let resolver = KeyResolver::new(
+                    inner.snapshots.sequences(),
+                    tombstones,
+                    false,
+                    inner.options.merge_operator.clone(),
+                );
+                let mut job = TableJob::new(Box::new(mem.iter()), resolver, u64::MAX, inner.options.table_options());
+                job.started_micros = inner.options.now_micros();
+                job
+            }
+        };
+        if !self.step_job(st, &mut job, budget)? {
+            st.flush = Some(job);
+            return Ok(());
+        }
+        let mut edit = VersionEdit::default();
+        edit.added.extend(job.outputs.iter().map(|m| (0, m.clone())));
+        // WALs older than the oldest memtable still unflushed are done with.
+        edit.log_number = Some(st.imm.get(1).map_or(st.mem.wal_number(), |m| m.wal_number()));
+        st.versions.log_and_apply(edit)?;
+        st.imm.pop_front();
+        for n in &job.allocated {
+            st.pending_outputs.remove(n);
+        }
+        self.install_super_version(st);
+        let stats = &inner.stats;
+        stats.add(Ticker::Flushes, 1);
+        stats.add(Ticker::FlushWriteBytes, job.bytes_written);
+        if inner.options.clock.is_some() {
+            stats.record(Histogram::FlushTime, inner.options.now_micros().saturating_sub(job.started_micros));
+        }
+        self.delete_obsolete_files(st);
+        Ok(())
+    }
+
+    /// Asks the picker for work; applies a trivial move at once, or starts a
+    /// compaction job and runs its first step. Returns whether it did work.
+    fn pick_compaction(&self, st: &mut DbState, budget: usize) -> Result<bool> {
+        let v = st.versions.current_ref().clone();
+        match picker::choose(&v, &self.inner.options.picker_options(), &st.cursors) {
+            Choice::DoNothing => Ok(false),
+            Choice::Move { from, file, to } => {
+                st.cursors[from] = file.largest_user_key().to_vec();
+                let mut edit = VersionEdit::default();
+                edit.deleted.push((from, file.number()));
+                edit.added.push((to, file.meta.clone()));
+                self.apply_or_fail(st, edit)?;
+                self.inner.stats.add(Ticker::TrivialMoves, 1);
+                self.install_super_version(st);
+                Ok(true)
+            }
+            Choice::Merge(spec) => {
+                if let Some((level, files)) = spec.inputs.first() {
+                    if *level > 0 {
+                        if let Some(f) = files.last() {
+                            st.cursors[*level] = f.largest_user_key().to_vec();
+                        }
+                    }
+                }
+                self.start_compaction(st, spec)?;
+                self.compaction_step(st, budget)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn apply_or_fail(&self, st: &mut DbState, edit: VersionEdit) -> Result<()> {
+        if let Err(e) = st.versions.log_and_apply(edit) {
+            st.bg_error = Some(e.clone());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn start_compaction(&self, st: &mut DbState, spec: CompactionSpec) -> Result<()> {
+        let inner = &*self.inner;
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut tombstones: Vec<Arc<FragmentedTombstones>> = Vec::new();
+        for (_, files) in &spec.inputs {
+            for f in files {
+                let t = f.table(&inner.tables)?;
+                if let Some(ts) = t.tombstones() {
+                    tombstones.push(ts.clone());
+                }
+                children.push(Box::new(t.iter(false)));
+            }
+        }
+        let all = spec.inputs.iter().flat_map(|(_, fs)| fs.iter());
+        let (lo, hi) = picker::key_range(all).unwrap_or_default();
+        let bottommost = picker::is_bottommost(st.versions.current_ref(), spec.output_level, &lo, &hi);
+        let resolver = KeyResolver::new(
+            inner.snapshots.sequences(),
+            Arc::new(range_del::merge_all(&tombstones)),
+            bottommost,
+            inner.options.merge_operator.clone(),
+        );
+        let mut job = TableJob::new(
+            Box::new(MergingIterator::new(children)),
+            resolver,
+            inner.options.target_file_size_base,
+            inner.options.table_options(),
+        );
+        job.started_micros = inner.options.now_micros();
+        st.compaction = Some((spec, job));
+        Ok(())
+    }
+
+    /// Advances the running compaction; installs its result when done.
+    pub(super) fn compaction_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
+        let Some((spec, mut job)) = st.compaction.take() else { return Ok(()) };
+        match self.step_job(st, &mut job, budget) {
+            Err(e) => {
+                st.bg_error = Some(e.clone());
+                Err(e)
+            }
+            Ok(false) => {
+                st.compaction = Some((spec, job));
+                Ok(())
+            }
+            Ok(true) => {
+                let mut edit = VersionEdit::default();
+                edit.deleted = spec.input_numbers();
+                edit.added.extend(job.outputs.iter().map(|m| (spec.output_level, m.clone())));
+                self.apply_or_fail(st, edit)?;
+                for n in &job.allocated {
+                    st.pending_outputs.remove(n);
+                }
+                self.install_super_version(st);
+                let inner = &*self.inner;
+                let s = &inner.stats;
+                let drops = job.drops();
+                s.add(Ticker::Compactions, 1);
+                s.add(Ticker::CompactReadBytes, job.bytes_read);
+                s.add(Ticker::CompactWriteBytes, job.bytes_written);
+                s.add(Ticker::CompactionKeyDropNewerEntry, drops.newer_entry);
+                s.add(Ticker::CompactionKeyDropObsolete, drops.obsolete);
+                s.add(Ticker::CompactionKeyDropRangeDel, drops.range_del);
+                s.add(Ticker::CompactionRangeDelDropObsolete, drops.range_del_obsolete);
+                if inner.options.clock.is_some() {
+                    s.record(Histogram::CompactionTime, inner.options.now_micros().saturating_sub(job.started_micros));
+                }
+                self.delete_obsolete_files(st);
+                Ok(())
+            }
+        }
+    }
+
+    /// Flushes every memtable (the active one included) to table files and
+    /// waits for that to finish.
+    pub fn flush(&self) -> Result<()> {
+        self.check_open()?;
+        let mut st = lock(&self.inner.state);
+        self.flush_locked(&mut st)
+    }
+
+    fn flush_locked(&self, st: &mut DbState) -> Result<()> {
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        if !st.mem.is_empty() {
+            self.switch_memtable(st)?;
+        }
+        while !st.imm.is_empty() {
+            self.flush_step(st, usize::MAX)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts every key in `[begin, end]` (`None` = unbounded) down to the
+    /// last level, rewriting every table file that holds such keys: after
+    /// it, deleted and overwritten data in the range takes no space (unless a
+    /// snapshot still needs it). Flushes the memtables first; runs to
+    /// completion.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.check_open()?;
+        let mut st = lock(&self.inner.state);
+        self.flush_locked(&mut st)?;
+        while st.compaction.is_some() {
+            self.compaction_step(&mut st, usize::MAX)?;
+        }
+        for level in 0..NUM_LEVELS - 1 {
+            loop {
+                let v = st.versions.current_ref().clone();
+                match picker::manual(&v, &self.inner.options.picker_options(), level, begin, end) {
+                    Choice::DoNothing => break,
+                    Choice::Move { .. } => {
+                        return Err(Error::NotSupported("manual compaction never moves files".into()));
+                    }
+                    Choice::Merge(spec) => {
+                        self.start_compaction(&mut st, spec)?;
+                        while st.compaction.is_some() {
+                            self.compaction_step(&mut st, usize::MAX)?;
+                        }
+                    }
+                }
+            }
+        }
+        self.delete_obsolete_files(&mut st);
+        Ok(())
+    }
+
+    /// Deletes files no live version, memtable or job needs. Failures are
+    /// left for the next call (an orphan is harmless; it is retried).
+    pub(super) fn delete_obsolete_files(&self, st: &mut DbState) {
+        let inner = &*self.inner;
+        let mut live = st.versions.live_files();
+        live.extend(st.pending_outputs.iter().copied());
+        let Ok(names) = inner.fs.list(&inner.dir) else { return };
+        for name in names {
+            let obsolete = match parse_file_name(&name) {
+                Some(FileKind::Table(n)) => !live.contains(&n),
+                Some(FileKind::Wal(n)) => n < st.versions.log_number && n != st.wal_number,
+                Some(FileKind::Manifest(n)) => n != st.versions.manifest_number(),
+                Some(FileKind::Lock) | None => false,
+            };
+            if obsolete && inner.fs.remove(&crate::fs::join(&inner.dir, &name)).is_ok() {
+                if let Some(FileKind::Table(n)) = parse_file_name(&name) {
+                    inner.tables.cache.erase_file(n);
+                }
+            }
+        }
+    }
+}

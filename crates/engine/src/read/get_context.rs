@@ -1,0 +1,170 @@
+//! `GetContext`: the state of one point lookup as it walks memtables and
+//! levels, newest data first (RocksDB's `GetContext::SaveValue`).
+//!
+//! Each source hands it the versions of the key it holds, newest first. A
+//! version older than the highest covering range tombstone seen so far
+//! (`max_covering_tombstone_seq`, carried down from newer sources) counts as
+//! deleted. A Put or Delete ends the lookup; Merge operands are collected
+//! until a base value (or the end) is reached and combined by the merge
+//! operator.
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::format::key::{SequenceNumber, ValueType};
+use crate::merge::MergeOperator;
+use crate::stats::GetStats;
+
+pub struct GetContext<'a> {
+    user_key: &'a [u8],
+    merge_operator: Option<&'a dyn MergeOperator>,
+    /// Highest sequence number of a range tombstone covering the key in the
+    /// sources visited so far.
+    pub max_covering_tombstone_seq: SequenceNumber,
+    /// Newest first.
+    operands: Vec<Bytes>,
+    result: Option<Option<Bytes>>,
+    pub stats: GetStats,
+    /// Time spent in the merge operator (microseconds, when a clock exists).
+    pub merge_micros: u64,
+    now: Option<&'a dyn Fn() -> u64>,
+}
+
+impl<'a> GetContext<'a> {
+    pub fn new(
+        user_key: &'a [u8],
+        merge_operator: Option<&'a dyn MergeOperator>,
+        now: Option<&'a dyn Fn() -> u64>,
+    ) -> Self {
+        GetContext {
+            user_key,
+            merge_operator,
+            max_covering_tombstone_seq: 0,
+            operands: Vec::new(),
+            result: None,
+            stats: GetStats::default(),
+            merge_micros: 0,
+            now,
+        }
+    }
+
+    /// Raises the covering tombstone sequence number from a source's own
+    /// tombstones.
+    pub fn cover(&mut self, seq: SequenceNumber) {
+        self.max_covering_tombstone_seq = self.max_covering_tombstone_seq.max(seq);
+    }
+
+    /// The lookup has its answer.
+    pub fn is_done(&self) -> bool {
+        self.result.is_some()
+    }
+
+    /// Takes one version (newest first). Returns whether more versions are
+    /// wanted.
+    pub fn save(&mut self, ty: ValueType, seq: SequenceNumber, value: &Bytes) -> Result<bool> {
+        let ty = if seq < self.max_covering_tombstone_seq { ValueType::Delete } else { ty };
+        match ty {
+            ValueType::Put => {
+                let r = if self.operands.is_empty() { value.clone() } else { self.merge(Some(value))? };
+                self.result = Some(Some(r));
+                Ok(false)
+            }
+            ValueType::Delete => {
+                let r = if self.operands.is_empty() { None } else { Some(self.merge(None)?) };
+                self.result = Some(r);
+                Ok(false)
+            }
+            ValueType::Merge => {
+                if self.merge_operator.is_none() {
+                    return Err(Error::NotSupported(
+                        "the database holds merge operands but no merge_operator is configured".into(),
+                    ));
+                }
+                self.operands.push(value.clone());
+                Ok(true)
+            }
+            ValueType::RangeDelete | ValueType::BlobIndex => Err(Error::NotSupported(format!(
+                "a point entry of type {ty:?} for this key: written by a newer version"
+            ))),
+        }
+    }
+
+    /// The answer, once every source was visited (or the lookup ended).
+    pub fn finish(mut self) -> Result<Option<Bytes>> {
+        if let Some(r) = self.result.take() {
+            return Ok(r);
+        }
+        if self.operands.is_empty() {
+            return Ok(None);
+        }
+        self.merge(None).map(Some)
+    }
+
+    fn merge(&mut self, base: Option<&Bytes>) -> Result<Bytes> {
+        let op = self
+            .merge_operator
+            .ok_or_else(|| Error::NotSupported("merge operands but no merge_operator is configured".into()))?;
+        let t0 = self.now.map(|f| f());
+        let operands: Vec<&[u8]> = self.operands.iter().rev().map(|b| &b[..]).collect();
+        let r = op.full_merge(self.user_key, base.map(|b| &b[..]), &operands);
+        if let (Some(t0), Some(now)) = (t0, self.now) {
+            self.merge_micros += now().saturating_sub(t0);
+        }
+        self.operands.clear();
+        r.map(Bytes::from).map_err(|e| {
+            Error::corruption(
+                format!("merge operator {}", op.name()),
+                0,
+                format!("merge of key {:?} failed: {e}", String::from_utf8_lossy(self.user_key)),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::U64AddOperator;
+
+    fn n(v: u64) -> Bytes {
+        Bytes::copy_from_slice(&v.to_le_bytes())
+    }
+
+    #[test]
+    fn merges_operands_onto_the_base() {
+        let op = U64AddOperator;
+        let mut c = GetContext::new(b"k", Some(&op), None);
+        assert!(c.save(ValueType::Merge, 9, &n(1)).unwrap());
+        assert!(c.save(ValueType::Merge, 8, &n(2)).unwrap());
+        assert!(!c.save(ValueType::Put, 7, &n(10)).unwrap());
+        assert_eq!(c.finish().unwrap(), Some(n(13)));
+    }
+
+    #[test]
+    fn tombstones_hide_older_versions_and_end_merges() {
+        let op = U64AddOperator;
+        let mut c = GetContext::new(b"k", Some(&op), None);
+        c.cover(5);
+        assert!(!c.save(ValueType::Put, 4, &n(10)).unwrap());
+        assert_eq!(c.finish().unwrap(), None);
+        let mut c = GetContext::new(b"k", Some(&op), None);
+        assert!(c.save(ValueType::Merge, 9, &n(1)).unwrap());
+        c.cover(6);
+        assert!(!c.save(ValueType::Put, 4, &n(10)).unwrap());
+        assert_eq!(c.finish().unwrap(), Some(n(1)));
+    }
+
+    #[test]
+    fn merges_without_an_operator_are_an_error() {
+        let mut c = GetContext::new(b"k", None, None);
+        assert!(matches!(c.save(ValueType::Merge, 1, &n(1)), Err(Error::NotSupported(_))));
+    }
+
+    #[test]
+    fn operands_without_a_base_merge_onto_nothing() {
+        let op = U64AddOperator;
+        let mut c = GetContext::new(b"k", Some(&op), None);
+        c.save(ValueType::Merge, 3, &n(5)).unwrap();
+        assert_eq!(c.finish().unwrap(), Some(n(5)));
+    }
+}

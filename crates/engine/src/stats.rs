@@ -1,0 +1,323 @@
+//! Statistics: tickers (counters) and histograms, named as RocksDB names
+//! them where RocksDB has the statistic.
+//!
+//! Point lookups count into a small local [`GetStats`] and report once per
+//! lookup (RocksDB's `GetContextStats`), so the hot path touches a few
+//! plain integers and, at the end, only the counters that moved.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+macro_rules! tickers {
+    ($($variant:ident => $name:literal,)*) => {
+        /// A counter.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(usize)]
+        pub enum Ticker { $($variant,)* }
+
+        impl Ticker {
+            pub const ALL: &'static [Ticker] = &[$(Ticker::$variant,)*];
+
+            /// The statistic's name (RocksDB's where it has one).
+            pub fn name(self) -> &'static str {
+                match self { $(Ticker::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+tickers! {
+    BlockCacheHit => "rocksdb.block.cache.hit",
+    BlockCacheMiss => "rocksdb.block.cache.miss",
+    BlockCacheAdd => "rocksdb.block.cache.add",
+    BloomFilterUseful => "rocksdb.bloom.filter.useful",
+    BloomFilterFullPositive => "rocksdb.bloom.filter.full.positive",
+    BloomFilterFullTruePositive => "rocksdb.bloom.filter.full.true.positive",
+    MemtableHit => "rocksdb.memtable.hit",
+    MemtableMiss => "rocksdb.memtable.miss",
+    GetHitL0 => "rocksdb.l0.hit",
+    GetHitL1 => "rocksdb.l1.hit",
+    GetHitL2AndUp => "rocksdb.l2andup.hit",
+    NumberKeysWritten => "rocksdb.number.keys.written",
+    NumberKeysRead => "rocksdb.number.keys.read",
+    BytesWritten => "rocksdb.bytes.written",
+    BytesRead => "rocksdb.bytes.read",
+    NumberDbSeek => "rocksdb.number.db.seek",
+    NumberDbNext => "rocksdb.number.db.next",
+    NumberDbPrev => "rocksdb.number.db.prev",
+    IterBytesRead => "rocksdb.db.iter.bytes.read",
+    CompactReadBytes => "rocksdb.compact.read.bytes",
+    CompactWriteBytes => "rocksdb.compact.write.bytes",
+    FlushWriteBytes => "rocksdb.flush.write.bytes",
+    CompactionKeyDropNewerEntry => "rocksdb.compaction.key.drop.new",
+    CompactionKeyDropObsolete => "rocksdb.compaction.key.drop.obsolete",
+    CompactionKeyDropRangeDel => "rocksdb.compaction.key.drop.range_del",
+    CompactionRangeDelDropObsolete => "rocksdb.compaction.range_del.drop.obsolete",
+    StallMicros => "rocksdb.stall.micros",
+    WriteStalls => "silt.write.stalls",
+    MergeOperationTotalTime => "rocksdb.merge.operation.time.nanos",
+    NumberMergeFailures => "rocksdb.number.merge.failures",
+    WalBytes => "rocksdb.wal.bytes",
+    WalSynced => "rocksdb.wal.synced",
+    Flushes => "silt.flushes",
+    Compactions => "silt.compactions",
+    TrivialMoves => "silt.compaction.trivial.moves",
+}
+
+/// A histogram's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Histogram {
+    DbGet,
+    DbWrite,
+    CompactionTime,
+    FlushTime,
+}
+
+impl Histogram {
+    pub const ALL: &'static [Histogram] =
+        &[Histogram::DbGet, Histogram::DbWrite, Histogram::CompactionTime, Histogram::FlushTime];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Histogram::DbGet => "rocksdb.db.get.micros",
+            Histogram::DbWrite => "rocksdb.db.write.micros",
+            Histogram::CompactionTime => "rocksdb.compaction.times.micros",
+            Histogram::FlushTime => "rocksdb.db.flush.micros",
+        }
+    }
+}
+
+/// Power-of-two buckets: bucket i holds values in [2^(i-1), 2^i).
+const BUCKETS: usize = 48;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct HistogramData {
+    count: u64,
+    sum: u64,
+    min: u64,
+    max: u64,
+    buckets: Vec<u64>,
+}
+
+impl HistogramData {
+    fn add(&mut self, v: u64) {
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; BUCKETS];
+            self.min = v;
+        }
+        let b = (64 - v.leading_zeros() as usize).min(BUCKETS - 1);
+        self.buckets[b] += 1;
+        self.count += 1;
+        self.sum = self.sum.saturating_add(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    fn percentile(&self, p: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let want = (p / 100.0 * self.count as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= want {
+                // Upper edge of the bucket, clamped to what was seen.
+                let hi = if i == 0 { 0 } else { 1u64 << i.min(63) };
+                return (hi as f64).min(self.max as f64).max(self.min as f64);
+            }
+        }
+        self.max as f64
+    }
+}
+
+/// A histogram's summary.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistogramSummary {
+    pub name: &'static str,
+    pub count: u64,
+    pub sum: u64,
+    pub min: u64,
+    pub max: u64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// A snapshot of every statistic.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatisticsSnapshot {
+    pub tickers: Vec<(&'static str, u64)>,
+    pub histograms: Vec<HistogramSummary>,
+}
+
+impl StatisticsSnapshot {
+    /// A ticker's value by name (0 if unknown).
+    pub fn ticker(&self, name: &str) -> u64 {
+        self.tickers.iter().find(|(n, _)| *n == name).map_or(0, |(_, v)| *v)
+    }
+
+    /// The measured false-positive rate of the bloom filters: positives
+    /// that were not true positives, over all negatives the filter saw.
+    pub fn bloom_false_positive_rate(&self) -> f64 {
+        let useful = self.ticker(Ticker::BloomFilterUseful.name());
+        let pos = self.ticker(Ticker::BloomFilterFullPositive.name());
+        let truep = self.ticker(Ticker::BloomFilterFullTruePositive.name());
+        let false_pos = pos.saturating_sub(truep);
+        let negatives = useful + false_pos;
+        if negatives == 0 {
+            0.0
+        } else {
+            false_pos as f64 / negatives as f64
+        }
+    }
+}
+
+impl std::fmt::Display for StatisticsSnapshot {
+    /// RocksDB's `Statistics::ToString` layout.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (name, v) in &self.tickers {
+            writeln!(f, "{name} COUNT : {v}")?;
+        }
+        for h in &self.histograms {
+            writeln!(
+                f,
+                "{} P50 : {:.6} P95 : {:.6} P99 : {:.6} P100 : {} COUNT : {} SUM : {}",
+                h.name, h.p50, h.p95, h.p99, h.max, h.count, h.sum
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The statistics of one database.
+pub struct Statistics {
+    tickers: Vec<AtomicU64>,
+    histograms: Vec<Mutex<HistogramData>>,
+}
+
+impl Default for Statistics {
+    fn default() -> Self {
+        Statistics {
+            tickers: Ticker::ALL.iter().map(|_| AtomicU64::new(0)).collect(),
+            histograms: Histogram::ALL.iter().map(|_| Mutex::new(HistogramData::default())).collect(),
+        }
+    }
+}
+
+impl Statistics {
+    #[inline]
+    pub fn add(&self, t: Ticker, n: u64) {
+        if n != 0 {
+            self.tickers[t as usize].fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    pub fn get(&self, t: Ticker) -> u64 {
+        self.tickers[t as usize].load(Ordering::Relaxed)
+    }
+
+    pub fn record(&self, h: Histogram, v: u64) {
+        self.histograms[h as usize].lock().unwrap_or_else(|p| p.into_inner()).add(v);
+    }
+
+    pub fn snapshot(&self) -> StatisticsSnapshot {
+        StatisticsSnapshot {
+            tickers: Ticker::ALL.iter().map(|&t| (t.name(), self.get(t))).collect(),
+            histograms: Histogram::ALL
+                .iter()
+                .map(|&h| {
+                    let d = self.histograms[h as usize].lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    HistogramSummary {
+                        name: h.name(),
+                        count: d.count,
+                        sum: d.sum,
+                        min: d.min,
+                        max: d.max,
+                        p50: d.percentile(50.0),
+                        p95: d.percentile(95.0),
+                        p99: d.percentile(99.0),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What one point lookup counts, reported once at its end.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GetStats {
+    pub cache_hit: u64,
+    pub cache_miss: u64,
+    pub cache_add: u64,
+    pub bloom_useful: u64,
+    pub bloom_positive: u64,
+    pub bloom_true_positive: u64,
+    pub memtable_hit: bool,
+    /// Level the value came from, if it came from a table.
+    pub hit_level: Option<usize>,
+    pub bytes_read: u64,
+}
+
+impl GetStats {
+    /// Adds this lookup's counts to `stats`: only what moved.
+    pub fn report(&self, stats: &Statistics, found: bool) {
+        stats.add(Ticker::BlockCacheHit, self.cache_hit);
+        stats.add(Ticker::BlockCacheMiss, self.cache_miss);
+        stats.add(Ticker::BlockCacheAdd, self.cache_add);
+        stats.add(Ticker::BloomFilterUseful, self.bloom_useful);
+        stats.add(Ticker::BloomFilterFullPositive, self.bloom_positive);
+        stats.add(Ticker::BloomFilterFullTruePositive, self.bloom_true_positive);
+        stats.add(if self.memtable_hit { Ticker::MemtableHit } else { Ticker::MemtableMiss }, 1);
+        match self.hit_level {
+            Some(0) => stats.add(Ticker::GetHitL0, 1),
+            Some(1) => stats.add(Ticker::GetHitL1, 1),
+            Some(_) => stats.add(Ticker::GetHitL2AndUp, 1),
+            None => {}
+        }
+        stats.add(Ticker::NumberKeysRead, 1);
+        if found {
+            stats.add(Ticker::BytesRead, self.bytes_read);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_rocksdb_style() {
+        let mut names: Vec<_> = Ticker::ALL.iter().map(|t| t.name()).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert_eq!(Ticker::BloomFilterUseful.name(), "rocksdb.bloom.filter.useful");
+    }
+
+    #[test]
+    fn get_stats_report_once_and_fp_rate_is_computed() {
+        let s = Statistics::default();
+        let g = GetStats { bloom_useful: 98, bloom_positive: 10, bloom_true_positive: 8, ..GetStats::default() };
+        g.report(&s, false);
+        let snap = s.snapshot();
+        assert_eq!(snap.ticker("rocksdb.bloom.filter.full.positive"), 10);
+        assert_eq!(snap.ticker("rocksdb.number.keys.read"), 1);
+        assert!((snap.bloom_false_positive_rate() - 0.02).abs() < 1e-9);
+    }
+
+    #[test]
+    fn histogram_percentiles_are_ordered() {
+        let s = Statistics::default();
+        for v in 1..=1000 {
+            s.record(Histogram::DbGet, v);
+        }
+        let h = &s.snapshot().histograms[0];
+        assert_eq!((h.count, h.min, h.max), (1000, 1, 1000));
+        assert!(h.p50 <= h.p95 && h.p95 <= h.p99 && h.p99 <= 1000.0, "{h:?}");
+        assert!(h.p50 >= 256.0 && h.p50 <= 1000.0, "{h:?}");
+        assert!(s.snapshot().to_string().contains("rocksdb.db.get.micros P50"));
+    }
+}
