@@ -1,5 +1,6 @@
 //! Crash tests on `FaultFs`: stop the engine at every mutating file-system
-//! call of a write + flush workload (optionally tearing unsynced bytes),
+//! call of a workload of writes, range deletes and merges with flushes and
+//! compactions in budgeted steps (optionally tearing unsynced bytes),
 //! reopen, and check against the oracle:
 //! - every write acknowledged with `sync` is there;
 //! - what is there is exactly the state after some prefix of the attempted
@@ -13,17 +14,36 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use silt_engine::fs::{CrashMode, FaultFs, Fs, MemFs};
-use silt_engine::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use silt_engine::{Db, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
 
 type State = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options() -> Options {
-    Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
+    Options {
+        write_buffer_size: 64 << 10,
+        block_size: 512,
+        target_file_size_base: 64 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        max_bytes_for_level_multiplier: 4,
+        level0_file_num_compaction_trigger: 2,
+        level0_stop_writes_trigger: 6,
+        merge_operator: Some(Arc::new(U64AddOperator)),
+        ..Options::default()
+    }
+}
+
+#[derive(Clone)]
+enum Update {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    /// Adds to a u64 counter.
+    Merge(Vec<u8>, u64),
+    DeleteRange(Vec<u8>, Vec<u8>),
 }
 
 /// One write of the workload and whether it asks for sync.
 struct Op {
-    batch: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    batch: Vec<Update>,
     sync: bool,
 }
 
@@ -35,8 +55,19 @@ fn workload(seed: u64, n: usize) -> Vec<Op> {
             let batch = (0..size)
                 .map(|_| {
                     let k = format!("key{:04}", rng.random_range(0..300u32)).into_bytes();
-                    let v = rng.random_bool(0.85).then(|| vec![rng.random::<u8>(); rng.random_range(10..400)]);
-                    (k, v)
+                    match rng.random_range(0..20) {
+                        0..=13 => Update::Put(k, vec![rng.random::<u8>(); rng.random_range(10..400)]),
+                        14..=16 => Update::Delete(k),
+                        17..=18 => Update::Merge(
+                            format!("ctr{}", rng.random_range(0..10u32)).into_bytes(),
+                            rng.random_range(1..100),
+                        ),
+                        _ => {
+                            let mut end = k.clone();
+                            end[5] = b'9';
+                            Update::DeleteRange(k, end)
+                        }
+                    }
                 })
                 .collect();
             Op { batch, sync: rng.random_bool(0.2) }
@@ -45,11 +76,25 @@ fn workload(seed: u64, n: usize) -> Vec<Op> {
 }
 
 fn apply(state: &mut State, op: &Op) {
-    for (k, v) in &op.batch {
-        match v {
-            Some(v) => state.insert(k.clone(), v.clone()),
-            None => state.remove(k),
-        };
+    for u in &op.batch {
+        match u {
+            Update::Put(k, v) => {
+                state.insert(k.clone(), v.clone());
+            }
+            Update::Delete(k) => {
+                state.remove(k);
+            }
+            Update::Merge(k, d) => {
+                let cur = state.get(k).map_or(0, |v| u64::from_le_bytes(v[..8].try_into().unwrap()));
+                state.insert(k.clone(), cur.wrapping_add(*d).to_le_bytes().to_vec());
+            }
+            Update::DeleteRange(a, b) => {
+                let doomed: Vec<_> = state.range(a.clone()..b.clone()).map(|(k, _)| k.clone()).collect();
+                for k in doomed {
+                    state.remove(&k);
+                }
+            }
+        }
     }
 }
 
@@ -72,10 +117,12 @@ fn run_until_failure(db: &Db, ops: &[Op], background_every: usize) -> (usize, Op
     let mut last_synced = None;
     for (i, op) in ops.iter().enumerate() {
         let mut b = WriteBatch::new();
-        for (k, v) in &op.batch {
-            match v {
-                Some(v) => b.put(k, v),
-                None => b.delete(k),
+        for u in &op.batch {
+            match u {
+                Update::Put(k, v) => b.put(k, v),
+                Update::Delete(k) => b.delete(k),
+                Update::Merge(k, d) => b.merge(k, &d.to_le_bytes()),
+                Update::DeleteRange(a, z) => b.delete_range(a, z),
             };
         }
         if db.write(&WriteOptions { sync: op.sync }, b).is_err() {
@@ -154,14 +201,15 @@ fn sweep(seed: u64, n_ops: usize, mode_of: impl Fn(u64) -> CrashMode) -> u64 {
 
 #[test]
 fn crash_at_every_point_dropping_unsynced_bytes() {
-    let points = sweep(11, 400, |_| CrashMode::DropUnsynced);
+    let points = sweep(11, 900, |_| CrashMode::DropUnsynced);
     eprintln!("crash points tried (drop unsynced): {points}");
     assert!(points > 100, "only {points} crash points: the workload does too little I/O");
+    assert_compactions_happen(11, 900);
 }
 
 #[test]
 fn crash_at_every_point_tearing_unsynced_bytes() {
-    let points = sweep(12, 400, |p| CrashMode::TearUnsynced { seed: p * 7919 + 1 });
+    let points = sweep(12, 900, |p| CrashMode::TearUnsynced { seed: p * 7919 + 1 });
     eprintln!("crash points tried (torn unsynced): {points}");
     assert!(points > 100, "only {points} crash points");
 }
@@ -198,4 +246,14 @@ fn crash_during_recovery_itself() {
             break;
         }
     }
+}
+
+/// The sweeps are meant to crash inside compactions too: check the workload
+/// really compacts.
+fn assert_compactions_happen(seed: u64, n: usize) {
+    let db = Db::open(Arc::new(MemFs::new()), "db", options()).unwrap();
+    run_until_failure(&db, &workload(seed, n), 7);
+    let stats = db.statistics();
+    assert!(stats.ticker("silt.compactions") >= 1, "the crash workload ran no compaction:\n{stats}");
+    assert!(stats.ticker("silt.flushes") >= 3, "the crash workload flushed too little:\n{stats}");
 }

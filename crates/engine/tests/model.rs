@@ -1,6 +1,8 @@
 //! Model-based test: thousands of random operations on the engine, checked
-//! after each against a `BTreeMap` oracle — gets, snapshots, iterators in
-//! both directions with random bounds, flushes, background steps, reopen.
+//! against a `BTreeMap` oracle — puts, deletes, range deletes, merges
+//! (u64 add), batches, gets, snapshots held across flushes and
+//! compactions, iterators in both directions with random bounds, budgeted
+//! background steps, manual compactions, reopen.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -9,14 +11,48 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use silt_engine::fs::MemFs;
-use silt_engine::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use silt_engine::{Db, Options, ReadOptions, Snapshot, U64AddOperator, WriteBatch, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options() -> Options {
-    // Tiny buffers and blocks so flushes, stalls and multi-block tables
-    // happen within a few hundred operations.
-    Options { write_buffer_size: 64 << 10, block_size: 256, block_restart_interval: 4, ..Options::default() }
+    // Tiny buffers, blocks, files and levels so flushes, compactions across
+    // several levels, stalls and multi-block tables happen within a few
+    // hundred operations.
+    Options {
+        write_buffer_size: 64 << 10,
+        block_size: 256,
+        block_restart_interval: 4,
+        target_file_size_base: 64 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        max_bytes_for_level_multiplier: 4,
+        level0_file_num_compaction_trigger: 2,
+        level0_stop_writes_trigger: 6,
+        merge_operator: Some(Arc::new(U64AddOperator)),
+        ..Options::default()
+    }
+}
+
+/// Counter keys ("c…") hold 8-byte values and take merges; other keys take
+/// any value.
+fn is_counter(k: &[u8]) -> bool {
+    k.first() == Some(&b'c')
+}
+
+fn counter_key(rng: &mut SmallRng) -> Vec<u8> {
+    format!("c{:02}", rng.random_range(0..40u32)).into_bytes()
+}
+
+fn merge_add(model: &mut Model, k: &[u8], delta: u64) {
+    let cur = model.get(k).map_or(0, |v| u64::from_le_bytes(v[..8].try_into().unwrap()));
+    model.insert(k.to_vec(), cur.wrapping_add(delta).to_le_bytes().to_vec());
+}
+
+fn range_delete(model: &mut Model, start: &[u8], end: &[u8]) {
+    let doomed: Vec<Vec<u8>> = model.range(start.to_vec()..end.to_vec()).map(|(k, _)| k.clone()).collect();
+    for k in doomed {
+        model.remove(&k);
+    }
 }
 
 fn key(rng: &mut SmallRng) -> Vec<u8> {
@@ -28,6 +64,14 @@ fn key(rng: &mut SmallRng) -> Vec<u8> {
         k.extend_from_slice(b"-long-suffix");
     }
     k
+}
+
+fn value_for(rng: &mut SmallRng, k: &[u8]) -> Vec<u8> {
+    if is_counter(k) {
+        rng.random::<u64>().to_le_bytes().to_vec()
+    } else {
+        value(rng)
+    }
 }
 
 fn value(rng: &mut SmallRng) -> Vec<u8> {
@@ -107,33 +151,66 @@ fn run(seed: u64, steps: usize) {
     for step in 0..steps {
         let ctx = format!("seed {seed} step {step}");
         match rng.random_range(0..100) {
-            0..=34 => {
-                let (k, v) = (key(&mut rng), value(&mut rng));
+            0..=29 => {
+                let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
+                let v = value_for(&mut rng, &k);
                 db.put(&w, &k, &v).unwrap();
                 model.insert(k, v);
             }
-            35..=44 => {
-                let k = key(&mut rng);
+            30..=36 => {
+                let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
                 db.delete(&w, &k).unwrap();
                 model.remove(&k);
             }
-            45..=52 => {
+            37..=40 => {
+                let k = counter_key(&mut rng);
+                let d = rng.random_range(1..1000u64);
+                db.merge(&w, &k, &d.to_le_bytes()).unwrap();
+                merge_add(&mut model, &k, d);
+            }
+            41..=42 => {
+                // Mostly narrow ranges, sometimes empty or reversed (no-ops).
+                let mut end = |rng: &mut SmallRng| if rng.random_bool(0.3) { counter_key(rng) } else { key(rng) };
+                let (a, b) = (end(&mut rng), end(&mut rng));
+                let (a, b) = if rng.random_bool(0.9) && a > b { (b, a) } else { (a, b) };
+                db.delete_range(&w, &a, &b).unwrap();
+                if a < b {
+                    range_delete(&mut model, &a, &b);
+                }
+            }
+            43..=52 => {
                 let mut b = WriteBatch::new();
                 for _ in 0..rng.random_range(1..20) {
-                    let k = key(&mut rng);
-                    if rng.random_bool(0.7) {
-                        let v = value(&mut rng);
-                        b.put(&k, &v);
-                        model.insert(k, v);
-                    } else {
-                        b.delete(&k);
-                        model.remove(&k);
+                    match rng.random_range(0..10) {
+                        0..=5 => {
+                            let k = key(&mut rng);
+                            let v = value(&mut rng);
+                            b.put(&k, &v);
+                            model.insert(k, v);
+                        }
+                        6..=7 => {
+                            let k = key(&mut rng);
+                            b.delete(&k);
+                            model.remove(&k);
+                        }
+                        8 => {
+                            let k = counter_key(&mut rng);
+                            b.merge(&k, &7u64.to_le_bytes());
+                            merge_add(&mut model, &k, 7);
+                        }
+                        _ => {
+                            let a = key(&mut rng);
+                            let mut z = a.clone();
+                            z.push(b'~');
+                            b.delete_range(&a, &z);
+                            range_delete(&mut model, &a, &z);
+                        }
                     }
                 }
                 db.write(&w, b).unwrap();
             }
             53..=67 => {
-                let k = key(&mut rng);
+                let k = if rng.random_bool(0.3) { counter_key(&mut rng) } else { key(&mut rng) };
                 assert_eq!(db.get(&ReadOptions::default(), &k).unwrap(), model.get(&k).cloned(), "{ctx}: get {k:?}");
             }
             68..=71 => {
@@ -146,7 +223,7 @@ fn run(seed: u64, steps: usize) {
             72..=79 if !snaps.is_empty() => {
                 let (s, m) = &snaps[rng.random_range(0..snaps.len())];
                 for _ in 0..5 {
-                    let k = key(&mut rng);
+                    let k = if rng.random_bool(0.3) { counter_key(&mut rng) } else { key(&mut rng) };
                     let got = db.get(&ReadOptions { snapshot: Some(s), ..Default::default() }, &k).unwrap();
                     assert_eq!(got, m.get(&k).cloned(), "{ctx}: get {k:?} at snapshot {}", s.sequence());
                 }
@@ -158,7 +235,16 @@ fn run(seed: u64, steps: usize) {
             85..=89 => {
                 db.do_background_work(rng.random_range(1..4)).unwrap();
             }
-            90..=92 => db.flush().unwrap(),
+            90..=91 => db.flush().unwrap(),
+            92 => {
+                let (a, b) = (key(&mut rng), key(&mut rng));
+                let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+                match rng.random_range(0..3) {
+                    0 => db.compact_range(None, None).unwrap(),
+                    1 => db.compact_range(Some(&lo), Some(&hi)).unwrap(),
+                    _ => db.compact_range(Some(&lo), None).unwrap(),
+                }
+            }
             93 => {
                 // Reopen: snapshots do not survive a reopen.
                 snaps.clear();
@@ -200,7 +286,13 @@ fn run(seed: u64, steps: usize) {
         it.next();
     }
     assert_eq!(got, model, "seed {seed}: after final reopen");
-    assert!(db.properties().files_per_level[0] > 0 || steps < 500, "seed {seed}: the run never produced a table file");
+    let props = db.properties();
+    if steps >= 2000 {
+        assert!(
+            props.files_per_level[1..].iter().sum::<u64>() > 0,
+            "seed {seed}: the run never compacted below L0: {props:?}"
+        );
+    }
 }
 
 #[test]

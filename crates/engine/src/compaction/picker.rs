@@ -185,16 +185,25 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
 }
 
 /// The manual compaction of level `level`'s files overlapping [lo, hi]
-/// (`None` = unbounded) into the next level (L0 into the base level).
-/// Never a trivial move: manual compaction rewrites every file it touches.
+/// (`None` = unbounded) into the next level (L0 into the base level; the
+/// last level into itself). Never a trivial move: manual compaction
+/// rewrites every file it touches.
 pub fn manual(v: &Version, o: &PickerOptions, level: usize, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Choice {
     let files: Vec<_> = v.levels[level]
         .iter()
         .filter(|f| lo.is_none_or(|lo| f.largest_user_key() >= lo) && hi.is_none_or(|hi| f.smallest_user_key() <= hi))
         .cloned()
         .collect();
-    if files.is_empty() || level == NUM_LEVELS - 1 {
+    if files.is_empty() {
         return Choice::DoNothing;
+    }
+    if level == NUM_LEVELS - 1 {
+        // The last level compacts into itself, dropping what is obsolete.
+        return Choice::Merge(CompactionSpec {
+            inputs: vec![(level, files)],
+            output_level: level,
+            reason: Reason::Manual,
+        });
     }
     let (files, output_level) = if level == 0 {
         // All of L0: its files overlap each other, and a newer file left

@@ -152,7 +152,10 @@ fn manual_compaction_takes_all_of_l0_and_never_moves() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(manual(&v, &opts(), 5, Some(b"d"), None), Choice::DoNothing));
-    assert!(matches!(manual(&v, &opts(), 6, None, None), Choice::DoNothing));
+    match manual(&v, &opts(), 6, None, None) {
+        Choice::Merge(spec) => assert_eq!((numbers(&spec), spec.output_level), (vec![(6, 1)], 6)),
+        other => panic!("the last level compacts into itself: {other:?}"),
+    }
 }
 
 #[test]

@@ -1,0 +1,117 @@
+//! Merge operands: resolved on Get, by iterators in both directions, and by
+//! flushes and compactions (full and partial merges), across snapshots.
+
+use std::sync::Arc;
+
+use silt_engine::fs::MemFs;
+use silt_engine::{Db, Error, Options, ReadOptions, U64AddOperator, WriteOptions};
+
+const W: WriteOptions = WriteOptions { sync: false };
+
+fn open_with(fs: &MemFs, merge: bool) -> silt_engine::Result<Db> {
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        disable_auto_compactions: true,
+        merge_operator: merge.then(|| Arc::new(U64AddOperator) as Arc<dyn silt_engine::MergeOperator>),
+        ..Options::default()
+    };
+    Db::open(Arc::new(fs.clone()), "db", options)
+}
+
+fn n(v: u64) -> [u8; 8] {
+    v.to_le_bytes()
+}
+
+fn counter(db: &Db, opts: &ReadOptions, k: &[u8]) -> Option<u64> {
+    db.get(opts, k).unwrap().map(|v| u64::from_le_bytes(v.try_into().unwrap()))
+}
+
+#[test]
+fn operands_combine_across_memtable_flushes_and_levels() {
+    let fs = MemFs::new();
+    let db = open_with(&fs, true).unwrap();
+    let r = ReadOptions::default();
+    db.put(&W, b"c", &n(100)).unwrap();
+    db.merge(&W, b"c", &n(1)).unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap(); // base at the last level
+    db.merge(&W, b"c", &n(10)).unwrap();
+    db.flush().unwrap(); // operand in L0
+    db.merge(&W, b"c", &n(1000)).unwrap(); // operand in the memtable
+    db.merge(&W, b"fresh", &n(5)).unwrap(); // no base at all
+    assert_eq!(counter(&db, &r, b"c"), Some(1111));
+    assert_eq!(counter(&db, &r, b"fresh"), Some(5));
+    let mut it = db.iter(&r).unwrap();
+    it.seek_to_first();
+    assert_eq!((it.key(), it.value()), (&b"c"[..], &n(1111)[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"fresh"[..], &n(5)[..]));
+    it.prev();
+    assert_eq!(it.value(), n(1111));
+    it.seek_to_last();
+    assert_eq!(it.value(), n(5));
+    it.prev();
+    assert_eq!((it.key(), it.value()), (&b"c"[..], &n(1111)[..]));
+    drop(it);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(counter(&db, &r, b"c"), Some(1111));
+    drop(db);
+    let db = open_with(&fs, true).unwrap();
+    assert_eq!(counter(&db, &r, b"c"), Some(1111));
+}
+
+#[test]
+fn deletes_and_snapshots_bound_what_operands_see() {
+    let fs = MemFs::new();
+    let db = open_with(&fs, true).unwrap();
+    let r = ReadOptions::default();
+    db.put(&W, b"c", &n(50)).unwrap();
+    db.merge(&W, b"c", &n(1)).unwrap();
+    let s1 = db.snapshot();
+    db.delete(&W, b"c").unwrap();
+    db.merge(&W, b"c", &n(2)).unwrap();
+    let s2 = db.snapshot();
+    db.merge(&W, b"c", &n(3)).unwrap();
+    db.delete_range(&W, b"d", b"e").unwrap();
+    db.merge(&W, b"d1", &n(9)).unwrap();
+    for stage in 0..3 {
+        assert_eq!(counter(&db, &r, b"c"), Some(5), "stage {stage}");
+        assert_eq!(counter(&db, &ReadOptions { snapshot: Some(&s1), ..r.clone() }, b"c"), Some(51), "stage {stage}");
+        assert_eq!(counter(&db, &ReadOptions { snapshot: Some(&s2), ..r.clone() }, b"c"), Some(2), "stage {stage}");
+        assert_eq!(counter(&db, &r, b"d1"), Some(9), "an operand after a range delete starts from nothing");
+        if stage == 0 {
+            db.flush().unwrap();
+        } else {
+            db.compact_range(None, None).unwrap();
+        }
+    }
+}
+
+#[test]
+fn merges_need_an_operator() {
+    let fs = MemFs::new();
+    {
+        let db = open_with(&fs, false).unwrap();
+        assert!(matches!(db.merge(&W, b"c", &n(1)), Err(Error::InvalidArgument(_))));
+    }
+    {
+        let db = open_with(&fs, true).unwrap();
+        db.merge(&W, b"c", &n(1)).unwrap();
+    }
+    // Reopened without the operator: the operand is replayed, and reading
+    // it says what is missing instead of guessing.
+    let db = open_with(&fs, false).unwrap();
+    match db.get(&ReadOptions::default(), b"c") {
+        Err(Error::NotSupported(msg)) => assert!(msg.contains("merge_operator"), "{msg}"),
+        other => panic!("want NotSupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_failing_merge_is_reported_as_corruption() {
+    let fs = MemFs::new();
+    let db = open_with(&fs, true).unwrap();
+    db.put(&W, b"c", b"not eight bytes").unwrap();
+    db.merge(&W, b"c", &n(1)).unwrap();
+    assert!(matches!(db.get(&ReadOptions::default(), b"c"), Err(Error::Corruption { .. })));
+}
