@@ -231,3 +231,54 @@ fn works_on_the_native_file_system() {
     assert_eq!(db.get(&r(), b"after-flush").unwrap().as_deref(), Some(&b"in the wal"[..]));
     assert_eq!(db.verify().unwrap().entries, 3000);
 }
+
+#[test]
+fn writers_stall_and_compact_themselves_when_l0_is_full() {
+    let fs = MemFs::new();
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        level0_file_num_compaction_trigger: 2,
+        level0_stop_writes_trigger: 3,
+        max_write_buffer_number: 2,
+        ..Options::default()
+    };
+    let db = Db::open(Arc::new(fs), "db", options).unwrap();
+    // Nobody pumps background work: only stalls can keep L0 bounded.
+    for i in 0..20_000u32 {
+        db.put(&W, format!("key{:06}", (i * 7919) % 20_000).as_bytes(), &[i as u8; 64]).unwrap();
+        assert!(db.properties().files_per_level[0] < 3 + 1, "L0 grew past the stop trigger");
+    }
+    let stats = db.statistics();
+    assert!(stats.ticker("silt.write.stalls") >= 1, "{stats}");
+    assert!(stats.ticker("silt.compactions") >= 1, "{stats}");
+    assert_eq!(db.get(&r(), b"key000000").unwrap().map(|v| v.len()), Some(64));
+}
+
+#[test]
+fn statistics_count_reads_filters_and_cache() {
+    let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+    for i in 0..3000u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[1; 32]).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 0..3000u32 {
+        // Even keys exist, odd ones were never written.
+        let k = if i % 2 == 0 { format!("key{i:06}") } else { format!("key{i:06}x") };
+        db.get(&r(), k.as_bytes()).unwrap();
+    }
+    let s = db.statistics();
+    assert_eq!(s.ticker("rocksdb.number.keys.read"), 3000);
+    assert_eq!(s.ticker("rocksdb.number.keys.written"), 3000);
+    let useful = s.ticker("rocksdb.bloom.filter.useful");
+    let positive = s.ticker("rocksdb.bloom.filter.full.positive");
+    let true_positive = s.ticker("rocksdb.bloom.filter.full.true.positive");
+    assert!(true_positive >= 1500, "{s}");
+    assert!(useful >= 1400, "{s}");
+    assert_eq!(db.properties().files_per_level.iter().sum::<u64>(), 1);
+    // Every lookup probed the one table's filter once, but "key002999x",
+    // past the table's largest key, which never reached the filter.
+    assert_eq!(useful + positive, 2999, "{s}");
+    assert!(s.bloom_false_positive_rate() < 0.05, "{s}");
+    assert!(s.ticker("rocksdb.block.cache.hit") + s.ticker("rocksdb.block.cache.miss") >= 1500, "{s}");
+    assert!(s.to_string().contains("rocksdb.bloom.filter.useful COUNT : "));
+}
