@@ -1,27 +1,72 @@
-//! Engine errors as JavaScript values.
+//! Errors as JavaScript values.
 //!
 //! The contract with `siltdb` (js/src/errors.ts): a thrown `Error` whose
-//! `code` property is a string is an engine error; `code` is
-//! [`Error::code`], stable across releases, and `message` is the engine's
-//! `Display` text, which names the file and offset where that applies.
+//! `code` property is a string is an engine or binding error; `code` is
+//! stable across releases, and `message` is readable text that names the
+//! file and offset where that applies. Engine errors carry
+//! [`Error::code`]; the binding adds its own codes (listed on [`Code`]).
 
 use silt_engine::Error;
 use wasm_bindgen::JsValue;
 
-/// The `code` and `message` an engine error carries across the boundary.
-pub(crate) fn js_error_fields(err: &Error) -> (&'static str, String) {
-    (err.code(), err.to_string())
+/// Codes the binding itself reports, besides the engine's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Code {
+    /// Creating a file needs a free pooled file and none is left.
+    PoolExhausted,
+    /// A snapshot, value or iterator was used after `release()`.
+    Released,
 }
 
+impl Code {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Code::PoolExhausted => "PoolExhausted",
+            Code::Released => "Released",
+        }
+    }
+}
+
+/// An error on its way to JavaScript: a stable code and a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BindingError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl BindingError {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> Self {
+        BindingError { code: code.as_str(), message: message.into() }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::from(Error::InvalidArgument(message.into()))
+    }
+}
+
+impl From<Error> for BindingError {
+    fn from(err: Error) -> Self {
+        BindingError { code: err.code(), message: err.to_string() }
+    }
+}
+
+impl From<BindingError> for JsValue {
+    /// REQUIRES: running on wasm32 with the JS glue (it calls into
+    /// JavaScript).
+    fn from(err: BindingError) -> JsValue {
+        let js = js_sys::Error::new(&err.message);
+        // Setting a property on a fresh, unfrozen Error cannot fail.
+        let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(err.code));
+        js.into()
+    }
+}
+
+pub(crate) type JsResult<T> = Result<T, JsValue>;
+
 /// Converts an engine error into a JavaScript `Error` with a `code`.
-///
-/// REQUIRES: running on wasm32 with the JS glue (it calls into JavaScript).
+#[cfg(target_arch = "wasm32")]
 pub(crate) fn to_js(err: Error) -> JsValue {
-    let (code, message) = js_error_fields(&err);
-    let js = js_sys::Error::new(&message);
-    // Setting a property on a fresh, unfrozen Error object cannot fail.
-    let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(code));
-    js.into()
+    BindingError::from(err).into()
 }
 
 #[cfg(test)]
@@ -29,13 +74,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fields_carry_the_stable_code_and_the_display_text() {
-        let err = Error::Closed("the database was closed".to_string());
-        let (code, message) = js_error_fields(&err);
-        assert_eq!(code, "Closed");
-        assert!(message.contains("the database was closed"), "{message}");
+    fn engine_errors_keep_their_stable_code_and_display_text() {
+        let err = BindingError::from(Error::Closed("the database was closed".to_string()));
+        assert_eq!(err.code, "Closed");
+        assert!(err.message.contains("the database was closed"), "{}", err.message);
+        assert_eq!(BindingError::invalid("key too large").code, "InvalidArgument");
+    }
 
-        let err = Error::InvalidArgument("key too large".to_string());
-        assert_eq!(js_error_fields(&err).0, "InvalidArgument");
+    #[test]
+    fn binding_codes_are_their_names() {
+        assert_eq!(BindingError::new(Code::PoolExhausted, "x").code, "PoolExhausted");
+        assert_eq!(BindingError::new(Code::Released, "x").code, "Released");
     }
 }

@@ -1,0 +1,133 @@
+//! Buffers that carry many keys or updates across the boundary at once.
+//!
+//! ## Format
+//! A write batch from `siltdb` (little-endian):
+//! ```text
+//! ops  := op*
+//! op   := 0x01 klen:u32 vlen:u32 key value     put
+//!       | 0x00 klen:u32 key                    delete
+//! ```
+//! The keys of a `multiGet`: every key back to back in one buffer, and
+//! their lengths in one `Uint32Array`.
+
+use silt_engine::WriteBatch;
+
+use crate::error::BindingError;
+
+const DELETE: u8 = 0x00;
+const PUT: u8 = 0x01;
+
+/// Decodes a write batch encoded by `siltdb`. Keys and values are checked
+/// by the engine when the batch is written.
+pub(crate) fn decode_batch(mut buf: &[u8]) -> Result<WriteBatch, BindingError> {
+    let mut batch = WriteBatch::new();
+    let bad = |what: &str| BindingError::invalid(format!("malformed write batch: {what}"));
+    fn take<'a>(buf: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if buf.len() < n {
+            return None;
+        }
+        let (head, rest) = buf.split_at(n);
+        *buf = rest;
+        Some(head)
+    }
+    fn u32_of(buf: &mut &[u8]) -> Option<usize> {
+        take(buf, 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+    while let Some(tag) = take(&mut buf, 1) {
+        match tag[0] {
+            PUT => {
+                let klen = u32_of(&mut buf).ok_or_else(|| bad("truncated key length"))?;
+                let vlen = u32_of(&mut buf).ok_or_else(|| bad("truncated value length"))?;
+                let key = take(&mut buf, klen).ok_or_else(|| bad("truncated key"))?;
+                let value = take(&mut buf, vlen).ok_or_else(|| bad("truncated value"))?;
+                batch.put(key, value);
+            }
+            DELETE => {
+                let klen = u32_of(&mut buf).ok_or_else(|| bad("truncated key length"))?;
+                let key = take(&mut buf, klen).ok_or_else(|| bad("truncated key"))?;
+                batch.delete(key);
+            }
+            other => return Err(bad(&format!("unknown op 0x{other:02x}"))),
+        }
+    }
+    Ok(batch)
+}
+
+/// Splits the keys of a `multiGet` buffer by their lengths.
+pub(crate) fn split_keys<'a>(keys: &'a [u8], lens: &[u32]) -> Result<Vec<&'a [u8]>, BindingError> {
+    let mut out = Vec::with_capacity(lens.len());
+    let mut at = 0usize;
+    for &len in lens {
+        let end = at
+            .checked_add(len as usize)
+            .filter(|&e| e <= keys.len())
+            .ok_or_else(|| BindingError::invalid("multiGet key lengths overrun the key buffer"))?;
+        out.push(&keys[at..end]);
+        at = end;
+    }
+    if at != keys.len() {
+        return Err(BindingError::invalid("multiGet key buffer is longer than its keys"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use silt_engine::BatchOp;
+
+    use super::*;
+
+    fn put(key: &[u8], value: &[u8]) -> Vec<u8> {
+        let mut b = vec![PUT];
+        b.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        b.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        b.extend_from_slice(key);
+        b.extend_from_slice(value);
+        b
+    }
+
+    fn delete(key: &[u8]) -> Vec<u8> {
+        let mut b = vec![DELETE];
+        b.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        b.extend_from_slice(key);
+        b
+    }
+
+    #[test]
+    fn decodes_puts_and_deletes_in_order() {
+        let buf = [put(b"a", b"1"), delete(b"b"), put(b"c", b"")].concat();
+        let batch = decode_batch(&buf).unwrap();
+        let ops: Vec<_> = batch.iter().map(|op| op.unwrap()).collect();
+        assert_eq!(
+            ops,
+            [
+                BatchOp::Put { key: b"a", value: b"1" },
+                BatchOp::Delete { key: b"b" },
+                BatchOp::Put { key: b"c", value: b"" },
+            ]
+        );
+        assert!(decode_batch(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_truncation_and_unknown_tags_are_invalid_arguments() {
+        let buf = [put(b"key", b"value"), delete(b"gone")].concat();
+        for cut in 1..buf.len() {
+            if cut == put(b"key", b"value").len() {
+                continue; // a whole first op is a valid batch
+            }
+            let err = decode_batch(&buf[..cut]).err().unwrap_or_else(|| panic!("cut at {cut} accepted"));
+            assert_eq!(err.code, "InvalidArgument");
+        }
+        assert!(decode_batch(&[7, 0, 0, 0, 0]).unwrap_err().message.contains("unknown op 0x07"));
+    }
+
+    #[test]
+    fn splits_keys_by_length_and_checks_the_total() {
+        assert_eq!(split_keys(b"abbccc", &[1, 2, 3]).unwrap(), [&b"a"[..], b"bb", b"ccc"]);
+        assert_eq!(split_keys(b"", &[]).unwrap(), Vec::<&[u8]>::new());
+        assert!(split_keys(b"ab", &[3]).is_err());
+        assert!(split_keys(b"abc", &[1]).is_err());
+        assert!(split_keys(b"ab", &[u32::MAX, 2]).is_err());
+    }
+}

@@ -1,0 +1,354 @@
+//! The database as JavaScript sees it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use silt_engine::fs::Fs;
+use silt_engine::{Db, Error, Options, ReadOptions, Snapshot, WriteOptions};
+use wasm_bindgen::prelude::*;
+
+use crate::batch::{decode_batch, split_keys};
+use crate::error::{BindingError, Code, JsResult};
+use crate::iterator::Iterator;
+use crate::pool::PoolControl;
+use crate::results::{pinned_results, MultiGetResult};
+
+/// Free pooled files a write needs at most: a new log when the memtable is
+/// switched and a table when a full set of memtables stalls the write.
+const WRITE_RESERVE: usize = 2;
+/// Free pooled files a step of background work needs at most (one flushed
+/// table now; compaction outputs later).
+const BACKGROUND_RESERVE: usize = 4;
+/// Free pooled files opening needs: a new manifest and a new log.
+pub(crate) const OPEN_RESERVE: usize = 2;
+
+/// `backgroundWork` result bits.
+const DID_WORK: u32 = 1;
+const WORK_LEFT: u32 = 2;
+const WAITING_FOR_POOL: u32 = 4;
+
+/// An open database. Every call after `close()` throws `Closed`.
+///
+/// On a pool of OPFS files, calls that may create files first check that
+/// enough pooled files are free and throw `PoolExhausted` when not, before
+/// the engine starts anything it could not finish.
+#[wasm_bindgen]
+pub struct Database {
+    /// `None` once closed.
+    db: RefCell<Option<Db>>,
+    pool: Option<Rc<dyn PoolControl>>,
+    snapshots: RefCell<HashMap<u32, Rc<Snapshot>>>,
+    next_snapshot: Cell<u32>,
+}
+
+fn closed() -> BindingError {
+    Error::Closed("the database was closed".to_string()).into()
+}
+
+impl Database {
+    pub(crate) fn open_with(
+        fs: Arc<dyn Fs>,
+        dir: &str,
+        options: Options,
+        pool: Option<Rc<dyn PoolControl>>,
+    ) -> Result<Database, BindingError> {
+        if let Some(p) = &pool {
+            reserve(&**p, OPEN_RESERVE, "open the database")?;
+        }
+        let before = pool.as_ref().map(|p| p.exhausted_count());
+        let db = Db::open(fs, dir, options).map_err(|e| classify(pool.as_deref(), before, e))?;
+        Ok(Database {
+            db: RefCell::new(Some(db)),
+            pool,
+            snapshots: RefCell::new(HashMap::new()),
+            next_snapshot: Cell::new(1),
+        })
+    }
+
+    /// Runs `f` on the open engine, first checking that `reserve` pooled
+    /// files are free.
+    fn engine<T>(
+        &self,
+        reserve_files: usize,
+        f: impl FnOnce(&Db) -> silt_engine::Result<T>,
+    ) -> Result<T, BindingError> {
+        let guard = self.db.borrow();
+        let db = guard.as_ref().ok_or_else(closed)?;
+        if let (Some(p), true) = (&self.pool, reserve_files > 0) {
+            reserve(&**p, reserve_files, "write")?;
+        }
+        let before = self.pool.as_ref().map(|p| p.exhausted_count());
+        f(db).map_err(|e| classify(self.pool.as_deref(), before, e))
+    }
+
+    fn snapshot_for(&self, id: u32) -> Result<Option<Rc<Snapshot>>, BindingError> {
+        if id == 0 {
+            return Ok(None);
+        }
+        match self.snapshots.borrow().get(&id) {
+            Some(s) => Ok(Some(s.clone())),
+            None => Err(BindingError::new(Code::Released, "this snapshot was released")),
+        }
+    }
+
+    fn write_options(sync: bool) -> WriteOptions {
+        WriteOptions { sync }
+    }
+}
+
+/// Fails with `PoolExhausted` unless `n` pooled files are free.
+fn reserve(pool: &dyn PoolControl, n: usize, what: &str) -> Result<(), BindingError> {
+    let free = pool.free_count();
+    if free >= n {
+        return Ok(());
+    }
+    Err(BindingError::new(
+        Code::PoolExhausted,
+        format!(
+            "the OPFS file pool has {free} free files and may need {n} to {what}; \
+             siltdb tops the pool up between calls, so let the worker's event loop run \
+             (await something), or open with a larger poolReserve"
+        ),
+    ))
+}
+
+/// An engine error, as `PoolExhausted` when the pool refused a create
+/// during the call (its count of refusals grew).
+fn classify(pool: Option<&dyn PoolControl>, before: Option<u64>, e: Error) -> BindingError {
+    match (pool, before) {
+        (Some(p), Some(b)) if p.exhausted_count() > b => BindingError::new(Code::PoolExhausted, e.to_string()),
+        _ => e.into(),
+    }
+}
+
+#[wasm_bindgen]
+impl Database {
+    /// Opens a new, empty database on an in-memory file system. Nothing is
+    /// persisted: the data is gone when the database is closed or dropped.
+    #[wasm_bindgen(js_name = openMemory)]
+    pub fn open_memory(options: &crate::options::OpenOptions) -> JsResult<Database> {
+        let fs: Arc<dyn Fs> = Arc::new(silt_engine::fs::MemFs::new());
+        Ok(Database::open_with(fs, "db", options.to_engine(crate::clock()), None)?)
+    }
+
+    /// Stores `value` under `key`; with `sync`, durable before it returns.
+    pub fn put(&self, key: &[u8], value: &[u8], sync: bool) -> JsResult<()> {
+        Ok(self.engine(WRITE_RESERVE, |db| db.put(&Self::write_options(sync), key, value))?)
+    }
+
+    /// Removes `key`. Removing a missing key is not an error.
+    pub fn delete(&self, key: &[u8], sync: bool) -> JsResult<()> {
+        Ok(self.engine(WRITE_RESERVE, |db| db.delete(&Self::write_options(sync), key))?)
+    }
+
+    /// Applies a batch encoded by siltdb (see `batch.rs`) atomically.
+    pub fn write(&self, ops: &[u8], sync: bool) -> JsResult<()> {
+        let batch = decode_batch(ops)?;
+        Ok(self.engine(WRITE_RESERVE, |db| db.write(&Self::write_options(sync), batch))?)
+    }
+
+    /// The value of `key`, pinned (a one-key result), or `undefined`.
+    /// `snapshot` is an id from [`Database::snapshot`], or 0 for now.
+    pub fn get(&self, key: &[u8], snapshot: u32) -> JsResult<Option<MultiGetResult>> {
+        let snap = self.snapshot_for(snapshot)?;
+        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
+        let value = self.engine(0, |db| db.get_bytes(&opts, key))?;
+        Ok(value.map(|v| MultiGetResult::new(vec![Some(v)])))
+    }
+
+    /// The value of `key` copied out of wasm memory, or `undefined`.
+    #[wasm_bindgen(js_name = getCopy)]
+    pub fn get_copy(&self, key: &[u8], snapshot: u32) -> JsResult<Option<Vec<u8>>> {
+        let snap = self.snapshot_for(snapshot)?;
+        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
+        Ok(self.engine(0, |db| db.get(&opts, key))?)
+    }
+
+    /// The values of many keys, pinned together: `keys` holds them back to
+    /// back, `lens` their lengths. Every key is read at one sequence
+    /// number (a snapshot is taken for the batch when none is given).
+    ///
+    /// Today a loop over the engine's point lookup; the engine's batched
+    /// MultiGet replaces it without changing this interface.
+    #[wasm_bindgen(js_name = multiGet)]
+    pub fn multi_get(&self, keys: &[u8], lens: &[u32], snapshot: u32) -> JsResult<MultiGetResult> {
+        let keys = split_keys(keys, lens)?;
+        let given = self.snapshot_for(snapshot)?;
+        let values = self.engine(0, |db| {
+            let taken;
+            let snap = match &given {
+                Some(s) => &**s,
+                None => {
+                    taken = db.snapshot();
+                    &taken
+                }
+            };
+            let opts = ReadOptions { snapshot: Some(snap), ..ReadOptions::default() };
+            keys.iter().map(|k| db.get_bytes(&opts, k)).collect::<silt_engine::Result<Vec<_>>>()
+        })?;
+        Ok(MultiGetResult::new(values))
+    }
+
+    /// Takes a snapshot; returns its id (never 0).
+    pub fn snapshot(&self) -> JsResult<u32> {
+        let snap = self.engine(0, |db| Ok(db.snapshot()))?;
+        let id = self.next_snapshot.get();
+        self.next_snapshot.set(id.checked_add(1).unwrap_or(1).max(1));
+        self.snapshots.borrow_mut().insert(id, Rc::new(snap));
+        Ok(id)
+    }
+
+    /// Releases a snapshot. Iterators made on it keep it until they end.
+    /// Releasing twice does nothing.
+    #[wasm_bindgen(js_name = releaseSnapshot)]
+    pub fn release_snapshot(&self, id: u32) {
+        self.snapshots.borrow_mut().remove(&id);
+    }
+
+    /// An iterator from `lower` (inclusive) to `upper` (exclusive), either
+    /// bound optional, read at `snapshot` (0 = now).
+    pub fn iterator(
+        &self,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+        reverse: bool,
+        snapshot: u32,
+    ) -> JsResult<Iterator> {
+        let snap = self.snapshot_for(snapshot)?;
+        let opts =
+            ReadOptions { snapshot: snap.as_deref(), lower_bound: lower, upper_bound: upper, ..ReadOptions::default() };
+        let it = self.engine(0, |db| db.iter(&opts))?;
+        Ok(Iterator::new(it, snap, reverse))
+    }
+
+    /// Flushes every memtable to table files and waits for it.
+    pub fn flush(&self) -> JsResult<()> {
+        Ok(self.engine(BACKGROUND_RESERVE, |db| db.flush())?)
+    }
+
+    /// Runs at most about `budget` blocks of background work. Returns bits:
+    /// 1 = did work, 2 = work is left, 4 = skipped until the pool has free
+    /// files again (with 2).
+    #[wasm_bindgen(js_name = backgroundWork)]
+    pub fn background_work(&self, budget: u32) -> JsResult<u32> {
+        if let Some(p) = &self.pool {
+            if self.db.borrow().is_some() && p.free_count() < BACKGROUND_RESERVE {
+                return Ok(WORK_LEFT | WAITING_FOR_POOL);
+            }
+        }
+        let progress = self.engine(0, |db| db.do_background_work(budget as usize))?;
+        Ok(u32::from(progress.did_work) * DID_WORK | u32::from(progress.work_left) * WORK_LEFT)
+    }
+
+    /// Statistics: `{ properties, tickers, pool?, pinnedResults }`.
+    /// `properties` are gauges of the database (camelCase names),
+    /// `tickers` counters by their RocksDB names (`rocksdb.block.cache.hit`,
+    /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files.
+    pub fn statistics(&self) -> JsResult<JsValue> {
+        let (properties, tickers) = self.engine(0, |db| Ok(engine_statistics(db)))?;
+        let n = |x: u64| JsValue::from_f64(x as f64);
+        let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
+            // Setting a property on a fresh plain object cannot fail.
+            let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), v);
+        };
+        let props = js_sys::Object::new();
+        for (k, v) in properties {
+            set(&props, k, &v.into_js());
+        }
+        let ticks = js_sys::Object::new();
+        for (k, v) in tickers {
+            set(&ticks, k, &n(v));
+        }
+        let out = js_sys::Object::new();
+        set(&out, "properties", &props);
+        set(&out, "tickers", &ticks);
+        set(&out, "pinnedResults", &n(pinned_results() as u64));
+        if let Some(pool) = &self.pool {
+            let s = pool.stats();
+            let po = js_sys::Object::new();
+            for (k, v) in [
+                ("files", s.files as u64),
+                ("free", s.free as u64),
+                ("removedOpen", s.removed_open as u64),
+                ("dataBytes", s.data_bytes),
+                ("exhausted", s.exhausted),
+            ] {
+                set(&po, k, &n(v));
+            }
+            set(&out, "pool", &po);
+        }
+        Ok(out.into())
+    }
+
+    /// Free pooled files right now (`undefined` for an in-memory database).
+    #[wasm_bindgen(js_name = poolFree)]
+    pub fn pool_free(&self) -> Option<u32> {
+        self.pool.as_ref().map(|p| p.free_count() as u32)
+    }
+
+    /// Closes the database: syncs the log, lets go of every snapshot, and
+    /// closes the pooled files. Closing twice does nothing. If the engine
+    /// reports an error while closing, everything is closed all the same
+    /// and the error is thrown.
+    pub fn close(&self) -> JsResult<()> {
+        let Some(db) = self.db.borrow_mut().take() else {
+            return Ok(());
+        };
+        let result = db.close();
+        drop(db);
+        self.snapshots.borrow_mut().clear();
+        if let Some(p) = &self.pool {
+            p.close();
+        }
+        Ok(result.map_err(BindingError::from)?)
+    }
+
+    /// Whether `close()` has run.
+    #[wasm_bindgen(getter, js_name = isClosed)]
+    pub fn is_closed(&self) -> bool {
+        self.db.borrow().is_none()
+    }
+}
+
+/// Results pinning values right now, across every database of the module
+/// (a leak check for tests and for the FinalizationRegistry safety net).
+#[wasm_bindgen(js_name = pinnedResults)]
+pub fn pinned_results_js() -> u32 {
+    pinned_results() as u32
+}
+
+/// A property value: a number or a list of numbers (per level).
+pub(crate) enum Prop {
+    Num(u64),
+    List(Vec<u64>),
+}
+
+impl Prop {
+    fn into_js(self) -> JsValue {
+        match self {
+            Prop::Num(x) => JsValue::from_f64(x as f64),
+            Prop::List(xs) => xs.into_iter().map(|x| JsValue::from_f64(x as f64)).collect::<js_sys::Array>().into(),
+        }
+    }
+}
+
+/// The engine's gauges and counters, named for JavaScript. The one place
+/// that knows which engine call provides which statistic.
+pub(crate) fn engine_statistics(db: &Db) -> (Vec<(&'static str, Prop)>, Vec<(&'static str, u64)>) {
+    let p = db.properties();
+    let props = vec![
+        ("superVersionNumber", Prop::Num(p.super_version_number)),
+        ("lastSequence", Prop::Num(p.last_sequence)),
+        ("memtableBytes", Prop::Num(p.memtable_bytes)),
+        ("immutableMemtables", Prop::Num(p.immutable_memtables)),
+        ("filesPerLevel", Prop::List(p.files_per_level.clone())),
+        ("tableBytes", Prop::Num(p.table_bytes)),
+        ("blockCacheUsage", Prop::Num(p.block_cache_usage)),
+        ("liveSnapshots", Prop::Num(p.live_snapshots)),
+    ];
+    // Counters arrive with the engine's RocksDB-named statistics.
+    let tickers = Vec::new();
+    (props, tickers)
+}

@@ -1,0 +1,172 @@
+//! `OpfsFs`: the pool (`pool/`) on OPFS `FileSystemSyncAccessHandle`s, and
+//! the class JavaScript fills it through.
+//!
+//! Only a dedicated worker can have sync access handles, and only
+//! asynchronously; `siltdb` (js/src/opfs.ts) opens them, adds them here,
+//! tops the pool up between engine calls and holds the database's Web Lock.
+//! Everything below is synchronous.
+
+#[cfg(target_feature = "atomics")]
+compile_error!(
+    "silt-wasm's OPFS layer assumes a single-threaded wasm32 build: \
+     JavaScript handles are neither Send nor Sync once wasm has threads"
+);
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use wasm_bindgen::prelude::*;
+
+use crate::database::Database;
+use crate::error::JsResult;
+use crate::options::OpenOptions;
+use crate::pool::{Pool, SlotError, SlotFile};
+
+#[wasm_bindgen(inline_js = r#"
+export function sah_read(h, buf, at) { return h.read(buf, { at }); }
+export function sah_write(h, buf, at) { return h.write(buf, { at }); }
+export function sah_size(h) { return h.getSize(); }
+export function sah_truncate(h, len) { h.truncate(len); }
+export function sah_flush(h) { h.flush(); }
+export function sah_close(h) { h.close(); }
+export function error_text(e) {
+  if (e instanceof Error || (e && typeof e === 'object' && 'name' in e)) return `${e.name}: ${e.message}`;
+  return String(e);
+}
+export function error_name(e) { return e && typeof e === 'object' && typeof e.name === 'string' ? e.name : ''; }
+"#)]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn sah_read(h: &JsValue, buf: &mut [u8], at: f64) -> Result<f64, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn sah_write(h: &JsValue, buf: &[u8], at: f64) -> Result<f64, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn sah_size(h: &JsValue) -> Result<f64, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn sah_truncate(h: &JsValue, len: f64) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch)]
+    fn sah_flush(h: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(catch)]
+    fn sah_close(h: &JsValue) -> Result<(), JsValue>;
+    fn error_text(e: &JsValue) -> String;
+    fn error_name(e: &JsValue) -> String;
+}
+
+/// One `FileSystemSyncAccessHandle` (or anything with its synchronous
+/// methods: the Node tests use an in-memory stand-in).
+pub struct AccessHandle(JsValue);
+
+// SAFETY: the engine's `Fs` requires Send + Sync because a native build may
+// pump background work from a second thread. This module only exists on
+// wasm32 without the `atomics` feature (see the compile_error above), where
+// there is exactly one thread: the handle is never sent nor shared across
+// threads, because there are none.
+unsafe impl Send for AccessHandle {}
+// SAFETY: as for Send.
+unsafe impl Sync for AccessHandle {}
+
+fn slot_error(e: JsValue) -> SlotError {
+    SlotError { quota: error_name(&e) == "QuotaExceededError", message: error_text(&e) }
+}
+
+impl SlotFile for AccessHandle {
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> Result<usize, SlotError> {
+        Ok(sah_read(&self.0, buf, at as f64).map_err(slot_error)? as usize)
+    }
+
+    fn write_at(&self, at: u64, data: &[u8]) -> Result<(), SlotError> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let n = sah_write(&self.0, &data[done..], (at + done as u64) as f64).map_err(slot_error)? as usize;
+            if n == 0 {
+                return Err(SlotError::io("the access handle wrote nothing"));
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> Result<u64, SlotError> {
+        Ok(sah_size(&self.0).map_err(slot_error)? as u64)
+    }
+
+    fn truncate(&self, len: u64) -> Result<(), SlotError> {
+        sah_truncate(&self.0, len as f64).map_err(slot_error)
+    }
+
+    fn flush(&self) -> Result<(), SlotError> {
+        sah_flush(&self.0).map_err(slot_error)
+    }
+
+    fn close(&self) {
+        // Closing a closed handle is fine; nothing else can fail here.
+        let _ = sah_close(&self.0);
+    }
+}
+
+/// The pool of OPFS files of one database, filled by `siltdb`.
+#[wasm_bindgen]
+pub struct OpfsPool {
+    pool: Pool<AccessHandle>,
+}
+
+impl Default for OpfsPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen]
+impl OpfsPool {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> OpfsPool {
+        OpfsPool { pool: Pool::new() }
+    }
+
+    /// Adds an open sync access handle; its header says which logical file
+    /// it holds, if any. `label` (the OPFS file name) appears in messages.
+    pub fn add(&self, handle: JsValue, label: &str) -> JsResult<()> {
+        self.pool.add(AccessHandle(handle), label).map_err(crate::error::to_js)
+    }
+
+    /// Pooled files free for a new logical file.
+    #[wasm_bindgen(js_name = freeCount)]
+    pub fn free_count(&self) -> u32 {
+        self.pool.free_count() as u32
+    }
+
+    /// Pooled files in all.
+    #[wasm_bindgen(js_name = fileCount)]
+    pub fn file_count(&self) -> u32 {
+        self.pool.stats().files as u32
+    }
+
+    /// Closes every handle (a database opened on the pool closes it too).
+    pub fn close(&self) {
+        self.pool.close();
+    }
+
+    /// Runs the engine's fs contract suite on this pool inside `dir`;
+    /// returns one "check: message" string per failure. For the browser
+    /// tests, which must run it on real OPFS handles.
+    #[wasm_bindgen(js_name = runFsContract)]
+    pub fn run_fs_contract(&self, dir: &str) -> Vec<String> {
+        silt_engine::fs::contract::run_all(&self.pool, dir)
+            .into_iter()
+            .map(|(check, message)| format!("{check}: {message}"))
+            .collect()
+    }
+}
+
+#[wasm_bindgen]
+impl Database {
+    /// Opens (or creates) the database in `dir` on a pool of OPFS files.
+    /// The caller holds the database's Web Lock. Closing the database
+    /// closes the pool.
+    #[wasm_bindgen(js_name = openPool)]
+    pub fn open_pool(pool: &OpfsPool, dir: &str, options: &OpenOptions) -> JsResult<Database> {
+        let fs = Arc::new(pool.pool.clone());
+        let control = Rc::new(pool.pool.clone());
+        Ok(Database::open_with(fs, dir, options.to_engine(crate::clock()), Some(control))?)
+    }
+}

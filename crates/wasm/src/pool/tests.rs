@@ -1,0 +1,229 @@
+//! The pool on in-memory pooled files: the engine's fs contract, headers
+//! across a reopen and a crash, removal while open, exhaustion, quota.
+
+use std::sync::Arc;
+
+use silt_engine::fs::{contract, read_all, Fs};
+use silt_engine::{Db, Error, Options, ReadOptions, WriteOptions};
+
+use super::*;
+
+type TestPool = Pool<Arc<MemSlot>>;
+
+/// A pool of `n` empty files, and a second handle on each.
+fn pool_of(n: usize) -> (TestPool, Vec<Arc<MemSlot>>) {
+    let slots: Vec<_> = (0..n).map(|_| Arc::new(MemSlot::default())).collect();
+    let pool = Pool::new();
+    for (i, s) in slots.iter().enumerate() {
+        pool.add(s.clone(), &format!("{i:04}.silt")).unwrap();
+    }
+    (pool, slots)
+}
+
+/// A new pool on what a crash would leave of `slots` (flushed bytes only).
+fn after_crash(slots: &[Arc<MemSlot>]) -> (TestPool, Vec<Arc<MemSlot>>) {
+    let copies: Vec<_> = slots.iter().map(|s| Arc::new(MemSlot::with_bytes(s.durable_bytes()))).collect();
+    let pool = Pool::new();
+    for (i, s) in copies.iter().enumerate() {
+        pool.add(s.clone(), &format!("{i:04}.silt")).unwrap();
+    }
+    (pool, copies)
+}
+
+fn write_file(fs: &dyn Fs, path: &str, data: &[u8]) {
+    let f = fs.open(path, true).unwrap();
+    f.append(data).unwrap();
+    f.sync().unwrap();
+}
+
+fn read_file(fs: &dyn Fs, path: &str) -> Vec<u8> {
+    let f = fs.open(path, false).unwrap();
+    read_all(&*f, path).unwrap()
+}
+
+#[test]
+fn the_pool_keeps_the_engine_fs_contract() {
+    let (pool, _) = pool_of(64);
+    let failures = contract::run_all(&pool, "contract");
+    assert!(failures.is_empty(), "contract failures: {failures:#?}");
+}
+
+#[test]
+fn logical_files_come_back_from_their_headers_after_a_crash() {
+    let (pool, slots) = pool_of(4);
+    pool.create_dir_all("db").unwrap();
+    write_file(&pool, "db/000001.log", b"synced bytes");
+    let f = pool.open("db/000002.log", true).unwrap();
+    f.append(b"never synced").unwrap();
+    drop(f);
+
+    let (again, _) = after_crash(&slots);
+    let mut names = again.list("db").unwrap();
+    names.sort();
+    // The create was durable (the header is flushed at once); the data of
+    // the second file was never synced.
+    assert_eq!(names, ["000001.log", "000002.log"]);
+    assert_eq!(read_file(&again, "db/000001.log"), b"synced bytes");
+    assert_eq!(read_file(&again, "db/000002.log"), b"");
+    assert_eq!(again.free_count(), 2);
+}
+
+#[test]
+fn data_starts_after_the_header_at_4096() {
+    let (pool, slots) = pool_of(1);
+    write_file(&pool, "d/f", b"abc");
+    let raw = slots[0].live_bytes();
+    assert_eq!(raw.len(), 4096 + 3);
+    assert_eq!(&raw[4096..], b"abc");
+    assert_eq!(Header::decode(&raw[..4096]), Some(Header { path: Some("d/f".into()), generation: 1 }));
+}
+
+#[test]
+fn a_removed_file_stays_readable_while_open_and_its_file_is_reused_only_after() {
+    let (pool, slots) = pool_of(1);
+    write_file(&pool, "d/old", b"still here");
+    let open = pool.open("d/old", false).unwrap();
+    pool.remove("d/old").unwrap();
+    assert!(!pool.exists("d/old").unwrap());
+    assert_eq!(read_all(&*open, "d/old").unwrap(), b"still here");
+    // The only pooled file is still open: nothing is free.
+    assert_eq!(pool.free_count(), 0);
+    assert!(pool.open("d/new", true).is_err());
+    drop(open);
+    assert_eq!(pool.free_count(), 1);
+    // Its space went back once the last handle was dropped.
+    assert_eq!(slots[0].live_bytes().len(), 4096);
+    write_file(&pool, "d/new", b"fresh");
+    assert_eq!(read_file(&pool, "d/new"), b"fresh");
+}
+
+#[test]
+fn a_remove_is_durable_at_once() {
+    let (pool, slots) = pool_of(2);
+    write_file(&pool, "d/a", b"1");
+    write_file(&pool, "d/b", b"2");
+    pool.remove("d/a").unwrap();
+    let (again, _) = after_crash(&slots);
+    assert_eq!(again.list("d").unwrap(), ["b"]);
+    assert_eq!(again.free_count(), 1);
+}
+
+#[test]
+fn an_exhausted_pool_fails_the_create_at_once_and_works_again_when_topped_up() {
+    let (pool, _) = pool_of(2);
+    write_file(&pool, "d/1", b"a");
+    write_file(&pool, "d/2", b"b");
+    assert_eq!(pool.exhausted_count(), 0);
+    let err = pool.open("d/3", true).err().expect("create in a full pool");
+    match &err {
+        Error::Io { op: "create", message, .. } => {
+            assert!(message.contains("pool is exhausted"), "{message}")
+        }
+        other => panic!("want an Io create error, got {other:?}"),
+    }
+    assert_eq!(pool.exhausted_count(), 1);
+    assert!(!pool.exists("d/3").unwrap());
+    // Opening what exists needs no free file.
+    assert_eq!(read_file(&pool, "d/1"), b"a");
+
+    pool.add(Arc::new(MemSlot::default()), "0002.silt").unwrap();
+    write_file(&pool, "d/3", b"c");
+    assert_eq!(read_file(&pool, "d/3"), b"c");
+    assert_eq!(pool.stats().files, 3);
+}
+
+#[test]
+fn a_damaged_header_makes_a_free_file() {
+    let (pool, slots) = pool_of(2);
+    write_file(&pool, "d/a", b"1");
+    write_file(&pool, "d/b", b"2");
+    let mut bytes = slots[0].durable_bytes();
+    bytes[30] ^= 1; // inside the path of d/a
+    let damaged = Arc::new(MemSlot::with_bytes(bytes));
+    let again: TestPool = Pool::new();
+    again.add(damaged, "0000.silt").unwrap();
+    again.add(Arc::new(MemSlot::with_bytes(slots[1].durable_bytes())), "0001.silt").unwrap();
+    assert_eq!(again.list("d").unwrap(), ["b"]);
+    assert_eq!(again.free_count(), 1);
+}
+
+#[test]
+fn of_two_headers_naming_one_path_the_later_generation_wins() {
+    let older = Header { path: Some("d/x".into()), generation: 5 };
+    let newer = Header { path: Some("d/x".into()), generation: 9 };
+    let file_with = |h: &Header, body: &[u8]| {
+        let mut bytes = h.encode().to_vec();
+        bytes.resize(HEADER_SIZE as usize, 0);
+        bytes.extend_from_slice(body);
+        Arc::new(MemSlot::with_bytes(bytes))
+    };
+    for order in [[0, 1], [1, 0]] {
+        let files = [file_with(&older, b"old"), file_with(&newer, b"new")];
+        let pool: TestPool = Pool::new();
+        for i in order {
+            pool.add(files[i].clone(), &format!("{i}")).unwrap();
+        }
+        assert_eq!(read_file(&pool, "d/x"), b"new");
+        assert_eq!(pool.free_count(), 1);
+        // New headers are written after every generation seen.
+        write_file(&pool, "d/y", b"y");
+        let gen_y = (0..2)
+            .filter_map(|i| Header::decode(&files[i].live_bytes()))
+            .find(|h| h.path.as_deref() == Some("d/y"))
+            .map(|h| h.generation);
+        assert_eq!(gen_y, Some(10));
+    }
+}
+
+#[test]
+fn a_full_quota_is_quota_exceeded() {
+    let (pool, slots) = pool_of(1);
+    let f = pool.open("d/f", true).unwrap();
+    slots[0].fail_writes_after(0);
+    match f.append(b"x") {
+        Err(Error::QuotaExceeded { file, .. }) => assert_eq!(file, "d/f"),
+        other => panic!("want QuotaExceeded, got {other:?}"),
+    }
+}
+
+#[test]
+fn close_closes_every_pooled_file_and_later_calls_fail() {
+    let (pool, slots) = pool_of(2);
+    let f = pool.open("d/f", true).unwrap();
+    pool.close();
+    assert!(slots.iter().all(|s| s.is_closed()));
+    assert!(matches!(f.append(b"x"), Err(Error::Closed(_))));
+    assert!(matches!(pool.open("d/g", true), Err(Error::Closed(_))));
+    drop(f); // dropping after close is fine
+}
+
+#[test]
+fn an_oversize_path_is_refused() {
+    let (pool, _) = pool_of(1);
+    let long = format!("d/{}", "n".repeat(MAX_PATH_LEN));
+    assert!(matches!(pool.open(&long, true), Err(Error::InvalidArgument(_))));
+    assert_eq!(pool.free_count(), 1);
+}
+
+#[test]
+fn the_engine_recovers_its_synced_writes_from_the_pool_after_a_crash() {
+    let (pool, slots) = pool_of(16);
+    let options = Options { write_buffer_size: 64 << 10, ..Options::default() };
+    {
+        let db = Db::open(Arc::new(pool.clone()), "db", options.clone()).unwrap();
+        for i in 0..2_000u32 {
+            let sync = WriteOptions { sync: i % 100 == 99 };
+            db.put(&sync, format!("key{i:05}").as_bytes(), &[i as u8; 100]).unwrap();
+            while db.do_background_work(4).unwrap().work_left {}
+        }
+        // No close: the crash image is whatever was flushed.
+        std::mem::forget(db);
+    }
+    let (again, _) = after_crash(&slots);
+    let db = Db::open(Arc::new(again), "db", options).unwrap();
+    for i in 0..2_000u32 {
+        let got = db.get(&ReadOptions::default(), format!("key{i:05}").as_bytes()).unwrap();
+        assert_eq!(got, Some(vec![i as u8; 100]), "key{i:05}, written with sync at the end");
+    }
+    assert!(db.properties().files_per_level[0] > 0, "flushes went to pooled tables");
+}
