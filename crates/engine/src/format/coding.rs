@@ -36,7 +36,15 @@ pub fn put_length_prefixed(dst: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Decodes a varint64; returns (value, bytes consumed).
+#[inline]
 pub fn decode_varint64(src: &[u8]) -> Option<(u64, usize)> {
+    match src.first() {
+        Some(&b) if b < 0x80 => Some((u64::from(b), 1)),
+        _ => decode_varint64_slow(src),
+    }
+}
+
+fn decode_varint64_slow(src: &[u8]) -> Option<(u64, usize)> {
     let mut result = 0u64;
     for (i, &b) in src.iter().enumerate().take(10) {
         let part = u64::from(b & 0x7f);
@@ -52,6 +60,7 @@ pub fn decode_varint64(src: &[u8]) -> Option<(u64, usize)> {
 }
 
 /// Decodes a varint32; returns (value, bytes consumed).
+#[inline]
 pub fn decode_varint32(src: &[u8]) -> Option<(u32, usize)> {
     let (v, n) = decode_varint64(src)?;
     Some((u32::try_from(v).ok()?, n))

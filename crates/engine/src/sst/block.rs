@@ -185,15 +185,22 @@ impl BlockIter {
         }
         let limit = self.block.restarts_at;
         let d = &self.block.data[self.current..limit];
-        let mut p = 0;
-        let mut field = || -> Option<usize> {
-            let (v, n) = decode_varint32(&d[p..])?;
-            p += n;
-            Some(v as usize)
-        };
-        let (Some(shared), Some(non_shared), Some(vlen)) = (field(), field(), field()) else {
-            self.corrupt("bad entry header in block");
-            return false;
+        // Fast path (LevelDB's DecodeEntry): all three lengths fit in one byte.
+        let (shared, non_shared, vlen, p) = match d {
+            [a, b, c, ..] if (a | b | c) < 0x80 => (*a as usize, *b as usize, *c as usize, 3),
+            _ => {
+                let mut p = 0;
+                let mut field = || -> Option<usize> {
+                    let (v, n) = decode_varint32(&d[p..])?;
+                    p += n;
+                    Some(v as usize)
+                };
+                let (Some(shared), Some(non_shared), Some(vlen)) = (field(), field(), field()) else {
+                    self.corrupt("bad entry header in block");
+                    return false;
+                };
+                (shared, non_shared, vlen, p)
+            }
         };
         if shared > self.key.len() || p + non_shared + vlen > d.len() {
             self.corrupt("entry runs past the block");
