@@ -62,6 +62,7 @@ tickers! {
     Flushes => "silt.flushes",
     Compactions => "silt.compactions",
     TrivialMoves => "silt.compaction.trivial.moves",
+    IterAutoRefresh => "silt.iter.auto.refresh",
 }
 
 /// A histogram's name.

@@ -11,7 +11,38 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use silt_engine::fs::MemFs;
-use silt_engine::{Db, Options, ReadOptions, Snapshot, U64AddOperator, WriteBatch, WriteOptions};
+use silt_engine::{Db, DbIterator, Options, ReadOptions, Snapshot, U64AddOperator, WriteBatch, WriteOptions};
+
+/// A long-lived iterator under test: what it must yield, and how far it got.
+struct LiveIter {
+    it: DbIterator,
+    want: Vec<(Vec<u8>, Vec<u8>)>,
+    pos: usize,
+    reverse: bool,
+}
+
+impl LiveIter {
+    /// Takes a few steps, checking each key and value.
+    fn advance(&mut self, steps: usize, ctx: &str) -> bool {
+        for _ in 0..steps {
+            if self.pos == self.want.len() {
+                assert!(!self.it.valid(), "{ctx}: live iterator yields more than its snapshot holds");
+                self.it.status().unwrap();
+                return false;
+            }
+            assert!(self.it.valid(), "{ctx}: live iterator ended early at {} of {}", self.pos, self.want.len());
+            let (k, v) = &self.want[self.pos];
+            assert_eq!((self.it.key(), self.it.value()), (&k[..], &v[..]), "{ctx}: live iterator at {}", self.pos);
+            self.pos += 1;
+            if self.reverse {
+                self.it.prev();
+            } else {
+                self.it.next();
+            }
+        }
+        true
+    }
+}
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -147,9 +178,30 @@ fn run(seed: u64, steps: usize) {
     let mut db = open(&fs);
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = vec![];
+    let mut live: Vec<LiveIter> = vec![];
+    let mut refreshes = 0;
     let w = WriteOptions::default();
     for step in 0..steps {
         let ctx = format!("seed {seed} step {step}");
+        // Long-lived auto-refreshing iterators move a little every step,
+        // across every write, flush and compaction the run does.
+        live.retain_mut(|l| l.advance(2, &ctx));
+        if live.len() < 3 && rng.random_bool(0.02) {
+            let snap = db.snapshot();
+            let reverse = rng.random_bool(0.5);
+            let opts =
+                ReadOptions { snapshot: Some(&snap), auto_refresh_iterator_with_snapshot: true, ..Default::default() };
+            let mut it = db.iter(&opts).unwrap();
+            let mut want = expected_range(&model, &None, &None);
+            if reverse {
+                it.seek_to_last();
+                want.reverse();
+            } else {
+                it.seek_to_first();
+            }
+            // The snapshot itself is dropped: the iterator keeps its own.
+            live.push(LiveIter { it, want, pos: 0, reverse });
+        }
         match rng.random_range(0..100) {
             0..=29 => {
                 let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
@@ -246,8 +298,10 @@ fn run(seed: u64, steps: usize) {
                 }
             }
             93 => {
-                // Reopen: snapshots do not survive a reopen.
+                // Reopen: snapshots and iterators do not survive a reopen.
                 snaps.clear();
+                live.clear();
+                refreshes += db.statistics().ticker("silt.iter.auto.refresh");
                 db.close().unwrap();
                 drop(db);
                 db = open(&fs);
@@ -273,7 +327,11 @@ fn run(seed: u64, steps: usize) {
             }
         }
     }
-    // Final full comparison, then after a reopen.
+    // Live iterators run to their end; then a final full comparison, and
+    // one after a reopen.
+    for mut l in live.drain(..) {
+        while l.advance(64, &format!("seed {seed} final")) {}
+    }
     check_iterators(&db, &model, None, &mut rng, "final");
     snaps.clear();
     drop(db);
@@ -286,6 +344,10 @@ fn run(seed: u64, steps: usize) {
         it.next();
     }
     assert_eq!(got, model, "seed {seed}: after final reopen");
+    if steps >= 2000 {
+        refreshes += db.statistics().ticker("silt.iter.auto.refresh");
+        assert!(refreshes > 0, "seed {seed}: no live iterator ever refreshed");
+    }
     let props = db.properties();
     if steps >= 2000 {
         assert!(

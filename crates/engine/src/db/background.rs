@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{lock, Db, DbState, Progress};
+use super::{lock, Db, DbInner, DbState, Progress};
 use crate::compaction::job::{JobEnv, TableJob};
 use crate::compaction::picker::{self, Choice, CompactionSpec};
 use crate::compaction::resolver::KeyResolver;
@@ -27,7 +27,7 @@ impl Db {
         }
         let p = self.background_step(&mut st, budget.max(1))?;
         // Readers may have let go of old versions since the last call.
-        self.delete_obsolete_files(&mut st);
+        self.inner.delete_obsolete_files(&mut st);
         Ok(p)
     }
 
@@ -123,7 +123,7 @@ impl Db {
         if inner.options.clock.is_some() {
             stats.record(Histogram::FlushTime, inner.options.now_micros().saturating_sub(job.started_micros));
         }
-        self.delete_obsolete_files(st);
+        self.inner.delete_obsolete_files(st);
         Ok(())
     }
 
@@ -233,7 +233,7 @@ impl Db {
                 if inner.options.clock.is_some() {
                     s.record(Histogram::CompactionTime, inner.options.now_micros().saturating_sub(job.started_micros));
                 }
-                self.delete_obsolete_files(st);
+                self.inner.delete_obsolete_files(st);
                 Ok(())
             }
         }
@@ -295,14 +295,16 @@ impl Db {
                 }
             }
         }
-        self.delete_obsolete_files(&mut st);
+        self.inner.delete_obsolete_files(&mut st);
         Ok(())
     }
+}
 
+impl DbInner {
     /// Deletes files no live version, memtable or job needs. Failures are
     /// left for the next call (an orphan is harmless; it is retried).
     pub(super) fn delete_obsolete_files(&self, st: &mut DbState) {
-        let inner = &*self.inner;
+        let inner = self;
         let mut live = st.versions.live_files();
         live.extend(st.pending_outputs.iter().copied());
         let Ok(names) = inner.fs.list(&inner.dir) else { return };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::options::ReadOptions;
-use super::SuperVersion;
+use super::{DbInner, Snapshot, SuperVersion};
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
 use crate::iter::{EmptyIterator, InternalIterator, MergingIterator};
@@ -34,8 +34,15 @@ enum Direction {
 /// stay alive while it lives). Positioning never fails; check `status()`
 /// when `valid()` turns false.
 pub struct DbIterator {
+    db: Arc<DbInner>,
     sv: Arc<SuperVersion>,
     iter: MergingIterator,
+    fill_cache: bool,
+    /// Refresh onto new SuperVersions (only with an explicit snapshot).
+    auto_refresh: bool,
+    /// The iterator's own registration of its explicit snapshot, so that
+    /// compaction keeps what it reads even after a refresh.
+    snapshot: Option<Snapshot>,
     seq: SequenceNumber,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
@@ -54,14 +61,42 @@ pub struct DbIterator {
 }
 
 impl DbIterator {
-    pub(super) fn new(
-        sv: Arc<SuperVersion>,
-        seq: SequenceNumber,
-        opts: &ReadOptions,
-        tables: &TableContext,
-        merge_operator: Option<Arc<dyn MergeOperator>>,
-    ) -> Self {
+    pub(super) fn new(db: Arc<DbInner>, opts: &ReadOptions) -> Self {
+        let (sv, seq) = db.read_view(opts.snapshot.map(|s| s.sequence()));
         let fill = opts.fill_cache();
+        let (iter, tombstones) = Self::build(&sv, seq, &db.tables, fill);
+        let snapshot = opts.snapshot.map(|s| Snapshot::new(s.sequence(), db.snapshots.clone()));
+        DbIterator {
+            merge_operator: db.options.merge_operator.clone(),
+            stats: db.tables.stats.clone(),
+            auto_refresh: opts.auto_refresh_iterator_with_snapshot && snapshot.is_some(),
+            snapshot,
+            db,
+            sv,
+            iter,
+            fill_cache: fill,
+            seq,
+            lower: opts.lower_bound.clone(),
+            upper: opts.upper_bound.clone(),
+            tombstones,
+            direction: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            value_saved: false,
+            err: None,
+            counts: [0; 4],
+        }
+    }
+
+    /// The merged iterator over every source of `sv`, and the range
+    /// tombstones visible at `seq`.
+    fn build(
+        sv: &SuperVersion,
+        seq: SequenceNumber,
+        tables: &TableContext,
+        fill: bool,
+    ) -> (MergingIterator, FragmentedTombstones) {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         let mut tombstones: Vec<Arc<FragmentedTombstones>> = Vec::new();
         for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
@@ -82,22 +117,61 @@ impl DbIterator {
         } else {
             range_del::merge_all(&tombstones).visible_at(seq)
         };
-        DbIterator {
-            sv,
-            iter: MergingIterator::new(children),
-            seq,
-            lower: opts.lower_bound.clone(),
-            upper: opts.upper_bound.clone(),
-            tombstones,
-            merge_operator,
-            direction: Direction::Forward,
-            valid: false,
-            saved_key: Vec::new(),
-            saved_value: Vec::new(),
-            value_saved: false,
-            err: None,
-            stats: tables.stats.clone(),
-            counts: [0; 4],
+        (MergingIterator::new(children), tombstones)
+    }
+
+    /// Moves the iterator onto the current SuperVersion, reading as of
+    /// `snapshot` (or, with `None`, the latest state). Like RocksDB's
+    /// `Iterator::Refresh`, it leaves the iterator unpositioned: seek again.
+    /// Obsolete files the old SuperVersion kept alive are deleted.
+    pub fn refresh(&mut self, snapshot: Option<&Snapshot>) -> Result<()> {
+        if self.db.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Error::Closed(format!("database {} is closed", self.db.dir)));
+        }
+        self.snapshot = snapshot.map(|s| Snapshot::new(s.sequence(), self.db.snapshots.clone()));
+        self.auto_refresh &= self.snapshot.is_some();
+        let (sv, seq) = self.db.read_view(snapshot.map(|s| s.sequence()));
+        self.seq = seq;
+        self.rebuild(sv);
+        self.valid = false;
+        self.err = None;
+        self.saved_key.clear();
+        self.saved_value.clear();
+        self.value_saved = false;
+        self.direction = Direction::Forward;
+        Ok(())
+    }
+
+    fn rebuild(&mut self, sv: Arc<SuperVersion>) {
+        let (iter, tombstones) = Self::build(&sv, self.seq, &self.db.tables, self.fill_cache);
+        self.iter = iter;
+        self.tombstones = tombstones;
+        let old = std::mem::replace(&mut self.sv, sv);
+        drop(old);
+        self.db.purge_obsolete_files();
+    }
+
+    /// With auto refresh on: if the database has a newer SuperVersion,
+    /// rebuild on it (same snapshot) and return to the current key in the
+    /// current direction. A cheap atomic compare when nothing changed.
+    fn maybe_refresh(&mut self) {
+        if !self.auto_refresh || self.err.is_some() || self.iter.status().is_err() {
+            return;
+        }
+        if self.db.sv_number.load(std::sync::atomic::Ordering::Acquire) == self.sv.number {
+            return;
+        }
+        let position = self.valid.then(|| (self.key().to_vec(), self.direction));
+        let (sv, _) = self.db.read_view(Some(self.seq));
+        self.rebuild(sv);
+        self.stats.add(Ticker::IterAutoRefresh, 1);
+        match position {
+            Some((k, Direction::Forward)) => self.seek_inner(&k),
+            Some((k, Direction::Reverse)) => self.seek_for_prev_inner(&k),
+            None => {
+                self.valid = false;
+                self.direction = Direction::Forward;
+            }
         }
     }
 
@@ -305,6 +379,11 @@ impl DbIterator {
 
     /// Positions at the first key >= `target` (and >= the lower bound).
     pub fn seek(&mut self, target: &[u8]) {
+        self.maybe_refresh();
+        self.seek_inner(target);
+    }
+
+    fn seek_inner(&mut self, target: &[u8]) {
         self.counts[0] += 1;
         self.err = None;
         self.direction = Direction::Forward;
@@ -319,8 +398,13 @@ impl DbIterator {
 
     /// Positions at the last key <= `target` (and < the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.maybe_refresh();
+        self.seek_for_prev_inner(target);
+    }
+
+    fn seek_for_prev_inner(&mut self, target: &[u8]) {
         if self.above_upper(target) {
-            return self.seek_to_last();
+            return self.seek_to_last_inner();
         }
         self.counts[0] += 1;
         self.err = None;
@@ -331,8 +415,9 @@ impl DbIterator {
     }
 
     pub fn seek_to_first(&mut self) {
+        self.maybe_refresh();
         match self.lower.clone() {
-            Some(l) => self.seek(&l),
+            Some(l) => self.seek_inner(&l),
             None => {
                 self.counts[0] += 1;
                 self.err = None;
@@ -345,6 +430,11 @@ impl DbIterator {
     }
 
     pub fn seek_to_last(&mut self) {
+        self.maybe_refresh();
+        self.seek_to_last_inner();
+    }
+
+    fn seek_to_last_inner(&mut self) {
         self.counts[0] += 1;
         self.err = None;
         self.saved_value.clear();
@@ -385,6 +475,7 @@ impl DbIterator {
             return;
         }
         self.find_next_user_entry(true);
+        self.maybe_refresh();
     }
 
     /// Moves to the previous key. REQUIRES: `valid()`.
@@ -418,6 +509,7 @@ impl DbIterator {
             self.direction = Direction::Reverse;
         }
         self.find_prev_user_entry();
+        self.maybe_refresh();
     }
 }
 
@@ -426,13 +518,18 @@ impl super::Db {
     /// `opts`' bounds. The iterator holds the SuperVersion it was made on.
     pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
         self.check_open()?;
-        let (sv, seq) = self.read_view(opts.snapshot);
-        Ok(DbIterator::new(sv, seq, opts, &self.inner.tables, self.inner.options.merge_operator.clone()))
+        Ok(DbIterator::new(self.inner.clone(), opts))
     }
 }
 
 impl Drop for DbIterator {
     fn drop(&mut self) {
+        // Letting go of an old SuperVersion may make files obsolete.
+        if self.db.sv_number.load(std::sync::atomic::Ordering::Acquire) != self.sv.number {
+            let sv = std::mem::replace(&mut self.sv, Arc::new(SuperVersion::empty()));
+            drop(sv);
+            self.db.purge_obsolete_files();
+        }
         self.stats.add(Ticker::NumberDbSeek, self.counts[0]);
         self.stats.add(Ticker::NumberDbNext, self.counts[1]);
         self.stats.add(Ticker::NumberDbPrev, self.counts[2]);

@@ -46,6 +46,18 @@ pub struct SuperVersion {
     pub number: u64,
 }
 
+impl SuperVersion {
+    /// A SuperVersion of nothing (a placeholder once a reader let go).
+    pub(crate) fn empty() -> Self {
+        SuperVersion {
+            mem: Arc::new(MemTable::new(0)),
+            imm: Vec::new(),
+            version: Arc::new(Version::default()),
+            number: 0,
+        }
+    }
+}
+
 /// The result of one call to [`Db::do_background_work`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -66,6 +78,12 @@ pub struct DbProperties {
     pub files_per_level: Vec<u64>,
     pub bytes_per_level: Vec<u64>,
     pub table_bytes: u64,
+    /// Bytes of every memtable still in memory: active, waiting to flush,
+    /// and flushed ones readers still pin (RocksDB's size-all-mem-tables).
+    pub all_memtable_bytes: u64,
+    /// Bytes of every table file still held: the current version's and
+    /// obsolete ones readers still pin.
+    pub live_table_bytes: u64,
     pub block_cache_usage: u64,
     pub block_cache_capacity: u64,
     pub live_snapshots: u64,
@@ -116,6 +134,8 @@ struct DbInner {
     snapshots: Arc<SnapshotList>,
     closed: AtomicBool,
     lock: Mutex<Option<Box<dyn FsLock>>>,
+    /// Every memtable created, to measure what readers pin.
+    memtables: Mutex<Vec<std::sync::Weak<MemTable>>>,
 }
 
 /// An open database. Safe to share between threads (`Arc<Db>`). Dropping it
@@ -298,7 +318,9 @@ impl Db {
         let file = create_wal(&*inner.fs, &inner.dir, number)?;
         st.wal = LogWriter::new(file, 0);
         st.wal_number = number;
-        let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(number)));
+        let mem = Arc::new(MemTable::new(number));
+        inner.track_memtable(&mem);
+        let old = std::mem::replace(&mut st.mem, mem);
         st.imm.push_back(old);
         self.install_super_version(st);
         Ok(())
@@ -321,9 +343,7 @@ impl Db {
     /// together so that no flush can have dropped a version that sequence
     /// still needs.
     fn read_view(&self, snapshot: Option<&Snapshot>) -> (Arc<SuperVersion>, SequenceNumber) {
-        let cur = lock(&self.inner.current);
-        let seq = self.inner.visible_seq.load(Ordering::Acquire);
-        (cur.clone(), snapshot.map_or(seq, |s| s.sequence()))
+        self.inner.read_view(snapshot.map(|s| s.sequence()))
     }
 
     /// The number of the current SuperVersion (cheap; no lock).
@@ -362,9 +382,14 @@ impl Db {
         let inner = &*self.inner;
         let (sv, _) = self.read_view(None);
         let cache = inner.tables.cache.stats();
-        let pending = {
-            let st = lock(&inner.state);
-            !st.imm.is_empty() || st.compaction.is_some()
+        let (pending, live_table_bytes) = {
+            let mut st = lock(&inner.state);
+            (!st.imm.is_empty() || st.compaction.is_some(), st.versions.live_file_bytes())
+        };
+        let all_memtable_bytes = {
+            let mut all = lock(&inner.memtables);
+            all.retain(|w| w.strong_count() > 0);
+            all.iter().filter_map(|w| w.upgrade()).map(|m| m.approximate_memory_usage() as u64).sum()
         };
         DbProperties {
             super_version_number: sv.number,
@@ -377,6 +402,8 @@ impl Db {
             files_per_level: sv.version.levels.iter().map(|l| l.len() as u64).collect(),
             bytes_per_level: sv.version.levels.iter().map(|l| l.iter().map(|f| f.meta.file_size).sum()).collect(),
             table_bytes: sv.version.files().map(|(_, f)| f.meta.file_size).sum(),
+            all_memtable_bytes,
+            live_table_bytes,
             block_cache_usage: cache.usage,
             block_cache_capacity: cache.capacity,
             live_snapshots: inner.snapshots.sequences().len() as u64,
@@ -405,6 +432,31 @@ impl Db {
 impl Drop for Db {
     fn drop(&mut self) {
         let _ = self.close();
+    }
+}
+
+impl DbInner {
+    fn track_memtable(&self, m: &Arc<MemTable>) {
+        let mut all = lock(&self.memtables);
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(m));
+    }
+
+    /// See [`Db::read_view`]; `snapshot` is a snapshot's sequence number.
+    fn read_view(&self, snapshot: Option<SequenceNumber>) -> (Arc<SuperVersion>, SequenceNumber) {
+        let cur = lock(&self.current);
+        let seq = self.visible_seq.load(Ordering::Acquire);
+        (cur.clone(), snapshot.unwrap_or(seq))
+    }
+
+    /// Deletes what no reader holds any more (after an iterator let go of an
+    /// old SuperVersion). Does nothing on a closed database.
+    fn purge_obsolete_files(&self) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut st = lock(&self.state);
+        self.delete_obsolete_files(&mut st);
     }
 }
 

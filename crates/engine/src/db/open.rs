@@ -186,11 +186,18 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             snapshots: Arc::new(SnapshotList::default()),
             closed: AtomicBool::new(false),
             lock: Mutex::new(Some(db_lock)),
+            memtables: Mutex::new(Vec::new()),
         }),
     };
     {
+        let st = super::lock(&db.inner.state);
+        db.inner.track_memtable(&st.mem);
+        for m in &st.imm {
+            db.inner.track_memtable(m);
+        }
+        drop(st);
         let mut st = super::lock(&db.inner.state);
-        db.delete_obsolete_files(&mut st);
+        db.inner.delete_obsolete_files(&mut st);
     }
     Ok(db)
 }

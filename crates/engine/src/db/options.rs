@@ -201,6 +201,13 @@ pub struct ReadOptions<'a> {
     /// Put blocks read into the block cache (default true; turn off for
     /// one-off scans).
     pub fill_cache: Option<bool>,
+    /// Iterators with a `snapshot`: when the database installs a new
+    /// SuperVersion (after a flush or compaction), move the iterator onto it
+    /// at its next positioning call, keeping the snapshot's view and the
+    /// position, so it stops pinning obsolete memtables and files (RocksDB's
+    /// `auto_refresh_iterator_with_snapshot`). Without a snapshot it has no
+    /// effect: the iterator's implicit view would change.
+    pub auto_refresh_iterator_with_snapshot: bool,
 }
 
 impl ReadOptions<'_> {

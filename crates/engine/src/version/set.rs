@@ -170,6 +170,18 @@ impl VersionSet {
         Ok(self.current())
     }
 
+    /// Bytes of every table file some live version still holds (obsolete
+    /// files pinned by readers included).
+    pub fn live_file_bytes(&mut self) -> u64 {
+        self.handed_out.retain(|w| w.strong_count() > 0);
+        let mut sizes: std::collections::HashMap<u64, u64> =
+            self.current.files().map(|(_, f)| (f.number(), f.meta.file_size)).collect();
+        for v in self.handed_out.iter().filter_map(Weak::upgrade) {
+            sizes.extend(v.files().map(|(_, f)| (f.number(), f.meta.file_size)));
+        }
+        sizes.values().sum()
+    }
+
     /// Numbers of every table file some live version still holds.
     pub fn live_files(&mut self) -> HashSet<u64> {
         self.handed_out.retain(|w| w.strong_count() > 0);
