@@ -38,14 +38,32 @@ pub trait BenchDb: Send + Sync {
     /// Seeks to `key` and reads `nexts` more entries; returns entries read
     /// and their bytes.
     fn seek(&self, key: &[u8], nexts: usize) -> Res<(usize, usize)>;
+    /// From now on iterators read at one snapshot taken now (`explicit`),
+    /// refreshing their version while keeping it if `auto_refresh`.
+    fn use_snapshot(&self, explicit: bool, auto_refresh: bool) -> Res<()>;
     /// Reads every entry in order, up to `limit`; returns (entries, bytes).
     fn scan(&self, limit: u64) -> Res<(u64, u64)>;
     /// Waits until flushes and compactions are done.
     fn settle(&self) -> Res<()>;
+    /// Silt only: what a long-running iterator pins after a flush and a full
+    /// compaction, without and with auto refresh.
+    fn iterator_pinning(&self, _num: u64, _key_size: usize, _value_size: usize) -> Res<Pinning> {
+        Err(format!("iteratorpinning is a Silt benchmark, not available for {}", self.name()))
+    }
     /// Statistics in RocksDB's text form.
     fn statistics(&self) -> String;
     /// A one-line shape summary (levels, files).
     fn shape(&self) -> String;
+}
+
+/// Bytes pinned by one long-running iterator: memtables already flushed,
+/// and table files already compacted away.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pinning {
+    pub off_memtable_bytes: u64,
+    pub off_table_bytes: u64,
+    pub on_memtable_bytes: u64,
+    pub on_table_bytes: u64,
 }
 
 struct StdClock(Instant);
@@ -60,6 +78,8 @@ impl Clock for StdClock {
 /// would.
 pub struct Silt {
     db: Arc<Db>,
+    snapshot: std::sync::Mutex<Option<silt_engine::Snapshot>>,
+    auto_refresh: AtomicBool,
     stop: Arc<AtomicBool>,
     pump: Option<JoinHandle<()>>,
     sync: bool,
@@ -102,7 +122,14 @@ impl Silt {
                 }
             })
         };
-        Ok(Silt { db, stop, pump: Some(pump), sync: o.sync })
+        Ok(Silt {
+            db,
+            snapshot: std::sync::Mutex::new(None),
+            auto_refresh: AtomicBool::new(false),
+            stop,
+            pump: Some(pump),
+            sync: o.sync,
+        })
     }
 }
 
@@ -154,8 +181,21 @@ impl BenchDb for Silt {
         Ok((found, bytes))
     }
 
+    fn use_snapshot(&self, explicit: bool, auto_refresh: bool) -> Res<()> {
+        *self.snapshot.lock().map_err(|_| "poisoned")? = explicit.then(|| self.db.snapshot());
+        self.auto_refresh.store(auto_refresh, Ordering::Relaxed);
+        Ok(())
+    }
+
     fn seek(&self, key: &[u8], nexts: usize) -> Res<(usize, usize)> {
-        let mut it = self.db.iter(&ReadOptions::default()).map_err(err)?;
+        let snap = self.snapshot.lock().map_err(|_| "poisoned")?;
+        let opts = ReadOptions {
+            snapshot: snap.as_ref(),
+            auto_refresh_iterator_with_snapshot: self.auto_refresh.load(Ordering::Relaxed),
+            ..Default::default()
+        };
+        let mut it = self.db.iter(&opts).map_err(err)?;
+        drop(opts);
         it.seek(key);
         let (mut n, mut bytes) = (0, 0);
         while it.valid() && n <= nexts {
@@ -183,6 +223,46 @@ impl BenchDb for Silt {
     fn settle(&self) -> Res<()> {
         while self.db.do_background_work(64).map_err(err)?.work_left {}
         Ok(())
+    }
+
+    fn iterator_pinning(&self, num: u64, key_size: usize, value_size: usize) -> Res<Pinning> {
+        // Extra bytes held beyond what the current version needs.
+        let pinned = |db: &Db| {
+            let p = db.properties();
+            (p.all_memtable_bytes - p.memtable_bytes, p.live_table_bytes - p.table_bytes)
+        };
+        let snap = self.db.snapshot();
+        let mut off = self.db.iter(&ReadOptions { snapshot: Some(&snap), ..Default::default() }).map_err(err)?;
+        let mut on = self
+            .db
+            .iter(&ReadOptions {
+                snapshot: Some(&snap),
+                auto_refresh_iterator_with_snapshot: true,
+                ..Default::default()
+            })
+            .map_err(err)?;
+        off.seek_to_first();
+        on.seek_to_first();
+        // New writes fill the memtable; then everything is flushed and
+        // compacted while both iterators are mid-scan.
+        for i in 0..num / 10 {
+            let mut k = (i * 7 % num).to_be_bytes().to_vec();
+            k.resize(key_size, b'0');
+            self.db.put(&WriteOptions::default(), &k, &vec![b'n'; value_size]).map_err(err)?;
+        }
+        self.db.compact_range(None, None).map_err(err)?;
+        self.settle()?;
+        off.next();
+        on.next();
+        let both = pinned(&self.db);
+        drop(off);
+        let on_only = pinned(&self.db);
+        Ok(Pinning {
+            off_memtable_bytes: both.0 - on_only.0,
+            off_table_bytes: both.1 - on_only.1,
+            on_memtable_bytes: on_only.0,
+            on_table_bytes: on_only.1,
+        })
     }
 
     fn statistics(&self) -> String {

@@ -30,7 +30,7 @@ pub fn line(
         concat!(
             "{{\"engine\":\"{}\",\"benchmark\":\"{}\",\"num\":{},\"reads\":{},\"ops\":{},",
             "\"micros_per_op\":{:.4},\"ops_per_sec\":{:.1},\"found\":{},\"bytes\":{},",
-            "\"batch_size\":{},\"stride\":{},\"multiread_batched\":{},\"seek_nexts\":{},\"range_tombstones\":{},",
+            "\"batch_size\":{},\"stride\":{},\"multiread_batched\":{},\"seek_nexts\":{},\"range_tombstones\":{},\"explicit_snapshot\":{},\"auto_refresh_iterator_with_snapshot\":{},",
             "\"options\":{{\"key_size\":{},\"value_size\":{},\"compression\":\"{}\",\"bloom_bits\":{},",
             "\"cache_size\":{},\"write_buffer_size\":{},\"target_file_size_base\":{},",
             "\"max_bytes_for_level_base\":{},\"block_size\":{},\"disable_auto_compactions\":{},\"sync\":{}}},",
@@ -54,6 +54,8 @@ pub fn line(
         } else {
             0
         },
+        f.explicit_snapshot,
+        f.auto_refresh_iterator_with_snapshot,
         f.key_size,
         f.value_size,
         esc(&f.compression),

@@ -85,6 +85,15 @@ impl BenchDb for Rocks {
         Ok((found, bytes))
     }
 
+    fn use_snapshot(&self, explicit: bool, _auto_refresh: bool) -> Res<()> {
+        if explicit {
+            // The crate's snapshot borrows the DB; the seed's comparison is
+            // Silt against itself, so the RocksDB side is not wired up.
+            return Err("--explicit-snapshot is implemented for --engine silt only".into());
+        }
+        Ok(())
+    }
+
     fn seek(&self, key: &[u8], nexts: usize) -> Res<(usize, usize)> {
         let mut it = self.db.raw_iterator_opt(ReadOptions::default());
         it.seek(key);
