@@ -33,8 +33,8 @@ pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
-    Clock, Db, DbIterator, DbProperties, Options, Progress, ReadOptions, Snapshot, SuperVersion, VerifyReport,
-    WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+    Clock, Db, DbIterator, DbProperties, Options, PinnedResults, PinnedValue, Progress, ReadOptions, Snapshot,
+    SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
 pub use merge::{MergeOperator, U64AddOperator};

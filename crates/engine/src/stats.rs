@@ -42,6 +42,10 @@ tickers! {
     NumberKeysRead => "rocksdb.number.keys.read",
     BytesWritten => "rocksdb.bytes.written",
     BytesRead => "rocksdb.bytes.read",
+    NumberMultiGetCalls => "rocksdb.number.multiget.get",
+    NumberMultiGetKeysRead => "rocksdb.number.multiget.keys.read",
+    NumberMultiGetKeysFound => "rocksdb.number.multiget.keys.found",
+    NumberMultiGetBytesRead => "rocksdb.number.multiget.bytes.read",
     NumberDbSeek => "rocksdb.number.db.seek",
     NumberDbNext => "rocksdb.number.db.next",
     NumberDbPrev => "rocksdb.number.db.prev",
@@ -281,6 +285,21 @@ impl GetStats {
         if found {
             stats.add(Ticker::BytesRead, self.bytes_read);
         }
+    }
+
+    /// Reports the summed counts of a MultiGet of `keys` keys, `found` of
+    /// them found.
+    pub fn report_batch(&self, stats: &Statistics, keys: u64, found: u64) {
+        stats.add(Ticker::BlockCacheHit, self.cache_hit);
+        stats.add(Ticker::BlockCacheMiss, self.cache_miss);
+        stats.add(Ticker::BlockCacheAdd, self.cache_add);
+        stats.add(Ticker::BloomFilterUseful, self.bloom_useful);
+        stats.add(Ticker::BloomFilterFullPositive, self.bloom_positive);
+        stats.add(Ticker::BloomFilterFullTruePositive, self.bloom_true_positive);
+        stats.add(Ticker::NumberMultiGetCalls, 1);
+        stats.add(Ticker::NumberMultiGetKeysRead, keys);
+        stats.add(Ticker::NumberMultiGetKeysFound, found);
+        stats.add(Ticker::NumberMultiGetBytesRead, self.bytes_read);
     }
 }
 

@@ -283,7 +283,30 @@ fn run(seed: u64, steps: usize) {
                     check_iterators(&db, m, Some(s), &mut rng, &ctx);
                 }
             }
-            80..=84 => check_iterators(&db, &model, None, &mut rng, &ctx),
+            80..=81 => check_iterators(&db, &model, None, &mut rng, &ctx),
+            82..=84 => {
+                // MultiGet, batched and not, with duplicates, at a snapshot
+                // or now: the same answers as the oracle.
+                let (snap, m) = match snaps.len() {
+                    0 => (None, &model),
+                    n if rng.random_bool(0.5) => {
+                        let (s, m) = &snaps[rng.random_range(0..n)];
+                        (Some(s), m)
+                    }
+                    _ => (None, &model),
+                };
+                let n = rng.random_range(1..40);
+                let keys: Vec<Vec<u8>> =
+                    (0..n).map(|_| if rng.random_bool(0.3) { counter_key(&mut rng) } else { key(&mut rng) }).collect();
+                let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+                let opts = ReadOptions { snapshot: snap, ..Default::default() };
+                for batched in [true, false] {
+                    let got = db.multi_get(&opts, &refs, batched).unwrap();
+                    for (i, k) in keys.iter().enumerate() {
+                        assert_eq!(got.get(i), m.get(k).map(|v| &v[..]), "{ctx}: multi_get(batched={batched}) {k:?}");
+                    }
+                }
+            }
             85..=89 => {
                 db.do_background_work(rng.random_range(1..4)).unwrap();
             }

@@ -41,7 +41,7 @@ impl Db {
     }
 
     /// Walks the sources of `sv` for `key` until `ctx` has its answer.
-    fn lookup(&self, sv: &super::SuperVersion, seq: u64, key: &[u8], ctx: &mut GetContext) -> Result<()> {
+    pub(super) fn lookup(&self, sv: &super::SuperVersion, seq: u64, key: &[u8], ctx: &mut GetContext) -> Result<()> {
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             ctx.cover(mem.max_covering_tombstone_seq(key, seq));
             let mut err = None;

@@ -10,6 +10,7 @@
 mod background;
 mod get;
 mod iter;
+mod multi_get;
 mod open;
 pub mod options;
 pub(crate) mod snapshot;
@@ -19,6 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use iter::DbIterator;
+pub use multi_get::{PinnedResults, PinnedValue};
 pub use options::{Clock, Options, ReadOptions, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use snapshot::Snapshot;
 
@@ -86,6 +88,9 @@ pub struct DbProperties {
     pub live_table_bytes: u64,
     pub block_cache_usage: u64,
     pub block_cache_capacity: u64,
+    /// Bytes of blocks and memtable entries pinned by values handed out
+    /// without copying (`get_pinned`, `multi_get`), until they are dropped.
+    pub pinned_bytes: u64,
     pub live_snapshots: u64,
     /// A flush or compaction is in progress or due.
     pub background_work_pending: bool,
@@ -136,6 +141,8 @@ struct DbInner {
     lock: Mutex<Option<Box<dyn FsLock>>>,
     /// Every memtable created, to measure what readers pin.
     memtables: Mutex<Vec<std::sync::Weak<MemTable>>>,
+    /// Bytes of blocks and entries pinned by values handed out uncopied.
+    pinned: Arc<AtomicU64>,
 }
 
 /// An open database. Safe to share between threads (`Arc<Db>`). Dropping it
@@ -406,6 +413,7 @@ impl Db {
             live_table_bytes,
             block_cache_usage: cache.usage,
             block_cache_capacity: cache.capacity,
+            pinned_bytes: inner.pinned.load(Ordering::Relaxed),
             live_snapshots: inner.snapshots.sequences().len() as u64,
             background_work_pending: pending,
         }

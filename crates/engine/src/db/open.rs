@@ -187,6 +187,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             closed: AtomicBool::new(false),
             lock: Mutex::new(Some(db_lock)),
             memtables: Mutex::new(Vec::new()),
+            pinned: Arc::default(),
         }),
     };
     {

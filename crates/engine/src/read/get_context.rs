@@ -24,6 +24,9 @@ pub struct GetContext<'a> {
     /// Newest first.
     operands: Vec<Bytes>,
     result: Option<Option<Bytes>>,
+    /// What holds the result's bytes when they were not copied (a whole
+    /// data block, or a memtable entry): the result pins it.
+    holder: Option<Bytes>,
     pub stats: GetStats,
     /// Time spent in the merge operator (microseconds, when a clock exists).
     pub merge_micros: u64,
@@ -42,6 +45,7 @@ impl<'a> GetContext<'a> {
             max_covering_tombstone_seq: 0,
             operands: Vec::new(),
             result: None,
+            holder: None,
             stats: GetStats::default(),
             merge_micros: 0,
             now,
@@ -65,7 +69,12 @@ impl<'a> GetContext<'a> {
         let ty = if seq < self.max_covering_tombstone_seq { ValueType::Delete } else { ty };
         match ty {
             ValueType::Put => {
-                let r = if self.operands.is_empty() { value.clone() } else { self.merge(Some(value))? };
+                let r = if self.operands.is_empty() {
+                    self.holder = Some(value.clone());
+                    value.clone()
+                } else {
+                    self.merge(Some(value))?
+                };
                 self.result = Some(Some(r));
                 Ok(false)
             }
@@ -87,6 +96,23 @@ impl<'a> GetContext<'a> {
                 "a point entry of type {ty:?} for this key: written by a newer version"
             ))),
         }
+    }
+
+    /// Like [`GetContext::save`], for a value that is a slice of `holder`
+    /// (the data block it was read from): a result keeps `holder` pinned.
+    pub fn save_in(&mut self, ty: ValueType, seq: SequenceNumber, value: &Bytes, holder: &Bytes) -> Result<bool> {
+        let more = self.save(ty, seq, value)?;
+        if self.holder.is_some() {
+            self.holder = Some(holder.clone());
+        }
+        Ok(more)
+    }
+
+    /// The answer and what holds its bytes (`None` when the value was
+    /// computed, by a merge, and so is its own allocation).
+    pub fn finish_pinned(mut self) -> Result<Option<(Bytes, Option<Bytes>)>> {
+        let holder = self.holder.take();
+        Ok(self.finish()?.map(|v| (v, holder)))
     }
 
     /// The answer, once every source was visited (or the lookup ended).

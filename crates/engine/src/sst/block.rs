@@ -124,7 +124,6 @@ impl Block {
         self.data.len()
     }
 
-    #[cfg(test)]
     pub fn data(&self) -> &Bytes {
         &self.data
     }

@@ -130,6 +130,14 @@ impl BloomFilter {
         true
     }
 
+    /// Probes a batch of hashes; `out[i]` is false where key `i` is
+    /// certainly absent.
+    pub fn may_contain_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        for (h, o) in hashes.iter().zip(out.iter_mut()) {
+            *o = self.may_contain_hash(*h);
+        }
+    }
+
     #[cfg(test)]
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         self.may_contain_hash(key_hash(user_key))

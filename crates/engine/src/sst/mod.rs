@@ -7,4 +7,4 @@ pub mod format;
 mod table;
 
 pub use builder::{TableBuilder, TableOptions};
-pub use table::Table;
+pub use table::{BatchKey, Table};

@@ -31,6 +31,14 @@ pub struct Table {
     stats: Arc<Statistics>,
 }
 
+/// One key of a batched lookup: its seek key, filter hash and context.
+pub struct BatchKey<'a> {
+    pub user_key: &'a [u8],
+    pub seek: Vec<u8>,
+    pub hash: u64,
+    pub ctx: GetContext<'a>,
+}
+
 /// Counts of one block read, for lookups that report once at their end.
 #[derive(Default)]
 pub struct BlockReadStats {
@@ -152,14 +160,95 @@ impl Table {
         if !index.valid() {
             return Ok(());
         }
-        let handle = BlockHandle::decode(index.value())
-            .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))?;
+        let handle = self.decode_handle(index.value())?;
+        let block = self.block_for(handle, ctx)?;
+        self.lookup_in_block(&block, handle, seek_key, ctx)
+    }
+
+    /// Looks up a batch of keys, sorted by user key, each with its own
+    /// context (RocksDB's batched MultiGet within one file): the filter is
+    /// probed for the whole batch, the index position is reused between
+    /// close keys, and each data block is looked up once for all the keys it
+    /// serves. Tombstones cover each key before its filter is consulted.
+    pub fn multi_get(self: &Arc<Self>, keys: &mut [&mut BatchKey], read_seq: SequenceNumber) -> Result<()> {
+        let mut may = vec![true; keys.len()];
+        if let Some(f) = &self.filter {
+            let hashes: Vec<u64> = keys.iter().map(|k| k.hash).collect();
+            f.may_contain_batch(&hashes, &mut may);
+        }
+        let mut index = self.index.iter();
+        let mut positioned = false;
+        let mut current: Option<(BlockHandle, Block)> = None;
+        for (k, may) in keys.iter_mut().zip(may) {
+            k.ctx.cover(self.max_covering_tombstone_seq(k.user_key, read_seq));
+            if !may {
+                k.ctx.stats.bloom_useful += 1;
+                continue;
+            }
+            if self.filter.is_some() {
+                k.ctx.stats.bloom_positive += 1;
+            }
+            // The index entry for the previous key still serves this one if
+            // the key is within its separator; the next one or two entries
+            // are tried before a fresh binary search.
+            let within = |ix: &BlockIter| ix.valid() && key::compare(&k.seek, ix.key()).is_le();
+            if !(positioned && within(&index)) {
+                let mut found = false;
+                if positioned {
+                    for _ in 0..2 {
+                        if !index.valid() {
+                            break;
+                        }
+                        index.next();
+                        if within(&index) {
+                            found = true;
+                            break;
+                        }
+                    }
+                }
+                if !found {
+                    index.seek(&k.seek);
+                }
+                positioned = true;
+            }
+            index.status()?;
+            if !index.valid() {
+                continue;
+            }
+            let handle = self.decode_handle(index.value())?;
+            if current.as_ref().map(|c| c.0) != Some(handle) {
+                current = Some((handle, self.block_for(handle, &mut k.ctx)?));
+            }
+            if let Some((handle, block)) = &current {
+                self.lookup_in_block(block, *handle, &k.seek, &mut k.ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode(v).ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))
+    }
+
+    /// The data block at `handle`, counted into the lookup's statistics.
+    fn block_for(&self, handle: BlockHandle, ctx: &mut GetContext) -> Result<Block> {
         let mut counts = BlockReadStats::default();
         let block = self.data_block_counted(handle, true, &mut counts);
         ctx.stats.cache_hit += counts.hit;
         ctx.stats.cache_miss += counts.miss;
         ctx.stats.cache_add += counts.add;
-        let block = block?;
+        block
+    }
+
+    /// Feeds the versions of the key of `seek_key` found from `block` on to
+    /// `ctx`, newest first, until it has its answer.
+    fn lookup_in_block(
+        self: &Arc<Self>,
+        block: &Block,
+        handle: BlockHandle,
+        seek_key: &[u8],
+        ctx: &mut GetContext,
+    ) -> Result<()> {
         let mut it = block.iter();
         it.seek(seek_key);
         let user_key = key::user_key(seek_key);
@@ -176,7 +265,7 @@ impl Table {
             }
             first = false;
             ctx.stats.bytes_read += it.value().len() as u64;
-            if !ctx.save(parsed.ty, parsed.seq, &it.value_bytes())? {
+            if !ctx.save_in(parsed.ty, parsed.seq, &it.value_bytes(), block.data())? {
                 return Ok(());
             }
             last_key.clear();

@@ -1,0 +1,277 @@
+//! Batched point lookups (RocksDB's MultiGet, PR 5011) and pinned results
+//! (PinnableSlice, PRs 1732/1756).
+//!
+//! A batch is read at one sequence number on one SuperVersion. Keys are
+//! sorted and de-duplicated; memtables are searched per key; then each L0
+//! file gets the keys inside its range, and each lower level is walked with
+//! the keys grouped by the file that may hold them, so each table sees its
+//! keys as one batch (`Table::multi_get`).
+//!
+//! Values are not copied: each is a slice of the data block (or memtable
+//! entry) it was found in, and the result keeps those pinned, one pin per
+//! distinct block, counted in `DbProperties::pinned_bytes` until the result
+//! is dropped.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::{Db, ReadOptions, SuperVersion};
+use crate::db::options::check_key;
+use crate::error::Result;
+use crate::format::key;
+use crate::read::GetContext;
+use crate::sst::filter::key_hash;
+use crate::sst::BatchKey;
+use crate::stats::GetStats;
+
+/// Memory kept alive by values handed out without copying.
+struct Pins {
+    holders: Vec<Bytes>,
+    charge: u64,
+    counter: Arc<AtomicU64>,
+}
+
+impl Pins {
+    fn new(counter: Arc<AtomicU64>) -> Self {
+        Pins { holders: Vec::new(), charge: 0, counter }
+    }
+
+    /// Pins `holder` once however many values it holds.
+    fn pin(&mut self, holder: Bytes) {
+        let same = |h: &Bytes| h.as_ptr() == holder.as_ptr() && h.len() == holder.len();
+        if !self.holders.iter().any(same) {
+            self.charge += holder.len() as u64;
+            self.counter.fetch_add(holder.len() as u64, Ordering::Relaxed);
+            self.holders.push(holder);
+        }
+    }
+}
+
+impl Drop for Pins {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(self.charge, Ordering::Relaxed);
+    }
+}
+
+/// The values of a [`Db::multi_get`], in the order of the keys asked for.
+/// They point into pinned blocks; dropping the result releases the pins.
+pub struct PinnedResults {
+    values: Vec<Option<Bytes>>,
+    pins: Pins,
+}
+
+impl PinnedResults {
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The value of the `i`th key, `None` if it does not exist.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        self.values.get(i).and_then(|v| v.as_deref())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Option<&[u8]>> {
+        self.values.iter().map(|v| v.as_deref())
+    }
+
+    /// Bytes of blocks and entries this result keeps alive.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.pins.charge
+    }
+}
+
+/// One value read without copying; it keeps its block pinned until dropped.
+pub struct PinnedValue {
+    value: Bytes,
+    pins: Pins,
+}
+
+impl PinnedValue {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// Bytes of the block (or entry) this value keeps alive.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.pins.charge
+    }
+}
+
+impl std::ops::Deref for PinnedValue {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.value
+    }
+}
+
+impl Db {
+    /// The value of `key` without copying it: it points into the cached
+    /// block (or memtable entry) it was found in, which stays pinned while
+    /// the returned value lives — even if compaction deletes its file.
+    pub fn get_pinned(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<PinnedValue>> {
+        let mut r = self.multi_get(opts, &[key], false)?;
+        let pins = std::mem::replace(&mut r.pins, Pins::new(self.inner.pinned.clone()));
+        Ok(r.values.pop().flatten().map(|value| PinnedValue { value, pins }))
+    }
+
+    /// Looks up every key of `keys` at one consistent point in time (one
+    /// SuperVersion, one sequence number). With `batched`, keys are grouped
+    /// per table file and each file is searched once for its group (filter
+    /// probed for the batch, blocks read once); without, each key is looked
+    /// up on its own, as `get` does. Results come back in the order asked,
+    /// duplicates included; values are pinned, not copied.
+    pub fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]], batched: bool) -> Result<PinnedResults> {
+        for k in keys {
+            check_key(k)?;
+        }
+        self.check_open()?;
+        let inner = &*self.inner;
+        let (sv, seq) = self.read_view(opts.snapshot);
+        let merge_op = inner.options.merge_operator.as_deref();
+        let mut stats = GetStats::default();
+        let mut found_keys = 0u64;
+        let mut pins = Pins::new(inner.pinned.clone());
+        let mut values: Vec<Option<Bytes>> = vec![None; keys.len()];
+        if !batched {
+            for (i, key) in keys.iter().enumerate() {
+                let mut ctx = GetContext::new(key, merge_op, None);
+                let r = self.lookup(&sv, seq, key, &mut ctx);
+                let s = ctx.stats;
+                add_stats(&mut stats, &s);
+                r?;
+                if let Some((v, holder)) = ctx.finish_pinned()? {
+                    pins.pin(holder.unwrap_or_else(|| v.clone()));
+                    values[i] = Some(v);
+                    found_keys += 1;
+                }
+            }
+        } else {
+            // Sorted, de-duplicated keys; `slot[i]` is the lookup of key i.
+            let mut order: Vec<usize> = (0..keys.len()).collect();
+            order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+            let mut lookups: Vec<BatchKey> = Vec::new();
+            let mut slot = vec![0usize; keys.len()];
+            for &i in &order {
+                if lookups.last().is_none_or(|l| l.user_key != keys[i]) {
+                    lookups.push(BatchKey {
+                        user_key: keys[i],
+                        seek: key::seek_key(keys[i], seq),
+                        hash: key_hash(keys[i]),
+                        ctx: GetContext::new(keys[i], merge_op, None),
+                    });
+                }
+                slot[i] = lookups.len() - 1;
+            }
+            let r = self.batched_lookup(&sv, seq, &mut lookups);
+            let mut answers = Vec::with_capacity(lookups.len());
+            for l in lookups {
+                add_stats(&mut stats, &l.ctx.stats);
+                answers.push(l.ctx.finish_pinned());
+            }
+            r?;
+            let answers: Vec<Option<Bytes>> = answers
+                .into_iter()
+                .map(|a| {
+                    a.map(|o| {
+                        o.map(|(v, holder)| {
+                            pins.pin(holder.unwrap_or_else(|| v.clone()));
+                            v
+                        })
+                    })
+                })
+                .collect::<Result<_>>()?;
+            for (i, &s) in slot.iter().enumerate() {
+                values[i] = answers[s].clone();
+            }
+            found_keys = values.iter().filter(|v| v.is_some()).count() as u64;
+        }
+        stats.report_batch(&inner.stats, keys.len() as u64, found_keys);
+        Ok(PinnedResults { values, pins })
+    }
+
+    /// Visits memtables per key, then each level with the keys grouped by
+    /// file.
+    fn batched_lookup(&self, sv: &SuperVersion, seq: u64, lookups: &mut [BatchKey]) -> Result<()> {
+        for l in lookups.iter_mut() {
+            for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+                l.ctx.cover(mem.max_covering_tombstone_seq(l.user_key, seq));
+                let mut err = None;
+                let ctx = &mut l.ctx;
+                mem.for_each_version(l.user_key, seq, |ty, s, v| match ctx.save(ty, s, v) {
+                    Ok(more) => more,
+                    Err(e) => {
+                        err = Some(e);
+                        false
+                    }
+                });
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                if l.ctx.is_done() {
+                    l.ctx.stats.memtable_hit = true;
+                    break;
+                }
+            }
+        }
+        for (level, files) in sv.version.levels.iter().enumerate() {
+            if level == 0 {
+                for f in files {
+                    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+                    let mut batch: Vec<&mut BatchKey> = lookups
+                        .iter_mut()
+                        .filter(|l| !l.ctx.is_done() && l.user_key >= lo && l.user_key <= hi)
+                        .collect();
+                    if batch.is_empty() {
+                        continue;
+                    }
+                    f.table(&self.inner.tables)?.multi_get(&mut batch, seq)?;
+                    for l in batch {
+                        if l.ctx.is_done() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
+                            l.ctx.stats.hit_level = Some(0);
+                        }
+                    }
+                }
+                continue;
+            }
+            // Walk the level with the keys in order: each run of keys that
+            // one file may hold is one batch for that file.
+            let mut pending: Vec<&mut BatchKey> = lookups.iter_mut().filter(|l| !l.ctx.is_done()).collect();
+            let mut i = 0;
+            while i < pending.len() {
+                let Some(f) = sv.version.find_file(level, &pending[i].seek) else {
+                    i += 1;
+                    continue;
+                };
+                let mut j = i + 1;
+                while j < pending.len() && key::compare(&pending[j].seek, &f.meta.largest).is_le() {
+                    j += 1;
+                }
+                let f = f.clone();
+                f.table(&self.inner.tables)?.multi_get(&mut pending[i..j], seq)?;
+                for l in &mut pending[i..j] {
+                    if l.ctx.is_done() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
+                        l.ctx.stats.hit_level = Some(level);
+                    }
+                }
+                i = j;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn add_stats(total: &mut GetStats, s: &GetStats) {
+    total.cache_hit += s.cache_hit;
+    total.cache_miss += s.cache_miss;
+    total.cache_add += s.cache_add;
+    total.bloom_useful += s.bloom_useful;
+    total.bloom_positive += s.bloom_positive;
+    total.bloom_true_positive += s.bloom_true_positive;
+    total.bytes_read += s.bytes_read;
+}
