@@ -39,6 +39,12 @@ pub use db::{
 pub use error::{Error, Result};
 pub use merge::{MergeOperator, U64AddOperator};
 pub use sst::format::Compression;
+
+/// The bloom filter on its own, for tests and benchmarks of its probes
+/// (scalar and, in wasm builds with SIMD128, vectorized).
+pub mod bloom {
+    pub use crate::sst::filter::{key_hash, BloomFilter, FilterBuilder};
+}
 pub use stats::{StatisticsSnapshot, Ticker};
 
 #[cfg(test)]

@@ -115,10 +115,32 @@ impl BloomFilter {
     }
 
     /// False means the key is certainly absent; true means it may be present.
+    /// Uses the SIMD128 probe where the build has it.
     #[inline]
     pub fn may_contain_hash(&self, h: u64) -> bool {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if self.probes <= 16 {
+            return self.may_contain_hash_simd(h);
+        }
+        self.may_contain_hash_scalar(h)
+    }
+
+    fn line(&self, h: u64) -> &[u8] {
         let line = fast_range32(h as u32, self.num_lines) as usize * LINE_BYTES;
-        let bytes = &self.data[line..line + LINE_BYTES];
+        &self.data[line..line + LINE_BYTES]
+    }
+
+    /// The SIMD128 probe: every probe of the key at once.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[inline]
+    pub fn may_contain_hash_simd(&self, h: u64) -> bool {
+        super::filter_simd::may_contain(self.line(h), (h >> 32) as u32, self.probes.min(16))
+    }
+
+    /// The scalar probe: one bit after another, stopping at the first clear.
+    #[inline]
+    pub fn may_contain_hash_scalar(&self, h: u64) -> bool {
+        let bytes = self.line(h);
         let mut p = (h >> 32) as u32;
         for _ in 0..self.probes {
             let bit = (p >> (32 - 9)) as usize;
@@ -133,8 +155,20 @@ impl BloomFilter {
     /// Probes a batch of hashes; `out[i]` is false where key `i` is
     /// certainly absent.
     pub fn may_contain_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if self.probes <= 16 {
+            return self.may_contain_batch_simd(hashes, out);
+        }
         for (h, o) in hashes.iter().zip(out.iter_mut()) {
-            *o = self.may_contain_hash(*h);
+            *o = self.may_contain_hash_scalar(*h);
+        }
+    }
+
+    /// The batch probe with SIMD128: each key's probes at once.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub fn may_contain_batch_simd(&self, hashes: &[u64], out: &mut [bool]) {
+        for (h, o) in hashes.iter().zip(out.iter_mut()) {
+            *o = self.may_contain_hash_simd(*h);
         }
     }
 
@@ -177,6 +211,36 @@ mod tests {
         assert_eq!(num_probes(10_000), 6);
         assert_eq!(num_probes(5_000), 3);
         assert_eq!(num_probes(20_000), 11);
+    }
+
+    /// The SIMD128 probe must give exactly the scalar probe's answer. Runs
+    /// where the build has SIMD128 (the wasm test run, in Node).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[test]
+    fn simd_probe_is_identical_to_scalar_on_millions_of_keys() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut checked = 0u64;
+        let mut positives = 0u64;
+        for bits in [1u32, 4, 7, 10, 12, 16, 20, 24] {
+            let mut b = FilterBuilder::new(bits);
+            b.hashes = (0..20_000).map(|_| next()).collect();
+            let f = BloomFilter::new(bytes::Bytes::from(b.finish())).expect("filter");
+            let n = if bits == 10 { 2_000_000 } else { 250_000 };
+            for _ in 0..n {
+                let h = next();
+                let scalar = f.may_contain_hash_scalar(h);
+                assert_eq!(f.may_contain_hash_simd(h), scalar, "bits {bits} hash {h:#x}");
+                positives += u64::from(scalar);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 3_000_000 && positives > 0, "{checked} {positives}");
     }
 
     #[test]

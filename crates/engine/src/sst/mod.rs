@@ -3,6 +3,8 @@
 pub mod block;
 mod builder;
 pub mod filter;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod filter_simd;
 pub mod format;
 mod table;
 

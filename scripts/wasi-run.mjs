@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Cargo runner for wasm32-wasip1 test binaries: runs them in Node's WASI,
+// so the engine's unit tests run as WebAssembly (with SIMD128 when built
+// with it) on the same V8 that Chromium uses. Arguments after the .wasm
+// file go to the test harness.
+import { readFile } from 'node:fs/promises';
+import { WASI } from 'node:wasi';
+import process from 'node:process';
+
+const [file, ...args] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: wasi-run.mjs TEST.wasm [harness args]');
+  process.exit(2);
+}
+const wasi = new WASI({
+  version: 'preview1',
+  args: [file, ...args],
+  env: { RUST_BACKTRACE: '1' },
+  returnOnExit: true,
+});
+const module = await WebAssembly.compile(await readFile(file));
+const instance = await WebAssembly.instantiate(module, wasi.getImportObject());
+process.exitCode = wasi.start(instance);
