@@ -168,15 +168,12 @@ impl BenchDb for Silt {
     }
 
     fn multi_get(&self, keys: &[Vec<u8>], batched: bool) -> Res<(usize, usize)> {
-        if batched {
-            return Err("silt: batched MultiGet arrives with the MultiGet issue".into());
-        }
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let r = self.db.multi_get(&ReadOptions::default(), &refs, batched).map_err(err)?;
         let (mut found, mut bytes) = (0, 0);
-        for k in keys {
-            if let Some(n) = self.get(k)? {
-                found += 1;
-                bytes += n;
-            }
+        for v in r.iter().flatten() {
+            found += 1;
+            bytes += v.len();
         }
         Ok((found, bytes))
     }

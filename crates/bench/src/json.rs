@@ -30,7 +30,7 @@ pub fn line(
         concat!(
             "{{\"engine\":\"{}\",\"benchmark\":\"{}\",\"num\":{},\"reads\":{},\"ops\":{},",
             "\"micros_per_op\":{:.4},\"ops_per_sec\":{:.1},\"found\":{},\"bytes\":{},",
-            "\"batch_size\":{},\"stride\":{},\"multiread_batched\":{},\"seek_nexts\":{},\"range_tombstones\":{},\"explicit_snapshot\":{},\"auto_refresh_iterator_with_snapshot\":{},",
+            "\"batch_size\":{},\"stride\":{},\"multiread_batched\":{},\"multiread_get\":{},\"seek_nexts\":{},\"range_tombstones\":{},\"explicit_snapshot\":{},\"auto_refresh_iterator_with_snapshot\":{},",
             "\"options\":{{\"key_size\":{},\"value_size\":{},\"compression\":\"{}\",\"bloom_bits\":{},",
             "\"cache_size\":{},\"write_buffer_size\":{},\"target_file_size_base\":{},",
             "\"max_bytes_for_level_base\":{},\"block_size\":{},\"disable_auto_compactions\":{},\"sync\":{}}},",
@@ -48,6 +48,7 @@ pub fn line(
         f.batch_size,
         f.multiread_stride,
         f.multiread_batched,
+        f.multiread_get,
         f.seek_nexts,
         if f.writes_per_range_tombstone > 0 {
             f.max_num_range_tombstones.min(f.num / f.writes_per_range_tombstone)

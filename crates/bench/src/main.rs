@@ -48,6 +48,7 @@ struct Flags {
     batch_size: usize,
     multiread_stride: u64,
     multiread_batched: bool,
+    multiread_get: bool,
     seek_nexts: usize,
     explicit_snapshot: bool,
     auto_refresh_iterator_with_snapshot: bool,
@@ -82,6 +83,7 @@ impl Default for Flags {
             batch_size: 1,
             multiread_stride: 0,
             multiread_batched: false,
+            multiread_get: false,
             seek_nexts: 0,
             explicit_snapshot: false,
             auto_refresh_iterator_with_snapshot: false,
@@ -101,6 +103,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--compression lz4|none] [--bloom-bits 10] [--cache-size BYTES] [--write-buffer-size BYTES]
   [--target-file-size-base BYTES] [--max-bytes-for-level-base BYTES] [--block-size BYTES]
   [--disable-auto-compactions 0|1] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
+  [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
@@ -151,6 +154,7 @@ fn parse() -> Result<Flags, String> {
             "--batch-size" => f.batch_size = num(&v)?.max(1) as usize,
             "--multiread-stride" => f.multiread_stride = num(&v)?,
             "--multiread-batched" => f.multiread_batched = flag(&v)?,
+            "--multiread-get" => f.multiread_get = flag(&v)?,
             "--seek-nexts" => f.seek_nexts = num(&v)? as usize,
             "--explicit-snapshot" => f.explicit_snapshot = flag(&v)?,
             "--auto-refresh-iterator-with-snapshot" => f.auto_refresh_iterator_with_snapshot = flag(&v)?,
@@ -271,7 +275,18 @@ fn multi_read_random(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
             let k = if f.multiread_stride == 0 { rng.next() % f.num } else { (first + j * f.multiread_stride) % f.num };
             keys.push(make_key(k, f.key_size));
         }
-        let (n, b) = db.multi_get(&keys, f.multiread_batched)?;
+        let (n, b) = if f.multiread_get {
+            let (mut n, mut b) = (0, 0);
+            for k in &keys {
+                if let Some(len) = db.get(k)? {
+                    n += 1;
+                    b += len;
+                }
+            }
+            (n, b)
+        } else {
+            db.multi_get(&keys, f.multiread_batched)?
+        };
         found += n as u64;
         bytes += b as u64;
     }
