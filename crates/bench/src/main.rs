@@ -57,6 +57,7 @@ struct Flags {
     max_num_range_tombstones: u64,
     sync: bool,
     statistics: bool,
+    warm_cache: bool,
     json: bool,
     seed: u64,
 }
@@ -92,6 +93,7 @@ impl Default for Flags {
             max_num_range_tombstones: 0,
             sync: false,
             statistics: false,
+            warm_cache: false,
             json: false,
             seed: 301,
         }
@@ -105,6 +107,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--disable-auto-compactions 0|1] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
+  [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
 benchmarks: fillseq fillrandom readrandom readseq seekrandom multireadrandom readwhilewriting
@@ -163,6 +166,7 @@ fn parse() -> Result<Flags, String> {
             "--max-num-range-tombstones" => f.max_num_range_tombstones = num(&v)?,
             "--sync" => f.sync = flag(&v)?,
             "--statistics" => f.statistics = flag(&v)?,
+            "--warm-cache" => f.warm_cache = flag(&v)?,
             "--json" => f.json = flag(&v)?,
             "--seed" => f.seed = num(&v)?,
             _ => return Err(format!("unknown flag {name}\n{USAGE}")),
@@ -429,6 +433,12 @@ fn main() {
             !f.disable_auto_compactions,
         );
         println!("------------------------------------------------");
+    }
+    if f.warm_cache {
+        if let Err(e) = db.scan(u64::MAX) {
+            eprintln!("silt-bench: warming the cache: {e}");
+            std::process::exit(1);
+        }
     }
     for name in &f.benchmarks {
         let out = match name.as_str() {

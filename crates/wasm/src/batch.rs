@@ -6,6 +6,7 @@
 //! ops  := op*
 //! op   := 0x01 klen:u32 vlen:u32 key value     put
 //!       | 0x00 klen:u32 key                    delete
+//!       | 0x03 slen:u32 elen:u32 start end     delete_range [start, end)
 //! ```
 //! The keys of a `multiGet`: every key back to back in one buffer, and
 //! their lengths in one `Uint32Array`.
@@ -16,6 +17,7 @@ use crate::error::BindingError;
 
 const DELETE: u8 = 0x00;
 const PUT: u8 = 0x01;
+const DELETE_RANGE: u8 = 0x03;
 
 /// Decodes a write batch encoded by `siltdb`. Keys and values are checked
 /// by the engine when the batch is written.
@@ -46,6 +48,13 @@ pub(crate) fn decode_batch(mut buf: &[u8]) -> Result<WriteBatch, BindingError> {
                 let klen = u32_of(&mut buf).ok_or_else(|| bad("truncated key length"))?;
                 let key = take(&mut buf, klen).ok_or_else(|| bad("truncated key"))?;
                 batch.delete(key);
+            }
+            DELETE_RANGE => {
+                let slen = u32_of(&mut buf).ok_or_else(|| bad("truncated start length"))?;
+                let elen = u32_of(&mut buf).ok_or_else(|| bad("truncated end length"))?;
+                let start = take(&mut buf, slen).ok_or_else(|| bad("truncated start"))?;
+                let end = take(&mut buf, elen).ok_or_else(|| bad("truncated end"))?;
+                batch.delete_range(start, end);
             }
             other => return Err(bad(&format!("unknown op 0x{other:02x}"))),
         }
@@ -93,9 +102,15 @@ mod tests {
         b
     }
 
+    fn delete_range(start: &[u8], end: &[u8]) -> Vec<u8> {
+        let mut b = put(start, end);
+        b[0] = DELETE_RANGE;
+        b
+    }
+
     #[test]
     fn decodes_puts_and_deletes_in_order() {
-        let buf = [put(b"a", b"1"), delete(b"b"), put(b"c", b"")].concat();
+        let buf = [put(b"a", b"1"), delete(b"b"), put(b"c", b""), delete_range(b"d", b"f")].concat();
         let batch = decode_batch(&buf).unwrap();
         let ops: Vec<_> = batch.iter().map(|op| op.unwrap()).collect();
         assert_eq!(
@@ -104,6 +119,7 @@ mod tests {
                 BatchOp::Put { key: b"a", value: b"1" },
                 BatchOp::Delete { key: b"b" },
                 BatchOp::Put { key: b"c", value: b"" },
+                BatchOp::RangeDelete { start: b"d", end: b"f" },
             ]
         );
         assert!(decode_batch(&[]).unwrap().is_empty());
@@ -111,10 +127,11 @@ mod tests {
 
     #[test]
     fn every_truncation_and_unknown_tags_are_invalid_arguments() {
-        let buf = [put(b"key", b"value"), delete(b"gone")].concat();
+        let buf = [put(b"key", b"value"), delete(b"gone"), delete_range(b"a", b"b")].concat();
         for cut in 1..buf.len() {
-            if cut == put(b"key", b"value").len() {
-                continue; // a whole first op is a valid batch
+            let whole = [put(b"key", b"value").len(), put(b"key", b"value").len() + delete(b"gone").len()];
+            if whole.contains(&cut) {
+                continue; // whole ops make a valid batch
             }
             let err = decode_batch(&buf[..cut]).err().unwrap_or_else(|| panic!("cut at {cut} accepted"));
             assert_eq!(err.code, "InvalidArgument");

@@ -143,6 +143,12 @@ impl Database {
         Ok(self.engine(WRITE_RESERVE, |db| db.delete(&Self::write_options(sync), key))?)
     }
 
+    /// Removes every key in `[start, end)` (one range tombstone).
+    #[wasm_bindgen(js_name = deleteRange)]
+    pub fn delete_range(&self, start: &[u8], end: &[u8], sync: bool) -> JsResult<()> {
+        Ok(self.engine(WRITE_RESERVE, |db| db.delete_range(&Self::write_options(sync), start, end))?)
+    }
+
     /// Applies a batch encoded by siltdb (see `batch.rs`) atomically.
     pub fn write(&self, ops: &[u8], sync: bool) -> JsResult<()> {
         let batch = decode_batch(ops)?;
@@ -228,6 +234,24 @@ impl Database {
         Ok(self.engine(BACKGROUND_RESERVE, |db| db.flush())?)
     }
 
+    /// Compacts every key in `[begin, end]` (either bound optional) down to
+    /// the last level and waits for it. It may write as many new table
+    /// files as the database has, so it needs that many free pooled files
+    /// plus a margin (see [`Database::table_files`]); siltdb tops the pool up
+    /// to that first.
+    #[wasm_bindgen(js_name = compactRange)]
+    pub fn compact_range(&self, begin: Option<Vec<u8>>, end: Option<Vec<u8>>) -> JsResult<()> {
+        let need = self.table_files()? as usize + BACKGROUND_RESERVE;
+        Ok(self.engine(need, |db| db.compact_range(begin.as_deref(), end.as_deref()))?)
+    }
+
+    /// Table files in the current version.
+    #[wasm_bindgen(js_name = tableFiles)]
+    pub fn table_files(&self) -> JsResult<u32> {
+        let n = self.engine(0, |db| Ok(db.properties().files_per_level.iter().sum::<u64>()))?;
+        Ok(n as u32)
+    }
+
     /// Runs at most about `budget` blocks of background work. Returns bits:
     /// 1 = did work, 2 = work is left, 4 = skipped until the pool has free
     /// files again (with 2).
@@ -247,7 +271,7 @@ impl Database {
     /// `tickers` counters by their RocksDB names (`rocksdb.block.cache.hit`,
     /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files.
     pub fn statistics(&self) -> JsResult<JsValue> {
-        let (properties, tickers) = self.engine(0, |db| Ok(engine_statistics(db)))?;
+        let (properties, tickers, histograms) = self.engine(0, |db| Ok(engine_statistics(db)))?;
         let n = |x: u64| JsValue::from_f64(x as f64);
         let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
             // Setting a property on a fresh plain object cannot fail.
@@ -261,9 +285,22 @@ impl Database {
         for (k, v) in tickers {
             set(&ticks, k, &n(v));
         }
+        let hists = js_sys::Object::new();
+        for h in histograms {
+            let ho = js_sys::Object::new();
+            set(&ho, "count", &n(h.count));
+            set(&ho, "sum", &n(h.sum));
+            set(&ho, "min", &n(h.min));
+            set(&ho, "max", &n(h.max));
+            set(&ho, "p50", &JsValue::from_f64(h.p50));
+            set(&ho, "p95", &JsValue::from_f64(h.p95));
+            set(&ho, "p99", &JsValue::from_f64(h.p99));
+            set(&hists, h.name, &ho);
+        }
         let out = js_sys::Object::new();
         set(&out, "properties", &props);
         set(&out, "tickers", &ticks);
+        set(&out, "histograms", &hists);
         set(&out, "pinnedResults", &n(pinned_results() as u64));
         if let Some(pool) = &self.pool {
             let s = pool.stats();
@@ -334,21 +371,49 @@ impl Prop {
     }
 }
 
-/// The engine's gauges and counters, named for JavaScript. The one place
-/// that knows which engine call provides which statistic.
-pub(crate) fn engine_statistics(db: &Db) -> (Vec<(&'static str, Prop)>, Vec<(&'static str, u64)>) {
+/// The engine's gauges, counters and histograms, named for JavaScript.
+/// The one place that knows which engine call provides which statistic.
+pub(crate) fn engine_statistics(db: &Db) -> (Vec<(&'static str, Prop)>, Vec<(&'static str, u64)>, Vec<Hist>) {
     let p = db.properties();
     let props = vec![
         ("superVersionNumber", Prop::Num(p.super_version_number)),
         ("lastSequence", Prop::Num(p.last_sequence)),
         ("memtableBytes", Prop::Num(p.memtable_bytes)),
         ("immutableMemtables", Prop::Num(p.immutable_memtables)),
-        ("filesPerLevel", Prop::List(p.files_per_level.clone())),
+        ("filesPerLevel", Prop::List(p.files_per_level)),
+        ("bytesPerLevel", Prop::List(p.bytes_per_level)),
         ("tableBytes", Prop::Num(p.table_bytes)),
         ("blockCacheUsage", Prop::Num(p.block_cache_usage)),
+        ("blockCacheCapacity", Prop::Num(p.block_cache_capacity)),
         ("liveSnapshots", Prop::Num(p.live_snapshots)),
+        ("backgroundWorkPending", Prop::Num(u64::from(p.background_work_pending))),
     ];
-    // Counters arrive with the engine's RocksDB-named statistics.
-    let tickers = Vec::new();
-    (props, tickers)
+    let stats = db.statistics();
+    let hists = stats
+        .histograms
+        .iter()
+        .map(|h| Hist {
+            name: h.name,
+            count: h.count,
+            sum: h.sum,
+            min: h.min,
+            max: h.max,
+            p50: h.p50,
+            p95: h.p95,
+            p99: h.p99,
+        })
+        .collect();
+    (props, stats.tickers, hists)
+}
+
+/// A histogram's summary (the engine's `HistogramSummary`).
+pub(crate) struct Hist {
+    name: &'static str,
+    count: u64,
+    sum: u64,
+    min: u64,
+    max: u64,
+    p50: f64,
+    p95: f64,
+    p99: f64,
 }

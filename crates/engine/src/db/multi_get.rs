@@ -138,7 +138,8 @@ impl Db {
         let mut found_keys = 0u64;
         let mut pins = Pins::new(inner.pinned.clone());
         let mut values: Vec<Option<Bytes>> = vec![None; keys.len()];
-        if !batched {
+        // A batch of one has nothing to share: the per-key path is cheaper.
+        if !batched || keys.len() == 1 {
             for (i, key) in keys.iter().enumerate() {
                 let mut ctx = GetContext::new(key, merge_op, None);
                 let r = self.lookup(&sv, seq, key, &mut ctx);
@@ -237,6 +238,9 @@ impl Db {
                         }
                     }
                 }
+                continue;
+            }
+            if files.is_empty() {
                 continue;
             }
             // Walk the level with the keys in order: each run of keys that

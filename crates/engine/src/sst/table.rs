@@ -171,15 +171,32 @@ impl Table {
     /// close keys, and each data block is looked up once for all the keys it
     /// serves. Tombstones cover each key before its filter is consulted.
     pub fn multi_get(self: &Arc<Self>, keys: &mut [&mut BatchKey], read_seq: SequenceNumber) -> Result<()> {
-        let mut may = vec![true; keys.len()];
-        if let Some(f) = &self.filter {
-            let hashes: Vec<u64> = keys.iter().map(|k| k.hash).collect();
-            f.may_contain_batch(&hashes, &mut may);
+        // Filter answers for up to 64 keys at a time, on the stack.
+        const CHUNK: usize = 64;
+        for chunk in keys.chunks_mut(CHUNK) {
+            let mut may = [true; CHUNK];
+            if let Some(f) = &self.filter {
+                let mut hashes = [0u64; CHUNK];
+                for (h, k) in hashes.iter_mut().zip(chunk.iter()) {
+                    *h = k.hash;
+                }
+                f.may_contain_batch(&hashes[..chunk.len()], &mut may[..chunk.len()]);
+            }
+            self.multi_get_chunk(chunk, &may[..chunk.len()], read_seq)?;
         }
+        Ok(())
+    }
+
+    fn multi_get_chunk(
+        self: &Arc<Self>,
+        keys: &mut [&mut BatchKey],
+        may: &[bool],
+        read_seq: SequenceNumber,
+    ) -> Result<()> {
         let mut index = self.index.iter();
         let mut positioned = false;
         let mut current: Option<(BlockHandle, Block)> = None;
-        for (k, may) in keys.iter_mut().zip(may) {
+        for (k, &may) in keys.iter_mut().zip(may) {
             k.ctx.cover(self.max_covering_tombstone_seq(k.user_key, read_seq));
             if !may {
                 k.ctx.stats.bloom_useful += 1;

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Reproduces the seed's MultiGet table natively (RocksDB PR 5011): rows Get /
+// MultiGet (no batching) / MultiGet (batched), columns batch sizes 1..32,
+// blocks for strides 0, 16, 256, 4096; micros per key. Runs silt-bench, and
+// RocksDB's rows too when silt-bench was built with --features rocksdb.
+// Writes docs/bench/multiget.md and docs/bench/multiget.json.
+//
+//   node scripts/bench-multiget.mjs [--num 2000000] [--reads 100000] [--engines silt,rocksdb]
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
+);
+const num = Number(args.num ?? 2_000_000);
+const reads = Number(args.reads ?? 100_000);
+const engines = (args.engines ?? 'silt').split(',');
+const bin = args.bin ?? 'target/release/silt-bench';
+const batches = [1, 2, 4, 8, 16, 32];
+const strides = [0, 16, 256, 4096];
+const rows = [
+  ['Get', ['--multiread-get', '1']],
+  ['MultiGet (no batching)', ['--multiread-batched', '0']],
+  ['MultiGet (batched)', ['--multiread-batched', '1']],
+];
+// The seed's database shape: several levels, no compression, all cached.
+const shape = [
+  '--key-size', '16', '--value-size', '100', '--compression', 'none', '--bloom-bits', '10',
+  '--cache-size', String(4 << 30), '--write-buffer-size', String(4 << 20),
+  '--target-file-size-base', String(4 << 20), '--max-bytes-for-level-base', String(16 << 20),
+];
+
+function run(engine, extra) {
+  const out = execFileSync(bin, ['--engine', engine, '--db', `/tmp/silt-bench-multiget-${engine}`, '--num', String(num), ...shape, '--json', ...extra], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  return out.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+}
+
+const lines = [];
+const table = {};
+for (const engine of engines) {
+  process.stderr.write(`${engine}: fillrandom ${num}\n`);
+  lines.push(...run(engine, ['--benchmarks', 'fillrandom', '--batch-size', '1000']));
+  for (const stride of strides) {
+    for (const [row, flags] of rows) {
+      for (const b of batches) {
+        const r = run(engine, [
+          // Every entry read once first: the block cache holds everything,
+          // as after the seed's readseq.
+          '--use-existing-db', '1', '--warm-cache', '1', '--benchmarks', 'multireadrandom', '--reads', String(reads),
+          '--batch-size', String(b), '--multiread-stride', String(stride), ...flags,
+        ]).find((x) => x.benchmark === 'multireadrandom');
+        lines.push(r);
+        table[`${engine}|${stride}|${row}|${b}`] = r.micros_per_op;
+        process.stderr.write(`${engine} stride ${stride} ${row} batch ${b}: ${r.micros_per_op.toFixed(3)} us/key\n`);
+      }
+    }
+  }
+}
+
+const date = new Date().toISOString();
+const machine = `${os.cpus()[0]?.model ?? os.arch()}, ${os.cpus().length} cpus, ${os.platform()}`;
+let md = `# MultiGet: the seed's table, native\n\nMicros per key (lower is better), ${num.toLocaleString('en')} keys of 16 bytes, values of 100 bytes, ` +
+  `${reads.toLocaleString('en')} keys read per cell; compression none, bloom 10 bits, cache holds everything, 4 MiB write buffer and target file size, ` +
+  `16 MiB level base; single thread. Keys in a batch: start, start+S, start+2S, … (S = 0: all random).\n\n` +
+  `Machine: ${machine}. Date: ${date}.\n\nReproduce: \`cargo build --release -p silt-bench${engines.includes('rocksdb') ? ' --features rocksdb' : ''} && node scripts/bench-multiget.mjs --num ${num} --reads ${reads} --engines ${engines.join(',')}\`\n`;
+const strideName = { 0: 'Random pattern (stride 0)', 16: 'Good locality (stride 16)', 256: 'Good locality (stride 256)', 4096: 'Medium locality (stride 4096)' };
+for (const stride of strides) {
+  md += `\n### ${strideName[stride]}\n\n| engine | row | ${batches.join(' | ')} |\n|---|---|${batches.map(() => '---:').join('|')}|\n`;
+  for (const engine of engines) {
+    for (const [row] of rows) {
+      md += `| ${engine} | ${row} | ${batches.map((b) => table[`${engine}|${stride}|${row}|${b}`].toFixed(3)).join(' | ')} |\n`;
+    }
+  }
+}
+mkdirSync('docs/bench', { recursive: true });
+writeFileSync('docs/bench/multiget.json', lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+writeFileSync('docs/bench/multiget.md', md);
+process.stderr.write('wrote docs/bench/multiget.md and docs/bench/multiget.json\n');
