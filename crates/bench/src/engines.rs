@@ -52,6 +52,16 @@ pub trait BenchDb: Send + Sync {
     }
     /// Statistics in RocksDB's text form.
     fn statistics(&self) -> String;
+    /// The counters of `statistics()`, parsed (`NAME COUNT : N` lines).
+    fn tickers(&self) -> Vec<(String, u64)> {
+        self.statistics()
+            .lines()
+            .filter_map(|l| {
+                let (name, count) = l.split_once(" COUNT : ")?;
+                Some((name.trim().to_string(), count.trim().parse().ok()?))
+            })
+            .collect()
+    }
     /// A one-line shape summary (levels, files).
     fn shape(&self) -> String;
 }

@@ -15,6 +15,12 @@ fn esc(s: &str) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// `"statistics":{...}` with the tickers that moved, or nothing.
+pub fn tickers(t: &[(String, u64)]) -> String {
+    let body: Vec<String> = t.iter().filter(|(_, v)| *v > 0).map(|(n, v)| format!("\"{}\":{v}", esc(n))).collect();
+    format!(",\"statistics\":{{{}}}", body.join(","))
+}
+
 pub fn line(
     engine: &str,
     benchmark: &str,

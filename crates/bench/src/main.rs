@@ -488,7 +488,13 @@ fn main() {
         let ops_sec = out.ops as f64 / out.secs.max(1e-9);
         let mbs = out.bytes as f64 / 1_048_576.0 / out.secs.max(1e-9);
         if f.json {
-            println!("{}", json::line(db.name(), name, &f, &out, micros, ops_sec, &model, cpus, &date));
+            let mut l = json::line(db.name(), name, &f, &out, micros, ops_sec, &model, cpus, &date);
+            if f.statistics {
+                l.pop();
+                l.push_str(&json::tickers(&db.tickers()));
+                l.push('}');
+            }
+            println!("{l}");
         } else {
             let found = if name.contains("read") || name.starts_with("seek") {
                 format!(" ({} of {} found)", out.found, out.ops)
@@ -501,7 +507,7 @@ fn main() {
     if !f.json {
         println!("shape: {}", db.shape());
     }
-    if f.statistics {
+    if f.statistics && !f.json {
         println!("{}", db.statistics());
     }
 }

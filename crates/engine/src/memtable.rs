@@ -110,9 +110,14 @@ impl MemTable {
             self.range_del_count.store(dels.len(), AtomicOrdering::Release);
             return;
         }
-        let ikey = key::internal_key(user_key, seq, ty);
-        self.bytes.fetch_add(ikey.len() + value.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
-        self.map.insert(MemKey(Bytes::from(ikey)), Bytes::copy_from_slice(value));
+        // One allocation holds the internal key and the value.
+        let mut buf = Vec::with_capacity(user_key.len() + key::TAG_LEN + value.len());
+        key::append_internal_key(&mut buf, user_key, seq, ty as u8);
+        let klen = buf.len();
+        buf.extend_from_slice(value);
+        self.bytes.fetch_add(buf.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
+        let buf = Bytes::from(buf);
+        self.map.insert(MemKey(buf.slice(..klen)), buf.slice(klen..));
     }
 
     /// The memtable's range tombstones, fragmented; `None` if it has none.

@@ -104,8 +104,29 @@ fn tag(ikey: &[u8]) -> u64 {
 /// Orders internal keys: user key ascending, then tag descending.
 #[inline]
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
-    match user_key(a).cmp(user_key(b)) {
+    match bytewise(user_key(a), user_key(b)) {
         Ordering::Equal => tag(b).cmp(&tag(a)),
+        o => o,
+    }
+}
+
+/// Bytewise order of two byte strings, comparing 8 bytes at a time inline:
+/// for the short keys of a key-value store this beats a call to `memcmp`,
+/// and it is the hottest function of memtable inserts and lookups.
+#[inline]
+pub fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_be_bytes(a[i..i + 8].try_into().unwrap_or([0; 8]));
+        let y = u64::from_be_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        if x != y {
+            return x.cmp(&y);
+        }
+        i += 8;
+    }
+    match a[i..n].cmp(&b[i..n]) {
+        Ordering::Equal => a.len().cmp(&b.len()),
         o => o,
     }
 }
@@ -175,6 +196,28 @@ mod tests {
         // A seek key sorts before every entry of its sequence and older.
         assert_eq!(compare(&seek_key(b"a", 2), &a2), Ordering::Less);
         assert_eq!(compare(&seek_key(b"a", 1), &a2), Ordering::Greater);
+    }
+
+    #[test]
+    fn bytewise_matches_slice_order() {
+        let samples: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0xff],
+            b"abcdefgh".to_vec(),
+            b"abcdefgh\0".to_vec(),
+            b"abcdefgi".to_vec(),
+            b"abcdefghijklmnop".to_vec(),
+            b"abcdefghijklmnoq".to_vec(),
+            b"abcdefghijklmno".to_vec(),
+            vec![0x80; 17],
+            vec![0x7f; 17],
+        ];
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(bytewise(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
