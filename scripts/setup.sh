@@ -18,10 +18,14 @@ fi
 
 # --- Rust: wasm32 target, wasm-bindgen-cli (pinned), wasm-pack (pinned) ----
 export PATH="$HOME/.cargo/bin:$PATH"
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  say "adding rust target wasm32-unknown-unknown"
-  rustup target add wasm32-unknown-unknown
-fi
+# wasm32-unknown-unknown for the browser build; wasm32-wasip1 to run the
+# engine's unit tests as WebAssembly in Node (scripts/wasi-run.mjs).
+for target in wasm32-unknown-unknown wasm32-wasip1; do
+  if ! rustup target list --installed | grep -qx "$target"; then
+    say "adding rust target $target"
+    rustup target add "$target"
+  fi
+done
 WASM_BINDGEN_VERSION=0.2.129
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (compiles; a few minutes)"
