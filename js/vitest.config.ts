@@ -11,6 +11,8 @@ export default defineConfig({
     teardownTimeout: 10_000,
     // One worker: the machine has two cores and the tests are small.
     pool: 'forks',
+    // The FinalizationRegistry test triggers garbage collection itself.
+    execArgv: ['--expose-gc'],
     maxWorkers: 1,
     passWithNoTests: false,
     allowOnly: false,

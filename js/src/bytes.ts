@@ -37,3 +37,33 @@ function describe(x: unknown): string {
   if (typeof x === 'object') return (x as object).constructor?.name ?? 'object';
   return typeof x;
 }
+
+/** Many keys back to back in one buffer, and their lengths. */
+export function packKeys(keys: unknown): { buf: Uint8Array; lens: Uint32Array } {
+  if (!Array.isArray(keys)) {
+    throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${describe(keys)}`);
+  }
+  const parts = keys.map((k, i) => keyBytes(k, `keys[${i}]`));
+  const lens = new Uint32Array(parts.length);
+  let total = 0;
+  parts.forEach((p, i) => {
+    lens[i] = p.length;
+    total += p.length;
+  });
+  const buf = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    buf.set(p, at);
+    at += p.length;
+  }
+  return { buf, lens };
+}
+
+/** The smallest key after `key` in byte order: `key` followed by a zero. */
+export function successor(key: Uint8Array): Uint8Array {
+  const out = new Uint8Array(key.length + 1);
+  out.set(key);
+  return out;
+}
+
+export { describe };

@@ -1,83 +1,361 @@
 /**
- * The database handle over the generated `Database` binding.
+ * The database handle of a worker: synchronous calls into the engine, with
+ * zero-copy reads, and background work pumped between calls.
  */
 
-import { Database as WasmDatabase } from '../pkg/silt_wasm.js';
-import { keyBytes, valueBytes, type Key } from './bytes.js';
-import { fromWasm } from './errors.js';
+import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
+import { WriteBatch } from './batch.js';
+import { keyBytes, packKeys, valueBytes, type Key } from './bytes.js';
+import { fromWasm, SiltError } from './errors.js';
+import { bounds, checkBatchSize, Iterator, type IteratorOptions } from './iterator.js';
+import type { PoolKeeper } from './pool.js';
+import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
+import { Snapshot } from './snapshot.js';
+import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
-let wrap: (inner: WasmDatabase) => Database;
+/** Options of one write. */
+export interface WriteOptions {
+  /**
+   * Make the write durable before the call returns (default: the
+   * database's `sync` open option, itself false by default). Without it a
+   * crash may lose the latest writes, never part of a batch and never an
+   * older write while keeping a newer one.
+   */
+  sync?: boolean;
+}
 
-/** Wraps an open binding in the public handle. Not exported by the package. */
-export function wrapBinding(inner: WasmDatabase): Database {
-  return wrap(inner);
+/** Options of one read. */
+export interface ReadOptions {
+  /** Read as of this snapshot (default: the latest state). */
+  snapshot?: Snapshot;
+}
+
+/** What `statistics()` returns. */
+export interface Statistics {
+  name: string;
+  /** On OPFS (true) or in memory (false). */
+  persistent: boolean;
+  /** Gauges of the engine (camelCase names). */
+  properties: {
+    superVersionNumber: number;
+    lastSequence: number;
+    memtableBytes: number;
+    immutableMemtables: number;
+    filesPerLevel: number[];
+    bytesPerLevel: number[];
+    tableBytes: number;
+    blockCacheUsage: number;
+    blockCacheCapacity: number;
+    liveSnapshots: number;
+    /** 1 while a flush or compaction is in progress or due. */
+    backgroundWorkPending: number;
+    [name: string]: number | number[];
+  };
+  /** Counters by their RocksDB names, e.g. `rocksdb.block.cache.hit`. */
+  tickers: Record<string, number>;
+  /** Histograms by their RocksDB names, e.g. `rocksdb.db.get.micros`. */
+  histograms: Record<string, { count: number; sum: number; min: number; max: number; p50: number; p95: number; p99: number }>;
+  /** The OPFS file pool (persistent databases only). */
+  pool?: { files: number; free: number; removedOpen: number; dataBytes: number; exhausted: number };
+  /** Results pinning values right now (every database of this realm). */
+  pinnedResults: number;
+  /** Results released by garbage collection instead of `release()`. */
+  collectedResults: number;
+  memory: { bytes: number; mode: MemoryMode };
+  background: { steps: number; lastError?: { code: string; message: string } };
+}
+
+/** Background-work bits of the binding (crates/wasm/src/database.rs). */
+const WORK_LEFT = 2;
+const WAITING_FOR_POOL = 4;
+
+/**
+ * Runs the engine's background work (flushes, later compactions) in short
+ * slices on the event loop, so that requests queued meanwhile run between
+ * slices and are never starved.
+ */
+class BackgroundPump {
+  #inner: WasmDatabase;
+  #keeper: PoolKeeper | undefined;
+  #scheduled = false;
+  #stopped = false;
+  steps = 0;
+  lastError: SiltError | undefined;
+  static sliceMs = 4;
+  static budget = 8;
+
+  constructor(inner: WasmDatabase, keeper: PoolKeeper | undefined) {
+    this.#inner = inner;
+    this.#keeper = keeper;
+  }
+
+  kick(): void {
+    if (this.#scheduled || this.#stopped || this.lastError) return;
+    this.#scheduled = true;
+    setTimeout(() => this.#run(), 0);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  #run(): void {
+    this.#scheduled = false;
+    if (this.#stopped) return;
+    const end = performance.now() + BackgroundPump.sliceMs;
+    let bits = 0;
+    try {
+      do {
+        bits = this.#inner.backgroundWork(BackgroundPump.budget);
+        this.steps++;
+      } while (bits & WORK_LEFT && !(bits & WAITING_FOR_POOL) && performance.now() < end);
+    } catch (e) {
+      // The engine stops writes after a failed flush; every later write
+      // reports the error. Keep it for statistics() and stop pumping.
+      this.lastError = fromWasm(e);
+      return;
+    }
+    if (bits & WAITING_FOR_POOL && this.#keeper) {
+      this.#keeper.topUp().then(
+        () => this.kick(),
+        (e: unknown) => (this.lastError = fromWasm(e)),
+      );
+    } else if (bits & WORK_LEFT) {
+      this.kick();
+    }
+  }
 }
 
 /**
- * An open Silt database.
+ * An open Silt database, in the thread that opened it.
  *
- * Calls are synchronous: they run the engine in the caller's thread, so in a
- * web page use it from a worker. Every failure throws a `SiltError`; after
- * `close()`, every call but `close()` throws one with code `"Closed"`.
+ * Calls are synchronous: they run the engine in this thread, so in a web
+ * page use it from a worker (`open()` in a worker, or `connect()` from the
+ * page). Every failure throws a `SiltError`; after `close()`, every call
+ * but `close()` throws one with code `"Closed"`.
  */
-export class Database {
+export class Database implements Disposable {
   #inner: WasmDatabase;
+  #name: string;
+  #keeper: PoolKeeper | undefined;
+  #sync: boolean;
+  #pump: BackgroundPump;
+  #onClose: () => void;
+  #liveIterators = new Set<Iterator>();
 
-  // Private so that the generated binding type stays out of the public API:
-  // handles come from `openMemory()` (through `wrapBinding`).
-  private constructor(inner: WasmDatabase) {
+  /** @internal Use `open()` or `openMemory()`. */
+  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, onClose: () => void) {
     this.#inner = inner;
+    this.#name = name;
+    this.#keeper = keeper;
+    this.#sync = sync;
+    this.#onClose = onClose;
+    this.#pump = new BackgroundPump(inner, keeper);
   }
 
-  static {
-    wrap = (inner) => new Database(inner);
+  /** The name the database was opened with. */
+  get name(): string {
+    return this.#name;
+  }
+
+  /** Whether `close()` has run. */
+  get closed(): boolean {
+    return this.#inner.isClosed;
+  }
+
+  #syncOf(options: WriteOptions | undefined): boolean {
+    if (options?.sync === undefined) return this.#sync;
+    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', 'sync must be a boolean');
+    return options.sync;
+  }
+
+  #snapshotOf(options: ReadOptions | IteratorOptions | undefined): number {
+    const s = options?.snapshot;
+    if (s === undefined) return 0;
+    if (!(s instanceof Snapshot)) throw new SiltError('InvalidArgument', 'snapshot must be a Snapshot of this database');
+    return s.idFor(this);
+  }
+
+  /** After a call that may have filled a memtable or used pooled files. */
+  #afterWrite(): void {
+    this.#pump.kick();
+    this.#keeper?.topUpIfLow();
+  }
+
+  #call<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw fromWasm(e);
+    }
   }
 
   /** Stores `value` under `key`, replacing any previous value. */
-  put(key: Key, value: Uint8Array): void {
+  put(key: Key, value: Uint8Array, options?: WriteOptions): void {
     const k = keyBytes(key);
     const v = valueBytes(value);
-    try {
-      this.#inner.put(k, v);
-    } catch (e) {
-      throw fromWasm(e);
-    }
-  }
-
-  /**
-   * The value stored under `key`, or `undefined` if there is none. The
-   * returned array is a copy that belongs to the caller.
-   */
-  get(key: Key): Uint8Array | undefined {
-    const k = keyBytes(key);
-    try {
-      return this.#inner.get(k);
-    } catch (e) {
-      throw fromWasm(e);
-    }
+    const sync = this.#syncOf(options);
+    this.#call(() => this.#inner.put(k, v, sync));
+    this.#afterWrite();
   }
 
   /** Removes `key`; removing a missing key is not an error. */
-  delete(key: Key): void {
+  delete(key: Key, options?: WriteOptions): void {
     const k = keyBytes(key);
-    try {
-      this.#inner.delete(k);
-    } catch (e) {
-      throw fromWasm(e);
+    const sync = this.#syncOf(options);
+    this.#call(() => this.#inner.delete(k, sync));
+    this.#afterWrite();
+  }
+
+  /**
+   * Removes every key from `start` (included) to `end` (excluded), with one
+   * range tombstone: as cheap for a million keys as for one.
+   */
+  deleteRange(start: Key, end: Key, options?: WriteOptions): void {
+    const s = keyBytes(start, 'start');
+    const e = keyBytes(end, 'end');
+    const sync = this.#syncOf(options);
+    this.#call(() => this.#inner.deleteRange(s, e, sync));
+    this.#afterWrite();
+  }
+
+  /** Applies every update of `batch` atomically. */
+  write(batch: WriteBatch, options?: WriteOptions): void {
+    if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
+    const sync = this.#syncOf(options);
+    this.#call(() => this.#inner.write(batch.encoded(), sync));
+    this.#afterWrite();
+  }
+
+  /**
+   * The value of `key`, pinned in wasm memory (`.bytes` is a view, no
+   * copy), or `undefined`. Release it (or `using`) when done; use
+   * `getCopy` to keep a value.
+   */
+  get(key: Key, options?: ReadOptions): PinnedValue | undefined {
+    const k = keyBytes(key);
+    const snapshot = this.#snapshotOf(options);
+    const inner = this.#call(() => this.#inner.get(k, snapshot));
+    return inner === undefined ? undefined : PinnedValue.wrap(inner);
+  }
+
+  /** A copy of the value of `key` that belongs to the caller, or `undefined`. */
+  getCopy(key: Key, options?: ReadOptions): Uint8Array | undefined {
+    const k = keyBytes(key);
+    const snapshot = this.#snapshotOf(options);
+    return this.#call(() => this.#inner.getCopy(k, snapshot));
+  }
+
+  /**
+   * The values of many keys, read at one point in time and pinned together:
+   * keys cross into wasm in one buffer, and offsets and lengths come back
+   * in one array. `result.get(i)` is a view (no copy) of the value of
+   * `keys[i]`. Release the result (or `using`) when done.
+   */
+  multiGet(keys: Key[], options?: ReadOptions): MultiGetResult {
+    const { buf, lens } = packKeys(keys);
+    const snapshot = this.#snapshotOf(options);
+    return MultiGetResult.wrap(this.#call(() => this.#inner.multiGet(buf, lens, snapshot)));
+  }
+
+  /** A snapshot of the current state; release it when done. */
+  snapshot(): Snapshot {
+    const id = this.#call(() => this.#inner.snapshot());
+    return new Snapshot(this.#inner, id, this);
+  }
+
+  /** An iterator over the keys within `options`' bounds (sync and async). */
+  iterator(options: IteratorOptions = {}): Iterator {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+    const { lower, upper } = bounds(options);
+    const batchSize = checkBatchSize(options.batchSize);
+    const reverse = options.reverse ?? false;
+    if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', 'reverse must be a boolean');
+    const snapshot = this.#snapshotOf(options);
+    const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot));
+    const it: Iterator = new Iterator(inner, batchSize, () => this.#liveIterators.delete(it));
+    this.#liveIterators.add(it);
+    return it;
+  }
+
+  /** Flushes every memtable to table files and waits for it. */
+  flush(): void {
+    this.#call(() => this.#inner.flush());
+    this.#afterWrite();
+  }
+
+  /**
+   * Compacts every key from `begin` to `end` (both included; either may be
+   * left out) down to the last level: afterwards deleted and overwritten
+   * data there takes no space, unless a snapshot still needs it. Async
+   * because it first opens enough OPFS files for the new tables; the
+   * compaction itself runs to completion in one synchronous step.
+   */
+  async compactRange(begin?: Key, end?: Key): Promise<void> {
+    const b = begin === undefined ? undefined : keyBytes(begin, 'begin');
+    const e = end === undefined ? undefined : keyBytes(end, 'end');
+    if (this.#keeper) {
+      const tables = this.#call(() => this.#inner.tableFiles());
+      await this.#keeper.topUp(tables + this.#keeper.reserve);
+    }
+    this.#call(() => this.#inner.compactRange(b, e));
+    this.#afterWrite();
+  }
+
+  /** Counters and gauges: engine, block cache, bloom filters, pool, memory. */
+  statistics(): Statistics {
+    const s = this.#call(() => this.#inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
+    const lastError = this.#pump.lastError ?? this.#keeper?.lastError;
+    return {
+      name: this.#name,
+      persistent: this.#keeper !== undefined,
+      ...s,
+      collectedResults: collectedResults(),
+      memory: { bytes: memoryBytes(), mode: memoryMode() },
+      background: {
+        steps: this.#pump.steps,
+        ...(lastError ? { lastError: { code: lastError.code, message: lastError.message } } : {}),
+      },
+    };
+  }
+
+  /**
+   * Resolves once background work has caught up and the file pool is
+   * topped up: what a worker awaits between bursts of synchronous writes.
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.closed) return;
+      await this.#keeper?.topUp();
+      const bits = this.#call(() => this.#inner.backgroundWork(BackgroundPump.budget));
+      if (!(bits & WORK_LEFT)) return;
+      if (bits & WAITING_FOR_POOL) {
+        // The keeper always keeps enough free files for a step; if a step
+        // still waits, the top-up failed (kept in lastError).
+        if (this.#keeper?.lastError) throw this.#keeper.lastError;
+        throw new SiltError('PoolExhausted', 'background work is waiting for free pooled files that the pool keeper did not provide');
+      }
+      await new Promise((r) => setTimeout(r, 0));
     }
   }
 
   /**
-   * Closes the database and releases its memory; for an in-memory database
-   * that is also the end of its data. Closing twice does nothing. If the
-   * engine reports an error while closing, the database is closed anyway and
-   * the error is thrown.
+   * Closes the database: syncs its log, releases open iterators and
+   * snapshots, closes its OPFS files and releases its Web Lock. Closing
+   * twice does nothing. If the engine reports an error while closing, the
+   * database is closed anyway and the error is thrown.
    */
   close(): void {
+    if (this.closed) return;
+    this.#pump.stop();
+    for (const it of this.#liveIterators) it.release();
     try {
       this.#inner.close();
     } catch (e) {
       throw fromWasm(e);
+    } finally {
+      this.#keeper?.close();
+      this.#onClose();
     }
   }
 

@@ -19,13 +19,26 @@ export type EngineErrorCode =
   | 'NotSupported';
 
 /**
- * Codes of `SiltError`: the engine's, plus the package's own.
+ * Codes of `SiltError`: the engine's, plus the binding's and the package's.
+ * - `PoolExhausted`: creating a file needs a free pooled OPFS file and none
+ *   is left. siltdb tops the pool up between calls; a tight synchronous
+ *   loop of writes can outrun it. Await something and retry, or open with
+ *   a larger `poolReserve`.
+ * - `Released`: a result, snapshot or iterator was used after `release()`.
+ * - `DatabaseLocked`: another tab or worker has the database open (its Web
+ *   Lock is held); pass `wait: true` to wait for it instead.
  * - `InitFailed`: the WebAssembly module could not be fetched, compiled or
  *   instantiated (for example, a browser without SIMD128).
- * - `Internal`: the engine trapped (a bug); the module should not be used
- *   any further.
+ * - `Internal`: the engine trapped (a bug), or the worker behind a
+ *   connection died; the module should not be used any further.
  */
-export type SiltErrorCode = EngineErrorCode | 'InitFailed' | 'Internal';
+export type SiltErrorCode =
+  | EngineErrorCode
+  | 'PoolExhausted'
+  | 'Released'
+  | 'DatabaseLocked'
+  | 'InitFailed'
+  | 'Internal';
 
 export class SiltError extends Error {
   readonly code: SiltErrorCode;

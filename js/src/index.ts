@@ -1,38 +1,36 @@
 /**
  * `siltdb`: an LSM key-value storage engine for the browser.
  *
+ * In a dedicated worker, with synchronous calls and zero-copy reads:
  * ```ts
- * import { openMemory } from 'siltdb';
- * const db = await openMemory();
+ * import { open } from 'siltdb';
+ * const db = await open('notes');               // OPFS, this worker only
  * db.put('greeting', new TextEncoder().encode('hello'));
- * db.get('greeting'); // Uint8Array [104, 101, 108, 108, 111]
+ * db.getCopy('greeting');                        // Uint8Array [104, 101, ...]
  * db.close();
+ * ```
+ * From a page, with Promises (the database runs in a worker siltdb starts):
+ * ```ts
+ * import { connect } from 'siltdb';
+ * const db = await connect('notes');
+ * await db.put('greeting', new TextEncoder().encode('hello'));
+ * await db.get('greeting');
  * ```
  */
 
-import { Database as WasmDatabase, simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
-import { wrapBinding, type Database } from './database.js';
-import { fromWasm } from './errors.js';
+import { simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
 import { loadWasm } from './wasm.js';
 
-export { Database } from './database.js';
+export { open, openMemory, removeDatabase, type OpenOptions } from './open.js';
+export { connect, RemoteDatabase, RemoteSnapshot, type ConnectOptions, type RemoteIteratorOptions, type RemoteReadOptions } from './client.js';
+export { Database, type ReadOptions, type WriteOptions, type Statistics } from './database.js';
+export { WriteBatch } from './batch.js';
+export { Iterator, type IteratorOptions, type Entry } from './iterator.js';
+export { MultiGetResult, PinnedValue } from './results.js';
+export { Snapshot } from './snapshot.js';
 export type { Key } from './bytes.js';
 export { SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';
-
-/**
- * Opens a new, empty database held in memory (no persistence: its data lives
- * until `close()`). Loads the WebAssembly module on first use.
- */
-export async function openMemory(): Promise<Database> {
-  await loadWasm();
-  let inner: WasmDatabase;
-  try {
-    inner = WasmDatabase.openMemory();
-  } catch (e) {
-    throw fromWasm(e);
-  }
-  return wrapBinding(inner);
-}
+export { configureMemory, memoryMode, type MemoryMode } from './wasm.js';
 
 /**
  * Whether the loaded WebAssembly module was built with SIMD128 (used by the

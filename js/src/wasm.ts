@@ -1,16 +1,44 @@
 /**
- * Loading the WebAssembly module, once per JavaScript realm.
+ * Loading the WebAssembly module, once per JavaScript realm, and reading
+ * its linear memory.
  *
  * In a browser (page or worker) the generated glue fetches the `.wasm` next
  * to itself (`new URL('silt_wasm_bg.wasm', import.meta.url)`), which bundlers
  * also understand. Node has no `fetch` for `file:` URLs, so there the bytes
  * are read from disk.
+ *
+ * Memory growth: growing a WebAssembly memory detaches its old
+ * `ArrayBuffer`, and with it every `Uint8Array` view of it. Where the
+ * engine has `WebAssembly.Memory.prototype.toResizableBuffer`, siltdb
+ * switches the memory to a resizable buffer once, right after loading:
+ * growth then resizes that one buffer in place and views stay valid
+ * (`memoryMode() === 'resizable'`). Elsewhere (`'fixed'`) views die on
+ * growth: a detached view reads as empty, never as other bytes, and result
+ * objects hand out fresh views of the current buffer on each access.
  */
 
 import init from '../pkg/silt_wasm.js';
 import { SiltError } from './errors.js';
 
+/** How views of wasm memory behave when it grows (see the module doc). */
+export type MemoryMode = 'resizable' | 'fixed';
+
 let ready: Promise<void> | undefined;
+let memory: WebAssembly.Memory | undefined;
+let mode: MemoryMode = 'fixed';
+let preferResizable = true;
+
+/**
+ * Chooses, before the module loads, whether to use a resizable buffer when
+ * the engine offers one (the default). Turning it off gives the `'fixed'`
+ * behaviour everywhere; the tests use it to check both.
+ */
+export function configureMemory(options: { resizable: boolean }): void {
+  if (ready !== undefined) {
+    throw new SiltError('InvalidArgument', 'configureMemory() must be called before the WebAssembly module loads');
+  }
+  preferResizable = options.resizable;
+}
 
 /** Resolves once the module is instantiated. Safe to call many times. */
 export function loadWasm(): Promise<void> {
@@ -23,6 +51,7 @@ export function loadWasm(): Promise<void> {
 }
 
 async function instantiate(): Promise<void> {
+  let exports: { memory: WebAssembly.Memory };
   if (isNode()) {
     const wasmUrl = new URL('../pkg/silt_wasm_bg.wasm', import.meta.url);
     // A non-literal specifier, so that bundlers building for the browser do
@@ -31,10 +60,32 @@ async function instantiate(): Promise<void> {
     const { readFile } = (await import(/* @vite-ignore */ fsModule)) as {
       readFile(path: URL): Promise<Uint8Array>;
     };
-    await init({ module_or_path: await readFile(wasmUrl) });
+    exports = await init({ module_or_path: await readFile(wasmUrl) });
   } else {
-    await init(); // the glue's own `new URL('silt_wasm_bg.wasm', import.meta.url)`
+    exports = await init(); // the glue's own `new URL('silt_wasm_bg.wasm', import.meta.url)`
   }
+  memory = exports.memory;
+  const resizable = (memory as WebAssembly.Memory & { toResizableBuffer?: () => ArrayBuffer }).toResizableBuffer;
+  if (preferResizable && typeof resizable === 'function') {
+    resizable.call(memory);
+    mode = 'resizable';
+  }
+}
+
+/** The buffer of wasm memory right now. REQUIRES: the module is loaded. */
+export function memoryBuffer(): ArrayBuffer {
+  if (memory === undefined) throw new SiltError('Internal', 'the WebAssembly module is not loaded');
+  return memory.buffer;
+}
+
+/** How views behave on growth; `'fixed'` until the module has loaded. */
+export function memoryMode(): MemoryMode {
+  return mode;
+}
+
+/** The size of wasm memory in bytes (0 before the module loads). */
+export function memoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
 }
 
 function isNode(): boolean {

@@ -24,6 +24,14 @@ const BACKGROUND_RESERVE: usize = 4;
 /// Free pooled files opening needs: a new manifest and a new log.
 pub(crate) const OPEN_RESERVE: usize = 2;
 
+/// Free pooled files the binding needs before it lets the engine start a
+/// write, a step of background work, or an open (in that order). siltdb
+/// keeps at least the largest of these free.
+#[wasm_bindgen(js_name = poolNeeds)]
+pub fn pool_needs() -> Vec<u32> {
+    vec![WRITE_RESERVE as u32, BACKGROUND_RESERVE as u32, OPEN_RESERVE as u32]
+}
+
 /// `backgroundWork` result bits.
 const DID_WORK: u32 = 1;
 const WORK_LEFT: u32 = 2;

@@ -1,0 +1,269 @@
+/**
+ * Opening databases: on OPFS in a dedicated worker (`open`), or in memory
+ * anywhere (`openMemory`).
+ */
+
+import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
+import { Database } from './database.js';
+import { fromWasm, SiltError } from './errors.js';
+import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
+import { PoolKeeper, type DirectoryLike } from './pool.js';
+import { loadWasm } from './wasm.js';
+
+/** How to open a database. Every field is optional. */
+export interface OpenOptions {
+  /** Create the database if it does not exist (default true). */
+  createIfMissing?: boolean;
+  /** Fail if the database already exists (default false). */
+  errorIfExists?: boolean;
+  /**
+   * If another tab or worker has the database open: false (default) fails
+   * at once with `DatabaseLocked`; true waits until it is closed.
+   */
+  wait?: boolean;
+  /** Gives up waiting (with `DatabaseLocked`) when aborted. */
+  signal?: AbortSignal;
+  /** Default `sync` of every write (default false). */
+  sync?: boolean;
+  /**
+   * OPFS files kept open and free for new files (default 16, 4..256). A
+   * synchronous burst of writes that fills more memtables than this
+   * without an `await` gets `PoolExhausted`.
+   */
+  poolReserve?: number;
+  /** Bytes a memtable holds before it is flushed (default 4 MiB). */
+  writeBufferSize?: number;
+  /** Memtables held at most, the active one included (default 2). */
+  maxWriteBufferNumber?: number;
+  /** Uncompressed bytes per data block (default 4096). */
+  blockSize?: number;
+  /** Bytes of blocks the block cache keeps (default 8 MiB). */
+  blockCacheCapacity?: number;
+  /** Bloom filter bits per key, 0 for none (default 10). */
+  bloomBitsPerKey?: number;
+  /** Block compression (default `'lz4'`). */
+  compression?: 'lz4' | 'none';
+}
+
+/** Where `open` finds OPFS and Web Locks (tests substitute both). */
+export interface StorageEnv {
+  root: { getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<unknown> };
+  locks: LockManagerLike;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** The OPFS directory that holds one directory per database. */
+const ROOT_DIR = 'siltdb';
+/** The engine's directory inside the pool (a path prefix only). */
+const ENGINE_DIR = 'db';
+
+function checkName(name: unknown): string {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new SiltError(
+      'InvalidArgument',
+      `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${JSON.stringify(name)}`,
+    );
+  }
+  return name;
+}
+
+function uint(o: Record<string, unknown>, key: string, min: number, max: number): number {
+  const v = o[key];
+  if (v === undefined) return 0;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new SiltError('InvalidArgument', `${key} must be an integer from ${min} to ${max}, got ${String(v)}`);
+  }
+  return v;
+}
+
+function bool(o: Record<string, unknown>, key: string, dflt: boolean): boolean {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${key} must be a boolean, got ${typeof v}`);
+  return v;
+}
+
+/** Engine options, checked, before the module that takes them is loaded. */
+interface Checked {
+  createIfMissing: boolean;
+  errorIfExists: boolean;
+  writeBufferSize: number;
+  maxWriteBufferNumber: number;
+  blockSize: number;
+  blockCacheCapacity: number;
+  bloomBitsPerKey: number;
+  noCompression: boolean;
+}
+
+/** Checks every option (types and ranges) without touching wasm. */
+function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
+  if (options === null || typeof options !== 'object') {
+    throw new SiltError('InvalidArgument', 'options must be an object');
+  }
+  const o = options as Record<string, unknown>;
+  bool(o, 'wait', false);
+  bool(o, 'sync', false);
+  uint(o, 'poolReserve', 4, 256);
+  if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
+    throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${String(o.compression)}`);
+  }
+  if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
+    throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
+  }
+  const engine: Checked = {
+    createIfMissing: bool(o, 'createIfMissing', true),
+    errorIfExists: bool(o, 'errorIfExists', false),
+    writeBufferSize: uint(o, 'writeBufferSize', 64 * 1024, 1 << 30),
+    maxWriteBufferNumber: uint(o, 'maxWriteBufferNumber', 2, 64),
+    blockSize: uint(o, 'blockSize', 256, 4 << 20),
+    blockCacheCapacity: uint(o, 'blockCacheCapacity', 1, 2 ** 32 - 1),
+    bloomBitsPerKey: o.bloomBitsPerKey === undefined ? -1 : uint(o, 'bloomBitsPerKey', 0, 64),
+    noCompression: o.compression === 'none',
+  };
+  return { engine, o: options as OpenOptions };
+}
+
+/** The binding's options. REQUIRES: the module is loaded. */
+function toWasm(c: Checked): WasmOpenOptions {
+  const w = new WasmOpenOptions();
+  w.createIfMissing = c.createIfMissing;
+  w.errorIfExists = c.errorIfExists;
+  w.writeBufferSize = c.writeBufferSize;
+  w.maxWriteBufferNumber = c.maxWriteBufferNumber;
+  w.blockSize = c.blockSize;
+  w.blockCacheCapacity = c.blockCacheCapacity;
+  w.bloomBitsPerKey = c.bloomBitsPerKey;
+  w.noCompression = c.noCompression;
+  return w;
+}
+
+/** OPFS and Web Locks of this dedicated worker, or a clear refusal. */
+function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<StorageEnv['root']> } {
+  const g = globalThis as {
+    navigator?: { storage?: { getDirectory?: () => Promise<StorageEnv['root']> }; locks?: LockManagerLike };
+    FileSystemFileHandle?: { prototype: object };
+  };
+  const hasSyncHandles = g.FileSystemFileHandle !== undefined && 'createSyncAccessHandle' in g.FileSystemFileHandle.prototype;
+  if (!g.navigator?.storage?.getDirectory || !hasSyncHandles) {
+    throw new SiltError(
+      'NotSupported',
+      'open() needs OPFS sync access handles, which only a dedicated worker in a browser has: ' +
+        'call open() in a worker, connect() from a page, or openMemory() anywhere',
+    );
+  }
+  if (!g.navigator.locks) throw new SiltError('NotSupported', 'open() needs Web Locks (navigator.locks), which this browser lacks');
+  const storage = g.navigator.storage;
+  return { locks: g.navigator.locks, rootDirectory: () => storage.getDirectory!() };
+}
+
+async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof SiltError) throw e;
+    const name = (e as { name?: unknown }).name;
+    const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    const code = name === 'QuotaExceededError' ? 'QuotaExceeded' : 'IoError';
+    throw new SiltError(code, `${what}: ${detail}`, { cause: e });
+  }
+}
+
+/**
+ * Opens (or creates) the database `name` on OPFS. Call it in a dedicated
+ * worker; every method of the returned `Database` is synchronous. The
+ * database's Web Lock is held until `close()`: opening it in another tab
+ * or worker meanwhile fails with `DatabaseLocked`, or waits if `wait` is set.
+ */
+export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
+  checkName(name);
+  checkOptions(options);
+  await loadWasm();
+  const storage = browserStorage();
+  const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
+  return openOn({ root, locks: storage.locks }, name, options);
+}
+
+/** @internal `open` on the given storage (the Node tests use fakes). */
+export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}): Promise<Database> {
+  checkName(name);
+  const { engine, o } = checkOptions(options);
+  await loadWasm();
+  const wasm = toWasm(engine);
+  const lock: HeldLock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
+  let keeper: PoolKeeper | undefined;
+  try {
+    const create = o.createIfMissing ?? true;
+    const dir = await domCall(`opening the directory of database "${name}"`, async () => {
+      const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
+      try {
+        return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
+      } catch (e) {
+        if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
+          throw new SiltError('InvalidArgument', `database "${name}" does not exist (createIfMissing is off)`);
+        }
+        throw e;
+      }
+    });
+    keeper = await PoolKeeper.open(dir, o.poolReserve ?? 16);
+    const k = keeper;
+    let inner: WasmDatabase;
+    try {
+      inner = WasmDatabase.openPool(k.pool, ENGINE_DIR, wasm);
+    } catch (e) {
+      throw fromWasm(e);
+    }
+    return new Database(inner, name, keeper, o.sync ?? false, () => lock.release());
+  } catch (e) {
+    keeper?.close();
+    lock.release();
+    throw e;
+  }
+}
+
+/** @internal The OPFS directory that holds every database (for `removeDatabase`). */
+export { ROOT_DIR };
+
+/**
+ * Opens a new, empty database held in memory (no persistence: its data lives
+ * until `close()`). Works anywhere, Node included. Loads the WebAssembly
+ * module on first use.
+ */
+export async function openMemory(options: OpenOptions = {}): Promise<Database> {
+  const { engine, o } = checkOptions(options);
+  await loadWasm();
+  const wasm = toWasm(engine);
+  let inner: WasmDatabase;
+  try {
+    inner = WasmDatabase.openMemory(wasm);
+  } catch (e) {
+    throw fromWasm(e);
+  }
+  return new Database(inner, 'memory', undefined, o.sync ?? false, () => {});
+}
+
+/**
+ * Deletes the database `name` and all its files from OPFS. Fails with
+ * `DatabaseLocked` while it is open anywhere. Works in a page or a worker.
+ */
+export async function removeDatabase(name: string): Promise<void> {
+  checkName(name);
+  const g = globalThis as { navigator?: { storage?: { getDirectory?: () => Promise<unknown> }; locks?: LockManagerLike } };
+  if (!g.navigator?.storage?.getDirectory || !g.navigator.locks) {
+    throw new SiltError('NotSupported', 'removeDatabase() needs OPFS and Web Locks (a browser)');
+  }
+  const storage = g.navigator.storage;
+  const lock = await acquireLock(g.navigator.locks, name, false, undefined);
+  try {
+    await domCall(`removing database "${name}"`, async () => {
+      const root = (await storage.getDirectory!()) as FileSystemDirectoryHandle;
+      const top = await root.getDirectoryHandle(ROOT_DIR, { create: true });
+      try {
+        await top.removeEntry(name, { recursive: true });
+      } catch (e) {
+        if ((e as { name?: unknown }).name !== 'NotFoundError') throw e;
+      }
+    });
+  } finally {
+    lock.release();
+  }
+}

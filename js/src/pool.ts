@@ -1,0 +1,171 @@
+/**
+ * Keeping the OPFS file pool of a database filled.
+ *
+ * The engine runs synchronously and OPFS creates files and sync access
+ * handles only asynchronously, so the engine's file layer (crates/wasm,
+ * `OpfsPool`) hands out files opened ahead of time. This keeper opens
+ * every pooled file of the database at open, and between engine calls
+ * creates new ones whenever fewer than `reserve` are free. Pooled files are
+ * named `NNNNNN.pool` in the database's OPFS directory; their headers (see
+ * docs/format.md) say which logical file each holds.
+ */
+
+import { OpfsPool } from '../pkg/silt_wasm.js';
+import { fromWasm, SiltError } from './errors.js';
+
+/** The synchronous methods of a `FileSystemSyncAccessHandle` the pool uses. */
+export interface SyncHandleLike {
+  read(buffer: Uint8Array, options: { at: number }): number;
+  write(buffer: Uint8Array, options: { at: number }): number;
+  getSize(): number;
+  truncate(size: number): void;
+  flush(): void;
+  close(): void;
+}
+
+/** What the keeper needs of a `FileSystemDirectoryHandle`. */
+export interface DirectoryLike {
+  getFileHandle(name: string, options?: { create?: boolean }): Promise<{ createSyncAccessHandle(): Promise<SyncHandleLike> }>;
+  keys(): AsyncIterable<string>;
+}
+
+const POOL_FILE = /^(\d{6})\.pool$/;
+
+/** Opening a sync access handle still held by a worker that just died. */
+const HANDLE_RETRY_MS = 3_000;
+
+function domError(what: string, e: unknown): SiltError {
+  if (e instanceof SiltError) return e;
+  const errName = (e as { name?: unknown }).name;
+  const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const code = errName === 'NoModificationAllowedError' ? 'DatabaseLocked' : errName === 'QuotaExceededError' ? 'QuotaExceeded' : 'IoError';
+  return new SiltError(code, `${what}: ${detail}`, { cause: e });
+}
+
+async function openHandle(dir: DirectoryLike, name: string): Promise<SyncHandleLike> {
+  let file;
+  try {
+    file = await dir.getFileHandle(name, { create: true });
+  } catch (e) {
+    throw domError(`could not create pooled file ${name}`, e);
+  }
+  const deadline = Date.now() + HANDLE_RETRY_MS;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    try {
+      return await file.createSyncAccessHandle();
+    } catch (e) {
+      // We hold the database's Web Lock, so a file still open elsewhere can
+      // only belong to a context that is going away (a terminated worker
+      // releases its handles shortly after its lock).
+      const errName = (e as { name?: unknown }).name;
+      if (errName !== 'NoModificationAllowedError' || Date.now() > deadline) {
+        throw domError(`could not open pooled file ${name}`, e);
+      }
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+export class PoolKeeper {
+  readonly pool: OpfsPool;
+  readonly reserve: number;
+  #dir: DirectoryLike;
+  #next: number;
+  #filling: Promise<void> | undefined;
+  #closed = false;
+  lastError: SiltError | undefined;
+
+  private constructor(dir: DirectoryLike, pool: OpfsPool, reserve: number, next: number) {
+    this.#dir = dir;
+    this.pool = pool;
+    this.reserve = reserve;
+    this.#next = next;
+  }
+
+  /**
+   * Opens every pooled file in `dir` and tops the pool up to `reserve`
+   * free files. On failure every handle opened is closed again.
+   */
+  static async open(dir: DirectoryLike, reserve: number): Promise<PoolKeeper> {
+    const names: string[] = [];
+    for await (const name of dir.keys()) if (POOL_FILE.test(name)) names.push(name);
+    names.sort();
+    const pool = new OpfsPool();
+    const next = names.length === 0 ? 0 : Number(POOL_FILE.exec(names[names.length - 1]!)![1]) + 1;
+    const keeper = new PoolKeeper(dir, pool, reserve, next);
+    try {
+      const handles = await Promise.allSettled(names.map((n) => openHandle(dir, n)));
+      const failed = handles.find((h): h is PromiseRejectedResult => h.status === 'rejected');
+      if (failed) {
+        for (const h of handles) if (h.status === 'fulfilled') h.value.close();
+        throw failed.reason;
+      }
+      handles.forEach((h, i) => {
+        if (h.status === 'fulfilled') keeper.#add(h.value, names[i]!);
+      });
+      await keeper.topUp();
+      if (keeper.lastError) throw keeper.lastError;
+    } catch (e) {
+      pool.close();
+      throw e;
+    }
+    return keeper;
+  }
+
+  #add(handle: SyncHandleLike, name: string): void {
+    try {
+      this.pool.add(handle, name);
+    } catch (e) {
+      handle.close();
+      throw fromWasm(e);
+    }
+  }
+
+  /** Starts a top-up if fewer than `reserve` files are free. */
+  topUpIfLow(): void {
+    if (!this.#closed && this.#filling === undefined && this.pool.freeCount() < this.reserve) {
+      this.topUp().catch(() => {}); // kept in lastError
+    }
+  }
+
+  /**
+   * Creates pooled files until `target` (default `reserve`) are free.
+   * Concurrent calls share the work. A failure (e.g. the storage quota) is kept in `lastError`
+   * and rethrown; writes then fail with `PoolExhausted` once the pool is
+   * used up, never hang.
+   */
+  async topUp(target = this.reserve): Promise<void> {
+    while (!this.#closed && this.pool.freeCount() < target) {
+      this.#filling ??= this.#fill(target).finally(() => (this.#filling = undefined));
+      await this.#filling;
+    }
+  }
+
+  async #fill(target: number): Promise<void> {
+    try {
+      while (!this.#closed) {
+        const missing = target - this.pool.freeCount();
+        if (missing <= 0) break;
+        const names = Array.from({ length: Math.min(missing, 8) }, () => String(this.#next++).padStart(6, '0') + '.pool');
+        const opened = await Promise.allSettled(names.map((n) => openHandle(this.#dir, n)));
+        const failed = opened.find((h): h is PromiseRejectedResult => h.status === 'rejected');
+        opened.forEach((h, i) => {
+          if (h.status !== 'fulfilled') return;
+          if (this.#closed || failed) h.value.close();
+          else this.#add(h.value, names[i]!);
+        });
+        if (failed) throw failed.reason;
+      }
+      this.lastError = undefined;
+    } catch (e) {
+      this.lastError = e instanceof SiltError ? e : fromWasm(e);
+      throw this.lastError;
+    }
+  }
+
+  /** Stops topping up; handles opened from now on are closed at once. */
+  close(): void {
+    this.#closed = true;
+    this.pool.close();
+  }
+}

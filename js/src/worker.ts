@@ -1,0 +1,143 @@
+/**
+ * The worker `connect()` starts: it opens the database with `open()` and
+ * serves the page's requests one at a time. Background work and pool
+ * top-ups run on this worker's event loop between requests.
+ */
+
+import { WriteBatch } from './batch.js';
+import type { Database } from './database.js';
+import { SiltError } from './errors.js';
+import type { Iterator } from './iterator.js';
+import { open } from './open.js';
+import type { Envelope, PackedValues, Request, Response } from './protocol.js';
+import type { Snapshot } from './snapshot.js';
+
+interface WorkerScope {
+  addEventListener(type: 'message', listener: (event: { data: Envelope }) => void): void;
+  postMessage(message: Response, transfer: Transferable[]): void;
+}
+const scope = globalThis as unknown as WorkerScope;
+
+let db: Database | undefined;
+const snapshots = new Map<number, Snapshot>();
+const iterators = new Map<number, Iterator>();
+let nextId = 1;
+
+function opened(): Database {
+  if (db === undefined) throw new SiltError('Closed', 'the database is not open');
+  return db;
+}
+
+function snapshotOf(id: number): { snapshot?: Snapshot } {
+  if (id === 0) return {};
+  const s = snapshots.get(id);
+  if (s === undefined) throw new SiltError('Released', 'this snapshot was released');
+  return { snapshot: s };
+}
+
+/** Runs one request; returns its value and the buffers to transfer. */
+async function handle(r: Request): Promise<[unknown, Transferable[]]> {
+  switch (r.op) {
+    case 'open':
+      if (db !== undefined) throw new SiltError('InvalidArgument', 'this connection already has its database open');
+      db = await open(r.name, r.options);
+      return [undefined, []];
+    case 'put':
+      opened().put(r.key, r.value, r.sync === undefined ? {} : { sync: r.sync });
+      return [undefined, []];
+    case 'delete':
+      opened().delete(r.key, r.sync === undefined ? {} : { sync: r.sync });
+      return [undefined, []];
+    case 'deleteRange':
+      opened().deleteRange(r.start, r.end, r.sync === undefined ? {} : { sync: r.sync });
+      return [undefined, []];
+    case 'compactRange':
+      await opened().compactRange(r.begin, r.end);
+      return [undefined, []];
+    case 'write':
+      opened().write(WriteBatch.fromEncoded(r.batch, r.count), r.sync === undefined ? {} : { sync: r.sync });
+      return [undefined, []];
+    case 'get': {
+      const v = opened().getCopy(r.key, snapshotOf(r.snapshot));
+      return [v, v ? [v.buffer] : []];
+    }
+    case 'multiGet': {
+      using result = opened().multiGet(r.keys, snapshotOf(r.snapshot));
+      const lens = new Int32Array(result.length);
+      let total = 0;
+      for (let i = 0; i < result.length; i++) {
+        const v = result.get(i);
+        lens[i] = v === undefined ? -1 : v.length;
+        total += v?.length ?? 0;
+      }
+      const bytes = new Uint8Array(total);
+      let at = 0;
+      for (let i = 0; i < result.length; i++) {
+        const v = result.get(i);
+        if (v === undefined) continue;
+        bytes.set(v, at);
+        at += v.length;
+      }
+      const packed: PackedValues = { bytes, lens };
+      return [packed, [bytes.buffer, lens.buffer]];
+    }
+    case 'snapshot': {
+      const id = nextId++;
+      snapshots.set(id, opened().snapshot());
+      return [id, []];
+    }
+    case 'releaseSnapshot':
+      snapshots.get(r.snapshot)?.release();
+      snapshots.delete(r.snapshot);
+      return [undefined, []];
+    case 'iterator': {
+      const id = nextId++;
+      iterators.set(id, opened().iterator({ ...r.options, ...snapshotOf(r.snapshot) }));
+      return [id, []];
+    }
+    case 'next': {
+      const it = iterators.get(r.iterator);
+      if (it === undefined) throw new SiltError('Released', 'this iterator was released');
+      const batch = it.nextEncoded();
+      if (batch === undefined) iterators.delete(r.iterator);
+      return [batch, batch ? [batch.buffer] : []];
+    }
+    case 'releaseIterator':
+      iterators.get(r.iterator)?.release();
+      iterators.delete(r.iterator);
+      return [undefined, []];
+    case 'flush':
+      opened().flush();
+      return [undefined, []];
+    case 'idle':
+      await opened().idle();
+      return [undefined, []];
+    case 'statistics':
+      return [opened().statistics(), []];
+    case 'close':
+      snapshots.clear();
+      iterators.clear();
+      db?.close();
+      db = undefined;
+      return [undefined, []];
+  }
+}
+
+// Requests run one at a time, in order: an `open` that waits for the Web
+// Lock holds back the requests sent after it.
+let queue: Promise<void> = Promise.resolve();
+scope.addEventListener('message', ({ data }) => {
+  queue = queue.then(async () => {
+    let response: Response;
+    let transfer: Transferable[] = [];
+    try {
+      const [value, t] = await handle(data.request);
+      response = { id: data.id, ok: true, value };
+      transfer = t;
+    } catch (e) {
+      const err = e instanceof SiltError ? e : new SiltError('Internal', e instanceof Error ? e.message : String(e));
+      response = { id: data.id, ok: false, error: { code: err.code, message: err.message } };
+    }
+    scope.postMessage(response, transfer);
+  });
+});

@@ -1,0 +1,150 @@
+// In-memory stand-ins for OPFS and Web Locks, so that the OPFS path of
+// `siltdb` (pool keeper, pooled files through the real wasm build, locks)
+// runs in Node. Real OPFS is tested in Chromium (tests/e2e).
+import type { LockManagerLike } from '../src/lock.js';
+import type { SyncHandleLike } from '../src/pool.js';
+
+class FakeFile {
+  data = new Uint8Array(0);
+  /** The bytes as of the last flush: what a crash leaves. */
+  durable = new Uint8Array(0);
+  open = false;
+}
+
+class FakeSyncHandle implements SyncHandleLike {
+  #file: FakeFile;
+  #closed = false;
+  constructor(file: FakeFile) {
+    this.#file = file;
+  }
+  #check(): void {
+    if (this.#closed) throw Object.assign(new Error('the handle is closed'), { name: 'InvalidStateError' });
+  }
+  read(buffer: Uint8Array, { at }: { at: number }): number {
+    this.#check();
+    const n = Math.max(0, Math.min(buffer.length, this.#file.data.length - at));
+    buffer.set(this.#file.data.subarray(at, at + n));
+    return n;
+  }
+  write(buffer: Uint8Array, { at }: { at: number }): number {
+    this.#check();
+    if (at + buffer.length > this.#file.data.length) this.truncate(at + buffer.length);
+    this.#file.data.set(buffer, at);
+    return buffer.length;
+  }
+  getSize(): number {
+    this.#check();
+    return this.#file.data.length;
+  }
+  truncate(size: number): void {
+    this.#check();
+    const next = new Uint8Array(size);
+    next.set(this.#file.data.subarray(0, size));
+    this.#file.data = next;
+  }
+  flush(): void {
+    this.#check();
+    this.#file.durable = this.#file.data.slice();
+  }
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#file.open = false;
+  }
+}
+
+/** A directory of files with exclusive sync access handles, as in OPFS. */
+export class FakeDirectory {
+  files = new Map<string, FakeFile>();
+  dirs = new Map<string, FakeDirectory>();
+  /** Creates fail with QuotaExceededError once this many files exist. */
+  maxFiles = Infinity;
+
+  async getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<FakeDirectory> {
+    let d = this.dirs.get(name);
+    if (!d) {
+      if (!options?.create) throw Object.assign(new Error(`no directory ${name}`), { name: 'NotFoundError' });
+      d = new FakeDirectory();
+      this.dirs.set(name, d);
+    }
+    return d;
+  }
+
+  async getFileHandle(name: string, options?: { create?: boolean }) {
+    let f = this.files.get(name);
+    if (!f) {
+      if (!options?.create) throw Object.assign(new Error(`no file ${name}`), { name: 'NotFoundError' });
+      if (this.files.size >= this.maxFiles) throw Object.assign(new Error('quota'), { name: 'QuotaExceededError' });
+      f = new FakeFile();
+      this.files.set(name, f);
+    }
+    const file = f;
+    return {
+      async createSyncAccessHandle(): Promise<SyncHandleLike> {
+        if (file.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
+        file.open = true;
+        return new FakeSyncHandle(file);
+      },
+    };
+  }
+
+  async *keys(): AsyncIterable<string> {
+    yield* [...this.files.keys(), ...this.dirs.keys()];
+  }
+
+  /** What a crash would leave: every file's flushed bytes, nothing open. */
+  crashImage(): FakeDirectory {
+    const copy = new FakeDirectory();
+    for (const [name, f] of this.files) {
+      const g = new FakeFile();
+      g.data = f.durable.slice();
+      g.durable = f.durable.slice();
+      copy.files.set(name, g);
+    }
+    for (const [name, d] of this.dirs) copy.dirs.set(name, d.crashImage());
+    return copy;
+  }
+
+  /** Every handle let go of, as when the worker holding them is gone. */
+  releaseAll(): void {
+    for (const f of this.files.values()) f.open = false;
+    for (const d of this.dirs.values()) d.releaseAll();
+  }
+}
+
+/** Exclusive locks by name, with `ifAvailable` and waiting, as navigator.locks. */
+export class FakeLocks implements LockManagerLike {
+  #held = new Set<string>();
+  #waiters = new Map<string, (() => void)[]>();
+
+  isHeld(name: string): boolean {
+    return this.#held.has(name);
+  }
+
+  async request(
+    name: string,
+    options: { ifAvailable?: boolean; signal?: AbortSignal },
+    callback: (lock: unknown) => Promise<void> | undefined,
+  ): Promise<unknown> {
+    if (this.#held.has(name)) {
+      if (options.ifAvailable) return callback(null);
+      if (options.signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+      await new Promise<void>((resolve, reject) => {
+        const list = this.#waiters.get(name) ?? [];
+        list.push(resolve);
+        this.#waiters.set(name, list);
+        options.signal?.addEventListener('abort', () => {
+          list.splice(list.indexOf(resolve), 1);
+          reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+        });
+      });
+    }
+    this.#held.add(name);
+    try {
+      return await callback({ name });
+    } finally {
+      this.#held.delete(name);
+      this.#waiters.get(name)?.shift()?.();
+    }
+  }
+}

@@ -1,0 +1,215 @@
+// The OPFS path of `open()` (Web Lock, pool keeper, pooled files through the
+// real wasm build) on in-memory stand-ins for OPFS and navigator.locks.
+// The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
+import { afterEach, describe, expect, test } from 'vitest';
+import { open, type Database } from '../src/index.js';
+import { openOn, type OpenOptions } from '../src/open.js';
+import { FakeDirectory, FakeLocks } from './fakes.js';
+import { bytes, rejected, text } from './helpers.js';
+
+const opened: Database[] = [];
+afterEach(() => {
+  for (const db of opened.splice(0)) db.close();
+});
+
+async function openFake(root: FakeDirectory, locks: FakeLocks, name = 'db1', options: OpenOptions = {}) {
+  const db = await openOn({ root, locks }, name, options);
+  opened.push(db);
+  return db;
+}
+
+function poolFiles(root: FakeDirectory, name = 'db1') {
+  return root.dirs.get('siltdb')!.dirs.get(name)!.files;
+}
+
+test('open() outside a browser worker is refused with NotSupported', async () => {
+  const err = await rejected(open('x'));
+  expect(err.code).toBe('NotSupported');
+  expect(err.message).toMatch(/dedicated worker/);
+});
+
+test('data survives close and reopen; the pool files carry SiltPool headers', async () => {
+  const root = new FakeDirectory();
+  const locks = new FakeLocks();
+  const db = await openFake(root, locks);
+  for (let i = 0; i < 100; i++) db.put(`k${i}`, bytes(`v${i}`));
+  db.flush();
+  db.put('after-flush', bytes('in the log'));
+  db.close();
+  const files = poolFiles(root);
+  expect([...files.keys()].every((n) => /^\d{6}\.pool$/.test(n))).toBe(true);
+  expect([...files.values()].every((f) => !f.open)).toBe(true); // every handle closed
+  // A pooled file is empty until it first holds a logical file; from then
+  // on it starts with its header.
+  const used = [...files.values()].filter((f) => f.data.length > 0);
+  expect(used.length).toBeGreaterThan(2);
+  for (const f of used) expect(text(f.data.subarray(0, 8))).toBe('SiltPool');
+
+  const again = await openFake(root, locks);
+  expect(text(again.getCopy('k42'))).toBe('v42');
+  expect(text(again.getCopy('after-flush'))).toBe('in the log');
+  expect(again.statistics().persistent).toBe(true);
+});
+
+test('after a crash, every synced write is there and the database opens', async () => {
+  const root = new FakeDirectory();
+  const db = await openFake(root, new FakeLocks(), 'db1', { writeBufferSize: 64 * 1024 });
+  let acked = -1;
+  for (let i = 0; i < 3000; i++) {
+    db.put(`k${String(i).padStart(5, '0')}`, new Uint8Array(100).fill(i % 251), { sync: i % 7 === 0 });
+    if (i % 7 === 0) acked = i;
+    if (i % 100 === 0) await new Promise((r) => setTimeout(r, 0));
+  }
+  const image = root.crashImage(); // no close: what a killed worker leaves
+  opened.splice(0).forEach((d) => d.close());
+  const after = await openFake(image, new FakeLocks());
+  for (let i = 0; i <= acked; i++) {
+    const v = after.getCopy(`k${String(i).padStart(5, '0')}`);
+    expect(v?.[0], `k${i}`).toBe(i % 251);
+  }
+});
+
+describe('the Web Lock', () => {
+  test('a second open fails promptly with DatabaseLocked', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    await openFake(root, locks);
+    const t0 = Date.now();
+    const err = await rejected(openFake(root, locks));
+    expect(err.code).toBe('DatabaseLocked');
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await openFake(root, locks, 'other-name'); // another database is another lock
+  });
+
+  test('with wait: true the second open waits for the first to close', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    const first = await openFake(root, locks);
+    first.put('k', bytes('from the first'));
+    let second: Database | undefined;
+    const waiting = openFake(root, locks, 'db1', { wait: true }).then((d) => (second = d));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(second).toBeUndefined();
+    first.close();
+    await waiting;
+    expect(text(second!.getCopy('k'))).toBe('from the first');
+  });
+
+  test('an aborted wait gives DatabaseLocked', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    await openFake(root, locks);
+    const ctl = new AbortController();
+    const p = openFake(root, locks, 'db1', { wait: true, signal: ctl.signal });
+    ctl.abort();
+    expect((await rejected(p)).code).toBe('DatabaseLocked');
+  });
+
+  test('close releases the lock at once for a reopen in the same realm', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    for (let i = 0; i < 3; i++) {
+      const db = await openFake(root, locks);
+      db.put(`round${i}`, bytes('x'));
+      db.close();
+    }
+    await new Promise((r) => setTimeout(r, 0)); // the lock manager frees it asynchronously
+    expect(locks.isHeld('siltdb:db1')).toBe(false);
+  });
+
+  test('a failed open releases the lock and closes every handle', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    const err = await rejected(openFake(root, locks, 'db1', { createIfMissing: false }));
+    expect(err.code).toBe('InvalidArgument');
+    expect(locks.isHeld('siltdb:db1')).toBe(false);
+    await openFake(root, locks); // creates it
+  });
+});
+
+describe('the file pool', () => {
+  test('a tight loop of writes that outruns the top-up gets PoolExhausted, not a hang, and works again after an await', async () => {
+    const root = new FakeDirectory();
+    const db = await openFake(root, new FakeLocks(), 'db1', { poolReserve: 4, writeBufferSize: 64 * 1024, maxWriteBufferNumber: 2 });
+    const value = new Uint8Array(4096);
+    let err;
+    let i = 0;
+    for (; i < 10_000 && err === undefined; i++) {
+      try {
+        db.put(`k${i}`, value);
+      } catch (e) {
+        err = e;
+      }
+    }
+    expect(err).toBeDefined();
+    expect((err as { code: string }).code).toBe('PoolExhausted');
+    expect((err as Error).message).toMatch(/pool/);
+    expect(db.statistics().pool!.free).toBeLessThan(2);
+    // Nothing was lost and nothing is stuck: let the event loop top up.
+    await db.idle();
+    db.put('after', value);
+    expect(db.getCopy(`k${i - 2}`)?.length).toBe(4096);
+    expect(db.statistics().pool!.free).toBeGreaterThanOrEqual(2);
+  });
+
+  test('when storage refuses new files the pool reports it and writes fail clearly', async () => {
+    const root = new FakeDirectory();
+    const db = await openFake(root, new FakeLocks(), 'db1', { poolReserve: 4, writeBufferSize: 64 * 1024 });
+    root.dirs.get('siltdb')!.dirs.get('db1')!.maxFiles = poolFiles(root).size; // no more
+    const value = new Uint8Array(4096);
+    let err;
+    for (let i = 0; i < 20_000 && err === undefined; i++) {
+      try {
+        db.put(`k${i}`, value);
+        if (i % 10 === 0) await new Promise((r) => setTimeout(r, 0));
+      } catch (e) {
+        err = e;
+      }
+    }
+    expect((err as { code: string }).code).toBe('PoolExhausted');
+    expect(db.statistics().background.lastError?.code).toBe('QuotaExceeded');
+  });
+
+  test('pooled files freed by flushes and compactions are reused, so the pool stays small', async () => {
+    const root = new FakeDirectory();
+    const db = await openFake(root, new FakeLocks(), 'db1', { writeBufferSize: 64 * 1024 });
+    const value = new Uint8Array(500);
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 1000; i++) {
+        db.put(`k${i}`, value);
+        if (i % 100 === 99) await new Promise((r) => setTimeout(r, 0)); // requests arriving
+      }
+      await db.idle();
+    }
+    await db.compactRange();
+    const s = db.statistics();
+    expect(s.tickers['silt.flushes']).toBeGreaterThan(5);
+    expect(s.pool!.files).toBeLessThan(40);
+    expect(s.pool!.free).toBeGreaterThan(0);
+  });
+
+  test('a pooled file still held by a dying context is retried, then opened', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    const db = await openFake(root, locks);
+    db.put('k', bytes('v'));
+    db.close();
+    const file = [...poolFiles(root).values()][0]!;
+    file.open = true; // a terminated worker's handle, not yet released
+    setTimeout(() => (file.open = false), 100);
+    const again = await openFake(root, locks);
+    expect(text(again.getCopy('k'))).toBe('v');
+  });
+
+  test('bad options are refused before anything opens', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    for (const o of [{ poolReserve: 3 }, { writeBufferSize: 10 }, { compression: 'zstd' }, { wait: 'yes' }, { sync: 1 }]) {
+      expect((await rejected(openFake(root, locks, 'db1', o as OpenOptions))).code).toBe('InvalidArgument');
+    }
+    for (const name of ['', '../x', 'a/b', 'x'.repeat(200), 7]) {
+      expect((await rejected(openFake(root, locks, name as string))).code).toBe('InvalidArgument');
+    }
+    expect(root.dirs.size).toBe(0);
+  });
+});
