@@ -18,8 +18,29 @@ const ENTRY_CHARGE: usize = 96;
 
 type Key = (u64, u64);
 
+/// A fast hash for (file number, offset) keys; the default SipHash-class
+/// hashers cost more than the rest of a cache hit.
+#[derive(Clone, Copy, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+}
+
+type BuildKeyHasher = std::hash::BuildHasherDefault<KeyHasher>;
+
 struct Shard {
-    lru: LruCache<Key, Block>,
+    lru: LruCache<Key, Block, BuildKeyHasher>,
     usage: usize,
     capacity: usize,
 }
@@ -48,7 +69,13 @@ impl BlockCache {
         let per = capacity.div_ceil(SHARDS);
         BlockCache {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(Shard { lru: LruCache::unbounded(), usage: 0, capacity: per }))
+                .map(|_| {
+                    Mutex::new(Shard {
+                        lru: LruCache::unbounded_with_hasher(BuildKeyHasher::default()),
+                        usage: 0,
+                        capacity: per,
+                    })
+                })
                 .collect(),
             capacity,
             hits: AtomicU64::new(0),

@@ -210,11 +210,6 @@ impl BlockIter {
         let vstart = self.current + p + non_shared;
         self.value = vstart..vstart + vlen;
         self.next = vstart + vlen;
-        while self.restart_index + 1 < self.block.num_restarts
-            && self.block.restart_point(self.restart_index + 1) < self.current + 1
-        {
-            self.restart_index += 1;
-        }
         true
     }
 
@@ -322,16 +317,22 @@ impl InternalIterator for BlockIter {
             return;
         }
         let original = self.current;
-        // Back up to a restart point before the current entry.
-        while self.block.restart_point(self.restart_index) >= original {
-            if self.restart_index == 0 {
-                self.current = self.block.restarts_at;
-                self.restart_index = self.block.num_restarts;
-                return;
+        // Back up to the last restart point before the current entry.
+        let (mut lo, mut hi) = (0, self.block.num_restarts);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.block.restart_point(mid) < original {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            self.restart_index -= 1;
         }
-        self.seek_to_restart(self.restart_index);
+        if lo == 0 {
+            self.current = self.block.restarts_at;
+            self.restart_index = self.block.num_restarts;
+            return;
+        }
+        self.seek_to_restart(lo - 1);
         // Scan forward to the entry just before the original.
         while self.parse_next() && self.next < original {}
     }
