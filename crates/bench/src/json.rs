@@ -14,13 +14,13 @@ fn esc(s: &str) -> String {
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
 /// `"statistics":{...}` with the tickers that moved, or nothing.
 pub fn tickers(t: &[(String, u64)]) -> String {
     let body: Vec<String> = t.iter().filter(|(_, v)| *v > 0).map(|(n, v)| format!("\"{}\":{v}", esc(n))).collect();
     format!(",\"statistics\":{{{}}}", body.join(","))
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn line(
     engine: &str,
     benchmark: &str,

@@ -267,13 +267,17 @@ pub struct GetStats {
 
 impl GetStats {
     /// Adds this lookup's counts to `stats`: only what moved.
-    pub fn report(&self, stats: &Statistics, found: bool) {
+    fn report_blocks_and_filters(&self, stats: &Statistics) {
         stats.add(Ticker::BlockCacheHit, self.cache_hit);
         stats.add(Ticker::BlockCacheMiss, self.cache_miss);
         stats.add(Ticker::BlockCacheAdd, self.cache_add);
         stats.add(Ticker::BloomFilterUseful, self.bloom_useful);
         stats.add(Ticker::BloomFilterFullPositive, self.bloom_positive);
         stats.add(Ticker::BloomFilterFullTruePositive, self.bloom_true_positive);
+    }
+
+    pub fn report(&self, stats: &Statistics, found: bool) {
+        self.report_blocks_and_filters(stats);
         stats.add(if self.memtable_hit { Ticker::MemtableHit } else { Ticker::MemtableMiss }, 1);
         match self.hit_level {
             Some(0) => stats.add(Ticker::GetHitL0, 1),
@@ -290,12 +294,7 @@ impl GetStats {
     /// Reports the summed counts of a MultiGet of `keys` keys, `found` of
     /// them found.
     pub fn report_batch(&self, stats: &Statistics, keys: u64, found: u64) {
-        stats.add(Ticker::BlockCacheHit, self.cache_hit);
-        stats.add(Ticker::BlockCacheMiss, self.cache_miss);
-        stats.add(Ticker::BlockCacheAdd, self.cache_add);
-        stats.add(Ticker::BloomFilterUseful, self.bloom_useful);
-        stats.add(Ticker::BloomFilterFullPositive, self.bloom_positive);
-        stats.add(Ticker::BloomFilterFullTruePositive, self.bloom_true_positive);
+        self.report_blocks_and_filters(stats);
         stats.add(Ticker::NumberMultiGetCalls, 1);
         stats.add(Ticker::NumberMultiGetKeysRead, keys);
         stats.add(Ticker::NumberMultiGetKeysFound, found);

@@ -222,7 +222,7 @@ fn run(seed: u64, steps: usize) {
             }
             41..=42 => {
                 // Mostly narrow ranges, sometimes empty or reversed (no-ops).
-                let mut end = |rng: &mut SmallRng| if rng.random_bool(0.3) { counter_key(rng) } else { key(rng) };
+                let end = |rng: &mut SmallRng| if rng.random_bool(0.3) { counter_key(rng) } else { key(rng) };
                 let (a, b) = (end(&mut rng), end(&mut rng));
                 let (a, b) = if rng.random_bool(0.9) && a > b { (b, a) } else { (a, b) };
                 db.delete_range(&w, &a, &b).unwrap();

@@ -212,9 +212,11 @@ impl Db {
                 Ok(())
             }
             Ok(true) => {
-                let mut edit = VersionEdit::default();
-                edit.deleted = spec.input_numbers();
-                edit.added.extend(job.outputs.iter().map(|m| (spec.output_level, m.clone())));
+                let edit = VersionEdit {
+                    deleted: spec.input_numbers(),
+                    added: job.outputs.iter().map(|m| (spec.output_level, m.clone())).collect(),
+                    ..VersionEdit::default()
+                };
                 self.apply_or_fail(st, edit)?;
                 for n in &job.allocated {
                     st.pending_outputs.remove(n);

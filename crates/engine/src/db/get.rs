@@ -42,23 +42,8 @@ impl Db {
 
     /// Walks the sources of `sv` for `key` until `ctx` has its answer.
     pub(super) fn lookup(&self, sv: &super::SuperVersion, seq: u64, key: &[u8], ctx: &mut GetContext) -> Result<()> {
-        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            ctx.cover(mem.max_covering_tombstone_seq(key, seq));
-            let mut err = None;
-            mem.for_each_version(key, seq, |ty, s, v| match ctx.save(ty, s, v) {
-                Ok(more) => more,
-                Err(e) => {
-                    err = Some(e);
-                    false
-                }
-            });
-            if let Some(e) = err {
-                return Err(e);
-            }
-            if ctx.is_done() {
-                ctx.stats.memtable_hit = true;
-                return Ok(());
-            }
+        if lookup_memtables(sv, seq, key, ctx)? {
+            return Ok(());
         }
         let seek = key::seek_key(key, seq);
         let hash = key_hash(key);
@@ -96,4 +81,28 @@ impl Db {
     pub fn latest_sequence(&self) -> u64 {
         self.inner.visible_seq.load(Ordering::Acquire)
     }
+}
+
+/// Offers `key`'s versions in the memtables of `sv`, newest first, to
+/// `ctx`; true once it has its answer.
+pub(super) fn lookup_memtables(sv: &super::SuperVersion, seq: u64, key: &[u8], ctx: &mut GetContext) -> Result<bool> {
+    for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        ctx.cover(mem.max_covering_tombstone_seq(key, seq));
+        let mut err = None;
+        mem.for_each_version(key, seq, |ty, s, v| match ctx.save(ty, s, v) {
+            Ok(more) => more,
+            Err(e) => {
+                err = Some(e);
+                false
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if ctx.is_done() {
+            ctx.stats.memtable_hit = true;
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }

@@ -265,7 +265,7 @@ impl Db {
         st.versions.last_sequence = s - 1;
         inner.visible_seq.store(s - 1, Ordering::Release);
         drop(st);
-        inner.stats.add(Ticker::NumberKeysWritten, (s - seq) as u64);
+        inner.stats.add(Ticker::NumberKeysWritten, s - seq);
         inner.stats.add(Ticker::BytesWritten, batch.approximate_size() as u64);
         if inner.options.clock.is_some() {
             inner.stats.record(Histogram::DbWrite, inner.options.now_micros().saturating_sub(t0));

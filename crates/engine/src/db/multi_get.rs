@@ -200,25 +200,7 @@ impl Db {
     /// file.
     fn batched_lookup(&self, sv: &SuperVersion, seq: u64, lookups: &mut [BatchKey]) -> Result<()> {
         for l in lookups.iter_mut() {
-            for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-                l.ctx.cover(mem.max_covering_tombstone_seq(l.user_key, seq));
-                let mut err = None;
-                let ctx = &mut l.ctx;
-                mem.for_each_version(l.user_key, seq, |ty, s, v| match ctx.save(ty, s, v) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        err = Some(e);
-                        false
-                    }
-                });
-                if let Some(e) = err {
-                    return Err(e);
-                }
-                if l.ctx.is_done() {
-                    l.ctx.stats.memtable_hit = true;
-                    break;
-                }
-            }
+            super::get::lookup_memtables(sv, seq, l.user_key, &mut l.ctx)?;
         }
         for (level, files) in sv.version.levels.iter().enumerate() {
             if level == 0 {

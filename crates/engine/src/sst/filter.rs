@@ -104,7 +104,7 @@ impl BloomFilter {
     /// (the table then works without a filter).
     pub fn new(data: bytes::Bytes) -> Option<Self> {
         let n = data.len();
-        if n < LINE_BYTES + 2 || (n - 2) % LINE_BYTES != 0 || data[n - 1] != KIND_FAST_LOCAL_BLOOM {
+        if n < LINE_BYTES + 2 || !(n - 2).is_multiple_of(LINE_BYTES) || data[n - 1] != KIND_FAST_LOCAL_BLOOM {
             return None;
         }
         let probes = data[n - 2];
