@@ -6,7 +6,6 @@
 //! plain integers and, at the end, only the counters that moved.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 macro_rules! tickers {
     ($($variant:ident => $name:literal,)*) => {
@@ -96,44 +95,68 @@ impl Histogram {
 /// Power-of-two buckets: bucket i holds values in [2^(i-1), 2^i).
 const BUCKETS: usize = 48;
 
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A histogram recorded with atomics only: recording never takes a lock.
 struct HistogramData {
-    count: u64,
-    sum: u64,
-    min: u64,
-    max: u64,
-    buckets: Vec<u64>,
+    count: AtomicU64,
+    sum: AtomicU64,
+    min: AtomicU64,
+    max: AtomicU64,
+    buckets: [AtomicU64; BUCKETS],
+}
+
+impl Default for HistogramData {
+    fn default() -> Self {
+        HistogramData {
+            count: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            min: AtomicU64::new(u64::MAX),
+            max: AtomicU64::new(0),
+            buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
 impl HistogramData {
-    fn add(&mut self, v: u64) {
-        if self.buckets.is_empty() {
-            self.buckets = vec![0; BUCKETS];
-            self.min = v;
-        }
+    fn add(&self, v: u64) {
         let b = (64 - v.leading_zeros() as usize).min(BUCKETS - 1);
-        self.buckets[b] += 1;
-        self.count += 1;
-        self.sum = self.sum.saturating_add(v);
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        self.buckets[b].fetch_add(1, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.sum.fetch_add(v, Ordering::Relaxed);
+        self.min.fetch_min(v, Ordering::Relaxed);
+        self.max.fetch_max(v, Ordering::Relaxed);
     }
 
-    fn percentile(&self, p: f64) -> f64 {
-        if self.count == 0 {
-            return 0.0;
-        }
-        let want = (p / 100.0 * self.count as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, &n) in self.buckets.iter().enumerate() {
-            seen += n;
-            if seen >= want {
-                // Upper edge of the bucket, clamped to what was seen.
-                let hi = if i == 0 { 0 } else { 1u64 << i.min(63) };
-                return (hi as f64).min(self.max as f64).max(self.min as f64);
+    fn summary(&self, name: &'static str) -> HistogramSummary {
+        let count = self.count.load(Ordering::Relaxed);
+        let buckets: Vec<u64> = self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        let (min, max) =
+            if count == 0 { (0, 0) } else { (self.min.load(Ordering::Relaxed), self.max.load(Ordering::Relaxed)) };
+        let percentile = |p: f64| -> f64 {
+            if count == 0 {
+                return 0.0;
             }
+            let want = (p / 100.0 * count as f64).ceil().max(1.0) as u64;
+            let mut seen = 0;
+            for (i, &n) in buckets.iter().enumerate() {
+                seen += n;
+                if seen >= want {
+                    // Upper edge of the bucket, clamped to what was seen.
+                    let hi = if i == 0 { 0 } else { 1u64 << i.min(63) };
+                    return (hi as f64).min(max as f64).max(min as f64);
+                }
+            }
+            max as f64
+        };
+        HistogramSummary {
+            name,
+            count,
+            sum: self.sum.load(Ordering::Relaxed),
+            min,
+            max,
+            p50: percentile(50.0),
+            p95: percentile(95.0),
+            p99: percentile(99.0),
         }
-        self.max as f64
     }
 }
 
@@ -199,14 +222,14 @@ impl std::fmt::Display for StatisticsSnapshot {
 /// The statistics of one database.
 pub struct Statistics {
     tickers: Vec<AtomicU64>,
-    histograms: Vec<Mutex<HistogramData>>,
+    histograms: Vec<HistogramData>,
 }
 
 impl Default for Statistics {
     fn default() -> Self {
         Statistics {
             tickers: Ticker::ALL.iter().map(|_| AtomicU64::new(0)).collect(),
-            histograms: Histogram::ALL.iter().map(|_| Mutex::new(HistogramData::default())).collect(),
+            histograms: Histogram::ALL.iter().map(|_| HistogramData::default()).collect(),
         }
     }
 }
@@ -224,28 +247,13 @@ impl Statistics {
     }
 
     pub fn record(&self, h: Histogram, v: u64) {
-        self.histograms[h as usize].lock().unwrap_or_else(|p| p.into_inner()).add(v);
+        self.histograms[h as usize].add(v);
     }
 
     pub fn snapshot(&self) -> StatisticsSnapshot {
         StatisticsSnapshot {
             tickers: Ticker::ALL.iter().map(|&t| (t.name(), self.get(t))).collect(),
-            histograms: Histogram::ALL
-                .iter()
-                .map(|&h| {
-                    let d = self.histograms[h as usize].lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    HistogramSummary {
-                        name: h.name(),
-                        count: d.count,
-                        sum: d.sum,
-                        min: d.min,
-                        max: d.max,
-                        p50: d.percentile(50.0),
-                        p95: d.percentile(95.0),
-                        p99: d.percentile(99.0),
-                    }
-                })
-                .collect(),
+            histograms: Histogram::ALL.iter().map(|&h| self.histograms[h as usize].summary(h.name())).collect(),
         }
     }
 }
