@@ -4,6 +4,7 @@
 //   /              demo/ (index.html, main.js, worker.js, style.css)
 //   /siltdb/dist/  js/dist/  (the built `siltdb` package)
 //   /siltdb/pkg/   js/pkg/   (its private wasm-bindgen output, incl. the .wasm)
+//   /test-pages/   tests/pages/ (the browser tests' harness; SILT_TEST_PAGES=1)
 //
 // PORT picks the port (default 8080; 0 = any free port). The URL is printed
 // once listening, as "Silt demo: http://127.0.0.1:PORT/".
@@ -22,6 +23,10 @@ const mounts = [
   { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
   { prefix: '/', dir: demoDir },
 ];
+// The browser tests' harness pages (tests/pages), only when asked for.
+if (process.env.SILT_TEST_PAGES === '1') {
+  mounts.unshift({ prefix: '/test-pages/', dir: fileURLToPath(new URL('../tests/pages/', import.meta.url)) });
+}
 
 const types = {
   '.html': 'text/html; charset=utf-8',

@@ -13,7 +13,11 @@ say() { printf '[build] %s\n' "$*"; }
 # so that native builds of the workspace never see it. wasm-pack passes an
 # explicit --target, so RUSTFLAGS reaches only the wasm32 crates, not build
 # scripts or proc macros.
-export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128"
+#
+# --max-memory: a memory must declare a maximum to become a resizable
+# ArrayBuffer (toResizableBuffer), which keeps views of pinned values valid
+# across growth. 4 GiB is wasm32's limit, so it caps nothing.
+export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+simd128 -C link-arg=--max-memory=4294967296"
 # A target dir of its own: the wasm build never waits for the lock of a
 # native cargo build running at the same time (nor the other way round).
 export CARGO_TARGET_DIR="$PWD/target/wasm"
@@ -26,6 +30,8 @@ say "wasm-pack: crates/wasm -> js/pkg (release, --target web, +simd128)"
 wasm-pack --log-level warn build crates/wasm \
   --release --target web --no-pack --weak-refs \
   --out-dir "$PWD/js/pkg" --out-name silt_wasm
+
+node scripts/patch-glue.mjs js/pkg/silt_wasm.js
 
 wasm=js/pkg/silt_wasm_bg.wasm
 say "$(printf '%s: %d bytes, %d gzipped' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9 -c "$wasm" | wc -c)")"

@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import { chromiumArgs, executablePath } from './chromium.js';
 
 // Browser tests in Debian's Chromium (never a downloaded browser). The demo's
 // own static server is started for the run and stopped after it.
@@ -9,7 +10,7 @@ export default defineConfig({
   testDir: './e2e',
   // Watchdogs: no single test, and no whole run, can hang CI.
   timeout: 30_000,
-  globalTimeout: 5 * 60_000,
+  globalTimeout: 10 * 60_000,
   expect: { timeout: 10_000 },
   workers: 1,
   fullyParallel: false,
@@ -26,22 +27,14 @@ export default defineConfig({
     navigationTimeout: 15_000,
     trace: 'off',
     launchOptions: {
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      executablePath,
+      args: chromiumArgs,
       timeout: 30_000,
     },
   },
   webServer: {
     command: 'node ../demo/server.mjs',
-    env: { PORT: String(port) },
+    env: { PORT: String(port), SILT_TEST_PAGES: '1' },
     url: `${baseURL}/`,
     reuseExistingServer: false,
     timeout: 20_000,

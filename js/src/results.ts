@@ -12,6 +12,9 @@
  * elsewhere growth detaches earlier views (they read as empty, never as
  * other bytes) and each call of `get(i)` / `.bytes` hands out a fresh,
  * valid view.
+ *
+ * Some Web APIs refuse views of resizable buffers (`TextDecoder.decode`,
+ * `Blob`, `crypto.subtle`): hand them `copy()`, or use `text()`.
  */
 
 import type { MultiGetResult as WasmResult } from '../pkg/silt_wasm.js';
@@ -32,6 +35,12 @@ export function collectedResults(): number {
 }
 
 const ABSENT = 0xffff_ffff;
+const utf8 = new TextDecoder();
+
+/** UTF-8 text of a view; copies first, as TextDecoder refuses resizable buffers. */
+function decode(view: Uint8Array): string {
+  return utf8.decode(view.buffer instanceof ArrayBuffer && view.buffer.resizable ? view.slice() : view);
+}
 
 class Pinned {
   #inner: WasmResult | undefined;
@@ -102,6 +111,11 @@ export class PinnedValue extends Pinned {
   copy(): Uint8Array {
     return this.bytes.slice();
   }
+
+  /** The value decoded as UTF-8. */
+  text(): string {
+    return decode(this.bytes);
+  }
 }
 
 /** The values of the keys of one `multiGet`, pinned, in key order. */
@@ -129,6 +143,12 @@ export class MultiGetResult extends Pinned {
   /** A copy of the value of key `i` that stays valid after `release()`. */
   copy(i: number): Uint8Array | undefined {
     return this.view(i)?.slice();
+  }
+
+  /** The value of key `i` decoded as UTF-8, or `undefined`. */
+  text(i: number): string | undefined {
+    const v = this.view(i);
+    return v === undefined ? undefined : decode(v);
   }
 
   /** Copies of every value. */

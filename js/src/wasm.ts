@@ -67,8 +67,13 @@ async function instantiate(): Promise<void> {
   memory = exports.memory;
   const resizable = (memory as WebAssembly.Memory & { toResizableBuffer?: () => ArrayBuffer }).toResizableBuffer;
   if (preferResizable && typeof resizable === 'function') {
-    resizable.call(memory);
-    mode = 'resizable';
+    try {
+      resizable.call(memory);
+      mode = 'resizable';
+    } catch {
+      // A memory without a declared maximum cannot be resizable (the build
+      // declares one, see scripts/build.sh); views then stay 'fixed'.
+    }
   }
 }
 

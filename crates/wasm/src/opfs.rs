@@ -22,9 +22,31 @@ use crate::error::JsResult;
 use crate::options::OpenOptions;
 use crate::pool::{Pool, SlotError, SlotFile};
 
+// When siltdb has made wasm memory a resizable buffer (so that views of
+// pinned values survive growth), `buf` is a view of it, and access handles
+// refuse such views: the bytes then go through a fixed-length bounce buffer
+// (one memcpy; the OPFS call costs far more). Otherwise they go directly.
 #[wasm_bindgen(inline_js = r#"
-export function sah_read(h, buf, at) { return h.read(buf, { at }); }
-export function sah_write(h, buf, at) { return h.write(buf, { at }); }
+const KEEP = 1 << 20;
+let bounce = new Uint8Array(64 * 1024);
+function scratch(n) {
+  if (n > KEEP) return new Uint8Array(n);
+  if (bounce.length < n) bounce = new Uint8Array(KEEP);
+  return bounce.subarray(0, n);
+}
+export function sah_read(h, buf, at) {
+  if (!buf.buffer.resizable) return h.read(buf, { at });
+  const tmp = scratch(buf.length);
+  const n = h.read(tmp, { at });
+  buf.set(tmp.subarray(0, n));
+  return n;
+}
+export function sah_write(h, buf, at) {
+  if (!buf.buffer.resizable) return h.write(buf, { at });
+  const tmp = scratch(buf.length);
+  tmp.set(buf);
+  return h.write(tmp, { at });
+}
 export function sah_size(h) { return h.getSize(); }
 export function sah_truncate(h, len) { h.truncate(len); }
 export function sah_flush(h) { h.flush(); }

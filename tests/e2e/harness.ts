@@ -1,0 +1,38 @@
+// Driving tests/pages/harness.html: workers that run named scenarios.
+import type { Page } from '@playwright/test';
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
+
+type Silt = {
+  newWorker(): number;
+  run(id: number, scenario: string, args: unknown): Promise<Outcome<unknown>>;
+  start(id: number, scenario: string, args: unknown): void;
+  progress(id: number): Record<string, unknown>;
+  terminate(id: number): void;
+};
+declare global {
+  interface Window {
+    silt: Silt;
+  }
+}
+
+export async function openHarness(page: Page): Promise<void> {
+  await page.goto('/test-pages/harness.html');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+}
+
+export function newWorker(page: Page): Promise<number> {
+  return page.evaluate(() => window.silt.newWorker());
+}
+
+/** Runs a scenario in a worker and returns its value (throws on failure). */
+export async function run<T>(page: Page, worker: number, scenario: string, args: unknown): Promise<T> {
+  const r = await page.evaluate(([w, s, a]) => window.silt.run(w as number, s as string, a), [worker, scenario, args] as const);
+  if (!r.ok) throw new Error(`scenario ${scenario} failed: ${r.code}: ${r.message}`);
+  return r.value as T;
+}
+
+/** Runs a scenario in a fresh worker. */
+export async function runFresh<T>(page: Page, scenario: string, args: unknown): Promise<T> {
+  return run<T>(page, await newWorker(page), scenario, args);
+}

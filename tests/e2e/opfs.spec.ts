@@ -1,0 +1,125 @@
+// siltdb on real OPFS in Chromium's dedicated workers: round trips, the fs
+// contract on pooled files, persistence across reloads and browser
+// restarts, a worker killed mid-write, memory growth with views held, and
+// an exhausted pool.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, expect, test } from '@playwright/test';
+import { chromiumArgs, executablePath } from '../chromium.js';
+import { newWorker, openHarness, run, runFresh } from './harness.js';
+
+test.beforeEach(async ({ page }) => {
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(err.message));
+  await openHarness(page);
+});
+
+test('round trip on OPFS: batch, deletes, pinned get, multiGet, scans, flush, reopen', async ({ page }) => {
+  const r = await runFresh<Record<string, unknown>>(page, 'roundTrip', { name: 'round-trip', n: 500 });
+  expect(r.getCopy).toBe('value-5-xxxxx');
+  expect(r.pinned).toBe('value-6-xxxxxx');
+  expect(r.multiGet).toEqual(['value-0-', null, null, `value-499-${'x'.repeat(499 % 50)}`, null]);
+  expect(r.scanCount).toBe(500 - 1 - 10);
+  expect(r.reverseFirst).toBe('key-00000499');
+  expect((r.filesPerLevel as number[]).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+  expect((r.pool as { files: number }).files).toBeGreaterThanOrEqual(16);
+  expect(r.afterReopen).toBe(`value-499-${'x'.repeat(499 % 50)}`);
+  expect(r.afterReopenCount).toBe(489);
+});
+
+test("the engine's fs contract holds on a pool of real OPFS files", async ({ page }) => {
+  const r = await runFresh<{ failures: string[]; files: number }>(page, 'fsContract', { dirName: 'fs-contract' });
+  expect(r.failures).toEqual([]);
+  expect(r.files).toBeGreaterThanOrEqual(48);
+});
+
+test('data survives a page reload', async ({ page }) => {
+  expect(await runFresh(page, 'write', { name: 'reload', from: 0, to: 2000 })).toBe(2000);
+  await page.reload();
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  expect(await runFresh(page, 'verify', { name: 'reload', n: 2000 })).toBe(2000);
+});
+
+test('data survives a browser restart with the same profile', async () => {
+  test.setTimeout(90_000);
+  const profile = mkdtempSync(join(tmpdir(), 'silt-profile-'));
+  const baseURL = test.info().project.use.baseURL!;
+  const launch = () =>
+    chromium.launchPersistentContext(profile, { executablePath, args: chromiumArgs, headless: true, baseURL, timeout: 30_000 });
+  const watchdog = setTimeout(() => process.kill(process.pid, 'SIGTERM'), 85_000);
+  try {
+    let ctx = await launch();
+    try {
+      const page = ctx.pages()[0] ?? (await ctx.newPage());
+      await openHarness(page);
+      expect(await runFresh(page, 'write', { name: 'restart', from: 0, to: 1500 })).toBe(1500);
+    } finally {
+      await ctx.close();
+    }
+    ctx = await launch();
+    try {
+      const page = ctx.pages()[0] ?? (await ctx.newPage());
+      await openHarness(page);
+      expect(await runFresh(page, 'verify', { name: 'restart', n: 1500 })).toBe(1500);
+    } finally {
+      await ctx.close();
+    }
+  } finally {
+    clearTimeout(watchdog);
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+test('a worker terminated in the middle of a write stream loses no acknowledged synced write', async ({ page }) => {
+  for (let round = 0; round < 2; round++) {
+    const writer = await newWorker(page);
+    await page.evaluate((w) => window.silt.start(w, 'stream', { name: 'killed' }), writer);
+    await page.waitForFunction((w) => ((window.silt.progress(w).acked as number) ?? -1) >= 600, writer, { timeout: 20_000 });
+    const acked = await page.evaluate((w) => {
+      const a = window.silt.progress(w).acked as number;
+      window.silt.terminate(w); // no close: the worker is gone mid-write
+      return a;
+    }, writer);
+    const r = await runFresh<{ missingCount: number; missing: number[]; total: number }>(page, 'afterCrash', { name: 'killed', acked });
+    expect(r.missing).toEqual([]);
+    expect(r.missingCount).toBe(0);
+    expect(r.total).toBeGreaterThan(acked);
+  }
+});
+
+test('views held across wasm memory growth: valid with a resizable buffer, refused when detached', async ({ page }) => {
+  type Growth = { mode: string; grew: boolean; heldAfter: string[]; heldLengths: number[]; fresh: string[]; releasedCode: string };
+  const resizable = await runFresh<Growth>(page, 'growth', { name: 'growth-r', resizable: true });
+  expect(resizable.mode).toBe('resizable');
+  expect(resizable.grew).toBe(true);
+  expect(resizable.heldAfter).toEqual(['alpha', 'bravo']);
+  expect(resizable.fresh).toEqual(['alpha', 'bravo']);
+  expect(resizable.releasedCode).toBe('Released');
+
+  const fixed = await runFresh<Growth>(page, 'growth', { name: 'growth-f', resizable: false });
+  expect(fixed.mode).toBe('fixed');
+  expect(fixed.grew).toBe(true);
+  expect(fixed.heldLengths).toEqual([0, 0]); // detached: empty, never other bytes
+  expect(fixed.heldAfter).toEqual(['refused', 'refused']);
+  expect(fixed.fresh).toEqual(['alpha', 'bravo']);
+});
+
+test('a write burst that outruns the pool gets PoolExhausted at once, and writes resume after an await', async ({ page }) => {
+  const r = await runFresh<{ code: string; writes: number; ms: number; last: number }>(page, 'poolDry', { name: 'pool-dry' });
+  expect(r.code).toBe('PoolExhausted');
+  expect(r.writes).toBeGreaterThan(10);
+  expect(r.ms).toBeLessThan(10_000);
+  expect(r.last).toBe(4096);
+});
+
+test('open() in a second worker of the same page gets DatabaseLocked at once', async ({ page }) => {
+  const holder = await newWorker(page);
+  await page.evaluate((w) => window.silt.start(w, 'stream', { name: 'held' }), holder);
+  await page.waitForFunction((w) => ((window.silt.progress(w).acked as number) ?? -1) >= 0, holder);
+  const t0 = Date.now();
+  expect(await runFresh(page, 'tryOpen', { name: 'held' })).toBe('DatabaseLocked');
+  expect(Date.now() - t0).toBeLessThan(3_000);
+  await page.evaluate((w) => window.silt.terminate(w), holder);
+  expect(await runFresh(page, 'tryOpen', { name: 'held', wait: true })).toBe('opened');
+});

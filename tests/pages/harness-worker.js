@@ -1,0 +1,197 @@
+// Scenarios the browser tests run inside a dedicated worker, where siltdb
+// opens databases on real OPFS. Each returns plain data for the test to
+// check; failures come back with their SiltError code.
+import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
+import { PoolKeeper } from '/siltdb/dist/pool.js';
+import { loadWasm } from '/siltdb/dist/wasm.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const key = (i) => `key-${String(i).padStart(8, '0')}`;
+const valueOf = (i) => `value-${i}-${'x'.repeat(i % 50)}`;
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+const scenarios = {
+  /** Writes, reads back every way, closes, reopens and reads again. */
+  async roundTrip({ name, n }) {
+    const db = await open(name);
+    const batch = new WriteBatch();
+    for (let i = 0; i < n; i++) batch.put(key(i), enc.encode(valueOf(i)));
+    db.write(batch, { sync: true });
+    db.delete(key(1));
+    db.deleteRange(key(10), key(20));
+    db.flush();
+    const out = {};
+    out.getCopy = dec.decode(db.getCopy(key(5)));
+    {
+      using v = db.get(key(6));
+      out.pinned = v.text();
+    }
+    {
+      using r = db.multiGet([key(0), key(1), key(15), key(n - 1), 'nope']);
+      out.multiGet = Array.from({ length: r.length }, (_, i) => r.text(i) ?? null);
+    }
+    out.scanCount = [...db.iterator()].length;
+    out.reverseFirst = dec.decode(db.iterator({ reverse: true }).next().value[0]);
+    const s = db.statistics();
+    out.pool = s.pool;
+    out.filesPerLevel = s.properties.filesPerLevel;
+    out.memoryMode = s.memory.mode;
+    db.close();
+    const again = await open(name);
+    out.afterReopen = dec.decode(again.getCopy(key(n - 1)));
+    out.afterReopenCount = [...again.iterator()].length;
+    again.close();
+    return out;
+  },
+
+  /** Writes keys [from, to) durably, then closes. */
+  async write({ name, from, to }) {
+    const db = await open(name);
+    const batch = new WriteBatch();
+    for (let i = from; i < to; i++) batch.put(key(i), enc.encode(valueOf(i)));
+    db.write(batch, { sync: true });
+    db.close();
+    return to - from;
+  },
+
+  /** Counts keys [0, n) present with the right value. */
+  async verify({ name, n }) {
+    const db = await open(name);
+    let good = 0;
+    using r = db.multiGet(Array.from({ length: n }, (_, i) => key(i)));
+    for (let i = 0; i < n; i++) if (r.text(i) === valueOf(i)) good++;
+    r.release();
+    db.close();
+    return good;
+  },
+
+  /**
+   * Writes key after key with sync, reporting each acknowledged write, until
+   * the worker is terminated. Yields now and then, like a worker serving
+   * requests, so background work and pool top-ups run.
+   */
+  async stream({ name }) {
+    const db = await open(name, { writeBufferSize: 64 * 1024 });
+    for (let i = 0; ; i++) {
+      db.put(key(i), enc.encode(valueOf(i)), { sync: i % 3 === 0 });
+      if (i % 3 === 0) postMessage({ progress: { acked: i } });
+      if (i % 50 === 0) await tick();
+    }
+  },
+
+  /** Opens after a crash: every acknowledged key must be there. */
+  async afterCrash({ name, acked }) {
+    const db = await open(name);
+    const missing = [];
+    for (let i = 0; i <= acked; i++) {
+      const v = db.getCopy(key(i));
+      if (i % 3 === 0 && (v === undefined || dec.decode(v) !== valueOf(i))) missing.push(i);
+    }
+    const total = [...db.iterator()].length;
+    db.put('after-crash', enc.encode('writable'), { sync: true });
+    db.close();
+    return { missing: missing.slice(0, 10), missingCount: missing.length, total };
+  },
+
+  /** The engine's fs contract suite on a pool of real OPFS files. */
+  async fsContract({ dirName }) {
+    await loadWasm();
+    const root = await navigator.storage.getDirectory();
+    try {
+      await root.removeEntry(dirName, { recursive: true });
+    } catch {}
+    const dir = await root.getDirectoryHandle(dirName, { create: true });
+    const keeper = await PoolKeeper.open(dir, 48);
+    try {
+      return { failures: keeper.pool.runFsContract('contract'), files: keeper.pool.fileCount() };
+    } finally {
+      keeper.close();
+    }
+  },
+
+  /**
+   * Holds views from multiGet while wasm memory grows. With resizable
+   * buffers the held views must still read the right bytes; without, they
+   * must be detached (empty), and the result must hand out fresh ones.
+   */
+  async growth({ name, resizable }) {
+    configureMemory({ resizable });
+    const db = await open(name);
+    db.put('a', enc.encode('alpha'));
+    db.put('b', enc.encode('bravo'));
+    const r = db.multiGet(['a', 'b']);
+    const held = [r.get(0), r.get(1)];
+    const before = db.statistics().memory.bytes;
+    for (let i = 0; db.statistics().memory.bytes === before && i < 64; i++) db.put(`big${i}`, new Uint8Array(4 << 20));
+    const after = db.statistics().memory.bytes;
+    const out = {
+      mode: memoryMode(),
+      grew: after > before,
+      // Reading a detached view throws (or reads nothing): never other bytes.
+      heldAfter: held.map((v) => {
+        try {
+          return dec.decode(v.slice());
+        } catch {
+          return 'refused';
+        }
+      }),
+      heldLengths: held.map((v) => v.byteLength),
+      fresh: [r.text(0), r.text(1)],
+    };
+    r.release();
+    let releasedCode = 'none';
+    try {
+      r.get(0);
+    } catch (e) {
+      releasedCode = e.code;
+    }
+    out.releasedCode = releasedCode;
+    db.close();
+    return out;
+  },
+
+  /** A tight loop that outruns the pool, then recovery after an await. */
+  async poolDry({ name }) {
+    const db = await open(name, { poolReserve: 4, writeBufferSize: 64 * 1024 });
+    const value = new Uint8Array(4096);
+    let code = 'none';
+    let i = 0;
+    const t0 = performance.now();
+    for (; i < 20_000 && code === 'none'; i++) {
+      try {
+        db.put(key(i), value);
+      } catch (e) {
+        code = e.code;
+      }
+    }
+    const ms = performance.now() - t0;
+    await db.idle();
+    db.put('after', value, { sync: true });
+    const last = db.getCopy(key(i - 2))?.length ?? -1;
+    const s = db.statistics().pool;
+    db.close();
+    return { code, writes: i, ms, last, pool: s };
+  },
+
+  /** Tries to open; reports the error code, or 'opened'. */
+  async tryOpen({ name, wait }) {
+    try {
+      const db = await open(name, { wait: !!wait });
+      db.close();
+      return 'opened';
+    } catch (e) {
+      return e instanceof SiltError ? e.code : `not a SiltError: ${e}`;
+    }
+  },
+};
+
+self.addEventListener('message', async ({ data }) => {
+  const { call, scenario, args } = data;
+  try {
+    const value = await scenarios[scenario](args);
+    postMessage({ call, ok: true, value });
+  } catch (e) {
+    postMessage({ call, ok: false, error: { code: e?.code ?? 'none', message: String(e?.message ?? e) } });
+  }
+});
