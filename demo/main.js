@@ -1,91 +1,177 @@
-// The page: starts the worker, asks it for runs, shows what it reports.
-// The engine runs in the worker because its calls are synchronous.
+// The demo page: connect('demo') starts siltdb's worker, which opens the
+// database on OPFS; every call below is a Promise answered by that worker.
+import { connect, removeDatabase, WriteBatch, SiltError } from '/siltdb/dist/index.js';
 
 const $ = (id) => document.getElementById(id);
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const fmt = (n) => Number(n).toLocaleString('en-US');
+const COUNT_KEY = 'demo:count';
 
-function showError(message) {
+/** Deterministic records: the same i always gives the same key and value. */
+const keyOf = (i) => `user:${String(i).padStart(8, '0')}`;
+function valueOf(i) {
+  let x = (i + 1) * 2654435761;
+  x ^= x << 13;
+  x ^= x >>> 17;
+  x ^= x << 5;
+  return JSON.stringify({ id: i, name: `user ${i}`, score: (x >>> 0) % 100_000 });
+}
+
+let db;
+let records = 0;
+
+function showError(e) {
   document.body.dataset.state = 'error';
-  $('status').textContent = 'Failed';
   $('error').hidden = false;
-  $('error').textContent = message;
-  $('run').disabled = false;
+  $('error').textContent = e instanceof SiltError ? `${e.code}: ${e.message}` : String(e?.message ?? e);
 }
 
-function ms(x) {
-  return `${x.toFixed(1)} ms`;
+function enable(on) {
+  for (const b of document.querySelectorAll('button')) b.disabled = !on;
 }
 
-function perSecond(count, millis) {
-  return millis > 0 ? `${Math.round((count * 1000) / millis).toLocaleString('en-US')} ops/s` : '–';
-}
-
-function render(r) {
-  $('written').textContent = r.written.toLocaleString('en-US');
-  $('write-time').textContent = `${ms(r.writeMs)} (${perSecond(r.written, r.writeMs)})`;
-  $('reads-done').textContent = r.reads.toLocaleString('en-US');
-  const verified = $('verified');
-  verified.textContent = `${r.verified.toLocaleString('en-US')} of ${r.reads.toLocaleString('en-US')}`;
-  verified.className = r.verified === r.reads ? 'ok' : 'bad';
-  $('read-time').textContent = `${ms(r.readMs)} (${perSecond(r.reads, r.readMs)})`;
-  $('deleted-get').textContent = r.deletedGet;
-  $('missing-get').textContent = r.missingGet;
-  const body = $('sample').tBodies[0];
-  body.replaceChildren(
-    ...r.sample.map(([key, value]) => {
-      const row = document.createElement('tr');
-      for (const cell of [key, value]) {
+function rows(tbody, pairs) {
+  tbody.replaceChildren(
+    ...pairs.map(([k, v]) => {
+      const tr = document.createElement('tr');
+      for (const cell of [k, v]) {
         const td = document.createElement('td');
         td.textContent = cell;
-        row.append(td);
+        tr.append(td);
       }
-      return row;
+      return tr;
     }),
   );
 }
 
-worker.addEventListener('message', ({ data }) => {
-  switch (data.type) {
-    case 'ready':
-      $('simd').textContent = data.simd128 ? 'on' : 'off';
-      $('simd').className = data.simd128 ? 'ok' : 'bad';
-      $('run').disabled = false;
-      $('status').textContent = 'Ready';
-      document.body.dataset.state = 'ready';
-      run();
-      break;
-    case 'result':
-      render(data.result);
-      $('status').textContent = 'Done';
-      $('run').disabled = false;
-      document.body.dataset.state = 'done';
-      break;
-    case 'error':
-      showError(`${data.code}: ${data.message}`);
-      break;
+async function readCount() {
+  const v = await db.get(COUNT_KEY);
+  return v === undefined ? 0 : Number(dec.decode(v));
+}
+
+async function load(n) {
+  enable(false);
+  document.body.dataset.state = 'loading-records';
+  const t0 = performance.now();
+  const chunk = 1000;
+  for (let from = 0; from < n; from += chunk) {
+    const batch = new WriteBatch();
+    for (let i = from; i < Math.min(n, from + chunk); i++) batch.put(keyOf(i), enc.encode(valueOf(i)));
+    await db.write(batch);
+    $('progress').value = Math.min(n, from + chunk) / n;
+    $('load-status').textContent = `${fmt(Math.min(n, from + chunk))} of ${fmt(n)} records`;
+  }
+  records = Math.max(records, n);
+  await db.put(COUNT_KEY, enc.encode(String(records)), { sync: true });
+  const ms = performance.now() - t0;
+  $('load-status').textContent = `${fmt(n)} records in ${ms.toFixed(0)} ms (${fmt(Math.round((n * 1000) / ms))} records/s)`;
+  enable(true);
+  document.body.dataset.state = 'loaded';
+}
+
+async function get(key) {
+  const v = await db.get(key);
+  $('get-result').textContent = v === undefined ? '(no such key)' : dec.decode(v);
+}
+
+async function multiGet(n) {
+  const keys = Array.from({ length: n }, () => keyOf(Math.floor(Math.random() * Math.max(1, records))));
+  const t0 = performance.now();
+  const values = await db.multiGet(keys);
+  const ms = performance.now() - t0;
+  const found = values.filter((v) => v !== undefined).length;
+  const shown = Math.min(n, 8);
+  $('multiget-summary').textContent = `${found} of ${n} found in ${ms.toFixed(1)} ms${shown < n ? ` (first ${shown} shown)` : ''}`;
+  rows(
+    $('multiget').tBodies[0],
+    keys.slice(0, shown).map((k, i) => [k, values[i] === undefined ? '(missing)' : dec.decode(values[i])]),
+  );
+}
+
+async function scan(from, limit, reverse) {
+  const out = [];
+  const it = db.iterator(reverse ? { lte: from, reverse: true } : { gte: from, lt: 'user;' });
+  for await (const [k, v] of it) {
+    const key = dec.decode(k);
+    if (!key.startsWith('user:')) continue;
+    out.push([key, dec.decode(v)]);
+    if (out.length >= limit) break;
+  }
+  rows($('scan').tBodies[0], out);
+}
+
+async function refreshStats() {
+  if (!db) return;
+  const s = await db.statistics();
+  const t = s.tickers;
+  $('stat-records').textContent = fmt(records);
+  $('stat-levels').textContent = s.properties.filesPerLevel.map((n, l) => `L${l}: ${n}`).join('  ');
+  $('stat-table-bytes').textContent = `${fmt(s.properties.tableBytes)} B`;
+  $('stat-memtable').textContent = `${fmt(s.properties.memtableBytes)} B`;
+  $('stat-cache').textContent = `${fmt(t['rocksdb.block.cache.hit'] ?? 0)} / ${fmt(t['rocksdb.block.cache.miss'] ?? 0)}`;
+  $('stat-bloom').textContent = `${fmt(t['rocksdb.bloom.filter.useful'] ?? 0)} / ${fmt(t['rocksdb.bloom.filter.full.positive'] ?? 0)}`;
+  $('stat-bg').textContent = `${fmt(t['silt.flushes'] ?? 0)} / ${fmt(t['silt.compactions'] ?? 0)}`;
+  $('stat-pool').textContent = s.pool ? `${fmt(s.pool.files)} (${fmt(s.pool.free)} free)` : '–';
+  $('stat-memory').textContent = `${fmt(s.memory.bytes)} B, ${s.memory.mode} views`;
+}
+
+function on(form, handler) {
+  $(form).addEventListener('submit', (event) => {
+    event.preventDefault();
+    handler().catch(showError);
+  });
+}
+
+on('load-form', () => load(Number($('records').value)));
+on('get-form', () => get($('get-key').value));
+on('multiget-form', () => multiGet(Number($('multiget-n').value)));
+on('scan-form', () => scan($('scan-from').value, Number($('scan-limit').value), $('scan-reverse').checked));
+function button(id, handler) {
+  $(id).addEventListener('click', () => {
+    enable(false);
+    handler()
+      .then(refreshStats)
+      .then(() => enable(true), showError);
+  });
+}
+button('flush', () => db.flush());
+button('compact', () => db.compactRange());
+
+$('reset').addEventListener('click', async () => {
+  try {
+    enable(false);
+    await db.close();
+    db = undefined;
+    await removeDatabase('demo');
+    location.reload();
+  } catch (e) {
+    showError(e);
   }
 });
-worker.addEventListener('error', (event) => {
-  event.preventDefault();
-  showError(`worker failed: ${event.message || 'could not load worker.js'}`);
-});
 
-function run() {
-  const n = Number($('records').value);
-  const reads = Number($('reads').value);
-  $('run').disabled = true;
-  $('error').hidden = true;
-  $('status').textContent = 'Running…';
-  document.body.dataset.state = 'running';
-  worker.postMessage({ type: 'run', n, reads });
+try {
+  db = await connect('demo');
+  records = await readCount();
+  $('opened').textContent =
+    records > 0
+      ? `Opened the database "demo": it holds ${fmt(records)} records from an earlier visit.`
+      : 'Opened a new, empty database "demo".';
+  if (records > 0) $('opened').classList.add('survived');
+  enable(true);
+  document.body.dataset.state = 'ready';
+  setInterval(() => refreshStats().catch(() => {}), 500);
+  await refreshStats();
+  // ?load=N loads N records at once (the browser tests use it).
+  const preset = new URLSearchParams(location.search).get('load');
+  if (preset) {
+    history.replaceState(null, '', location.pathname); // a reload shows what survived, without loading again
+    $('records').value = preset;
+    await load(Number(preset));
+    await Promise.all([get($('get-key').value), multiGet(8), scan($('scan-from').value, 8, false)]);
+    await refreshStats();
+    document.body.dataset.state = 'answered';
+  }
+} catch (e) {
+  showError(e);
 }
-
-// ?n=… and ?reads=… preset the form (the browser tests use them).
-const params = new URLSearchParams(location.search);
-for (const [param, id] of [['n', 'records'], ['reads', 'reads']]) {
-  if (params.has(param)) $(id).value = params.get(param);
-}
-$('run-form').addEventListener('submit', (event) => {
-  event.preventDefault();
-  run();
-});

@@ -243,7 +243,9 @@ export async function openMemory(options: OpenOptions = {}): Promise<Database> {
 
 /**
  * Deletes the database `name` and all its files from OPFS. Fails with
- * `DatabaseLocked` while it is open anywhere. Works in a page or a worker.
+ * `DatabaseLocked` if it is still open anywhere after two seconds (a
+ * database just closed by a worker is released shortly after). Works in a
+ * page or a worker.
  */
 export async function removeDatabase(name: string): Promise<void> {
   checkName(name);
@@ -252,7 +254,7 @@ export async function removeDatabase(name: string): Promise<void> {
     throw new SiltError('NotSupported', 'removeDatabase() needs OPFS and Web Locks (a browser)');
   }
   const storage = g.navigator.storage;
-  const lock = await acquireLock(g.navigator.locks, name, false, undefined);
+  const lock = await acquireLock(g.navigator.locks, name, true, AbortSignal.timeout(2_000));
   try {
     await domCall(`removing database "${name}"`, async () => {
       const root = (await storage.getDirectory!()) as FileSystemDirectoryHandle;

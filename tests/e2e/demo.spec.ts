@@ -1,43 +1,78 @@
-// The demo page in Chromium: its worker loads `siltdb`, writes records
-// through the wasm build and reads them back.
-import { expect, test, type ConsoleMessage } from '@playwright/test';
+// The demo page in Chromium: it connects to a persistent database, loads
+// records with a progress bar, answers get / multiGet / scan, shows live
+// statistics, and after a reload shows that the data survived.
+import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
 
-test('the demo worker writes records and reads the same values back', async ({ page }) => {
+function watch(page: Page): string[] {
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
   page.on('console', (msg: ConsoleMessage) => {
     if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`);
   });
+  return problems;
+}
 
-  await page.goto('/?n=3000&reads=500');
-  await expect(page.locator('body')).toHaveAttribute('data-state', 'done');
-
+test('the demo loads records, answers queries, shows statistics, and keeps its data across a reload', async ({ page }) => {
+  const problems = watch(page);
+  await page.goto('/?load=5000');
+  await expect(page.locator('body')).toHaveAttribute('data-state', 'answered', { timeout: 20_000 });
   await expect(page.locator('#error')).toBeHidden();
-  await expect(page.locator('#written')).toHaveText('3,000');
-  await expect(page.locator('#reads-done')).toHaveText('500');
-  await expect(page.locator('#verified')).toHaveText('500 of 500');
-  await expect(page.locator('#deleted-get')).toHaveText('undefined');
-  await expect(page.locator('#missing-get')).toHaveText('undefined');
+  await expect(page.locator('#opened')).toHaveText(/new, empty database/);
+  await expect(page.locator('#progress')).toHaveJSProperty('value', 1);
+  await expect(page.locator('#load-status')).toHaveText(/^5,000 records in \d+ ms/);
 
-  const rows = page.locator('#sample tbody tr');
-  await expect(rows).toHaveCount(5);
-  await expect(rows.nth(0).locator('td').nth(0)).toHaveText('user:00000000');
-  await expect(rows.nth(2).locator('td').nth(1)).toHaveText(/^\{"id":2,"name":"user 2","score":\d+\}$/);
+  await expect(page.locator('#get-result')).toHaveText(/^\{"id":42,"name":"user 42","score":\d+\}$/);
+  await expect(page.locator('#multiget-summary')).toHaveText(/^8 of 8 found in/);
+  await expect(page.locator('#multiget tbody tr')).toHaveCount(8);
+  const scan = page.locator('#scan tbody tr');
+  await expect(scan).toHaveCount(8);
+  await expect(scan.nth(0).locator('td').nth(0)).toHaveText('user:00001000');
+  await expect(scan.nth(7).locator('td').nth(0)).toHaveText('user:00001007');
 
-  // A second run from the form, with other sizes, goes through the same worker.
-  await page.locator('#records').fill('250');
-  await page.locator('#reads').fill('40');
-  await page.locator('#run').click();
-  await expect(page.locator('#written')).toHaveText('250');
-  await expect(page.locator('#verified')).toHaveText('40 of 40');
-  await expect(page.locator('body')).toHaveAttribute('data-state', 'done');
+  await expect(page.locator('#stat-records')).toHaveText('5,000');
+  await expect(page.locator('#stat-levels')).toHaveText(/^L0: \d+/);
+  await expect(page.locator('#stat-cache')).toHaveText(/^[\d,]+ \/ [\d,]+$/);
+  await expect(page.locator('#stat-bloom')).toHaveText(/^[\d,]+ \/ [\d,]+$/);
+  await expect(page.locator('#stat-pool')).toHaveText(/^\d+ \(\d+ free\)$/);
+  await expect(page.locator('#stat-memory')).toHaveText(/resizable views$/);
 
+  // A miss and a reverse scan from the form.
+  await page.locator('#get-key').fill('user:99999999');
+  await page.locator('#get-form button').click();
+  await expect(page.locator('#get-result')).toHaveText('(no such key)');
+  await page.locator('#scan-from').fill('user:00000003');
+  await page.locator('#scan-reverse').check();
+  await page.locator('#scan-form button').click();
+  await expect(scan).toHaveCount(4);
+  await expect(scan.nth(0).locator('td').nth(0)).toHaveText('user:00000003');
+
+  // Flush the memtable to a table: reads now go through the block cache
+  // and the bloom filter, and the statistics show it.
+  await page.locator('#flush').click();
+  await expect(page.locator('#stat-levels')).toHaveText(/^L0: [1-9]/);
+  await page.locator('#multiget-n').fill('200');
+  await page.locator('#multiget-form button').click();
+  await expect(page.locator('#multiget-summary')).toHaveText(/^200 of 200 found/);
+  await expect(page.locator('#stat-cache')).not.toHaveText(/^0 \//);
+  await page.locator('#get-key').fill('user:00001234x');
+  await page.locator('#get-form button').click();
+  await expect(page.locator('#get-result')).toHaveText('(no such key)');
+  await expect(page.locator('#stat-bloom')).not.toHaveText(/^0 \//);
+  await page.locator('#compact').click();
+  await expect(page.locator('#stat-levels')).toHaveText(/L6: 1$/);
+
+  await page.screenshot({ path: test.info().outputPath('demo-loaded.png'), fullPage: true });
+
+  await page.reload();
+  await expect(page.locator('body')).toHaveAttribute('data-state', 'ready');
+  await expect(page.locator('#opened')).toHaveText('Opened the database "demo": it holds 5,000 records from an earlier visit.');
+  await page.locator('#get-key').fill('user:00004999');
+  await page.locator('#get-form button').click();
+  await expect(page.locator('#get-result')).toHaveText(/^\{"id":4999,/);
+  await page.screenshot({ path: test.info().outputPath('demo-after-reload.png'), fullPage: true });
+
+  // Delete the database: the page reloads onto an empty one.
+  await page.locator('#reset').click();
+  await expect(page.locator('#opened')).toHaveText(/new, empty database/);
   expect(problems).toEqual([]);
-});
-
-test('the demo shows an error from the worker instead of results', async ({ page }) => {
-  await page.goto('/?n=0');
-  await expect(page.locator('body')).toHaveAttribute('data-state', 'error');
-  await expect(page.locator('#error')).toHaveText(/^InvalidArgument: records must be/);
-  await expect(page.locator('#written')).toHaveText('–');
 });

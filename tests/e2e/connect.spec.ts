@@ -1,0 +1,140 @@
+// connect() from a page's main thread: the Promise API over siltdb's own
+// worker, and one writer per database across tabs.
+import { expect, test, type Page } from '@playwright/test';
+import { openHarness } from './harness.js';
+
+type Lib = typeof import('../../js/src/index.js');
+declare global {
+  interface Window {
+    lib: Lib;
+    db?: Awaited<ReturnType<Lib['connect']>>;
+  }
+}
+
+async function loadLib(page: Page): Promise<void> {
+  await openHarness(page);
+  await page.evaluate(async () => {
+    window.lib = (await import('/siltdb/dist/index.js' as string)) as Lib;
+  });
+}
+
+test('the Promise API: writes, copies back, multiGet, scans, snapshots, statistics', async ({ page }) => {
+  await loadLib(page);
+  const r = await page.evaluate(async () => {
+    const { connect, WriteBatch, SiltError } = window.lib;
+    const enc = new TextEncoder();
+    const dec = new TextDecoder();
+    const db = await connect('remote', { sync: true });
+    try {
+      await db.put('a', enc.encode('1'));
+      await db.write(new WriteBatch().put('b', enc.encode('2')).put('c', enc.encode('3')).put('d', enc.encode('4')));
+      const snap = await db.snapshot();
+      await db.delete('b');
+      await db.deleteRange('c', 'd');
+      const got = dec.decode((await db.get('a'))!);
+      const gone = await db.get('b');
+      const multi = (await db.multiGet(['a', 'b', 'd', 'zz'])).map((v) => (v ? dec.decode(v) : null));
+      const atSnap = (await db.multiGet(['b', 'c'], { snapshot: snap })).map((v) => (v ? dec.decode(v) : null));
+      const scan: string[] = [];
+      for await (const [k] of db.iterator({ batchSize: 1 })) scan.push(dec.decode(k));
+      const reverse: string[] = [];
+      for await (const [k] of db.iterator({ reverse: true, snapshot: snap })) reverse.push(dec.decode(k));
+      const early = db.iterator();
+      for await (const _ of early) break;
+      await snap.release();
+      await db.flush();
+      await db.compactRange();
+      const stats = await db.statistics();
+      let badKey = 'none';
+      try {
+        await db.put(42 as unknown as string, enc.encode('x'));
+      } catch (e) {
+        badKey = e instanceof SiltError ? e.code : 'not a SiltError';
+      }
+      return { got, gone: gone === undefined, multi, atSnap, scan, reverse, persistent: stats.persistent, tables: stats.properties.filesPerLevel.reduce((a, b) => a + b, 0), badKey };
+    } finally {
+      await db.close();
+    }
+  });
+  expect(r).toEqual({
+    got: '1',
+    gone: true,
+    multi: ['1', null, '4', null],
+    atSnap: ['2', '3'],
+    scan: ['a', 'd'],
+    reverse: ['d', 'c', 'b', 'a'],
+    persistent: true,
+    tables: 1,
+    badKey: 'InvalidArgument',
+  });
+  // Closed: every call fails with Closed.
+  const after = await page.evaluate(async () => {
+    const db = await window.lib.connect('remote');
+    await db.close();
+    try {
+      await db.get('a');
+      return 'no error';
+    } catch (e) {
+      return (e as { code: string }).code;
+    }
+  });
+  expect(after).toBe('Closed');
+});
+
+test('two tabs: the second gets DatabaseLocked at once, or waits for the first to close', async ({ context }) => {
+  const a = await context.newPage();
+  const b = await context.newPage();
+  await loadLib(a);
+  await loadLib(b);
+  await a.evaluate(async () => {
+    window.db = await window.lib.connect('shared');
+    await window.db.put('from', new TextEncoder().encode('tab A'));
+  });
+
+  const locked = await b.evaluate(async () => {
+    const t0 = performance.now();
+    try {
+      await window.lib.connect('shared');
+      return { code: 'opened', ms: performance.now() - t0 };
+    } catch (e) {
+      return { code: (e as { code: string }).code, message: (e as Error).message, ms: performance.now() - t0 };
+    }
+  });
+  expect(locked.code).toBe('DatabaseLocked');
+  expect(locked.ms).toBeLessThan(3_000);
+
+  // B waits; A's data is there once A has closed.
+  await b.evaluate(() => {
+    (window as unknown as { waiting: Promise<string> }).waiting = window.lib
+      .connect('shared', { wait: true })
+      .then(async (db) => {
+        const v = await db.get('from');
+        await db.close();
+        return new TextDecoder().decode(v!);
+      });
+  });
+  await a.waitForTimeout(300);
+  expect(await b.evaluate(() => Promise.race([(window as unknown as { waiting: Promise<string> }).waiting, new Promise((r) => setTimeout(() => r('still waiting'), 50))]))).toBe(
+    'still waiting',
+  );
+  await a.evaluate(() => window.db!.close());
+  expect(await b.evaluate(() => (window as unknown as { waiting: Promise<string> }).waiting)).toBe('tab A');
+
+  // An aborted wait gives DatabaseLocked too.
+  await a.evaluate(async () => {
+    window.db = await window.lib.connect('shared');
+  });
+  const aborted = await b.evaluate(async () => {
+    const ctl = new AbortController();
+    const p = window.lib.connect('shared', { wait: true, signal: ctl.signal });
+    setTimeout(() => ctl.abort(), 100);
+    try {
+      await p;
+      return 'opened';
+    } catch (e) {
+      return (e as { code: string }).code;
+    }
+  });
+  expect(aborted).toBe('DatabaseLocked');
+  await a.evaluate(() => window.db!.close());
+});
