@@ -293,7 +293,7 @@ export interface ConnectOptions extends OpenOptions {
 export async function connect(name: string, options: ConnectOptions = {}): Promise<RemoteDatabase> {
   const { worker: given, signal, ...openOptions } = options;
   if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`);
-  const worker = given ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: `siltdb:${String(name)}` });
+  const worker = given ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'siltdb' });
   const channel = new Channel(worker);
   const onAbort = () => channel.kill(new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`));
   signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,0 +1,27 @@
+// A fresh app's page: its own worker opens a database with open(), and the
+// page itself uses connect(), whose worker comes from inside the package.
+import { connect } from 'siltdb';
+
+const out = {};
+const done = () => {
+  document.getElementById('out').textContent = JSON.stringify(out);
+  document.body.dataset.state = 'done';
+};
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+worker.onmessage = async ({ data }) => {
+  out.worker = data;
+  try {
+    const db = await connect('app-connect');
+    await db.put('k', new TextEncoder().encode('via connect'));
+    out.connect = new TextDecoder().decode(await db.get('k'));
+    await db.close();
+  } catch (e) {
+    out.connect = `${e.code}: ${e.message}`;
+  }
+  done();
+};
+worker.onerror = (e) => {
+  out.worker = { error: e.message };
+  done();
+};

@@ -1,0 +1,7 @@
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  // Top-level await in the page and the workers.
+  build: { target: 'esnext' },
+  worker: { format: 'es' },
+});
