@@ -212,6 +212,13 @@ export async function openOn(env: StorageEnv, name: string, options: OpenOptions
     } catch (e) {
       throw fromWasm(e);
     }
+    // Opening used pooled files (a manifest, a log): start with a full reserve.
+    try {
+      await keeper.topUp();
+    } catch (e) {
+      inner.close();
+      throw e;
+    }
     return new Database(inner, name, keeper, o.sync ?? false, () => lock.release());
   } catch (e) {
     keeper?.close();

@@ -152,6 +152,18 @@ describe('the file pool', () => {
     expect(db.statistics().pool!.free).toBeGreaterThanOrEqual(2);
   });
 
+  test('the pool is topped up between calls, by itself, once writes used it up', async () => {
+    const root = new FakeDirectory();
+    const db = await openFake(root, new FakeLocks(), 'db1', { poolReserve: 6, writeBufferSize: 64 * 1024, maxWriteBufferNumber: 4 });
+    expect(db.statistics().pool!.free).toBeGreaterThanOrEqual(6); // opening used some; refilled
+    const value = new Uint8Array(4096);
+    let i = 0;
+    while (db.statistics().pool!.free >= 6 && i < 5000) db.put(`k${i++}`, value);
+    expect(db.statistics().pool!.free).toBeLessThan(6);
+    for (let t = 0; t < 20 && db.statistics().pool!.free < 6; t++) await new Promise((r) => setTimeout(r, 5));
+    expect(db.statistics().pool!.free).toBeGreaterThanOrEqual(6);
+  });
+
   test('when storage refuses new files the pool reports it and writes fail clearly', async () => {
     const root = new FakeDirectory();
     const db = await openFake(root, new FakeLocks(), 'db1', { poolReserve: 4, writeBufferSize: 64 * 1024 });
