@@ -31,6 +31,10 @@ wasm-pack --log-level warn build crates/wasm \
   --release --target web --no-pack --weak-refs \
   --out-dir "$PWD/js/pkg" --out-name silt_wasm
 
+# wasm-pack drops a '*' .gitignore into its output; npm pack honours nested
+# ignore files, which would leave pkg/snippets (the glue's imports) out of
+# the tarball. The repository's own .gitignore already keeps js/pkg out.
+rm -f js/pkg/.gitignore
 node scripts/patch-glue.mjs js/pkg/silt_wasm.js
 
 wasm=js/pkg/silt_wasm_bg.wasm
