@@ -33,7 +33,11 @@ impl Rocks {
         t.set_block_cache(&Cache::new_lru_cache(o.cache_size));
         t.set_format_version(5);
         opts.set_block_based_table_factory(&t);
-        let db = DB::open(&opts, &o.path).map_err(|e| e.to_string())?;
+        // Opened with the default column family named, so that cf_handle()
+        // finds it (batched_multi_get_cf and delete_range_cf need it).
+        // (open_cf would give that family default options: no filter, no cache.)
+        let cf = rocksdb::ColumnFamilyDescriptor::new("default", opts.clone());
+        let db = DB::open_cf_descriptors(&opts, &o.path, vec![cf]).map_err(|e| e.to_string())?;
         Ok(Rocks { db, opts, sync: o.sync })
     }
 }
@@ -137,7 +141,7 @@ impl BenchDb for Rocks {
     fn shape(&self) -> String {
         (0..7)
             .map(|l| {
-                self.db.property_value(format!("rocksdb.num-files-at-level{l}")).ok().flatten().unwrap_or_default()
+                self.db.property_value(format!("rocksdb.num-files-at-level{l}").as_str()).ok().flatten().unwrap_or_default()
             })
             .collect::<Vec<_>>()
             .join(",")
