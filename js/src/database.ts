@@ -271,8 +271,10 @@ export class Database implements Disposable {
     const batchSize = checkBatchSize(options.batchSize);
     const reverse = options.reverse ?? false;
     if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', 'reverse must be a boolean');
+    const autoRefresh = options.autoRefresh ?? false;
+    if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', 'autoRefresh must be a boolean');
     const snapshot = this.#snapshotOf(options);
-    const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot));
+    const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot, autoRefresh));
     const it: Iterator = new Iterator(inner, batchSize, () => this.#liveIterators.delete(it));
     this.#liveIterators.add(it);
     return it;

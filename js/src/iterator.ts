@@ -23,6 +23,14 @@ export interface IteratorOptions {
   reverse?: boolean;
   /** Read as of this snapshot (default: as of the iterator's creation). */
   snapshot?: Snapshot;
+  /**
+   * Read as of a snapshot (`snapshot`, or one taken for the iterator) and,
+   * when a flush or compaction installs a new version, move onto it at the
+   * next batch, keeping the same view and position: a long scan then stops
+   * holding obsolete memtables and OPFS files (RocksDB's
+   * `auto_refresh_iterator_with_snapshot`). Default false.
+   */
+  autoRefresh?: boolean;
   /** Entries fetched from wasm per crossing (default 256). */
   batchSize?: number;
 }

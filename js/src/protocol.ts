@@ -14,6 +14,7 @@ export type IteratorRequestOptions = {
   lte?: Key;
   reverse?: boolean;
   batchSize?: number;
+  autoRefresh?: boolean;
 };
 
 export type Request =

@@ -127,6 +127,33 @@ describe('the Web Lock', () => {
   });
 });
 
+test('an autoRefresh iterator keeps its view but lets go of the files a compaction made obsolete', async () => {
+  const root = new FakeDirectory();
+  const db = await openFake(root, new FakeLocks(), 'db1', { writeBufferSize: 64 * 1024 });
+  const key = (i: number) => `k${String(i).padStart(5, '0')}`;
+  for (let i = 0; i < 3000; i++) db.put(key(i), bytes(`old-${i}`.padEnd(100, '.')));
+  await db.compactRange();
+  const refreshing = db.iterator({ batchSize: 10, autoRefresh: true });
+  const plain = db.iterator({ batchSize: 10 });
+  const seen = [refreshing.next().value!];
+  plain.next();
+  for (let i = 0; i < 3000; i++) db.put(key(i), bytes(`new-${i}`.padEnd(100, '.')));
+  await db.compactRange();
+  await db.idle();
+  const pinned = db.statistics().pool!.dataBytes;
+  plain.release();
+  await db.idle();
+  // The refreshing iterator still holds the old tables until its next step.
+  expect(db.statistics().pool!.dataBytes).toBe(pinned);
+  for (let i = 0; i < 20; i++) seen.push(refreshing.next().value!); // crosses a batch: refreshes
+  await db.idle();
+  const after = db.statistics().pool!.dataBytes;
+  expect(after).toBeLessThan(pinned * 0.7);
+  for (const e of refreshing) seen.push(e);
+  expect(seen.length).toBe(3000);
+  expect(seen.every(([k, v], i) => text(k) === key(i) && text(v)!.startsWith(`old-${i}.`))).toBe(true);
+});
+
 describe('the file pool', () => {
   test('a tight loop of writes that outruns the top-up gets PoolExhausted, not a hang, and works again after an await', async () => {
     const root = new FakeDirectory();

@@ -13,7 +13,7 @@ use crate::batch::{decode_batch, split_keys};
 use crate::error::{BindingError, Code, JsResult};
 use crate::iterator::Iterator;
 use crate::pool::PoolControl;
-use crate::results::{pinned_results, MultiGetResult};
+use crate::results::{pinned_results, MultiGetResult, Pinned};
 
 /// Free pooled files a write needs at most: a new log when the memtable is
 /// switched and a table when a full set of memtables stalls the write.
@@ -168,8 +168,8 @@ impl Database {
     pub fn get(&self, key: &[u8], snapshot: u32) -> JsResult<Option<MultiGetResult>> {
         let snap = self.snapshot_for(snapshot)?;
         let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
-        let value = self.engine(0, |db| db.get_bytes(&opts, key))?;
-        Ok(value.map(|v| MultiGetResult::new(vec![Some(v)])))
+        let value = self.engine(0, |db| db.get_pinned(&opts, key))?;
+        Ok(value.map(|v| MultiGetResult::new(Pinned::One(v))))
     }
 
     /// The value of `key` copied out of wasm memory, or `undefined`.
@@ -181,28 +181,16 @@ impl Database {
     }
 
     /// The values of many keys, pinned together: `keys` holds them back to
-    /// back, `lens` their lengths. Every key is read at one sequence
-    /// number (a snapshot is taken for the batch when none is given).
-    ///
-    /// Today a loop over the engine's point lookup; the engine's batched
-    /// MultiGet replaces it without changing this interface.
+    /// back, `lens` their lengths. The engine's batched MultiGet reads every
+    /// key at one point in time, searching each table file once for the
+    /// keys it may hold.
     #[wasm_bindgen(js_name = multiGet)]
     pub fn multi_get(&self, keys: &[u8], lens: &[u32], snapshot: u32) -> JsResult<MultiGetResult> {
         let keys = split_keys(keys, lens)?;
-        let given = self.snapshot_for(snapshot)?;
-        let values = self.engine(0, |db| {
-            let taken;
-            let snap = match &given {
-                Some(s) => &**s,
-                None => {
-                    taken = db.snapshot();
-                    &taken
-                }
-            };
-            let opts = ReadOptions { snapshot: Some(snap), ..ReadOptions::default() };
-            keys.iter().map(|k| db.get_bytes(&opts, k)).collect::<silt_engine::Result<Vec<_>>>()
-        })?;
-        Ok(MultiGetResult::new(values))
+        let snap = self.snapshot_for(snapshot)?;
+        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
+        let values = self.engine(0, |db| db.multi_get(&opts, &keys, true))?;
+        Ok(MultiGetResult::new(Pinned::Many(values)))
     }
 
     /// Takes a snapshot; returns its id (never 0).
@@ -222,17 +210,30 @@ impl Database {
     }
 
     /// An iterator from `lower` (inclusive) to `upper` (exclusive), either
-    /// bound optional, read at `snapshot` (0 = now).
+    /// bound optional, read at `snapshot` (0 = now). With `auto_refresh` it
+    /// reads as of a snapshot (the one given, or one taken for it) and moves
+    /// onto each new SuperVersion at its next step, so that it stops pinning
+    /// memtables and files that flushes and compactions made obsolete
+    /// (RocksDB's `auto_refresh_iterator_with_snapshot`).
     pub fn iterator(
         &self,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
         reverse: bool,
         snapshot: u32,
+        auto_refresh: bool,
     ) -> JsResult<Iterator> {
-        let snap = self.snapshot_for(snapshot)?;
-        let opts =
-            ReadOptions { snapshot: snap.as_deref(), lower_bound: lower, upper_bound: upper, ..ReadOptions::default() };
+        let mut snap = self.snapshot_for(snapshot)?;
+        if auto_refresh && snap.is_none() {
+            snap = Some(Rc::new(self.engine(0, |db| Ok(db.snapshot()))?));
+        }
+        let opts = ReadOptions {
+            snapshot: snap.as_deref(),
+            lower_bound: lower,
+            upper_bound: upper,
+            auto_refresh_iterator_with_snapshot: auto_refresh,
+            ..ReadOptions::default()
+        };
         let it = self.engine(0, |db| db.iter(&opts))?;
         Ok(Iterator::new(it, snap, reverse))
     }

@@ -1,9 +1,10 @@
 //! Values pinned for JavaScript: the zero-copy side of `get` and
 //! `multiGet`.
 //!
-//! A result owns the `Bytes` the engine returned: each shares memory with
-//! the block cache block or the memtable it was read from, so while the
-//! result lives those bytes stay where they are in wasm linear memory and
+//! A result owns the engine's pinned values: each points into the block
+//! cache block or the memtable entry it was read from, which stays pinned
+//! (even if compaction deletes its file) while the result lives, so those
+//! bytes stay where they are in wasm linear memory and
 //! JavaScript reads them through `Uint8Array` views (offset and length
 //! from [`MultiGetResult::layout`]). `release()` lets go of them at once;
 //! without it, freeing the result (wasm-bindgen's FinalizationRegistry, or
@@ -11,7 +12,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bytes::Bytes;
+use silt_engine::{PinnedResults, PinnedValue};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{BindingError, Code, JsResult};
@@ -29,8 +30,8 @@ pub fn pinned_results() -> usize {
 
 /// Offset (a wasm32 address) and length of each value, two `u32`s per key;
 /// a missing value has length [`ABSENT`].
-pub(crate) fn layout(values: &[Option<Bytes>]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(values.len() * 2);
+pub(crate) fn layout<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> Vec<u32> {
+    let mut out = Vec::new();
     for v in values {
         match v {
             // Addresses fit in u32 on wasm32, the only target JS reads.
@@ -41,14 +42,29 @@ pub(crate) fn layout(values: &[Option<Bytes>]) -> Vec<u32> {
     out
 }
 
-/// The values of one `multiGet`, pinned until released.
+/// What a result pins: the values of a batch, or one value.
+pub(crate) enum Pinned {
+    Many(PinnedResults),
+    One(PinnedValue),
+}
+
+impl Pinned {
+    fn layout(&self) -> Vec<u32> {
+        match self {
+            Pinned::Many(r) => layout(r.iter()),
+            Pinned::One(v) => layout(std::iter::once(Some(v.as_slice()))),
+        }
+    }
+}
+
+/// The values of one `multiGet` (or one `get`), pinned until released.
 #[wasm_bindgen]
 pub struct MultiGetResult {
-    values: Option<Vec<Option<Bytes>>>,
+    values: Option<Pinned>,
 }
 
 impl MultiGetResult {
-    pub(crate) fn new(values: Vec<Option<Bytes>>) -> Self {
+    pub(crate) fn new(values: Pinned) -> Self {
         PINNED_RESULTS.fetch_add(1, Ordering::Relaxed);
         MultiGetResult { values: Some(values) }
     }
@@ -66,7 +82,7 @@ impl MultiGetResult {
     /// Fails with `Released` after [`MultiGetResult::release`].
     pub fn layout(&self) -> JsResult<Vec<u32>> {
         match &self.values {
-            Some(v) => Ok(layout(v)),
+            Some(v) => Ok(v.layout()),
             None => Err(BindingError::new(Code::Released, "this multiGet result was released").into()),
         }
     }
@@ -88,19 +104,41 @@ impl Drop for MultiGetResult {
 mod tests {
     use super::*;
 
+    use std::sync::Arc;
+
+    use silt_engine::fs::MemFs;
+    use silt_engine::{Db, Options, ReadOptions, WriteOptions};
+
     #[test]
     fn layout_gives_two_words_per_key_and_marks_missing_ones() {
-        let values = vec![Some(Bytes::from_static(b"abc")), None, Some(Bytes::new())];
-        let l = layout(&values);
+        let values = [Some(&b"abc"[..]), None, Some(&b""[..])];
+        let l = layout(values.into_iter());
         assert_eq!(l.len(), 6);
         assert_eq!([l[1], l[2], l[3], l[5]], [3, 0, ABSENT, 0]);
     }
 
+    fn db() -> Db {
+        let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+        db.put(&WriteOptions::default(), b"a", b"alpha").unwrap();
+        db
+    }
+
+    #[test]
+    fn a_pinned_batch_lays_out_its_values_in_key_order() {
+        let db = db();
+        let r = db.multi_get(&ReadOptions::default(), &[b"a", b"b", b"a"], true).unwrap();
+        let l = Pinned::Many(r).layout();
+        assert_eq!([l[1], l[3], l[5]], [5, ABSENT, 5]);
+        assert_eq!(l[0], l[4], "the same pinned bytes for the same key");
+    }
+
     #[test]
     fn results_count_as_pinned_until_released_or_dropped() {
+        let db = db();
+        let one = || Pinned::One(db.get_pinned(&ReadOptions::default(), b"a").unwrap().unwrap());
         let before = pinned_results();
-        let mut a = MultiGetResult::new(vec![None]);
-        let b = MultiGetResult::new(vec![]);
+        let mut a = MultiGetResult::new(one());
+        let b = MultiGetResult::new(one());
         assert_eq!(pinned_results(), before + 2);
         a.release();
         a.release();
