@@ -6,7 +6,7 @@ use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
@@ -81,7 +81,7 @@ pub struct MemTable {
     /// (rebuilt when a tombstone was added since).
     range_dels: Mutex<Vec<Tombstone>>,
     range_del_count: AtomicUsize,
-    fragmented: Mutex<Option<(usize, Arc<FragmentedTombstones>)>>,
+    fragmented: RwLock<Option<(usize, Arc<FragmentedTombstones>)>>,
 }
 
 impl MemTable {
@@ -92,7 +92,7 @@ impl MemTable {
             wal_number,
             range_dels: Mutex::new(Vec::new()),
             range_del_count: AtomicUsize::new(0),
-            fragmented: Mutex::new(None),
+            fragmented: RwLock::new(None),
         }
     }
 
@@ -126,12 +126,12 @@ impl MemTable {
         if count == 0 {
             return None;
         }
-        let mut cached = self.fragmented.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((n, f)) = cached.as_ref() {
+        if let Some((n, f)) = self.fragmented.read().unwrap_or_else(|p| p.into_inner()).as_ref() {
             if *n == count {
                 return Some(f.clone());
             }
         }
+        let mut cached = self.fragmented.write().unwrap_or_else(|p| p.into_inner());
         let dels = self.range_dels.lock().unwrap_or_else(|p| p.into_inner());
         let f = Arc::new(FragmentedTombstones::new(&dels));
         *cached = Some((dels.len(), f.clone()));
