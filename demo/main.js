@@ -151,7 +151,9 @@ $('reset').addEventListener('click', async () => {
 });
 
 try {
-  db = await connect('demo');
+  // A reload's previous page may hold the database's lock for a moment
+  // while it is torn down: wait up to five seconds rather than fail.
+  db = await connect('demo', { wait: true, signal: AbortSignal.timeout(5_000) });
   records = await readCount();
   $('opened').textContent =
     records > 0

@@ -12,7 +12,7 @@ const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'modu
 worker.onmessage = async ({ data }) => {
   out.worker = data;
   try {
-    const db = await connect('app-connect');
+    const db = await connect('app-connect', { wait: true, signal: AbortSignal.timeout(5_000) });
     await db.put('k', new TextEncoder().encode('via connect'));
     out.connect = new TextDecoder().decode(await db.get('k'));
     await db.close();

@@ -10,6 +10,10 @@ const dec = new TextDecoder();
 const key = (i) => `key-${String(i).padStart(8, '0')}`;
 const valueOf = (i) => `value-${i}-${'x'.repeat(i % 50)}`;
 const tick = () => new Promise((r) => setTimeout(r, 0));
+// A worker killed by terminate() or a page reload releases its Web Lock
+// shortly after, not at once: scenarios that reopen wait up to 5 s, as an
+// app reopening after such a crash would.
+const reopen = () => ({ wait: true, signal: AbortSignal.timeout(5_000) });
 
 const scenarios = {
   /** Writes, reads back every way, closes, reopens and reads again. */
@@ -47,7 +51,7 @@ const scenarios = {
 
   /** Writes keys [from, to) durably, then closes. */
   async write({ name, from, to }) {
-    const db = await open(name);
+    const db = await open(name, reopen());
     const batch = new WriteBatch();
     for (let i = from; i < to; i++) batch.put(key(i), enc.encode(valueOf(i)));
     db.write(batch, { sync: true });
@@ -57,7 +61,7 @@ const scenarios = {
 
   /** Counts keys [0, n) present with the right value. */
   async verify({ name, n }) {
-    const db = await open(name);
+    const db = await open(name, reopen());
     let good = 0;
     using r = db.multiGet(Array.from({ length: n }, (_, i) => key(i)));
     for (let i = 0; i < n; i++) if (r.text(i) === valueOf(i)) good++;
@@ -72,7 +76,7 @@ const scenarios = {
    * requests, so background work and pool top-ups run.
    */
   async stream({ name }) {
-    const db = await open(name, { writeBufferSize: 64 * 1024 });
+    const db = await open(name, { ...reopen(), writeBufferSize: 64 * 1024 });
     for (let i = 0; ; i++) {
       db.put(key(i), enc.encode(valueOf(i)), { sync: i % 3 === 0 });
       if (i % 3 === 0) postMessage({ progress: { acked: i } });
@@ -82,7 +86,7 @@ const scenarios = {
 
   /** Opens after a crash: every acknowledged key must be there. */
   async afterCrash({ name, acked }) {
-    const db = await open(name);
+    const db = await open(name, reopen());
     const missing = [];
     for (let i = 0; i <= acked; i++) {
       const v = db.getCopy(key(i));
