@@ -45,7 +45,7 @@ pub use sst::format::Compression;
 pub mod bloom {
     pub use crate::sst::filter::{key_hash, BloomFilter, FilterBuilder};
 }
-pub use stats::{StatisticsSnapshot, Ticker};
+pub use stats::{HistogramSummary, StatisticsSnapshot, Ticker};
 
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -58,6 +58,8 @@ pub struct TableJob {
     pub bytes_written: u64,
     /// When the job started (clock micros), for the duration histograms.
     pub started_micros: u64,
+    /// The last step failed creating an output file, before writing to it.
+    create_failed: bool,
     done: bool,
 }
 
@@ -87,8 +89,15 @@ impl TableJob {
             bytes_read: 0,
             bytes_written: 0,
             started_micros: 0,
+            create_failed: false,
             done: false,
         }
+    }
+
+    /// Whether the last step failed only because a new output file could
+    /// not be created: nothing was lost, and the step may be retried.
+    pub fn create_failed(&self) -> bool {
+        self.create_failed
     }
 
     pub fn drops(&self) -> super::resolver::DropCounts {
@@ -101,6 +110,7 @@ impl TableJob {
         if self.done {
             return Ok(true);
         }
+        self.create_failed = false;
         if !self.started {
             self.source.seek_to_first();
             self.started = true;
@@ -108,6 +118,7 @@ impl TableJob {
         let mut work = 0u64;
         while self.source.valid() {
             if work >= budget {
+                self.bytes_read += work;
                 return Ok(false);
             }
             let mut k = std::mem::take(&mut self.key_buf);
@@ -115,7 +126,10 @@ impl TableJob {
             k.extend_from_slice(self.source.key());
             let p = key::parse(&k).ok_or_else(|| Error::corruption("compaction input", 0, "malformed internal key"))?;
             if p.user_key != self.group_key.as_slice() && !self.group.is_empty() {
-                self.write_group(env)?;
+                if let Err(e) = self.write_group(env) {
+                    self.bytes_read += work;
+                    return Err(e);
+                }
             }
             if self.group.is_empty() {
                 self.group_key.clear();
@@ -145,10 +159,13 @@ impl TableJob {
         self.tombstones.fragments().iter().any(|f| lo.is_none_or(|lo| f.end.as_slice() > lo))
     }
 
+    /// Starts a new output file. If the file cannot be created (no space,
+    /// an exhausted file pool) nothing was written: the job stays as it was
+    /// and the step can be retried ([`TableJob::create_failed`]).
     fn open_output(&mut self, env: &mut JobEnv) -> Result<()> {
         let number = (env.new_file)();
         self.allocated.push(number);
-        let file = env.fs.open(&table_path(env.dir, number), true)?;
+        let file = env.fs.open(&table_path(env.dir, number), true).inspect_err(|_| self.create_failed = true)?;
         file.truncate(0)?;
         let builder = TableBuilder::new(file.clone(), self.table_options.clone());
         self.current = Some(Output { number, file, builder });
@@ -159,8 +176,8 @@ impl TableJob {
     fn write_group(&mut self, env: &mut JobEnv) -> Result<()> {
         self.resolved.clear();
         self.resolver.resolve(&self.group_key, &self.group, &mut self.resolved)?;
-        self.group.clear();
         if self.resolved.is_empty() {
+            self.group.clear();
             return Ok(());
         }
         if self.current.as_ref().is_some_and(|o| o.builder.file_size() >= self.target_file_size) {
@@ -169,8 +186,11 @@ impl TableJob {
             self.clip_lo = Some(split);
         }
         if self.current.is_none() {
+            // The group stays buffered until its output exists, so a failed
+            // create can be retried without losing it.
             self.open_output(env)?;
         }
+        self.group.clear();
         let Some(out) = self.current.as_mut() else { return Ok(()) };
         let mut ikey = Vec::with_capacity(self.group_key.len() + key::TAG_LEN);
         for v in &self.resolved {

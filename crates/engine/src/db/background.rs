@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{lock, Db, DbInner, DbState, Progress};
+use super::{lock, Db, DbInner, DbState, ManualCompaction, Progress};
 use crate::compaction::job::{JobEnv, TableJob};
 use crate::compaction::picker::{self, Choice, CompactionSpec};
 use crate::compaction::resolver::KeyResolver;
@@ -31,7 +31,13 @@ impl Db {
         Ok(p)
     }
 
-    /// One step of whatever background work is most urgent.
+    /// One step of whatever background work is most urgent: flushes, the
+    /// running compaction, a requested manual compaction, then what the
+    /// picker chooses.
+    ///
+    /// Files a step may create: a flush or compaction step writes at most
+    /// one output file per `target_file_size_base` bytes of its budget, plus
+    /// one (finishing an output and starting the next).
     pub(super) fn background_step(&self, st: &mut DbState, budget: usize) -> Result<Progress> {
         let auto = !self.inner.options.disable_auto_compactions;
         let did_work = if !st.imm.is_empty() {
@@ -40,6 +46,9 @@ impl Db {
         } else if st.compaction.is_some() {
             self.compaction_step(st, budget)?;
             true
+        } else if st.manual.is_some() {
+            self.manual_step(st, budget)?;
+            true
         } else if auto {
             self.pick_compaction(st, budget)?
         } else {
@@ -47,6 +56,7 @@ impl Db {
         };
         let work_left = !st.imm.is_empty()
             || st.compaction.is_some()
+            || st.manual.is_some()
             || (auto
                 && !matches!(
                     picker::choose(st.versions.current_ref(), &self.inner.options.picker_options(), &st.cursors),
@@ -76,9 +86,16 @@ impl Db {
     /// Starts (if needed) and advances the flush of the oldest immutable
     /// memtable. On failure the database stops taking writes (`bg_error`);
     /// partial files are orphans the next open deletes.
+    ///
+    /// A failure to *create* an output file (no space, an exhausted OPFS
+    /// pool) wrote nothing: the job stays queued, the error is returned, and
+    /// a later step retries.
     pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
         let r = self.flush_step_inner(st, budget);
         if let Err(e) = &r {
+            if st.flush.as_ref().is_some_and(|j| j.create_failed()) {
+                return r;
+            }
             st.bg_error = Some(e.clone());
             st.flush = None;
         }
@@ -103,7 +120,14 @@ impl Db {
                 job
             }
         };
-        if !self.step_job(st, &mut job, budget)? {
+        let done = match self.step_job(st, &mut job, budget) {
+            Ok(done) => done,
+            Err(e) => {
+                st.flush = Some(job);
+                return Err(e);
+            }
+        };
+        if !done {
             st.flush = Some(job);
             return Ok(());
         }
@@ -203,6 +227,11 @@ impl Db {
     pub(super) fn compaction_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
         let Some((spec, mut job)) = st.compaction.take() else { return Ok(()) };
         match self.step_job(st, &mut job, budget) {
+            Err(e) if job.create_failed() => {
+                // Nothing written: keep the job for a later step.
+                st.compaction = Some((spec, job));
+                Err(e)
+            }
             Err(e) => {
                 st.bg_error = Some(e.clone());
                 Err(e)
@@ -266,7 +295,7 @@ impl Db {
     /// last level, rewriting every table file that holds such keys: after
     /// it, deleted and overwritten data in the range takes no space (unless a
     /// snapshot still needs it). Flushes the memtables first; runs to
-    /// completion.
+    /// completion. [`Db::start_compact_range`] does the same in steps.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.check_open()?;
         let mut st = lock(&self.inner.state);
@@ -274,30 +303,58 @@ impl Db {
         while st.compaction.is_some() {
             self.compaction_step(&mut st, usize::MAX)?;
         }
+        st.manual = Some(ManualCompaction { begin: begin.map(<[u8]>::to_vec), end: end.map(<[u8]>::to_vec), level: 0 });
+        while st.manual.is_some() || st.compaction.is_some() {
+            self.background_step(&mut st, usize::MAX)?;
+        }
+        self.inner.delete_obsolete_files(&mut st);
+        Ok(())
+    }
+
+    /// Starts a `compact_range` that `do_background_work` carries out in
+    /// budgeted steps (the active memtable is switched out now and flushed
+    /// first), so that an embedder with one thread stays responsive.
+    /// `Progress::work_left` stays true until it is done.
+    pub fn start_compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.check_open()?;
+        let mut st = lock(&self.inner.state);
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        if !st.mem.is_empty() {
+            self.switch_memtable(&mut st)?;
+        }
+        st.manual = Some(ManualCompaction { begin: begin.map(<[u8]>::to_vec), end: end.map(<[u8]>::to_vec), level: 0 });
+        Ok(())
+    }
+
+    /// Advances the manual compaction: starts the next compaction of its
+    /// range, level by level down to the last level (rewritten in place,
+    /// once), and runs its first step.
+    fn manual_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
         let last = NUM_LEVELS - 1;
-        for level in 0..=last {
-            // Each pass moves the range's files one level down; the last level
-            // is rewritten once, in place.
-            loop {
-                let v = st.versions.current_ref().clone();
-                match picker::manual(&v, &self.inner.options.picker_options(), level, begin, end) {
-                    Choice::DoNothing => break,
-                    Choice::Move { .. } => {
-                        return Err(Error::NotSupported("manual compaction never moves files".into()));
-                    }
-                    Choice::Merge(spec) => {
-                        self.start_compaction(&mut st, spec)?;
-                        while st.compaction.is_some() {
-                            self.compaction_step(&mut st, usize::MAX)?;
-                        }
-                    }
+        while let Some(m) = st.manual.as_mut() {
+            if m.level > last {
+                st.manual = None;
+                break;
+            }
+            let v = st.versions.current_ref().clone();
+            let choice =
+                picker::manual(&v, &self.inner.options.picker_options(), m.level, m.begin.as_deref(), m.end.as_deref());
+            match choice {
+                Choice::DoNothing => m.level += 1,
+                Choice::Move { .. } => {
+                    return Err(Error::NotSupported("manual compaction never moves files".into()));
                 }
-                if level == last {
-                    break;
+                Choice::Merge(spec) => {
+                    if m.level == last {
+                        m.level += 1; // the last level is rewritten once
+                    }
+                    self.start_compaction(st, spec)?;
+                    return self.compaction_step(st, budget);
                 }
             }
         }
-        self.inner.delete_obsolete_files(&mut st);
         Ok(())
     }
 }

@@ -116,6 +116,8 @@ struct DbState {
     /// The flush of `imm[0]`, once started.
     flush: Option<TableJob>,
     compaction: Option<(CompactionSpec, TableJob)>,
+    /// A `compact_range` in progress, advanced by background steps.
+    manual: Option<ManualCompaction>,
     /// Per level, the largest key of the file last compacted out of it.
     cursors: [Vec<u8>; NUM_LEVELS],
     /// A failed WAL, manifest or table write stops all writes until reopen:
@@ -123,6 +125,13 @@ struct DbState {
     bg_error: Option<Error>,
     /// Table files being written, not yet in any version.
     pending_outputs: HashSet<u64>,
+}
+
+/// A manual compaction of `[begin, end]`, working down from `level`.
+struct ManualCompaction {
+    begin: Option<Vec<u8>>,
+    end: Option<Vec<u8>>,
+    level: usize,
 }
 
 struct DbInner {
@@ -379,6 +388,12 @@ impl Db {
         Ok(report)
     }
 
+    /// The number of table files of the current version.
+    pub fn table_file_count(&self) -> usize {
+        let (sv, _) = self.read_view(None);
+        sv.version.levels.iter().map(Vec::len).sum()
+    }
+
     /// Every ticker and histogram (RocksDB's names where it has them).
     pub fn statistics(&self) -> StatisticsSnapshot {
         self.inner.stats.snapshot()
@@ -391,7 +406,7 @@ impl Db {
         let cache = inner.tables.cache.stats();
         let (pending, live_table_bytes) = {
             let mut st = lock(&inner.state);
-            (!st.imm.is_empty() || st.compaction.is_some(), st.versions.live_file_bytes())
+            (!st.imm.is_empty() || st.compaction.is_some() || st.manual.is_some(), st.versions.live_file_bytes())
         };
         let all_memtable_bytes = {
             let mut all = lock(&inner.memtables);

@@ -168,6 +168,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         versions,
         flush: None,
         compaction: None,
+        manual: None,
         cursors: Default::default(),
         bg_error: None,
         pending_outputs: HashSet::new(),

@@ -282,3 +282,80 @@ fn statistics_count_reads_filters_and_cache() {
     assert!(s.ticker("rocksdb.block.cache.hit") + s.ticker("rocksdb.block.cache.miss") >= 1500, "{s}");
     assert!(s.to_string().contains("rocksdb.bloom.filter.useful COUNT : "));
 }
+
+#[test]
+fn a_failed_output_create_is_retried_not_fatal() {
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let options = Options { write_buffer_size: 64 << 10, max_write_buffer_number: 3, ..Options::default() };
+    let db = Db::open(Arc::new(fault.clone()), "db", options).unwrap();
+    for i in 0..1500u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[7; 64]).unwrap();
+    }
+    assert!(db.properties().immutable_memtables >= 1);
+    fault.fail_creates(true);
+    // The flush cannot create its table: the step fails, nothing is lost,
+    // and the database keeps taking writes and reads.
+    assert!(matches!(db.do_background_work(8), Err(Error::QuotaExceeded { .. })));
+    assert!(matches!(db.do_background_work(8), Err(Error::QuotaExceeded { .. })));
+    db.put(&W, b"during", b"the outage").unwrap();
+    assert_eq!(db.get(&r(), b"key000010").unwrap(), Some(vec![7; 64]));
+    fault.fail_creates(false);
+    while db.do_background_work(8).unwrap().work_left {}
+    db.put(&W, b"after", b"recovery").unwrap();
+    db.flush().unwrap();
+    for i in (0..1500u32).step_by(50) {
+        assert_eq!(db.get(&r(), format!("key{i:06}").as_bytes()).unwrap(), Some(vec![7; 64]), "key {i}");
+    }
+    assert_eq!(db.get(&r(), b"during").unwrap().as_deref(), Some(&b"the outage"[..]));
+    assert!(db.properties().files_per_level.iter().sum::<u64>() >= 1);
+}
+
+#[test]
+fn a_compaction_that_cannot_create_its_output_is_retried() {
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fault.clone()), "db", small_options()).unwrap();
+    for i in 0..3000u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[3; 64]).unwrap();
+    }
+    db.flush().unwrap();
+    fault.fail_creates(true);
+    assert!(db.compact_range(None, None).is_err());
+    fault.fail_creates(false);
+    db.compact_range(None, None).unwrap();
+    let p = db.properties();
+    assert_eq!(p.files_per_level[..6].iter().sum::<u64>(), 0, "{p:?}");
+    assert_eq!(db.get(&r(), b"key002999").unwrap(), Some(vec![3; 64]));
+}
+
+#[test]
+fn start_compact_range_runs_in_budgeted_steps() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    for i in 0..6000u32 {
+        db.put(&W, format!("key{i:06}").as_bytes(), &[(i % 251) as u8; 100]).unwrap();
+    }
+    while db.do_background_work(64).unwrap().work_left {}
+    db.delete_range(&W, b"key001000", b"key005000").unwrap();
+    db.start_compact_range(None, None).unwrap();
+    let mut steps = 0;
+    while db.do_background_work(2).unwrap().work_left {
+        steps += 1;
+        // Reads are served between steps.
+        assert_eq!(db.get(&r(), b"key000007").unwrap(), Some(vec![7; 100]));
+        assert_eq!(db.get(&r(), b"key002000").unwrap(), None);
+    }
+    assert!(steps >= 5, "only {steps} steps: not budgeted");
+    let p = db.properties();
+    assert_eq!(p.files_per_level[..6].iter().sum::<u64>(), 0, "everything in the last level: {p:?}");
+    assert_eq!(db.table_file_count() as u64, p.files_per_level[6]);
+    let s = db.statistics();
+    assert!(s.ticker("rocksdb.compaction.key.drop.range_del") >= 4000, "{s}");
+    let mut it = db.iter(&r()).unwrap();
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    assert_eq!(n, 2000);
+}

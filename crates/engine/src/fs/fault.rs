@@ -39,6 +39,9 @@ struct State {
     ops: u64,
     /// Bytes allowed in all files together; past it writes fail with QuotaExceeded.
     quota: Option<u64>,
+    /// Creating new files fails (as an exhausted OPFS pool or a full disk
+    /// would), while writes to existing files go on.
+    fail_creates: bool,
 }
 
 /// A file system wrapper that can simulate crashes and failing I/O.
@@ -63,6 +66,11 @@ impl FaultFs {
     /// `None` disarms.
     pub fn fail_after(&self, n: Option<u64>) {
         self.state().countdown = n;
+    }
+
+    /// Makes the creation of new files fail (`QuotaExceeded`) while set.
+    pub fn fail_creates(&self, fail: bool) {
+        self.state().fail_creates = fail;
     }
 
     /// Mutating calls made so far (to enumerate crash points).
@@ -187,6 +195,12 @@ impl Fs for FaultFs {
     fn open(&self, path: &str, create: bool) -> Result<Arc<dyn File>> {
         let existed = self.inner.exists(path)?;
         if !existed && create {
+            if self.state().fail_creates {
+                return Err(Error::QuotaExceeded {
+                    file: path.to_string(),
+                    message: "creating files is failing (injected)".into(),
+                });
+            }
             self.tick(path, "create")?;
         }
         let file = self.inner.open(path, create)?;
