@@ -66,7 +66,7 @@ const fp = (r) => {
 };
 const names = Object.keys(cell).filter((k) => k.startsWith(`${engines[0]}|`)).map((k) => k.split('|')[1]);
 const date = new Date().toISOString();
-const machine = `${os.cpus()[0]?.model ?? os.arch()}, ${os.cpus().length} cpus, ${os.totalmem() >> 30} GiB, ${os.platform()}`;
+const machine = `${os.cpus()[0]?.model ?? os.arch()}, ${os.cpus().length} cpus, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()}`;
 let md = `# Native benchmarks (silt-bench)\n\n${num.toLocaleString('en')} keys of 16 bytes, values of 100 bytes; LZ4; bloom 10 bits/key; ` +
   `1 GiB block cache (everything cached after a warm-up read); db_bench's default sizes (64 MiB write buffer and target file, 256 MiB level base); ` +
   `WAL on, no sync; one thread (readwhilewriting: one reader, one writer). Files on /tmp.\n\nMachine: ${machine}. Date: ${date}.\n\n` +

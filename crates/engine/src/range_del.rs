@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::format::key::SequenceNumber;
+use crate::format::key::{bytewise, SequenceNumber};
 
 /// One tombstone as written: deletes `[start, end)` as of `seq`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,8 +87,8 @@ impl FragmentedTombstones {
 
     /// The fragment covering `key`, if any.
     pub fn fragment_at(&self, key: &[u8]) -> Option<&Fragment> {
-        let i = self.frags.partition_point(|f| f.end.as_slice() <= key);
-        self.frags.get(i).filter(|f| f.start.as_slice() <= key)
+        let i = self.frags.partition_point(|f| bytewise(&f.end, key).is_le());
+        self.frags.get(i).filter(|f| bytewise(&f.start, key).is_le())
     }
 
     /// The highest sequence number <= `read_seq` of a tombstone covering

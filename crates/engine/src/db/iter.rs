@@ -155,10 +155,12 @@ impl DbIterator {
     /// rebuild on it (same snapshot) and return to the current key in the
     /// current direction. A cheap atomic compare when nothing changed.
     fn maybe_refresh(&mut self) {
-        if !self.auto_refresh || self.err.is_some() || self.iter.status().is_err() {
+        if !self.auto_refresh || self.db.sv_number.load(std::sync::atomic::Ordering::Acquire) == self.sv.number {
             return;
         }
-        if self.db.sv_number.load(std::sync::atomic::Ordering::Acquire) == self.sv.number {
+        // Only while the status is OK (the children's status is checked
+        // only now, when a refresh is due: it is not free).
+        if self.err.is_some() || self.iter.status().is_err() {
             return;
         }
         let position = self.valid.then(|| (self.key().to_vec(), self.direction));
