@@ -63,6 +63,7 @@ function playwright(text) {
 }
 
 add('cargo test', cargo(read('cargo.log')));
+add('cargo test (wasm32-wasip1)', cargo(read('cargo-wasm.log')));
 add('vitest', vitest(read('vitest.json')));
 add('playwright', playwright(read('playwright.json')));
 

@@ -42,6 +42,15 @@ cargo_tests() {
   # --no-fail-fast: one failing test binary does not hide the others' results.
   timeout -k 30 "$CARGO_TEST_TIMEOUT" cargo test --workspace --no-fail-fast 2>&1 | tee "$results/cargo.log"
 }
+wasm_engine_tests() {
+  # The engine's unit tests as WebAssembly with SIMD128, run by Node's WASI
+  # (the same V8 as Chromium): covers the SIMD bloom probe against the scalar
+  # one, and everything else on wasm32.
+  RUSTFLAGS="-C target-feature=+simd128" CARGO_TARGET_DIR="$PWD/target/wasi" \
+    CARGO_TARGET_WASM32_WASIP1_RUNNER="node $PWD/scripts/wasi-run.mjs" \
+    timeout -k 30 "$CARGO_TEST_TIMEOUT" cargo test --target wasm32-wasip1 -p silt-engine --lib -- --test-threads=1 \
+    2>&1 | tee "$results/cargo-wasm.log"
+}
 vitest_tests() {
   (cd js && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install vitest run \
     --reporter=default --reporter=json --outputFile.json="../$results/vitest.json")
@@ -53,6 +62,7 @@ playwright_tests() {
 
 suite "typecheck (tsc, test code)" typecheck
 suite "cargo test --workspace (native)" cargo_tests
+suite "cargo test silt-engine as WebAssembly (wasm32-wasip1, SIMD128, Node)" wasm_engine_tests
 suite "vitest (js, Node, real wasm build)" vitest_tests
 suite "playwright (Chromium)" playwright_tests
 

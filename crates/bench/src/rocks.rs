@@ -141,7 +141,11 @@ impl BenchDb for Rocks {
     fn shape(&self) -> String {
         (0..7)
             .map(|l| {
-                self.db.property_value(format!("rocksdb.num-files-at-level{l}").as_str()).ok().flatten().unwrap_or_default()
+                self.db
+                    .property_value(format!("rocksdb.num-files-at-level{l}").as_str())
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default()
             })
             .collect::<Vec<_>>()
             .join(",")
