@@ -30,10 +30,15 @@ pub struct Fragment {
     pub seqs: Vec<SequenceNumber>,
 }
 
-/// Non-overlapping fragments sorted by start key.
+/// Non-overlapping fragments sorted by start key, with the fragments' end
+/// keys also laid out in one contiguous buffer: a lookup binary-searches
+/// memory it can prefetch rather than chasing one allocation per fragment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FragmentedTombstones {
     frags: Vec<Fragment>,
+    ends: Vec<u8>,
+    /// `ends[end_at[i]..end_at[i + 1]]` is fragment i's end key.
+    end_at: Vec<u32>,
 }
 
 impl FragmentedTombstones {
@@ -74,7 +79,7 @@ impl FragmentedTombstones {
             }
             frags.push(Fragment { start: points[i].to_vec(), end: points[i + 1].to_vec(), seqs: s });
         }
-        FragmentedTombstones { frags }
+        Self::from_fragments(frags)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -87,8 +92,33 @@ impl FragmentedTombstones {
 
     /// The fragment covering `key`, if any.
     pub fn fragment_at(&self, key: &[u8]) -> Option<&Fragment> {
-        let i = self.frags.partition_point(|f| bytewise(&f.end, key).is_le());
-        self.frags.get(i).filter(|f| bytewise(&f.start, key).is_le())
+        let n = self.frags.len();
+        if n == 0 {
+            return None;
+        }
+        let end = |i: usize| &self.ends[self.end_at[i] as usize..self.end_at[i + 1] as usize];
+        // First fragment whose end is after the key.
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if bytewise(end(mid), key).is_le() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.frags.get(lo).filter(|f| bytewise(&f.start, key).is_le())
+    }
+
+    fn from_fragments(frags: Vec<Fragment>) -> Self {
+        let mut ends = Vec::new();
+        let mut end_at = Vec::with_capacity(frags.len() + 1);
+        end_at.push(0);
+        for f in &frags {
+            ends.extend_from_slice(&f.end);
+            end_at.push(ends.len() as u32);
+        }
+        FragmentedTombstones { frags, ends, end_at }
     }
 
     /// The highest sequence number <= `read_seq` of a tombstone covering
@@ -122,7 +152,7 @@ impl FragmentedTombstones {
                 (!seqs.is_empty()).then(|| Fragment { start: f.start.clone(), end: f.end.clone(), seqs })
             })
             .collect();
-        FragmentedTombstones { frags }
+        Self::from_fragments(frags)
     }
 }
 
