@@ -51,7 +51,7 @@ const machine = `${os.cpus()[0]?.model ?? os.arch()}, ${os.cpus().length} cpus, 
 let md = `# Iterators that refresh while keeping their snapshot\n\n## seekrandom with one explicit snapshot\n\n` +
   `${num.toLocaleString('en')} keys (16-byte keys, 100-byte values, LZ4, all cached after a warm-up read); every scan reads at one snapshot taken once ` +
   `(\`--explicit-snapshot 1\`), as the seed's benchmark did; with and without \`--auto-refresh-iterator-with-snapshot\`. ` +
-  `Median of ${reps} alternating runs of each, about 20 million entries read per run. Nothing writes during the scans, so no refresh happens: ` +
+  `Median of ${reps} alternating runs of each, about 20 million entries read per run. Nothing writes during the scans and background work is finished before timing, so no refresh happens: ` +
   `this measures what the check costs (one atomic load per step).\n\nMachine: ${machine}. Date: ${date}.\n\n` +
   `Reproduce: \`cargo build --release -p silt-bench && node scripts/bench-iterators.mjs --num ${num} --reps ${reps}\`\n\n` +
   `| seek_nexts | µs/seek, off | µs/seek, auto refresh | on / off |\n|---:|---:|---:|---:|\n`;

@@ -434,6 +434,12 @@ fn main() {
         );
         println!("------------------------------------------------");
     }
+    // Background work left from opening (a recovered memtable to flush,
+    // compactions due) is finished before anything is timed.
+    if let Err(e) = db.settle() {
+        eprintln!("silt-bench: settling after open: {e}");
+        std::process::exit(1);
+    }
     if f.warm_cache {
         if let Err(e) = db.scan(u64::MAX) {
             eprintln!("silt-bench: warming the cache: {e}");
