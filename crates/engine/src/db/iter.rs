@@ -154,6 +154,16 @@ impl DbIterator {
     /// With auto refresh on: if the database has a newer SuperVersion,
     /// rebuild on it (same snapshot) and return to the current key in the
     /// current direction. A cheap atomic compare when nothing changed.
+    /// After the database is closed every positioning call fails with
+    /// `Closed` (its files may be gone with it).
+    fn closed(&mut self) -> bool {
+        if self.db.closed.load(std::sync::atomic::Ordering::Acquire) {
+            self.fail(Error::Closed(format!("database {} is closed", self.db.dir)));
+            return true;
+        }
+        false
+    }
+
     fn maybe_refresh(&mut self) {
         if !self.auto_refresh || self.db.sv_number.load(std::sync::atomic::Ordering::Acquire) == self.sv.number {
             return;
@@ -381,6 +391,9 @@ impl DbIterator {
 
     /// Positions at the first key >= `target` (and >= the lower bound).
     pub fn seek(&mut self, target: &[u8]) {
+        if self.closed() {
+            return;
+        }
         self.maybe_refresh();
         self.seek_inner(target);
     }
@@ -400,6 +413,9 @@ impl DbIterator {
 
     /// Positions at the last key <= `target` (and < the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.closed() {
+            return;
+        }
         self.maybe_refresh();
         self.seek_for_prev_inner(target);
     }
@@ -417,6 +433,9 @@ impl DbIterator {
     }
 
     pub fn seek_to_first(&mut self) {
+        if self.closed() {
+            return;
+        }
         self.maybe_refresh();
         match self.lower.clone() {
             Some(l) => self.seek_inner(&l),
@@ -432,6 +451,9 @@ impl DbIterator {
     }
 
     pub fn seek_to_last(&mut self) {
+        if self.closed() {
+            return;
+        }
         self.maybe_refresh();
         self.seek_to_last_inner();
     }
@@ -450,7 +472,7 @@ impl DbIterator {
 
     /// Moves to the next key. REQUIRES: `valid()`.
     pub fn next(&mut self) {
-        if !self.valid {
+        if !self.valid || self.closed() {
             return;
         }
         self.counts[1] += 1;
@@ -482,7 +504,7 @@ impl DbIterator {
 
     /// Moves to the previous key. REQUIRES: `valid()`.
     pub fn prev(&mut self) {
-        if !self.valid {
+        if !self.valid || self.closed() {
             return;
         }
         self.counts[2] += 1;

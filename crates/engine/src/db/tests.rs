@@ -359,3 +359,21 @@ fn start_compact_range_runs_in_budgeted_steps() {
     }
     assert_eq!(n, 2000);
 }
+
+#[test]
+fn an_iterator_that_outlives_close_fails_cleanly() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    db.put(&W, b"a", b"1").unwrap();
+    db.put(&W, b"b", b"2").unwrap();
+    let mut it = db.iter(&r()).unwrap();
+    it.seek_to_first();
+    assert_eq!(it.key(), b"a");
+    db.close().unwrap();
+    it.next();
+    assert!(!it.valid());
+    assert!(matches!(it.status(), Err(Error::Closed(_))));
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert_eq!(it.status().unwrap_err().code(), "Closed");
+}
