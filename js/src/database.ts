@@ -5,8 +5,9 @@
 
 import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { WriteBatch } from './batch.js';
-import { keyBytes, packKeys, valueBytes, type Key } from './bytes.js';
+import { keyBytes, valueBytes, type Key } from './bytes.js';
 import { fromWasm, SiltError } from './errors.js';
+import { Exchange } from './exchange.js';
 import { bounds, checkBatchSize, Iterator, type IteratorOptions } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
@@ -30,6 +31,18 @@ export interface ReadOptions {
   snapshot?: Snapshot;
 }
 
+/** Options of one `multiGet`. */
+export interface MultiGetOptions extends ReadOptions {
+  /**
+   * Use the engine's batched MultiGet (default true): keys grouped by the
+   * table file that may hold them, each file searched once for its group,
+   * its filter probed for the group at once. With false each key is looked
+   * up on its own, as `get` does, still at one point in time and with one
+   * call into wasm (for comparing the two, as RocksDB's benchmark does).
+   */
+  batched?: boolean;
+}
+
 /** What `statistics()` returns. */
 export interface Statistics {
   name: string;
@@ -44,6 +57,8 @@ export interface Statistics {
     filesPerLevel: number[];
     bytesPerLevel: number[];
     tableBytes: number;
+    /** Bytes of blocks and memtable entries pinned by results of `get` / `multiGet`. */
+    pinnedBytes: number;
     blockCacheUsage: number;
     blockCacheCapacity: number;
     liveSnapshots: number;
@@ -142,6 +157,7 @@ export class Database implements Disposable {
   #pump: BackgroundPump;
   #onClose: () => void;
   #liveIterators = new Set<Iterator>();
+  #exchange: Exchange;
 
   /** @internal Use `open()` or `openMemory()`. */
   constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, onClose: () => void) {
@@ -151,6 +167,7 @@ export class Database implements Disposable {
     this.#sync = sync;
     this.#onClose = onClose;
     this.#pump = new BackgroundPump(inner, keeper);
+    this.#exchange = new Exchange(inner);
   }
 
   /** The name the database was opened with. */
@@ -235,8 +252,8 @@ export class Database implements Disposable {
   get(key: Key, options?: ReadOptions): PinnedValue | undefined {
     const k = keyBytes(key);
     const snapshot = this.#snapshotOf(options);
-    const inner = this.#call(() => this.#inner.get(k, snapshot));
-    return inner === undefined ? undefined : PinnedValue.wrap(inner);
+    const answer = this.#exchange.get(k, snapshot);
+    return answer === undefined ? undefined : PinnedValue.wrap(this.#exchange, answer);
   }
 
   /** A copy of the value of `key` that belongs to the caller, or `undefined`. */
@@ -248,14 +265,15 @@ export class Database implements Disposable {
 
   /**
    * The values of many keys, read at one point in time and pinned together:
-   * keys cross into wasm in one buffer, and offsets and lengths come back
-   * in one array. `result.get(i)` is a view (no copy) of the value of
-   * `keys[i]`. Release the result (or `using`) when done.
+   * the keys are written into wasm memory and read with one call into wasm,
+   * and `result.get(i)` is a view (no copy) of the value of `keys[i]`.
+   * Release the result (or `using`) when done.
    */
-  multiGet(keys: Key[], options?: ReadOptions): MultiGetResult {
-    const { buf, lens } = packKeys(keys);
+  multiGet(keys: Key[], options?: MultiGetOptions): MultiGetResult {
     const snapshot = this.#snapshotOf(options);
-    return MultiGetResult.wrap(this.#call(() => this.#inner.multiGet(buf, lens, snapshot)));
+    const batched = options?.batched ?? true;
+    if (typeof batched !== 'boolean') throw new SiltError('InvalidArgument', 'batched must be a boolean');
+    return MultiGetResult.wrap(this.#exchange, this.#exchange.multiGet(keys, snapshot, batched));
   }
 
   /** A snapshot of the current state; release it when done. */
@@ -306,6 +324,7 @@ export class Database implements Disposable {
 
   /** Counters and gauges: engine, block cache, bloom filters, pool, memory. */
   statistics(): Statistics {
+    this.#exchange.flush(); // released results count as released
     const s = this.#call(() => this.#inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
     const lastError = this.#pump.lastError ?? this.#keeper?.lastError;
     return {
@@ -343,7 +362,8 @@ export class Database implements Disposable {
 
   /**
    * Closes the database: syncs its log, releases open iterators and
-   * snapshots, closes its OPFS files and releases its Web Lock. Closing
+   * snapshots, closes its OPFS files and releases its Web Lock. Results of
+   * `get` / `multiGet` stay readable until released. Closing
    * twice does nothing. If the engine reports an error while closing, the
    * database is closed anyway and the error is thrown.
    */
@@ -351,6 +371,7 @@ export class Database implements Disposable {
     if (this.closed) return;
     this.#pump.stop();
     for (const it of this.#liveIterators) it.release();
+    this.#exchange.flush();
     try {
       this.#inner.close();
     } catch (e) {

@@ -23,7 +23,7 @@ import { loadWasm } from './wasm.js';
 
 export { open, openMemory, removeDatabase, type OpenOptions } from './open.js';
 export { connect, RemoteDatabase, RemoteSnapshot, type ConnectOptions, type RemoteIteratorOptions, type RemoteReadOptions } from './client.js';
-export { Database, type ReadOptions, type WriteOptions, type Statistics } from './database.js';
+export { Database, type MultiGetOptions, type ReadOptions, type WriteOptions, type Statistics } from './database.js';
 export { WriteBatch } from './batch.js';
 export { Iterator, type IteratorOptions, type Entry } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';
@@ -31,6 +31,7 @@ export { Snapshot } from './snapshot.js';
 export type { Key } from './bytes.js';
 export { SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';
 export { configureMemory, memoryMode, type MemoryMode } from './wasm.js';
+export { boundaryCounters, enableBoundaryCounters, type BoundaryCounters } from './counters.js';
 
 /**
  * Whether the loaded WebAssembly module was built with SIMD128 (used by the

@@ -17,16 +17,18 @@
  * `Blob`, `crypto.subtle`): hand them `copy()`, or use `text()`.
  */
 
-import type { MultiGetResult as WasmResult } from '../pkg/silt_wasm.js';
+import { countCopied } from './counters.js';
 import { SiltError } from './errors.js';
+import { ABSENT, type BatchAnswer, type Exchange, type ValueAnswer } from './exchange.js';
 import { memoryBuffer } from './wasm.js';
 
 /** Results freed by the safety net rather than by `release()`. */
 let collected = 0;
 
-const safetyNet = new FinalizationRegistry<WasmResult>((inner) => {
+const safetyNet = new FinalizationRegistry<{ exchange: Exchange; handle: number }>(({ exchange, handle }) => {
   collected++;
-  inner.free();
+  exchange.release(handle);
+  exchange.flush();
 });
 
 /** How many results were released by garbage collection, not by code. */
@@ -34,60 +36,96 @@ export function collectedResults(): number {
   return collected;
 }
 
-const ABSENT = 0xffff_ffff;
 const utf8 = new TextDecoder();
 
-/** UTF-8 text of a view; copies first, as TextDecoder refuses resizable buffers. */
+/**
+ * UTF-8 text of a view (its bytes leave wasm memory: counted as copied);
+ * copies first, as TextDecoder refuses resizable buffers.
+ */
 function decode(view: Uint8Array): string {
+  countCopied(view.length);
   return utf8.decode(view.buffer instanceof ArrayBuffer && view.buffer.resizable ? view.slice() : view);
 }
 
-class Pinned {
-  #inner: WasmResult | undefined;
-  readonly #layout: Uint32Array;
-  #buffer: ArrayBuffer | undefined;
-  #views: (Uint8Array | undefined)[] = [];
+/** A copy of a view, counted as bytes copied out of wasm memory. */
+function copyOf(view: Uint8Array): Uint8Array {
+  countCopied(view.length);
+  return view.slice();
+}
 
-  protected constructor(inner: WasmResult) {
-    this.#inner = inner;
-    this.#layout = inner.layout(); // offsets and lengths: one crossing
-    safetyNet.register(this, inner, this);
+class Pinned {
+  #exchange: Exchange | undefined;
+  readonly #handle: number;
+  readonly #count: number;
+  /**
+   * A batch: where its layout (offset and length of each value) is in wasm
+   * memory. One value: its offset and length.
+   */
+  readonly #at: number;
+  readonly #length: number;
+  /** A view of the layout (a batch), made on first access. */
+  #layout: Uint32Array | undefined;
+  #buffer: ArrayBuffer | undefined;
+  #views: (Uint8Array | undefined)[] | undefined;
+
+  protected constructor(exchange: Exchange, answer: ValueAnswer | BatchAnswer) {
+    this.#exchange = exchange;
+    this.#handle = answer.handle;
+    if ('layoutOffset' in answer) {
+      this.#count = answer.count;
+      this.#at = answer.layoutOffset;
+      this.#length = -1;
+    } else {
+      this.#count = 1;
+      this.#at = answer.offset;
+      this.#length = answer.length;
+    }
+    safetyNet.register(this, { exchange, handle: answer.handle }, this);
   }
 
   protected get count(): number {
-    return this.#layout.length / 2;
+    return this.#count;
   }
 
   protected view(i: number): Uint8Array | undefined {
-    if (this.#inner === undefined) throw new SiltError('Released', 'this result was released; its views are no longer valid');
-    if (!Number.isInteger(i) || i < 0 || i >= this.count) {
-      throw new SiltError('InvalidArgument', `index ${String(i)} is out of range 0..${this.count - 1}`);
+    if (this.#exchange === undefined) throw new SiltError('Released', 'this result was released; its views are no longer valid');
+    if (!Number.isInteger(i) || i < 0 || i >= this.#count) {
+      throw new SiltError('InvalidArgument', `index ${String(i)} is out of range 0..${this.#count - 1}`);
     }
-    const len = this.#layout[2 * i + 1]!;
-    if (len === ABSENT) return undefined;
     const buffer = memoryBuffer();
     if (buffer !== this.#buffer) {
       // First access, or memory grew and detached the old buffer ('fixed'
       // mode): views of the old one are dead, make new ones.
       this.#buffer = buffer;
-      this.#views = [];
+      this.#views = undefined;
+      if (this.#length < 0) this.#layout = new Uint32Array(buffer, this.#at, 2 * this.#count);
     }
-    return (this.#views[i] ??= new Uint8Array(buffer, this.#layout[2 * i]!, len));
+    const views = (this.#views ??= []);
+    const layout = this.#layout;
+    if (layout === undefined) return (views[0] ??= new Uint8Array(buffer, this.#at, this.#length));
+    const len = layout[2 * i + 1]!;
+    if (len === ABSENT) return undefined;
+    return (views[i] ??= new Uint8Array(buffer, layout[2 * i]!, len));
   }
 
   /** Whether `release()` has run. */
   get released(): boolean {
-    return this.#inner === undefined;
+    return this.#exchange === undefined;
   }
 
-  /** Unpins the values. Releasing twice does nothing. */
+  /**
+   * Unpins the values. Releasing twice does nothing. The engine gets the
+   * memory back with the next read of the database, or when the current
+   * task ends, whichever comes first: releasing costs no call into wasm of
+   * its own in a loop of reads.
+   */
   release(): void {
-    const inner = this.#inner;
-    if (inner === undefined) return;
-    this.#inner = undefined;
-    this.#views = [];
+    const exchange = this.#exchange;
+    if (exchange === undefined) return;
+    this.#exchange = undefined;
+    this.#views = undefined;
     safetyNet.unregister(this);
-    inner.free(); // drops the pinned values on the Rust side
+    exchange.release(this.#handle);
   }
 
   [Symbol.dispose](): void {
@@ -98,8 +136,8 @@ class Pinned {
 /** The value of one key, pinned. */
 export class PinnedValue extends Pinned {
   /** @internal */
-  static wrap(inner: WasmResult): PinnedValue {
-    return new PinnedValue(inner);
+  static wrap(exchange: Exchange, answer: ValueAnswer): PinnedValue {
+    return new PinnedValue(exchange, answer);
   }
 
   /** A view of the value in wasm memory (no copy). */
@@ -109,7 +147,7 @@ export class PinnedValue extends Pinned {
 
   /** A copy of the value that stays valid after `release()`. */
   copy(): Uint8Array {
-    return this.bytes.slice();
+    return copyOf(this.bytes);
   }
 
   /** The value decoded as UTF-8. */
@@ -121,8 +159,8 @@ export class PinnedValue extends Pinned {
 /** The values of the keys of one `multiGet`, pinned, in key order. */
 export class MultiGetResult extends Pinned {
   /** @internal */
-  static wrap(inner: WasmResult): MultiGetResult {
-    return new MultiGetResult(inner);
+  static wrap(exchange: Exchange, answer: BatchAnswer): MultiGetResult {
+    return new MultiGetResult(exchange, answer);
   }
 
   /** Number of keys asked for. */
@@ -142,7 +180,8 @@ export class MultiGetResult extends Pinned {
 
   /** A copy of the value of key `i` that stays valid after `release()`. */
   copy(i: number): Uint8Array | undefined {
-    return this.view(i)?.slice();
+    const v = this.view(i);
+    return v === undefined ? undefined : copyOf(v);
   }
 
   /** The value of key `i` decoded as UTF-8, or `undefined`. */

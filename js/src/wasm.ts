@@ -40,6 +40,11 @@ export function configureMemory(options: { resizable: boolean }): void {
   preferResizable = options.resizable;
 }
 
+/** Whether loading the module has started (or finished). */
+export function isLoaded(): boolean {
+  return ready !== undefined;
+}
+
 /** Resolves once the module is instantiated. Safe to call many times. */
 export function loadWasm(): Promise<void> {
   ready ??= instantiate().catch((cause: unknown) => {

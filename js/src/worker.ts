@@ -5,6 +5,7 @@
  */
 
 import { WriteBatch } from './batch.js';
+import { countCopied } from './counters.js';
 import type { Database } from './database.js';
 import { SiltError } from './errors.js';
 import type { Iterator } from './iterator.js';
@@ -70,7 +71,8 @@ async function handle(r: Request): Promise<[unknown, Transferable[]]> {
         lens[i] = v === undefined ? -1 : v.length;
         total += v?.length ?? 0;
       }
-      const bytes = new Uint8Array(total);
+      const bytes = new Uint8Array(total); // one copy for the page, transferred
+      countCopied(total);
       let at = 0;
       for (let i = 0; i < result.length; i++) {
         const v = result.get(i);

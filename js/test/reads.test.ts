@@ -1,7 +1,7 @@
 // Zero-copy reads: pinned values, multiGet, release, memory growth, and the
 // FinalizationRegistry safety net, against the real wasm build in Node.
 import { describe, expect, test } from 'vitest';
-import { memoryMode } from '../src/index.js';
+import { enableBoundaryCounters, memoryMode } from '../src/index.js';
 import { pinnedResults } from '../pkg/silt_wasm.js';
 import { memoryBuffer } from '../src/wasm.js';
 import { bytes, caught, fresh, text } from './helpers.js';
@@ -41,7 +41,7 @@ describe('get: a pinned value', () => {
       expect(pinnedResults()).toBe(before + 1);
       escaped = v;
     }
-    expect(pinnedResults()).toBe(before);
+    expect(db.statistics().pinnedResults).toBe(before);
     expect(caught(() => escaped.bytes).code).toBe('Released');
   });
 
@@ -116,9 +116,110 @@ describe('multiGet', () => {
     const r = db.multiGet(['a']);
     expect(pinnedResults()).toBe(before + 1);
     r.release();
-    expect(pinnedResults()).toBe(before);
+    expect(db.statistics().pinnedResults).toBe(before);
     expect(caught(() => r.get(0)).code).toBe('Released');
     expect(caught(() => [...r]).code).toBe('Released');
+  });
+});
+
+describe('releasing', () => {
+  test('is given back with the next read, or when the task ends, without a call of its own', async () => {
+    const db = await fresh();
+    db.put('a', bytes('1'));
+    db.flush();
+    const before = pinnedResults();
+    const r = db.multiGet(['a', 'a']);
+    const pinned = db.statistics().properties.pinnedBytes;
+    expect(pinned).toBeGreaterThan(0);
+    r.release();
+    expect(pinnedResults()).toBe(before + 1); // queued
+    using v = db.get('a')!; // the release rides along with this read
+    expect(pinnedResults()).toBe(before + 1);
+    v.release();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the task ended: sent by itself
+    expect(pinnedResults()).toBe(before);
+    expect(db.statistics().properties.pinnedBytes).toBe(0);
+  });
+
+  test('a read that fails still lets go of what was released before it', async () => {
+    const db = await fresh();
+    db.put('a', bytes('1'));
+    const before = pinnedResults();
+    db.multiGet(['a']).release();
+    const err = caught(() => db.multiGet(['a', new Uint8Array(70_000)]));
+    expect(err.code).toBe('InvalidArgument');
+    expect(pinnedResults()).toBe(before);
+  });
+
+  test('many releases in one task are sent in full batches and none is lost', async () => {
+    const db = await fresh();
+    db.put('a', bytes('1'));
+    const before = pinnedResults();
+    const held = Array.from({ length: 500 }, () => db.get('a')!);
+    expect(pinnedResults()).toBe(before + 500);
+    for (const v of held) v.release();
+    expect(pinnedResults()).toBeLessThan(before + 500); // full batches went at once
+    expect(db.statistics().pinnedResults).toBe(before);
+  });
+
+  test('results read before close stay readable until released', async () => {
+    const db = await fresh();
+    db.put('a', bytes('alpha'));
+    const r = db.multiGet(['a']);
+    const before = pinnedResults();
+    db.close();
+    expect(r.text(0)).toBe('alpha');
+    r.release();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(pinnedResults()).toBe(before - 1);
+  });
+});
+
+test('counting calls across the boundary cannot start once the module is loaded', async () => {
+  await fresh();
+  expect(caught(() => enableBoundaryCounters()).code).toBe('InvalidArgument');
+});
+
+describe('multiGet unbatched', () => {
+  test('answers exactly as the batched MultiGet and as get, at one point in time', async () => {
+    const db = await fresh({ writeBufferSize: 64 * 1024 });
+    const key = (i: number) => `k${String(i).padStart(5, '0')}`;
+    for (let i = 0; i < 3000; i++) db.put(key(i), bytes(`v${i}-`.padEnd(40 + (i % 7), 'x')));
+    db.flush();
+    for (let i = 0; i < 3000; i += 3) db.delete(key(i));
+    db.deleteRange(key(100), key(200));
+    for (let i = 0; i < 3000; i += 5) db.put(key(i), bytes(`new${i}`));
+    const snap = db.snapshot();
+    db.put(key(1), bytes('after the snapshot'));
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 3100; // some missing keys
+    for (let round = 0; round < 20; round++) {
+      const keys = Array.from({ length: 1 + (round % 40) }, () => key(rand()));
+      keys.push(keys[0]!); // a duplicate
+      using a = db.multiGet(keys, { snapshot: snap });
+      using b = db.multiGet(keys, { snapshot: snap, batched: false });
+      const want = keys.map((k) => text(db.getCopy(k, { snapshot: snap })));
+      expect([...a].map(text)).toEqual(want);
+      expect([...b].map(text)).toEqual(want);
+    }
+    expect(caught(() => db.multiGet(['a'], { batched: 'no' as unknown as boolean })).code).toBe('InvalidArgument');
+    snap.release();
+  });
+
+  test('a batch larger than the exchange buffer grows it, and later batches still work', async () => {
+    const db = await fresh();
+    for (let i = 0; i < 5000; i++) db.put(`key-${i}`, bytes(`value-${i}`));
+    const keys = Array.from({ length: 5000 }, (_, i) => `key-${4999 - i}`);
+    {
+      using r = db.multiGet(keys);
+      expect(r.length).toBe(5000);
+      expect(r.text(0)).toBe('value-4999');
+      expect(r.text(4999)).toBe('value-0');
+    }
+    using small = db.multiGet(['key-1', 'nope']);
+    expect([...small].map(text)).toEqual(['value-1', undefined]);
+    using big = db.get(`key-${'x'.repeat(20_000)}`);
+    expect(big).toBeUndefined();
   });
 });
 

@@ -1,9 +1,11 @@
 // Scenarios the browser tests run inside a dedicated worker, where siltdb
-// opens databases on real OPFS. Each returns plain data for the test to
-// check; failures come back with their SiltError code.
+// opens databases on real OPFS (more in the modules imported below). Each
+// returns plain data for the test to check; failures come back with their
+// SiltError code.
 import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
 import { PoolKeeper } from '/siltdb/dist/pool.js';
 import { loadWasm } from '/siltdb/dist/wasm.js';
+import * as boundaryScenarios from './boundary-scenarios.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -189,6 +191,9 @@ const scenarios = {
     }
   },
 };
+
+// The boundary counters (issue 4).
+Object.assign(scenarios, boundaryScenarios);
 
 self.addEventListener('message', async ({ data }) => {
   const { call, scenario, args } = data;

@@ -1,4 +1,4 @@
-//! Buffers that carry many keys or updates across the boundary at once.
+//! Write batches: many updates across the boundary in one buffer.
 //!
 //! ## Format
 //! A write batch from `siltdb` (little-endian):
@@ -8,8 +8,8 @@
 //!       | 0x00 klen:u32 key                    delete
 //!       | 0x03 slen:u32 elen:u32 start end     delete_range [start, end)
 //! ```
-//! The keys of a `multiGet`: every key back to back in one buffer, and
-//! their lengths in one `Uint32Array`.
+//! (The keys of a `multiGet` travel through the exchange buffer, see
+//! `exchange.rs`.)
 
 use silt_engine::WriteBatch;
 
@@ -60,24 +60,6 @@ pub(crate) fn decode_batch(mut buf: &[u8]) -> Result<WriteBatch, BindingError> {
         }
     }
     Ok(batch)
-}
-
-/// Splits the keys of a `multiGet` buffer by their lengths.
-pub(crate) fn split_keys<'a>(keys: &'a [u8], lens: &[u32]) -> Result<Vec<&'a [u8]>, BindingError> {
-    let mut out = Vec::with_capacity(lens.len());
-    let mut at = 0usize;
-    for &len in lens {
-        let end = at
-            .checked_add(len as usize)
-            .filter(|&e| e <= keys.len())
-            .ok_or_else(|| BindingError::invalid("multiGet key lengths overrun the key buffer"))?;
-        out.push(&keys[at..end]);
-        at = end;
-    }
-    if at != keys.len() {
-        return Err(BindingError::invalid("multiGet key buffer is longer than its keys"));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -137,14 +119,5 @@ mod tests {
             assert_eq!(err.code, "InvalidArgument");
         }
         assert!(decode_batch(&[7, 0, 0, 0, 0]).unwrap_err().message.contains("unknown op 0x07"));
-    }
-
-    #[test]
-    fn splits_keys_by_length_and_checks_the_total() {
-        assert_eq!(split_keys(b"abbccc", &[1, 2, 3]).unwrap(), [&b"a"[..], b"bb", b"ccc"]);
-        assert_eq!(split_keys(b"", &[]).unwrap(), Vec::<&[u8]>::new());
-        assert!(split_keys(b"ab", &[3]).is_err());
-        assert!(split_keys(b"abc", &[1]).is_err());
-        assert!(split_keys(b"ab", &[u32::MAX, 2]).is_err());
     }
 }

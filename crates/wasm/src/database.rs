@@ -9,11 +9,12 @@ use silt_engine::fs::Fs;
 use silt_engine::{Db, Error, Options, ReadOptions, Snapshot, WriteOptions};
 use wasm_bindgen::prelude::*;
 
-use crate::batch::{decode_batch, split_keys};
+use crate::batch::decode_batch;
 use crate::error::{BindingError, Code, JsResult};
+use crate::exchange::Exchange;
 use crate::iterator::Iterator;
 use crate::pool::PoolControl;
-use crate::results::{pinned_results, MultiGetResult, Pinned};
+use crate::results::{pinned_results, PinTable};
 
 /// Free pooled files a write needs at most: a new log when the memtable is
 /// switched and a table when a full set of memtables stalls the write.
@@ -49,6 +50,10 @@ pub struct Database {
     pool: Option<Rc<dyn PoolControl>>,
     snapshots: RefCell<HashMap<u32, Rc<Snapshot>>>,
     next_snapshot: Cell<u32>,
+    /// Requests and answers of `getPinned` / `multiGetPinned` (reads.rs).
+    pub(crate) exchange: RefCell<Exchange>,
+    /// Results JavaScript holds, by handle; kept past `close()`.
+    pub(crate) pins: RefCell<PinTable>,
 }
 
 fn closed() -> BindingError {
@@ -72,12 +77,14 @@ impl Database {
             pool,
             snapshots: RefCell::new(HashMap::new()),
             next_snapshot: Cell::new(1),
+            exchange: RefCell::new(Exchange::default()),
+            pins: RefCell::new(PinTable::default()),
         })
     }
 
     /// Runs `f` on the open engine, first checking that `reserve` pooled
     /// files are free.
-    fn engine<T>(
+    pub(crate) fn engine<T>(
         &self,
         reserve_files: usize,
         f: impl FnOnce(&Db) -> silt_engine::Result<T>,
@@ -91,7 +98,7 @@ impl Database {
         f(db).map_err(|e| classify(self.pool.as_deref(), before, e))
     }
 
-    fn snapshot_for(&self, id: u32) -> Result<Option<Rc<Snapshot>>, BindingError> {
+    pub(crate) fn snapshot_for(&self, id: u32) -> Result<Option<Rc<Snapshot>>, BindingError> {
         if id == 0 {
             return Ok(None);
         }
@@ -163,34 +170,12 @@ impl Database {
         Ok(self.engine(WRITE_RESERVE, |db| db.write(&Self::write_options(sync), batch))?)
     }
 
-    /// The value of `key`, pinned (a one-key result), or `undefined`.
-    /// `snapshot` is an id from [`Database::snapshot`], or 0 for now.
-    pub fn get(&self, key: &[u8], snapshot: u32) -> JsResult<Option<MultiGetResult>> {
-        let snap = self.snapshot_for(snapshot)?;
-        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
-        let value = self.engine(0, |db| db.get_pinned(&opts, key))?;
-        Ok(value.map(|v| MultiGetResult::new(Pinned::One(v))))
-    }
-
     /// The value of `key` copied out of wasm memory, or `undefined`.
     #[wasm_bindgen(js_name = getCopy)]
     pub fn get_copy(&self, key: &[u8], snapshot: u32) -> JsResult<Option<Vec<u8>>> {
         let snap = self.snapshot_for(snapshot)?;
         let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
         Ok(self.engine(0, |db| db.get(&opts, key))?)
-    }
-
-    /// The values of many keys, pinned together: `keys` holds them back to
-    /// back, `lens` their lengths. The engine's batched MultiGet reads every
-    /// key at one point in time, searching each table file once for the
-    /// keys it may hold.
-    #[wasm_bindgen(js_name = multiGet)]
-    pub fn multi_get(&self, keys: &[u8], lens: &[u32], snapshot: u32) -> JsResult<MultiGetResult> {
-        let keys = split_keys(keys, lens)?;
-        let snap = self.snapshot_for(snapshot)?;
-        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
-        let values = self.engine(0, |db| db.multi_get(&opts, &keys, true))?;
-        Ok(MultiGetResult::new(Pinned::Many(values)))
     }
 
     /// Takes a snapshot; returns its id (never 0).
@@ -392,6 +377,7 @@ pub(crate) fn engine_statistics(db: &Db) -> (Vec<(&'static str, Prop)>, Vec<(&'s
         ("filesPerLevel", Prop::List(p.files_per_level)),
         ("bytesPerLevel", Prop::List(p.bytes_per_level)),
         ("tableBytes", Prop::Num(p.table_bytes)),
+        ("pinnedBytes", Prop::Num(p.pinned_bytes)),
         ("blockCacheUsage", Prop::Num(p.block_cache_usage)),
         ("blockCacheCapacity", Prop::Num(p.block_cache_capacity)),
         ("liveSnapshots", Prop::Num(p.live_snapshots)),

@@ -7,8 +7,9 @@
 //! - `pool/`: the engine's `Fs` over a pool of pre-opened files whose
 //!   headers name the logical files (pure Rust, tested natively);
 //! - `opfs.rs` (wasm32): the pool on OPFS sync access handles;
-//! - `database.rs`, `iterator.rs`, `results.rs`, `batch.rs`, `options.rs`:
-//!   the `Database` class and what crosses the boundary with it.
+//! - `database.rs`, `reads.rs`, `iterator.rs`, `batch.rs`, `options.rs`:
+//!   the `Database` class and what crosses the boundary with it;
+//!   `exchange.rs` and `results.rs`: zero-copy reads in one call each.
 //!
 //! Errors cross the boundary as a JavaScript `Error` whose `code` property
 //! is stable (the engine's [`silt_engine::Error::code`] or the binding's own,
@@ -17,11 +18,13 @@
 mod batch;
 mod database;
 mod error;
+mod exchange;
 mod iterator;
 #[cfg(target_arch = "wasm32")]
 mod opfs;
 mod options;
 pub mod pool;
+mod reads;
 mod results;
 
 use std::sync::Arc;
@@ -34,7 +37,7 @@ pub use iterator::Iterator;
 #[cfg(target_arch = "wasm32")]
 pub use opfs::OpfsPool;
 pub use options::OpenOptions;
-pub use results::MultiGetResult;
+pub use reads::exchange_layout;
 
 /// Whether this build of the module uses WebAssembly SIMD128 instructions
 /// (the bloom filter probes have a SIMD128 path). Fixed at compile time.

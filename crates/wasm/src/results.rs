@@ -4,28 +4,30 @@
 //! A result owns the engine's pinned values: each points into the block
 //! cache block or the memtable entry it was read from, which stays pinned
 //! (even if compaction deletes its file) while the result lives, so those
-//! bytes stay where they are in wasm linear memory and
-//! JavaScript reads them through `Uint8Array` views (offset and length
-//! from [`MultiGetResult::layout`]). `release()` lets go of them at once;
-//! without it, freeing the result (wasm-bindgen's FinalizationRegistry, or
-//! siltdb's own) does.
+//! bytes stay where they are in wasm linear memory and JavaScript reads
+//! them through `Uint8Array` views. Results live in the database's
+//! [`PinTable`] under a handle; JavaScript knows them by that handle and
+//! where their values are (see `exchange.rs`), and releasing a handle lets
+//! go of them. The table is kept past `close()`: a result read before
+//! closing stays readable until released.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::collections::HashMap;
 
 use silt_engine::{PinnedResults, PinnedValue};
-use wasm_bindgen::prelude::*;
 
-use crate::error::{BindingError, Code, JsResult};
-
-/// Results whose bytes are pinned right now, across all databases.
-static PINNED_RESULTS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Results whose bytes are pinned right now, across all databases (of
+    /// this thread: the one thread of a wasm32 build; natively, per test).
+    static PINNED_RESULTS: Cell<usize> = const { Cell::new(0) };
+}
 
 /// The length in a layout that marks a key with no value.
 pub const ABSENT: u32 = u32::MAX;
 
 /// Results still pinning values (not yet released nor freed).
 pub fn pinned_results() -> usize {
-    PINNED_RESULTS.load(Ordering::Relaxed)
+    PINNED_RESULTS.with(Cell::get)
 }
 
 /// Offset (a wasm32 address) and length of each value, two `u32`s per key;
@@ -33,70 +35,82 @@ pub fn pinned_results() -> usize {
 pub(crate) fn layout<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> Vec<u32> {
     let mut out = Vec::new();
     for v in values {
-        match v {
-            // Addresses fit in u32 on wasm32, the only target JS reads.
-            Some(b) => out.extend([b.as_ptr() as usize as u32, b.len() as u32]),
-            None => out.extend([0, ABSENT]),
-        }
+        out.extend(place(v));
     }
     out
+}
+
+/// Offset and length of one value. Addresses fit in u32 on wasm32, the
+/// only target whose layouts JavaScript reads.
+pub(crate) fn place(value: Option<&[u8]>) -> [u32; 2] {
+    match value {
+        Some(b) => [b.as_ptr() as usize as u32, b.len() as u32],
+        None => [0, ABSENT],
+    }
 }
 
 /// What a result pins: the values of a batch, or one value.
 pub(crate) enum Pinned {
     Many(PinnedResults),
-    One(PinnedValue),
+    One(#[expect(dead_code, reason = "held for its Drop: it keeps the value's block pinned")] PinnedValue),
 }
 
-impl Pinned {
-    fn layout(&self) -> Vec<u32> {
-        match self {
+/// One result in the table: its values and, for a batch, where each is.
+struct Entry {
+    _values: Pinned,
+    /// Never resized after creation: JavaScript reads it through a view.
+    layout: Vec<u32>,
+}
+
+impl Entry {
+    fn new(values: Pinned) -> Self {
+        let layout = match &values {
             Pinned::Many(r) => layout(r.iter()),
-            Pinned::One(v) => layout(std::iter::once(Some(v.as_slice()))),
-        }
+            Pinned::One(_) => Vec::new(),
+        };
+        PINNED_RESULTS.with(|n| n.set(n.get() + 1));
+        Entry { _values: values, layout }
     }
 }
 
-/// The values of one `multiGet` (or one `get`), pinned until released.
-#[wasm_bindgen]
-pub struct MultiGetResult {
-    values: Option<Pinned>,
-}
-
-impl MultiGetResult {
-    pub(crate) fn new(values: Pinned) -> Self {
-        PINNED_RESULTS.fetch_add(1, Ordering::Relaxed);
-        MultiGetResult { values: Some(values) }
-    }
-
-    fn unpin(&mut self) {
-        if self.values.take().is_some() {
-            PINNED_RESULTS.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-}
-
-#[wasm_bindgen]
-impl MultiGetResult {
-    /// Offsets and lengths into wasm memory, two per key, in key order.
-    /// Fails with `Released` after [`MultiGetResult::release`].
-    pub fn layout(&self) -> JsResult<Vec<u32>> {
-        match &self.values {
-            Some(v) => Ok(v.layout()),
-            None => Err(BindingError::new(Code::Released, "this multiGet result was released").into()),
-        }
-    }
-
-    /// Unpins the values; views of them must not be read afterwards.
-    /// Releasing twice does nothing.
-    pub fn release(&mut self) {
-        self.unpin();
-    }
-}
-
-impl Drop for MultiGetResult {
+impl Drop for Entry {
     fn drop(&mut self) {
-        self.unpin();
+        PINNED_RESULTS.with(|n| n.set(n.get() - 1));
+    }
+}
+
+/// The pinned results of one database, by handle (never 0).
+#[derive(Default)]
+pub(crate) struct PinTable {
+    entries: HashMap<u32, Entry>,
+    next: u32,
+}
+
+impl PinTable {
+    /// Keeps `values` under a new handle; returns it and the address of
+    /// its layout (for a batch).
+    pub(crate) fn insert(&mut self, values: Pinned) -> (u32, u32) {
+        let handle = loop {
+            self.next = self.next.wrapping_add(1).max(1);
+            if !self.entries.contains_key(&self.next) {
+                break self.next;
+            }
+        };
+        let entry = Entry::new(values);
+        let layout_at = entry.layout.as_ptr() as usize as u32;
+        self.entries.insert(handle, entry);
+        (handle, layout_at)
+    }
+
+    /// Lets go of a result. Unknown handles (0, or released already) are
+    /// ignored: a release must never fail.
+    pub(crate) fn release(&mut self, handle: u32) {
+        self.entries.remove(&handle);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
     }
 }
 
@@ -127,24 +141,39 @@ mod tests {
     fn a_pinned_batch_lays_out_its_values_in_key_order() {
         let db = db();
         let r = db.multi_get(&ReadOptions::default(), &[b"a", b"b", b"a"], true).unwrap();
-        let l = Pinned::Many(r).layout();
+        let l = layout(r.iter());
         assert_eq!([l[1], l[3], l[5]], [5, ABSENT, 5]);
         assert_eq!(l[0], l[4], "the same pinned bytes for the same key");
     }
 
     #[test]
-    fn results_count_as_pinned_until_released_or_dropped() {
+    fn results_stay_pinned_and_counted_until_released_and_handles_are_not_reused() {
         let db = db();
+        db.flush().unwrap();
         let one = || Pinned::One(db.get_pinned(&ReadOptions::default(), b"a").unwrap().unwrap());
+        let mut table = PinTable::default();
         let before = pinned_results();
-        let mut a = MultiGetResult::new(one());
-        let b = MultiGetResult::new(one());
+        let (a, _) = table.insert(one());
+        let batch = db.multi_get(&ReadOptions::default(), &[b"a", b"zz"], true).unwrap();
+        let (b, layout_at) = table.insert(Pinned::Many(batch));
+        assert!(a != 0 && b != 0 && a != b);
+        assert_ne!(layout_at, 0);
         assert_eq!(pinned_results(), before + 2);
-        a.release();
-        a.release();
+        assert!(db.properties().pinned_bytes > 0);
+        table.release(a);
+        table.release(a); // twice is harmless
+        table.release(0);
         assert_eq!(pinned_results(), before + 1);
-        drop(b);
-        drop(a);
+        let (c, _) = table.insert(one());
+        assert!(c != a && c != b);
+        assert_eq!(table.len(), 2);
+        table.release(b);
+        table.release(c);
+        assert_eq!(pinned_results(), before);
+        assert_eq!(db.properties().pinned_bytes, 0, "the engine got its pinned blocks back");
+        let (d, _) = table.insert(one());
+        drop(table);
+        assert!(d > c);
         assert_eq!(pinned_results(), before);
     }
 }

@@ -1,0 +1,219 @@
+//! Zero-copy reads as JavaScript makes them: one call into wasm per `get`
+//! or `multiGet`, the request and the answer passed through the database's
+//! exchange buffer (`exchange.rs`), the values left pinned where they are
+//! (`results.rs`).
+
+use silt_engine::ReadOptions;
+use wasm_bindgen::prelude::*;
+
+use crate::database::Database;
+use crate::error::{BindingError, JsResult};
+use crate::exchange::{RELEASE_SLOTS, REQUEST};
+use crate::results::{place, Pinned};
+
+/// Where a request starts in the exchange buffer, and how many released
+/// handles its header holds: the two numbers of its format that siltdb
+/// needs.
+#[wasm_bindgen(js_name = exchangeLayout)]
+pub fn exchange_layout() -> Vec<u32> {
+    vec![REQUEST as u32, RELEASE_SLOTS as u32]
+}
+
+impl Database {
+    /// Lets go of the results JavaScript released since the last call.
+    fn drain_releases(&self) {
+        let released = self.exchange.borrow_mut().take_releases();
+        let mut pins = self.pins.borrow_mut();
+        for handle in released {
+            pins.release(handle);
+        }
+    }
+
+    pub(crate) fn get_pinned_inner(&self, key_len: usize, snapshot: u32) -> Result<u32, BindingError> {
+        self.drain_releases();
+        let snap = self.snapshot_for(snapshot)?;
+        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
+        let value = {
+            let exchange = self.exchange.borrow();
+            let key = exchange.key(key_len)?;
+            self.engine(0, |db| db.get_pinned(&opts, key))?
+        };
+        let Some(value) = value else {
+            self.exchange.borrow_mut().answer(0, crate::results::ABSENT);
+            return Ok(0);
+        };
+        let [at, len] = place(Some(value.as_slice()));
+        let (handle, _) = self.pins.borrow_mut().insert(Pinned::One(value));
+        self.exchange.borrow_mut().answer(at, len);
+        Ok(handle)
+    }
+
+    pub(crate) fn multi_get_pinned_inner(
+        &self,
+        count: usize,
+        key_bytes: usize,
+        snapshot: u32,
+        batched: bool,
+    ) -> Result<u32, BindingError> {
+        self.drain_releases();
+        let snap = self.snapshot_for(snapshot)?;
+        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
+        let values = {
+            let exchange = self.exchange.borrow();
+            let keys = exchange.keys(count, key_bytes)?;
+            self.engine(0, |db| db.multi_get(&opts, &keys, batched))?
+        };
+        let (handle, layout_at) = self.pins.borrow_mut().insert(Pinned::Many(values));
+        self.exchange.borrow_mut().answer(layout_at, 0);
+        Ok(handle)
+    }
+}
+
+#[wasm_bindgen]
+impl Database {
+    /// The address of the exchange buffer, grown first to at least
+    /// `min_bytes`. Its address changes only here.
+    #[wasm_bindgen(js_name = exchangeBuffer)]
+    pub fn exchange_buffer(&self, min_bytes: u32) -> u32 {
+        self.exchange.borrow_mut().reserve(min_bytes as usize) as u32
+    }
+
+    /// The value of the key of `key_len` bytes in the exchange request,
+    /// pinned: returns its handle and writes its offset and length into the
+    /// exchange answer; returns 0 when the key has no value. `snapshot` is
+    /// an id from [`Database::snapshot`], or 0 for now. Results released
+    /// in the exchange header are let go first, whatever happens next.
+    #[wasm_bindgen(js_name = getPinned)]
+    pub fn get_pinned(&self, key_len: u32, snapshot: u32) -> JsResult<u32> {
+        Ok(self.get_pinned_inner(key_len as usize, snapshot)?)
+    }
+
+    /// The values of the `count` keys in the exchange request (`key_bytes`
+    /// bytes of keys), read at one point in time and pinned together:
+    /// returns the result's handle and writes the address of its layout
+    /// (offset and length of each value, see `results.rs`) into the
+    /// exchange answer. `batched` uses the engine's batched MultiGet (each
+    /// table file searched once for its keys); without, each key is looked
+    /// up on its own. Releases first, as [`Database::get_pinned`].
+    #[wasm_bindgen(js_name = multiGetPinned)]
+    pub fn multi_get_pinned(&self, count: u32, key_bytes: u32, snapshot: u32, batched: bool) -> JsResult<u32> {
+        Ok(self.multi_get_pinned_inner(count as usize, key_bytes as usize, snapshot, batched)?)
+    }
+
+    /// Lets go of the results released in the exchange header, now. Works
+    /// after `close()` too.
+    #[wasm_bindgen(js_name = releasePinned)]
+    pub fn release_pinned(&self) {
+        self.drain_releases();
+    }
+}
+
+#[cfg(test)]
+impl Database {
+    /// Results this database holds for JavaScript right now.
+    fn held_results(&self) -> u32 {
+        self.pins.borrow().len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use silt_engine::fs::MemFs;
+
+    use super::*;
+    use crate::options::OpenOptions;
+
+    fn db() -> Database {
+        let options = OpenOptions::default().to_engine(None);
+        let db = Database::open_with(Arc::new(MemFs::new()), "db", options, None).unwrap();
+        db.put(b"a", b"alpha", false).unwrap();
+        db.put(b"c", b"charlie", false).unwrap();
+        db
+    }
+
+    /// Writes a request at REQUEST as JavaScript would, through the buffer's address.
+    fn write_request(db: &Database, request: &[u8]) {
+        let mut ex = db.exchange.borrow_mut();
+        ex.reserve(REQUEST + request.len());
+        ex.write_at(REQUEST, request);
+    }
+
+    fn keys_request(keys: &[&[u8]]) -> (Vec<u8>, usize) {
+        let mut r: Vec<u8> = keys.iter().flat_map(|k| (k.len() as u32).to_le_bytes()).collect();
+        let bytes: Vec<u8> = keys.concat();
+        r.extend_from_slice(&bytes);
+        (r, bytes.len())
+    }
+
+    fn answer(db: &Database) -> [u32; 2] {
+        let ex = db.exchange.borrow();
+        [ex.read_word(4), ex.read_word(8)]
+    }
+
+    #[test]
+    fn get_answers_where_the_value_is_or_zero() {
+        let db = db();
+        write_request(&db, b"c");
+        let h = db.get_pinned_inner(1, 0).unwrap();
+        assert_ne!(h, 0);
+        let [_, len] = answer(&db);
+        assert_eq!(len, 7);
+        write_request(&db, b"b");
+        assert_eq!(db.get_pinned_inner(1, 0).unwrap(), 0);
+        assert_eq!(answer(&db)[1], crate::results::ABSENT);
+        assert_eq!(db.held_results(), 1);
+    }
+
+    #[test]
+    fn multi_get_batched_or_not_gives_the_same_layout_lengths() {
+        let db = db();
+        let (request, bytes) = keys_request(&[b"a", b"b", b"c", b"a"]);
+        for batched in [true, false] {
+            write_request(&db, &request);
+            let h = db.multi_get_pinned_inner(4, bytes, 0, batched).unwrap();
+            assert_ne!(h, 0);
+            let [layout_at, _] = answer(&db);
+            assert_ne!(layout_at, 0);
+        }
+        assert_eq!(db.held_results(), 2);
+    }
+
+    #[test]
+    fn released_handles_in_the_header_are_let_go_at_the_next_call_even_a_failing_one() {
+        let db = db();
+        let (request, bytes) = keys_request(&[b"a"]);
+        write_request(&db, &request);
+        let h1 = db.multi_get_pinned_inner(1, bytes, 0, true).unwrap();
+        let h2 = db.multi_get_pinned_inner(1, bytes, 0, true).unwrap();
+        assert_eq!(db.held_results(), 2);
+        db.exchange.borrow_mut().write_releases(&[h1]);
+        // Lengths that do not add up: the call fails, the release happened.
+        assert_eq!(db.multi_get_pinned_inner(1, bytes + 1, 0, true).unwrap_err().code, "InvalidArgument");
+        assert_eq!(db.held_results(), 1);
+        db.exchange.borrow_mut().write_releases(&[h2, 12345]);
+        db.release_pinned();
+        assert_eq!(db.held_results(), 0);
+    }
+
+    #[test]
+    fn results_outlive_close_and_are_still_released_after_it() {
+        let db = db();
+        write_request(&db, b"a");
+        let h = db.get_pinned_inner(1, 0).unwrap();
+        db.close().unwrap();
+        assert_eq!(db.get_pinned_inner(1, 0).unwrap_err().code, "Closed");
+        assert_eq!(db.held_results(), 1);
+        db.exchange.borrow_mut().write_releases(&[h]);
+        db.release_pinned();
+        assert_eq!(db.held_results(), 0);
+    }
+
+    #[test]
+    fn a_released_snapshot_is_refused() {
+        let db = db();
+        write_request(&db, b"a");
+        assert_eq!(db.get_pinned_inner(1, 99).unwrap_err().code, "Released");
+    }
+}
