@@ -57,6 +57,10 @@ export interface Statistics {
     filesPerLevel: number[];
     bytesPerLevel: number[];
     tableBytes: number;
+    /** Bytes of every memtable in memory, flushed ones iterators still pin included. */
+    allMemtableBytes: number;
+    /** Bytes of every table file kept, obsolete ones iterators still pin included. */
+    liveTableBytes: number;
     /** Bytes of blocks and memtable entries pinned by results of `get` / `multiGet`. */
     pinnedBytes: number;
     blockCacheUsage: number;
@@ -70,8 +74,12 @@ export interface Statistics {
   tickers: Record<string, number>;
   /** Histograms by their RocksDB names, e.g. `rocksdb.db.get.micros`. */
   histograms: Record<string, { count: number; sum: number; min: number; max: number; p50: number; p95: number; p99: number }>;
-  /** The OPFS file pool (persistent databases only). */
-  pool?: { files: number; free: number; removedOpen: number; dataBytes: number; exhausted: number };
+  /**
+   * The OPFS file pool (persistent databases only): pooled files, free
+   * ones, removed ones still open, bytes of logical data, creates refused,
+   * and the logical files the pooled files' headers name (`db/000012.sst`).
+   */
+  pool?: { files: number; free: number; removedOpen: number; dataBytes: number; exhausted: number; paths: string[] };
   /** Results pinning values right now (every database of this realm). */
   pinnedResults: number;
   /** Results released by garbage collection instead of `release()`. */
@@ -293,6 +301,8 @@ export class Database implements Disposable {
     if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', 'autoRefresh must be a boolean');
     const snapshot = this.#snapshotOf(options);
     const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot, autoRefresh));
+    // The engine deletes the files only an old version held as soon as the
+    // iterator lets go of it: at a refresh, or when it is released.
     const it: Iterator = new Iterator(inner, batchSize, () => this.#liveIterators.delete(it));
     this.#liveIterators.add(it);
     return it;
@@ -361,16 +371,17 @@ export class Database implements Disposable {
   }
 
   /**
-   * Closes the database: syncs its log, releases open iterators and
-   * snapshots, closes its OPFS files and releases its Web Lock. Results of
-   * `get` / `multiGet` stay readable until released. Closing
+   * Closes the database: syncs its log, releases open iterators (their
+   * next step throws `Closed`) and snapshots, closes its OPFS files and
+   * releases its Web Lock. Results of `get` / `multiGet` stay readable
+   * until released. Closing
    * twice does nothing. If the engine reports an error while closing, the
    * database is closed anyway and the error is thrown.
    */
   close(): void {
     if (this.closed) return;
     this.#pump.stop();
-    for (const it of this.#liveIterators) it.release();
+    for (const it of this.#liveIterators) it.closeWithDatabase();
     this.#exchange.flush();
     try {
       this.#inner.close();

@@ -87,6 +87,8 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
   #pending: Entry[] = [];
   #at = 0;
   #done = false;
+  /** Released because its database was closed: every later step throws `Closed`. */
+  #closed = false;
   #onRelease: () => void;
 
   /** @internal */
@@ -102,6 +104,7 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
    */
   nextEncoded(): Uint8Array | undefined {
     if (this.#inner === undefined) {
+      if (this.#closed) throw new SiltError('Closed', 'the database of this iterator was closed');
       if (this.#done) return undefined;
       throw new SiltError('Released', 'this iterator was released');
     }
@@ -143,6 +146,8 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const self = this;
     const it: AsyncIterableIterator<Entry> = {
       async next(): Promise<IteratorResult<Entry, undefined>> {
+        // Before each batch, a turn of the event loop: requests, timers and
+        // background work (flushes, compactions) run between batches.
         if (self.#at >= self.#pending.length && !self.#done) await nextTask();
         return self.next();
       },
@@ -159,7 +164,7 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
   /** Called when a `for...of` loop ends early: releases the iterator. */
   return(): IteratorResult<Entry, undefined> {
     this.release();
-    this.#done = true;
+    if (!this.#closed) this.#done = true;
     return { done: true, value: undefined };
   }
 
@@ -181,6 +186,13 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     inner.release();
     inner.free();
     this.#onRelease();
+  }
+
+  /** @internal Its database is closing: release, and refuse every later step with `Closed`. */
+  closeWithDatabase(): void {
+    if (this.#inner === undefined) return;
+    this.#closed = true;
+    this.release();
   }
 
   [Symbol.dispose](): void {

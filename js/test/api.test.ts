@@ -2,7 +2,7 @@
 // statistics of the worker API, on an in-memory database in Node.
 import { describe, expect, test } from 'vitest';
 import { Snapshot, WriteBatch, type Entry } from '../src/index.js';
-import { bytes, caught, fresh, text } from './helpers.js';
+import { bytes, caught, fresh, rejected, text } from './helpers.js';
 
 const keys = (entries: Entry[]) => entries.map(([k]) => text(k));
 
@@ -186,12 +186,32 @@ describe('iterators', () => {
     expect(caught(() => db.iterator({ reverse: 'yes' as unknown as boolean })).code).toBe('InvalidArgument');
   });
 
-  test('closing the database releases its open iterators', async () => {
+  test('closing the database releases its open iterators; their next step fails with Closed', async () => {
     const db = await abc();
-    const it = db.iterator();
-    it.next();
+    const it = db.iterator({ batchSize: 2 });
+    it.next(); // a batch of two is waiting in JavaScript
+    const done = db.iterator();
+    expect([...done].length).toBe(5);
     db.close();
     expect(it.released).toBe(true);
+    expect(caught(() => it.next()).code).toBe('Closed');
+    expect(caught(() => it.next()).code).toBe('Closed'); // every step, not only the first
+    expect(done.next().done).toBe(true); // it had ended before the close
+  });
+
+  test('an async loop that outlives close() ends with a Closed SiltError, and releases nothing twice', async () => {
+    const db = await fresh();
+    for (let i = 0; i < 100; i++) db.put(`k${String(i).padStart(3, '0')}`, bytes(String(i)));
+    const seen: string[] = [];
+    const loop = (async () => {
+      for await (const [k] of db.iterator({ batchSize: 10, autoRefresh: true })) {
+        seen.push(text(k)!);
+        if (seen.length === 15) db.close();
+      }
+    })();
+    const err = await rejected(loop);
+    expect(err.code).toBe('Closed');
+    expect(seen.length).toBe(15);
   });
 });
 

@@ -6,6 +6,7 @@ import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltd
 import { PoolKeeper } from '/siltdb/dist/pool.js';
 import { loadWasm } from '/siltdb/dist/wasm.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
+import * as iteratorScenarios from './iterator-scenarios.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -192,8 +193,8 @@ const scenarios = {
   },
 };
 
-// The boundary counters (issue 4).
-Object.assign(scenarios, boundaryScenarios);
+// Iterators (issue 6) and the boundary counters (issue 4).
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios);
 
 self.addEventListener('message', async ({ data }) => {
   const { call, scenario, args } = data;

@@ -260,10 +260,11 @@ impl Database {
         Ok(u32::from(progress.did_work) * DID_WORK | u32::from(progress.work_left) * WORK_LEFT)
     }
 
-    /// Statistics: `{ properties, tickers, pool?, pinnedResults }`.
+    /// Statistics: `{ properties, tickers, histograms, pool?, pinnedResults }`.
     /// `properties` are gauges of the database (camelCase names),
     /// `tickers` counters by their RocksDB names (`rocksdb.block.cache.hit`,
-    /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files.
+    /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files
+    /// (counts, and `paths`: the logical files their headers name).
     pub fn statistics(&self) -> JsResult<JsValue> {
         let (properties, tickers, histograms) = self.engine(0, |db| Ok(engine_statistics(db)))?;
         let n = |x: u64| JsValue::from_f64(x as f64);
@@ -308,6 +309,8 @@ impl Database {
             ] {
                 set(&po, k, &n(v));
             }
+            let paths: js_sys::Array = pool.paths().iter().map(|p| JsValue::from_str(p)).collect();
+            set(&po, "paths", &paths);
             set(&out, "pool", &po);
         }
         Ok(out.into())
@@ -377,6 +380,8 @@ pub(crate) fn engine_statistics(db: &Db) -> (Vec<(&'static str, Prop)>, Vec<(&'s
         ("filesPerLevel", Prop::List(p.files_per_level)),
         ("bytesPerLevel", Prop::List(p.bytes_per_level)),
         ("tableBytes", Prop::Num(p.table_bytes)),
+        ("allMemtableBytes", Prop::Num(p.all_memtable_bytes)),
+        ("liveTableBytes", Prop::Num(p.live_table_bytes)),
         ("pinnedBytes", Prop::Num(p.pinned_bytes)),
         ("blockCacheUsage", Prop::Num(p.block_cache_usage)),
         ("blockCacheCapacity", Prop::Num(p.block_cache_capacity)),

@@ -209,6 +209,14 @@ impl<S: SlotFile> Pool<S> {
         s
     }
 
+    /// The logical paths the pool holds (what the headers on storage name),
+    /// sorted.
+    pub fn paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self.state().by_path.keys().cloned().collect();
+        paths.sort();
+        paths
+    }
+
     /// Closes every pooled file. Every later call on the pool or on a file
     /// it handed out fails. Closing twice is fine.
     pub fn close(&self) {
@@ -274,6 +282,7 @@ pub trait PoolControl {
     fn free_count(&self) -> usize;
     fn exhausted_count(&self) -> u64;
     fn stats(&self) -> PoolStats;
+    fn paths(&self) -> Vec<String>;
     fn close(&self);
 }
 
@@ -286,6 +295,9 @@ impl<S: SlotFile> PoolControl for Pool<S> {
     }
     fn stats(&self) -> PoolStats {
         Pool::stats(self)
+    }
+    fn paths(&self) -> Vec<String> {
+        Pool::paths(self)
     }
     fn close(&self) {
         Pool::close(self)

@@ -98,6 +98,17 @@ fn a_removed_file_stays_readable_while_open_and_its_file_is_reused_only_after() 
 }
 
 #[test]
+fn paths_are_the_logical_files_named_now_sorted() {
+    let (pool, _) = pool_of(4);
+    write_file(&pool, "db/000009.sst", b"t");
+    write_file(&pool, "db/000002.log", b"l");
+    write_file(&pool, "other/x", b"x");
+    assert_eq!(pool.paths(), ["db/000002.log", "db/000009.sst", "other/x"]);
+    pool.remove("db/000009.sst").unwrap();
+    assert_eq!(pool.paths(), ["db/000002.log", "other/x"]);
+}
+
+#[test]
 fn a_remove_is_durable_at_once() {
     let (pool, slots) = pool_of(2);
     write_file(&pool, "d/a", b"1");
