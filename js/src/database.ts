@@ -317,19 +317,17 @@ export class Database implements Disposable {
   /**
    * Compacts every key from `begin` to `end` (both included; either may be
    * left out) down to the last level: afterwards deleted and overwritten
-   * data there takes no space, unless a snapshot still needs it. Async
-   * because it first opens enough OPFS files for the new tables; the
-   * compaction itself runs to completion in one synchronous step.
+   * data there takes no space, unless a snapshot still needs it. The
+   * compaction runs in short steps between other work, so the worker goes
+   * on serving requests (and reads see every write) while it runs; the
+   * promise resolves once it is done and background work has caught up.
    */
   async compactRange(begin?: Key, end?: Key): Promise<void> {
     const b = begin === undefined ? undefined : keyBytes(begin, 'begin');
     const e = end === undefined ? undefined : keyBytes(end, 'end');
-    if (this.#keeper) {
-      const tables = this.#call(() => this.#inner.tableFiles());
-      await this.#keeper.topUp(tables + this.#keeper.reserve);
-    }
-    this.#call(() => this.#inner.compactRange(b, e));
+    this.#call(() => this.#inner.startCompactRange(b, e));
     this.#afterWrite();
+    await this.idle();
   }
 
   /** Counters and gauges: engine, block cache, bloom filters, pool, memory. */

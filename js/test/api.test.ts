@@ -269,6 +269,35 @@ describe('background work and statistics', () => {
     expect(Object.keys(s.histograms).length).toBeGreaterThan(0);
   });
 
+  test('compactRange runs in steps: reads are served while it runs, and it resolves once the range is in the last level', async () => {
+    const db = await fresh({ writeBufferSize: 64 * 1024, blockSize: 1024 });
+    const key = (i: number) => `k${String(i).padStart(5, '0')}`;
+    for (let i = 0; i < 20_000; i++) {
+      db.put(key(i), new Uint8Array(100).fill(i % 251));
+      if (i % 500 === 0) await new Promise((r) => setTimeout(r, 0));
+    }
+    await db.idle();
+    db.deleteRange(key(0), key(15_000));
+    let readsDuring = 0;
+    let running = true;
+    const timer = setInterval(() => {
+      if (running && db.getCopy(key(17_000))?.[0] === 17_000 % 251 && db.getCopy(key(5)) === undefined) readsDuring++;
+    }, 0);
+    const steps = db.statistics().background.steps;
+    await db.compactRange();
+    running = false;
+    clearInterval(timer);
+    // A compaction done in one synchronous call leaves no read in between.
+    expect(readsDuring).toBeGreaterThanOrEqual(2);
+    expect(db.statistics().background.steps - steps).toBeGreaterThan(10);
+    const p = db.statistics().properties;
+    expect(p.filesPerLevel.slice(0, 6)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(p.filesPerLevel[6]).toBeGreaterThan(0);
+    expect(p.backgroundWorkPending).toBe(0);
+    expect(db.statistics().tickers['rocksdb.compaction.key.drop.range_del']).toBeGreaterThanOrEqual(15_000);
+    expect(keys([...db.iterator()]).length).toBe(5_000);
+  });
+
   test('compactRange reclaims the space of deleted keys', async () => {
     const db = await fresh();
     for (let i = 0; i < 2000; i++) db.put(`k${String(i).padStart(4, '0')}`, new Uint8Array(200).fill(i % 256));

@@ -19,8 +19,9 @@ use crate::results::{pinned_results, PinTable};
 /// Free pooled files a write needs at most: a new log when the memtable is
 /// switched and a table when a full set of memtables stalls the write.
 const WRITE_RESERVE: usize = 2;
-/// Free pooled files a step of background work needs at most (one flushed
-/// table now; compaction outputs later).
+/// Free pooled files a step of background work needs at most: a step
+/// writes at most one output file per target file size of its budget, plus
+/// one (siltdb's budget is far below a target file size).
 const BACKGROUND_RESERVE: usize = 4;
 /// Free pooled files opening needs: a new manifest and a new log.
 pub(crate) const OPEN_RESERVE: usize = 2;
@@ -228,22 +229,14 @@ impl Database {
         Ok(self.engine(BACKGROUND_RESERVE, |db| db.flush())?)
     }
 
-    /// Compacts every key in `[begin, end]` (either bound optional) down to
-    /// the last level and waits for it. It may write as many new table
-    /// files as the database has, so it needs that many free pooled files
-    /// plus a margin (see [`Database::table_files`]); siltdb tops the pool up
-    /// to that first.
-    #[wasm_bindgen(js_name = compactRange)]
-    pub fn compact_range(&self, begin: Option<Vec<u8>>, end: Option<Vec<u8>>) -> JsResult<()> {
-        let need = self.table_files()? as usize + BACKGROUND_RESERVE;
-        Ok(self.engine(need, |db| db.compact_range(begin.as_deref(), end.as_deref()))?)
-    }
-
-    /// Table files in the current version.
-    #[wasm_bindgen(js_name = tableFiles)]
-    pub fn table_files(&self) -> JsResult<u32> {
-        let n = self.engine(0, |db| Ok(db.properties().files_per_level.iter().sum::<u64>()))?;
-        Ok(n as u32)
+    /// Starts compacting every key in `[begin, end]` (either bound
+    /// optional) down to the last level. [`Database::background_work`]
+    /// carries it out in budgeted steps, after flushing the memtable this
+    /// switches out, so the worker goes on serving requests meanwhile; work
+    /// is left until it is done.
+    #[wasm_bindgen(js_name = startCompactRange)]
+    pub fn start_compact_range(&self, begin: Option<Vec<u8>>, end: Option<Vec<u8>>) -> JsResult<()> {
+        Ok(self.engine(WRITE_RESERVE, |db| db.start_compact_range(begin.as_deref(), end.as_deref()))?)
     }
 
     /// Runs at most about `budget` blocks of background work. Returns bits:
@@ -257,7 +250,7 @@ impl Database {
             }
         }
         let progress = self.engine(0, |db| db.do_background_work(budget as usize))?;
-        Ok(u32::from(progress.did_work) * DID_WORK | u32::from(progress.work_left) * WORK_LEFT)
+        Ok((u32::from(progress.did_work) * DID_WORK) | (u32::from(progress.work_left) * WORK_LEFT))
     }
 
     /// Statistics: `{ properties, tickers, histograms, pool?, pinnedResults }`.
