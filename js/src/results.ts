@@ -20,7 +20,7 @@
 import { countCopied } from './counters.js';
 import { SiltError } from './errors.js';
 import { ABSENT, type BatchAnswer, type Exchange, type ValueAnswer } from './exchange.js';
-import { memoryBuffer } from './wasm.js';
+import { memoryBuffer, memoryWords } from './wasm.js';
 
 /** Results freed by the safety net rather than by `release()`. */
 let collected = 0;
@@ -63,8 +63,6 @@ class Pinned {
    */
   readonly #at: number;
   readonly #length: number;
-  /** A view of the layout (a batch), made on first access. */
-  #layout: Uint32Array | undefined;
   #buffer: ArrayBuffer | undefined;
   #views: (Uint8Array | undefined)[] | undefined;
 
@@ -98,14 +96,16 @@ class Pinned {
       // mode): views of the old one are dead, make new ones.
       this.#buffer = buffer;
       this.#views = undefined;
-      if (this.#length < 0) this.#layout = new Uint32Array(buffer, this.#at, 2 * this.#count);
     }
     const views = (this.#views ??= []);
-    const layout = this.#layout;
-    if (layout === undefined) return (views[0] ??= new Uint8Array(buffer, this.#at, this.#length));
-    const len = layout[2 * i + 1]!;
+    if (this.#length >= 0) return (views[0] ??= new Uint8Array(buffer, this.#at, this.#length));
+    const cached = views[i];
+    if (cached !== undefined) return cached;
+    const words = memoryWords(); // the layout, read in place
+    const at = (this.#at >>> 2) + 2 * i;
+    const len = words[at + 1]!;
     if (len === ABSENT) return undefined;
-    return (views[i] ??= new Uint8Array(buffer, layout[2 * i]!, len));
+    return (views[i] = new Uint8Array(buffer, words[at]!, len));
   }
 
   /** Whether `release()` has run. */

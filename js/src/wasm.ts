@@ -88,6 +88,20 @@ export function memoryBuffer(): ArrayBuffer {
   return memory.buffer;
 }
 
+let words: Uint32Array | undefined;
+
+/**
+ * All of wasm memory as `u32`s, for reading layouts without making a view
+ * per result. With a resizable buffer the array tracks growth; otherwise it
+ * is made again when growth replaced the buffer. REQUIRES: the module is
+ * loaded.
+ */
+export function memoryWords(): Uint32Array {
+  const buffer = memoryBuffer();
+  if (words === undefined || words.buffer !== buffer) words = new Uint32Array(buffer);
+  return words;
+}
+
 /** How views behave on growth; `'fixed'` until the module has loaded. */
 export function memoryMode(): MemoryMode {
   return mode;
