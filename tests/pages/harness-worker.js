@@ -5,6 +5,7 @@
 import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
 import { PoolKeeper } from '/siltdb/dist/pool.js';
 import { loadWasm } from '/siltdb/dist/wasm.js';
+import * as benchScenarios from './bench-scenarios.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
 
@@ -193,8 +194,9 @@ const scenarios = {
   },
 };
 
-// Iterators (issue 6) and the boundary counters (issue 4).
-Object.assign(scenarios, iteratorScenarios, boundaryScenarios);
+// Iterators (issue 6), the boundary counters (issue 4), and the benchmarks
+// scripts/bench-browser.mjs drives through this same harness.
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios, benchScenarios);
 
 self.addEventListener('message', async ({ data }) => {
   const { call, scenario, args } = data;
