@@ -67,6 +67,7 @@ let md = `# MultiGet: the seed's table, native\n\nMicros per key (lower is bette
   `${reads.toLocaleString('en')} keys read per cell; compression none, bloom 10 bits, cache holds everything, 4 MiB write buffer and target file size, ` +
   `16 MiB level base; single thread. Keys in a batch: start, start+S, start+2S, … (S = 0: all random).\n\n` +
   `Machine: ${machine}. Date: ${date}.\n\nReproduce: \`cargo build --release -p silt-bench${engines.includes('rocksdb') ? ' --features rocksdb' : ''} && node scripts/bench-multiget.mjs --num ${num} --reads ${reads} --engines ${engines.join(',')}\`\n`;
+md += '\nThe same table in Chromium, through the `siltdb` package on OPFS: [multiget-browser.md](multiget-browser.md).\n';
 const strideName = { 0: 'Random pattern (stride 0)', 16: 'Good locality (stride 16)', 256: 'Good locality (stride 256)', 4096: 'Medium locality (stride 4096)' };
 for (const stride of strides) {
   md += `\n### ${strideName[stride]}\n\n| engine | row | ${batches.join(' | ')} |\n|---|---|${batches.map(() => '---:').join('|')}|\n`;

@@ -16,8 +16,9 @@ const wasi = new WASI({
   version: 'preview1',
   args: [file, ...args],
   env: { RUST_BACKTRACE: '1' },
-  returnOnExit: true,
+  // proc_exit ends the process with the program's exit code.
+  returnOnExit: false,
 });
 const module = await WebAssembly.compile(await readFile(file));
 const instance = await WebAssembly.instantiate(module, wasi.getImportObject());
-process.exitCode = wasi.start(instance);
+wasi.start(instance);

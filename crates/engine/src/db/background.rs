@@ -328,6 +328,12 @@ impl Db {
         Ok(())
     }
 
+    /// Whether a manual compaction started by [`Db::start_compact_range`]
+    /// is still running.
+    pub fn manual_compaction_pending(&self) -> bool {
+        lock(&self.inner.state).manual.is_some()
+    }
+
     /// Advances the manual compaction: starts the next compaction of its
     /// range, level by level down to the last level (rewritten in place,
     /// once), and runs its first step.

@@ -337,6 +337,7 @@ fn start_compact_range_runs_in_budgeted_steps() {
     while db.do_background_work(64).unwrap().work_left {}
     db.delete_range(&W, b"key001000", b"key005000").unwrap();
     db.start_compact_range(None, None).unwrap();
+    assert!(db.manual_compaction_pending());
     let mut steps = 0;
     while db.do_background_work(2).unwrap().work_left {
         steps += 1;
@@ -345,6 +346,7 @@ fn start_compact_range_runs_in_budgeted_steps() {
         assert_eq!(db.get(&r(), b"key002000").unwrap(), None);
     }
     assert!(steps >= 5, "only {steps} steps: not budgeted");
+    assert!(!db.manual_compaction_pending());
     let p = db.properties();
     assert_eq!(p.files_per_level[..6].iter().sum::<u64>(), 0, "everything in the last level: {p:?}");
     assert_eq!(db.table_file_count() as u64, p.files_per_level[6]);
