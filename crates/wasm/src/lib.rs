@@ -63,14 +63,6 @@ impl Clock for PerformanceClock {
     }
 }
 
-// SAFETY: a unit struct that holds nothing; calling `performance.now()`
-// happens on the one thread of a wasm32 build without atomics (opfs.rs
-// refuses to compile otherwise).
-#[cfg(target_arch = "wasm32")]
-unsafe impl Send for PerformanceClock {}
-#[cfg(target_arch = "wasm32")]
-unsafe impl Sync for PerformanceClock {}
-
 /// The clock the engine gets: `performance.now()` on wasm32; natively the
 /// bindings are only unit-tested, without durations.
 pub(crate) fn clock() -> Option<Arc<dyn Clock>> {
