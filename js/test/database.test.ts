@@ -1,30 +1,7 @@
 // The public API of `siltdb` against the real wasm build, in Node.
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { openMemory, simd128Enabled, SiltError, WriteBatch, type Database } from '../src/index.js';
-
-const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
-
-const open: Database[] = [];
-async function fresh(): Promise<Database> {
-  const db = await openMemory();
-  open.push(db);
-  return db;
-}
-afterEach(() => {
-  for (const db of open.splice(0)) db.close();
-});
-
-/** Runs `f`, which must throw a SiltError, and returns it. */
-function caught(f: () => unknown): SiltError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(SiltError);
-    return e as SiltError;
-  }
-  throw new Error('expected a SiltError, nothing was thrown');
-}
+import { bytes, caught, fresh, text } from './helpers.js';
 
 describe('round trips', () => {
   test('a value put is the value got, byte for byte', async () => {

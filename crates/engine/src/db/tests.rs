@@ -11,6 +11,19 @@ fn open(fs: &MemFs) -> Db {
     Db::open(Arc::new(fs.clone()), "db", small_options()).unwrap()
 }
 
+/// Entries a full scan yields (checking the scan's status).
+fn count_entries(db: &Db) -> usize {
+    let mut it = db.iter(&r()).unwrap();
+    it.seek_to_first();
+    let mut n = 0;
+    while it.valid() {
+        n += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    n
+}
+
 const W: WriteOptions = WriteOptions { sync: false };
 
 fn r() -> ReadOptions<'static> {
@@ -53,15 +66,7 @@ fn memtables_flush_to_tables_and_stay_readable() {
     drop(db);
     let db = open(&fs);
     assert_eq!(db.get(&r(), b"key004999").unwrap(), Some(vec![(4999u32) as u8; 100]));
-    let mut it = db.iter(&r()).unwrap();
-    it.seek_to_first();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.next();
-    }
-    it.status().unwrap();
-    assert_eq!(n, 5000);
+    assert_eq!(count_entries(&db), 5000);
 }
 
 #[test]
@@ -352,14 +357,7 @@ fn start_compact_range_runs_in_budgeted_steps() {
     assert_eq!(db.table_file_count() as u64, p.files_per_level[6]);
     let s = db.statistics();
     assert!(s.ticker("rocksdb.compaction.key.drop.range_del") >= 4000, "{s}");
-    let mut it = db.iter(&r()).unwrap();
-    it.seek_to_first();
-    let mut n = 0;
-    while it.valid() {
-        n += 1;
-        it.next();
-    }
-    assert_eq!(n, 2000);
+    assert_eq!(count_entries(&db), 2000);
 }
 
 #[test]
