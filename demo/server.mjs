@@ -5,13 +5,18 @@
 //   /siltdb/dist/  js/dist/  (the built `siltdb` package)
 //   /siltdb/pkg/   js/pkg/   (its private wasm-bindgen output, incl. the .wasm)
 //   /test-pages/   tests/pages/ (the browser tests' harness; SILT_TEST_PAGES=1)
+//   /vendor/sqlite-wasm/  @sqlite.org/sqlite-wasm's dist/ (the benchmark's SQLite engine)
+//   /vendor/chart/        chart.js's dist/ (the benchmark page's charts)
+//   /bench/engines/       (exactly) a JSON list of the benchmark's engine adapters,
+//                         demo/bench/engines/*.js, by id
 //
 // PORT picks the port (default 8080; 0 = any free port). The URL is printed
 // once listening, as "Silt demo: http://127.0.0.1:PORT/".
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { extname, join, normalize, sep } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HOST = '127.0.0.1';
@@ -23,6 +28,21 @@ const mounts = [
   { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
   { prefix: '/', dir: demoDir },
 ];
+// Browser builds of the benchmark page's npm dependencies (demo/package.json),
+// where npm installed them. A package that is missing leaves its prefix
+// unserved (404), and the benchmark page says which engine could not load.
+const requireHere = createRequire(import.meta.url);
+for (const [prefix, pkg] of [
+  ['/vendor/sqlite-wasm/', '@sqlite.org/sqlite-wasm'],
+  ['/vendor/chart/', 'chart.js'],
+]) {
+  try {
+    mounts.unshift({ prefix, dir: dirname(requireHere.resolve(pkg)) });
+  } catch {
+    console.error(`demo server: ${pkg} is not installed (npm ci); ${prefix} is not served`);
+  }
+}
+const benchEnginesDir = join(demoDir, 'bench', 'engines');
 // The browser tests' harness pages (tests/pages), only when asked for.
 if (process.env.SILT_TEST_PAGES === '1') {
   mounts.unshift({ prefix: '/test-pages/', dir: fileURLToPath(new URL('../tests/pages/', import.meta.url)) });
@@ -62,6 +82,14 @@ const server = createServer(async (req, res) => {
     pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
   } catch {
     return send(400, 'bad request\n');
+  }
+  if (pathname === '/bench/engines/') {
+    // The engine adapters the benchmark can run: adding an engine is adding a file.
+    const names = await readdir(benchEnginesDir).catch(() => []);
+    const ids = names.filter((n) => /^[a-z0-9][a-z0-9_-]*\.js$/.test(n)).map((n) => n.slice(0, -3)).sort();
+    const body = JSON.stringify(ids);
+    res.writeHead(200, { 'content-type': types['.json'], 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    return res.end(req.method === 'HEAD' ? undefined : body);
   }
   const file = resolve(pathname);
   if (!file) return send(404, 'not found\n');

@@ -2,6 +2,8 @@
 # Builds everything the demo and the JS/browser tests load:
 #   1. crates/wasm → js/pkg  (wasm-pack, release, --target web, SIMD128 on)
 #   2. js/src      → js/dist (tsc, with .d.ts)
+#   3. LevelDB     → demo/bench/vendor/leveldb (emscripten; the benchmark's
+#                    LevelDB engine; skipped when up to date)
 # The native crates are built by `cargo test` in scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,4 +45,6 @@ say "$(printf '%s: %d bytes, %d gzipped' "$wasm" "$(stat -c %s "$wasm")" "$(gzip
 say "tsc: js/src -> js/dist"
 rm -rf js/dist
 npm run --silent build -w js
+
+bash bench/leveldb/build.sh
 say "done"
