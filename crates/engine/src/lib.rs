@@ -21,6 +21,7 @@ mod db;
 mod error;
 pub mod format;
 pub mod fs;
+pub mod fuzzing;
 mod iter;
 mod memtable;
 pub mod merge;
@@ -33,8 +34,8 @@ pub mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
-    Clock, Db, DbIterator, DbProperties, Options, PinnedResults, PinnedValue, Progress, ReadOptions, Snapshot,
-    SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+    repair, Clock, Db, DbIterator, DbProperties, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
+    RepairReport, Snapshot, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
 pub use merge::{MergeOperator, U64AddOperator};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use silt_engine::fs::{CrashMode, FaultFs, Fs, MemFs};
+use silt_engine::fs::{CrashMode, FaultFs, Fs, FsOp, MemFs};
 use silt_engine::{Db, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
 
 type State = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -28,6 +28,8 @@ fn options() -> Options {
         level0_file_num_compaction_trigger: 2,
         level0_stop_writes_trigger: 6,
         merge_operator: Some(Arc::new(U64AddOperator)),
+        // Small, so that the manifest is rolled over (and crashed in) too.
+        max_manifest_file_size: 256,
         ..Options::default()
     }
 }
@@ -138,13 +140,109 @@ fn run_until_failure(db: &Db, ops: &[Op], background_every: usize) -> (usize, Op
     (ops.len(), last_synced)
 }
 
-fn check_crash_point(seed: u64, point: u64, mode: CrashMode, ops: &[Op]) -> bool {
+/// The step of the write or background path a mutating file-system call
+/// belongs to, for the crash matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    /// Appending or syncing a write-ahead log.
+    WalAppend,
+    /// Creating the next WAL when the memtable is switched.
+    MemtableSwitch,
+    /// Writing a table (a flush's or a compaction's output).
+    TableWrite,
+    /// Writing the manifest for a flush, or a new manifest.
+    ManifestEdit,
+    /// Writing the manifest edit that installs a compaction's outputs.
+    CompactionInstall,
+    /// Starting a new manifest (it reached `max_manifest_file_size`).
+    ManifestRollover,
+    /// Removing an obsolete table, WAL or manifest.
+    ObsoleteFileDeletion,
+}
+
+impl Step {
+    const ALL: [Step; 7] = [
+        Step::WalAppend,
+        Step::MemtableSwitch,
+        Step::TableWrite,
+        Step::ManifestEdit,
+        Step::CompactionInstall,
+        Step::ManifestRollover,
+        Step::ObsoleteFileDeletion,
+    ];
+}
+
+/// Classifies call `i` of a trace. A manifest write is a compaction's
+/// install if tables are removed before the next manifest write (a flush's
+/// install makes only a WAL obsolete).
+fn classify(trace: &[FsOp], i: usize) -> Step {
+    let FsOp { op, path, .. } = &trace[i];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if *op == "remove" {
+        return Step::ObsoleteFileDeletion;
+    }
+    if name.ends_with(".log") {
+        return if *op == "create" { Step::MemtableSwitch } else { Step::WalAppend };
+    }
+    if name.ends_with(".sst") {
+        return Step::TableWrite;
+    }
+    assert!(name.starts_with("MANIFEST-"), "unexpected file in the crash workload: {path}");
+    if matches!(*op, "create" | "truncate") {
+        return Step::ManifestRollover;
+    }
+    // Up to the next manifest write after other calls: only an edit that
+    // made tables obsolete (a compaction's) is followed by table removals.
+    let is_manifest = |o: &FsOp| o.path.rsplit('/').next().unwrap_or("").starts_with("MANIFEST-");
+    let rest = &trace[i..];
+    let group_end = rest.iter().position(|o| !is_manifest(o)).unwrap_or(rest.len());
+    let next_group = rest[group_end..].iter().position(is_manifest).map_or(rest.len(), |p| group_end + p);
+    if rest[group_end..next_group].iter().any(|o| o.op == "remove" && o.path.ends_with(".sst")) {
+        Step::CompactionInstall
+    } else {
+        Step::ManifestEdit
+    }
+}
+
+/// Crash points tried per step and crash mode.
+type Matrix = BTreeMap<(Step, &'static str), u64>;
+
+fn mode_name(mode: CrashMode) -> &'static str {
+    match mode {
+        CrashMode::DropUnsynced => "drop unsynced",
+        CrashMode::TearUnsynced { .. } => "tear unsynced",
+    }
+}
+
+/// The workload's mutating calls, without faults (the engine is
+/// deterministic, so crash point `p` fails call `p` of this trace).
+fn reference_trace(ops: &[Op]) -> Vec<FsOp> {
+    let fs = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fs.clone()), "db", options()).expect("first open");
+    fs.start_trace();
+    let (acked, _) = run_until_failure(&db, ops, 7);
+    assert_eq!(acked, ops.len(), "the workload failed without faults");
+    fs.trace()
+}
+
+/// Crashes at call `point` of the workload, reopens, checks. Returns
+/// whether the workload finished before the fault fired.
+fn check_crash_point(seed: u64, point: u64, mode: CrashMode, ops: &[Op], reference: &[FsOp]) -> bool {
     let fs = FaultFs::new(Arc::new(MemFs::new()));
     let shared: Arc<dyn Fs> = Arc::new(fs.clone());
     let db = Db::open(shared.clone(), "db", options()).expect("first open");
+    fs.start_trace();
     fs.fail_after(Some(point));
     let (acked, last_synced) = run_until_failure(&db, ops, 7);
     let reached_end = acked == ops.len();
+    if !reached_end {
+        let failed = &fs.trace()[point as usize];
+        assert_eq!(
+            (failed.op, &failed.path),
+            (reference[point as usize].op, &reference[point as usize].path),
+            "seed {seed} point {point}: the workload is not deterministic, so the crash matrix misnames steps"
+        );
+    }
     fs.crash(mode).unwrap();
     drop(db);
     let db = Db::open(shared, "db", options())
@@ -171,6 +269,8 @@ fn check_crash_point(seed: u64, point: u64, mode: CrashMode, ops: &[Op]) -> bool
          (acked {acked}, last synced {last_synced:?}, {} keys recovered)",
         got.len()
     );
+    // Every checksum of every live file holds.
+    db.verify().unwrap_or_else(|e| panic!("seed {seed} point {point} {mode:?}: verify after recovery: {e}"));
     // No orphans: after a flush, only live files remain.
     db.flush().unwrap();
     while db.do_background_work(64).unwrap().work_left {}
@@ -188,30 +288,95 @@ fn check_crash_point(seed: u64, point: u64, mode: CrashMode, ops: &[Op]) -> bool
     reached_end
 }
 
-fn sweep(seed: u64, n_ops: usize, mode_of: impl Fn(u64) -> CrashMode) -> u64 {
+/// Crashes at every mutating call of one workload; adds the points to the
+/// matrix and returns how many were tried.
+fn sweep(seed: u64, n_ops: usize, matrix: &mut Matrix, mode_of: impl Fn(u64) -> CrashMode) -> u64 {
     let ops = workload(seed, n_ops);
+    let reference = reference_trace(&ops);
     let mut point = 0;
     loop {
-        if check_crash_point(seed, point, mode_of(point), &ops) {
+        let mode = mode_of(point);
+        if check_crash_point(seed, point, mode, &ops, &reference) {
             return point; // the workload finished before the fault fired
         }
+        *matrix.entry((classify(&reference, point as usize), mode_name(mode))).or_default() += 1;
         point += 1;
     }
 }
 
-#[test]
-fn crash_at_every_point_dropping_unsynced_bytes() {
-    let points = sweep(11, 900, |_| CrashMode::DropUnsynced);
-    eprintln!("crash points tried (drop unsynced): {points}");
-    assert!(points > 100, "only {points} crash points: the workload does too little I/O");
-    assert_compactions_happen(11, 900);
+/// Crashes at every call of one workload that is not a WAL append (the
+/// flush and compaction paths, where points are rarer), each both ways.
+fn sweep_background(seed: u64, n_ops: usize, matrix: &mut Matrix) -> u64 {
+    let ops = workload(seed, n_ops);
+    let reference = reference_trace(&ops);
+    let mut tried = 0;
+    for (point, _) in reference.iter().enumerate() {
+        let step = classify(&reference, point);
+        if step == Step::WalAppend {
+            continue;
+        }
+        for mode in [CrashMode::DropUnsynced, CrashMode::TearUnsynced { seed: point as u64 * 31 + seed }] {
+            assert!(!check_crash_point(seed, point as u64, mode, &ops, &reference), "the workload ended early");
+            *matrix.entry((step, mode_name(mode))).or_default() += 1;
+            tried += 1;
+        }
+    }
+    tried
+}
+
+/// `SILT_SOAK=1` (see scripts/soak.sh): many more workloads.
+fn soak() -> bool {
+    std::env::var("SILT_SOAK").is_ok_and(|v| v != "0" && !v.is_empty())
+}
+
+/// Checks that every step of the matrix was crashed in, and prints it (and
+/// writes it to target/reliability/ for docs/reliability.md).
+fn report(name: &str, matrix: &Matrix, modes: &[&str]) {
+    let mut rows = Vec::new();
+    for step in Step::ALL {
+        for &mode in modes {
+            let n = matrix.get(&(step, mode)).copied().unwrap_or(0);
+            rows.push(format!("{{\"step\":\"{step:?}\",\"mode\":\"{mode}\",\"points\":{n}}}"));
+        }
+    }
+    let total: u64 = matrix.values().sum();
+    let line = format!("{{\"test\":\"{name}\",\"crash_points\":{total},\"matrix\":[{}]}}", rows.join(","));
+    eprintln!("{line}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/reliability");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{name}.json")), format!("{line}\n"));
+    for step in Step::ALL {
+        for &mode in modes {
+            let n = matrix.get(&(step, mode)).copied().unwrap_or(0);
+            assert!(n >= 3, "{name}: only {n} crash points in {step:?} ({mode}): the workload misses a step");
+        }
+    }
 }
 
 #[test]
-fn crash_at_every_point_tearing_unsynced_bytes() {
-    let points = sweep(12, 900, |p| CrashMode::TearUnsynced { seed: p * 7919 + 1 });
-    eprintln!("crash points tried (torn unsynced): {points}");
-    assert!(points > 100, "only {points} crash points");
+fn crash_matrix_every_point_of_the_write_and_background_paths() {
+    // Each workload is crashed at every mutating call, alternately dropping
+    // the unsynced bytes and tearing them (a prefix survives, maybe with
+    // garbage at its end), so every step is crashed in both ways.
+    let (seeds, n_ops) = if soak() { (11..41u64, 2_000) } else { (11..13u64, 900) };
+    let mut matrix = Matrix::new();
+    for seed in seeds {
+        let points = sweep(seed, n_ops, &mut matrix, |p| {
+            if p % 2 == 0 {
+                CrashMode::DropUnsynced
+            } else {
+                CrashMode::TearUnsynced { seed: p * 7919 + seed }
+            }
+        });
+        assert!(points > 100, "seed {seed}: only {points} crash points: the workload does too little I/O");
+        assert_compactions_happen(seed, n_ops);
+    }
+    // More workloads, crashed only in the flush and compaction paths.
+    let seeds = if soak() { 100..400u64 } else { 100..106u64 };
+    for seed in seeds {
+        sweep_background(seed, n_ops, &mut matrix);
+    }
+    report(if soak() { "crash-matrix-soak" } else { "crash-matrix" }, &matrix, &["drop unsynced", "tear unsynced"]);
 }
 
 #[test]

@@ -90,16 +90,37 @@ impl Db {
     /// A failure to *create* an output file (no space, an exhausted OPFS
     /// pool) wrote nothing: the job stays queued, the error is returned, and
     /// a later step retries.
+    ///
+    /// Running out of space (`QuotaExceeded`) midway is not fatal either:
+    /// the job is dropped and its unfinished outputs deleted (they are in no
+    /// version), the memtable stays queued, and a later step starts over.
     pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
         let r = self.flush_step_inner(st, budget);
         if let Err(e) = &r {
             if st.flush.as_ref().is_some_and(|j| j.create_failed()) {
                 return r;
             }
+            let job = st.flush.take();
+            if matches!(e, Error::QuotaExceeded { .. }) {
+                if let Some(job) = job {
+                    self.abandon_job(st, job);
+                }
+                return r;
+            }
             st.bg_error = Some(e.clone());
-            st.flush = None;
         }
         r
+    }
+
+    /// Drops a job that ran out of space and deletes its outputs, which no
+    /// version names, giving their space back.
+    fn abandon_job(&self, st: &mut DbState, job: TableJob) {
+        let allocated = job.allocated.clone();
+        drop(job); // closes its open output
+        for n in &allocated {
+            st.pending_outputs.remove(n);
+        }
+        self.inner.delete_obsolete_files(st);
     }
 
     fn flush_step_inner(&self, st: &mut DbState, budget: usize) -> Result<()> {
@@ -135,7 +156,11 @@ impl Db {
         edit.added.extend(job.outputs.iter().map(|m| (0, m.clone())));
         // WALs older than the oldest memtable still unflushed are done with.
         edit.log_number = Some(st.imm.get(1).map_or(st.mem.wal_number(), |m| m.wal_number()));
-        st.versions.log_and_apply(edit)?;
+        if let Err(e) = st.versions.log_and_apply(edit) {
+            // flush_step decides whether this is fatal (it needs the job).
+            st.flush = Some(job);
+            return Err(e);
+        }
         st.imm.pop_front();
         for n in &job.allocated {
             st.pending_outputs.remove(n);
@@ -182,9 +207,15 @@ impl Db {
         }
     }
 
+    /// Applies `edit`. A failure stops writes, except running out of space:
+    /// the record went in one append that failed and whose partial bytes the
+    /// log writer cut off, and the next edit starts a new manifest anyway
+    /// (`VersionSet::log_and_apply`), so the current version is as it was.
     fn apply_or_fail(&self, st: &mut DbState, edit: VersionEdit) -> Result<()> {
         if let Err(e) = st.versions.log_and_apply(edit) {
-            st.bg_error = Some(e.clone());
+            if !matches!(e, Error::QuotaExceeded { .. }) {
+                st.bg_error = Some(e.clone());
+            }
             return Err(e);
         }
         Ok(())
@@ -232,6 +263,12 @@ impl Db {
                 st.compaction = Some((spec, job));
                 Err(e)
             }
+            Err(e @ Error::QuotaExceeded { .. }) => {
+                // Out of space midway: drop the outputs (inputs are intact)
+                // and start this compaction over later.
+                self.abandon_compaction(st, &spec, job);
+                Err(e)
+            }
             Err(e) => {
                 st.bg_error = Some(e.clone());
                 Err(e)
@@ -246,7 +283,12 @@ impl Db {
                     added: job.outputs.iter().map(|m| (spec.output_level, m.clone())).collect(),
                     ..VersionEdit::default()
                 };
-                self.apply_or_fail(st, edit)?;
+                if let Err(e) = self.apply_or_fail(st, edit) {
+                    if matches!(e, Error::QuotaExceeded { .. }) {
+                        self.abandon_compaction(st, &spec, job);
+                    }
+                    return Err(e);
+                }
                 for n in &job.allocated {
                     st.pending_outputs.remove(n);
                 }
@@ -268,6 +310,16 @@ impl Db {
                 Ok(())
             }
         }
+    }
+
+    /// Drops a compaction that ran out of space. A manual compaction of the
+    /// last level (which `manual_step` marks done when it starts) is
+    /// started again by its next step.
+    fn abandon_compaction(&self, st: &mut DbState, spec: &CompactionSpec, job: TableJob) {
+        if let (Some(m), Some((level, _))) = (st.manual.as_mut(), spec.inputs.first()) {
+            m.level = m.level.min(*level);
+        }
+        self.abandon_job(st, job);
     }
 
     /// Flushes every memtable (the active one included) to table files and
@@ -372,7 +424,10 @@ impl DbInner {
         let inner = self;
         let mut live = st.versions.live_files();
         live.extend(st.pending_outputs.iter().copied());
-        let Ok(names) = inner.fs.list(&inner.dir) else { return };
+        let Ok(mut names) = inner.fs.list(&inner.dir) else { return };
+        // In name order, so that a run's file-system calls are the same every
+        // time (the crash matrix relies on it; listings come in any order).
+        names.sort_unstable();
         for name in names {
             let obsolete = match parse_file_name(&name) {
                 Some(FileKind::Table(n)) => !live.contains(&n),

@@ -13,6 +13,7 @@ mod iter;
 mod multi_get;
 mod open;
 pub mod options;
+mod repair;
 pub(crate) mod snapshot;
 
 use std::collections::{HashSet, VecDeque};
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use iter::DbIterator;
 pub use multi_get::{PinnedResults, PinnedValue};
 pub use options::{Clock, Options, ReadOptions, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
 
 use self::options::{check_key, check_value};
@@ -212,14 +214,18 @@ impl Db {
     /// of it is there or none; readers never see part of it.
     pub fn write(&self, opts: &WriteOptions, mut batch: WriteBatch) -> Result<()> {
         self.check_open()?;
+        // Deletes only: the batch frees space (see make_room_for_write).
+        let mut frees_space = true;
         for op in batch.iter() {
             match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
                 BatchOp::Put { key, value } => {
+                    frees_space = false;
                     check_key(key)?;
                     check_value(value)?;
                 }
                 BatchOp::Delete { key } => check_key(key)?,
                 BatchOp::Merge { key, value } => {
+                    frees_space = false;
                     check_key(key)?;
                     check_value(value)?;
                     if self.inner.options.merge_operator.is_none() {
@@ -241,11 +247,16 @@ impl Db {
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
-        self.make_room_for_write(&mut st)?;
+        self.make_room_for_write(&mut st, frees_space)?;
         let seq = st.versions.last_sequence + 1;
         batch.set_sequence(seq);
         if let Err(e) = st.wal.add_record(batch.data()) {
-            st.bg_error = Some(e.clone());
+            // Out of space: the log writer cut off whatever part of the
+            // record reached the file, so the log is as it was; the write
+            // fails alone and a later one may succeed once space is freed.
+            if !matches!(e, Error::QuotaExceeded { .. }) {
+                st.bg_error = Some(e.clone());
+            }
             return Err(e);
         }
         inner.stats.add(Ticker::WalBytes, batch.data().len() as u64);
@@ -289,15 +300,26 @@ impl Db {
     /// work itself (flush, then compaction) until there is room, rather than
     /// wait for a pump that, in a single-threaded worker, cannot run
     /// meanwhile. The time is counted in `rocksdb.stall.micros`.
-    fn make_room_for_write(&self, st: &mut DbState) -> Result<()> {
+    ///
+    /// Out of space, that work cannot run; a batch of deletes only
+    /// (`frees_space`) then goes into the active memtable anyway, a little
+    /// past its size: refusing it would leave no way to empty a full
+    /// database (the deletes let the next compaction drop the data).
+    fn make_room_for_write(&self, st: &mut DbState, frees_space: bool) -> Result<()> {
         let inner = &*self.inner;
         let o = &inner.options;
         let mut stalled_at = None;
+        // Whether the stall's work went through; a lack of space stops a
+        // batch of deletes only from waiting for it.
+        let went = |r: Result<bool>| match r {
+            Err(Error::QuotaExceeded { .. }) if frees_space => Ok(false),
+            r => r,
+        };
         loop {
             let l0 = st.versions.current_ref().levels[0].len();
             if !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {
                 stalled_at.get_or_insert_with(|| o.now_micros());
-                if !self.background_step(st, usize::MAX)?.did_work {
+                if !went(self.background_step(st, usize::MAX).map(|p| p.did_work))? {
                     break;
                 }
                 continue;
@@ -307,10 +329,14 @@ impl Db {
             }
             if st.imm.len() + 1 >= o.max_write_buffer_number {
                 stalled_at.get_or_insert_with(|| o.now_micros());
-                self.flush_step(st, usize::MAX)?;
+                if !went(self.flush_step(st, usize::MAX).map(|()| true))? {
+                    break;
+                }
                 continue;
             }
-            self.switch_memtable(st)?;
+            if !went(self.switch_memtable(st).map(|()| true))? {
+                break;
+            }
         }
         if let Some(t0) = stalled_at {
             inner.stats.add(Ticker::WriteStalls, 1);

@@ -75,10 +75,18 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
                 }
             }
             if has_data {
+                let found: Vec<String> = manifests.iter().map(|&m| crate::version::manifest_name(m)).collect();
                 return Err(Error::corruption(
                     &dir,
                     0,
-                    "table or log files exist but no complete manifest describes them",
+                    format!(
+                        "table or log files exist but no complete manifest describes them (manifests found: {})",
+                        if found.is_empty() {
+                            "none".to_string()
+                        } else {
+                            found.join(", ") + ", each empty or incomplete"
+                        }
+                    ),
                 ));
             }
             if !options.create_if_missing {
@@ -152,6 +160,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     let wal_file = super::create_wal(&*fs, &dir, wal_number)?;
     versions.log_number = imm.front().map_or(wal_number, |m| m.wal_number());
     // A fresh manifest, so no edit is ever appended after a torn record.
+    versions.max_manifest_file_size = options.max_manifest_file_size;
     versions.write_new_manifest()?;
 
     let cache = Arc::new(BlockCache::new(options.block_cache_capacity));

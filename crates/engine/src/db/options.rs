@@ -65,6 +65,13 @@ pub struct Options {
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Clock for duration statistics; none means durations read as zero.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Size at which the manifest is rolled over: the next edit goes to a
+    /// new manifest that starts with a snapshot of the current state, and
+    /// the old one is deleted (default 1 MiB, at least 256 bytes). Without it a
+    /// database kept open for hours grows its manifest by every flush and
+    /// compaction (RocksDB's `max_manifest_file_size`, whose 1 GiB default
+    /// suits servers, not browser quotas).
+    pub max_manifest_file_size: u64,
 }
 
 impl Default for Options {
@@ -87,6 +94,7 @@ impl Default for Options {
             disable_auto_compactions: false,
             merge_operator: None,
             clock: None,
+            max_manifest_file_size: 1 << 20,
         }
     }
 }
@@ -109,6 +117,7 @@ impl std::fmt::Debug for Options {
             .field("max_bytes_for_level_multiplier", &self.max_bytes_for_level_multiplier)
             .field("target_file_size_base", &self.target_file_size_base)
             .field("disable_auto_compactions", &self.disable_auto_compactions)
+            .field("max_manifest_file_size", &self.max_manifest_file_size)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
             .finish_non_exhaustive()
     }
@@ -164,6 +173,10 @@ impl Options {
             format!("max_bytes_for_level_multiplier must be 2..=1000, got {}", self.max_bytes_for_level_multiplier),
         )?;
         check(self.target_file_size_base >= 64 << 10, "target_file_size_base must be at least 65536".to_string())?;
+        check(
+            self.max_manifest_file_size >= 256,
+            format!("max_manifest_file_size must be at least 256, got {}", self.max_manifest_file_size),
+        )?;
         Ok(())
     }
 

@@ -377,3 +377,139 @@ fn an_iterator_that_outlives_close_fails_cleanly() {
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().code(), "Closed");
 }
+
+#[test]
+fn running_out_of_space_fails_the_write_or_the_step_alone_and_never_stops_the_database() {
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fault.clone()), "db", small_options()).unwrap();
+    fault.set_quota(Some(400 << 10));
+    let mut acked = 0u32;
+    let mut step_quota = 0;
+    for i in 0..50_000u32 {
+        match db.put(&W, format!("key{i:06}").as_bytes(), &[(i % 251) as u8; 100]) {
+            Ok(()) => acked = i + 1,
+            Err(Error::QuotaExceeded { .. }) => break,
+            Err(e) => panic!("put {i}: {e:?}"),
+        }
+        match db.do_background_work(usize::MAX) {
+            Ok(_) => {}
+            Err(Error::QuotaExceeded { .. }) => step_quota += 1,
+            Err(e) => panic!("background work: {e:?}"),
+        }
+    }
+    assert!(step_quota > 0 && acked > 0, "flushes and compactions never ran out of space");
+    for i in (0..acked).step_by(11) {
+        assert_eq!(db.get(&r(), format!("key{i:06}").as_bytes()).unwrap(), Some(vec![(i % 251) as u8; 100]));
+    }
+    // Space comes back: the dropped work is redone and writes go on.
+    fault.set_quota(None);
+    while db.do_background_work(8).unwrap().work_left {}
+    db.put(&W, b"after", b"more space").unwrap();
+    db.flush().unwrap();
+    db.verify().unwrap();
+    let last = acked - 1;
+    assert_eq!(db.get(&r(), format!("key{last:06}").as_bytes()).unwrap(), Some(vec![(last % 251) as u8; 100]));
+    assert_eq!(count_entries(&db), acked as usize + 1);
+}
+
+#[test]
+fn a_write_cut_short_by_a_full_disk_leaves_the_wal_whole_for_later_writes() {
+    // FaultFs writes what fits under the quota before failing, as a full disk
+    // does; the WAL must cut that partial record off, or the writes after it
+    // would follow garbage and the next open would refuse the log.
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fault.clone()), "db", small_options()).unwrap();
+    db.put(&W, b"before", b"1").unwrap();
+    // A quota a few bytes above what is used: the next put's record does not fit.
+    let total = {
+        let mut t = 0;
+        for n in fault.list("db").unwrap() {
+            t += fault.open(&format!("db/{n}"), false).unwrap().len().unwrap();
+        }
+        t
+    };
+    fault.set_quota(Some(total + 10));
+    match db.put(&W, b"too big", &[7u8; 1000]) {
+        Err(Error::QuotaExceeded { .. }) => {}
+        other => panic!("want QuotaExceeded, got {other:?}"),
+    }
+    fault.set_quota(None);
+    db.put(&WriteOptions { sync: true }, b"after", b"2").unwrap();
+    fault.crash(crate::fs::CrashMode::DropUnsynced).unwrap();
+    drop(db);
+    let db = Db::open(Arc::new(fault.clone()), "db", small_options()).unwrap();
+    assert_eq!(db.get(&r(), b"before").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(&r(), b"after").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.get(&r(), b"too big").unwrap(), None);
+}
+
+#[test]
+fn a_batch_of_deletes_goes_through_a_stall_that_has_no_room_to_do_its_work() {
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let options = Options {
+        level0_file_num_compaction_trigger: 2,
+        level0_stop_writes_trigger: 4,
+        max_write_buffer_number: 2,
+        ..small_options()
+    };
+    let db = Db::open(Arc::new(fault.clone()), "db", options).unwrap();
+    // L0 at the stop trigger: nobody pumped background work.
+    for f in 0..4u32 {
+        for i in 0..100u32 {
+            db.put(&W, format!("key{f}{i:05}").as_bytes(), &[1; 100]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert_eq!(db.properties().files_per_level[0], 4);
+    // No space for the compaction the stall must run: a put fails...
+    fault.set_quota(Some(0));
+    assert!(matches!(db.put(&W, b"more", b"data"), Err(Error::QuotaExceeded { .. })));
+    fault.set_quota(None);
+    let used: u64 =
+        fault.list("db").unwrap().iter().map(|n| fault.open(&format!("db/{n}"), false).unwrap().len().unwrap()).sum();
+    fault.set_quota(Some(used + 256));
+    // ...but deletes, which free space, go through, and the data is gone.
+    db.delete_range(&W, b"key0", b"key3").unwrap();
+    db.delete(&W, b"key300000").unwrap();
+    assert_eq!(db.get(&r(), b"key100007").unwrap(), None);
+    assert_eq!(db.get(&r(), b"key300000").unwrap(), None);
+    assert_eq!(db.get(&r(), b"key300001").unwrap(), Some(vec![1; 100]));
+    assert!(matches!(db.put(&W, b"more", b"data"), Err(Error::QuotaExceeded { .. })));
+}
+
+#[test]
+fn the_manifest_rolls_over_at_its_size_limit_and_nothing_is_lost() {
+    let fs = MemFs::new();
+    let opts = Options { max_manifest_file_size: 4 << 10, ..small_options() };
+    let db = Db::open(Arc::new(fs.clone()), "db", opts.clone()).unwrap();
+    let manifests = |fs: &MemFs| -> Vec<(String, u64)> {
+        let mut v: Vec<_> = fs
+            .list("db")
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with("MANIFEST-"))
+            .map(|n| {
+                let len = fs.open(&format!("db/{n}"), false).unwrap().len().unwrap();
+                (n, len)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let first = manifests(&fs);
+    for i in 0..400u32 {
+        db.put(&W, format!("key{:05}", i * 37 % 400).as_bytes(), &[i as u8; 300]).unwrap();
+        if i % 5 == 4 {
+            db.flush().unwrap();
+            while db.do_background_work(64).unwrap().work_left {}
+            let now = manifests(&fs);
+            assert_eq!(now.len(), 1, "old manifests left behind: {now:?}");
+            assert!(now[0].1 < (4 << 10) + 1024, "manifest past its limit: {now:?}");
+        }
+    }
+    assert_ne!(manifests(&fs)[0].0, first[0].0, "80 flushes never rolled the manifest over");
+    drop(db);
+    let db = Db::open(Arc::new(fs.clone()), "db", opts).unwrap();
+    assert_eq!(count_entries(&db), 400);
+    db.verify().unwrap();
+}

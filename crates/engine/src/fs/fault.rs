@@ -42,6 +42,18 @@ struct State {
     /// Creating new files fails (as an exhausted OPFS pool or a full disk
     /// would), while writes to existing files go on.
     fail_creates: bool,
+    /// Every mutating call, in order, while tracing is on.
+    trace: Option<Vec<FsOp>>,
+}
+
+/// One mutating call, as recorded by [`FaultFs::trace`]: call number `n`
+/// (what [`FaultFs::fail_after`]`(Some(n))` makes fail) of kind `op`
+/// (create, write, append, truncate, sync, remove) on `path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FsOp {
+    pub n: u64,
+    pub op: &'static str,
+    pub path: String,
 }
 
 /// A file system wrapper that can simulate crashes and failing I/O.
@@ -78,7 +90,20 @@ impl FaultFs {
         self.state().ops
     }
 
-    /// Caps the bytes all files may hold together; `None` lifts the cap.
+    /// Starts recording every mutating call (see [`FaultFs::trace`]).
+    pub fn start_trace(&self) {
+        self.state().trace = Some(Vec::new());
+    }
+
+    /// The mutating calls made since [`FaultFs::start_trace`], failed ones
+    /// included, in order.
+    pub fn trace(&self) -> Vec<FsOp> {
+        self.state().trace.clone().unwrap_or_default()
+    }
+
+    /// Caps the bytes all files may hold together; `None` lifts the cap. An
+    /// append past the cap writes what fits and then fails with
+    /// `QuotaExceeded`, as a full disk does.
     pub fn set_quota(&self, bytes: Option<u64>) {
         self.state().quota = bytes;
     }
@@ -137,7 +162,11 @@ impl FaultFs {
     /// Counts a mutating call and fails it if the countdown has run out.
     fn tick(&self, path: &str, op: &'static str) -> Result<()> {
         let mut st = self.state();
+        let n = st.ops;
         st.ops += 1;
+        if let Some(t) = st.trace.as_mut() {
+            t.push(FsOp { n, op, path: path.to_string() });
+        }
         match st.countdown {
             Some(0) => Err(Error::io(path, op, "injected fault")),
             Some(n) => {
@@ -146,6 +175,18 @@ impl FaultFs {
             }
             None => Ok(()),
         }
+    }
+
+    /// Bytes left under the quota (`u64::MAX` without one).
+    fn quota_room(&self) -> u64 {
+        let Some(q) = self.state().quota else { return u64::MAX };
+        let used: u64 = self
+            .all_paths()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|name| self.inner.open(name, false).ok()?.len().ok())
+            .sum();
+        q.saturating_sub(used)
     }
 
     fn check_quota(&self, path: &str, growth: u64) -> Result<()> {
@@ -281,7 +322,14 @@ impl File for FaultFile {
 
     fn append(&self, data: &[u8]) -> Result<()> {
         self.alive("append")?;
-        self.fs.check_quota(&self.path, data.len() as u64)?;
+        if let Err(e) = self.fs.check_quota(&self.path, data.len() as u64) {
+            // As a full disk does: what fits is written, then the call fails.
+            let room = self.fs.quota_room();
+            if room > 0 {
+                self.inner.append(&data[..(room as usize).min(data.len())])?;
+            }
+            return Err(e);
+        }
         self.fs.tick(&self.path, "append")?;
         self.inner.append(data)
     }

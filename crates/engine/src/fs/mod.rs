@@ -18,7 +18,7 @@ pub mod contract;
 
 use std::sync::Arc;
 
-pub use fault::{CrashMode, FaultFs};
+pub use fault::{CrashMode, FaultFs, FsOp};
 pub use mem::MemFs;
 #[cfg(not(target_arch = "wasm32"))]
 pub use std_fs::StdFs;

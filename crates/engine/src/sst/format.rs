@@ -163,6 +163,14 @@ pub fn read_block(file: &dyn File, path: &str, file_len: u64, handle: BlockHandl
         });
     }
     buf.truncate(n);
+    decode_block_contents(buf, ty, path, handle.offset)
+}
+
+/// Turns a block's checked contents and its type byte into the block's raw
+/// bytes (decompressing if needed). `path` and `offset` name the block in
+/// errors.
+pub fn decode_block_contents(buf: Vec<u8>, ty: u8, path: &str, offset: u64) -> Result<Bytes> {
+    let corrupt = |r: String| Error::corruption(path, offset, r);
     match ty {
         TYPE_NONE => Ok(Bytes::from(buf)),
         TYPE_LZ4 => {

@@ -326,6 +326,47 @@ impl Table {
         }
     }
 
+    /// Walks every data block the index names, passing each entry to `f`
+    /// (which returns false for an entry it refuses), and skips blocks that
+    /// cannot be read or decoded. Returns the blocks skipped and the first
+    /// error met. For repair: what a damaged table still holds.
+    pub fn salvage(&self, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> (u64, Option<Error>) {
+        let (mut lost, mut first) = (0u64, None);
+        let mut index = self.index.iter();
+        index.seek_to_first();
+        while index.valid() {
+            let block = BlockHandle::decode(index.value())
+                .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))
+                .and_then(|h| self.data_block(h, false));
+            match block {
+                Ok(b) => {
+                    let mut it = b.iter();
+                    it.seek_to_first();
+                    let mut ok = true;
+                    while it.valid() {
+                        ok &= f(it.key(), it.value());
+                        it.next();
+                    }
+                    if let Err(e) = it.status() {
+                        first.get_or_insert(e);
+                        ok = false;
+                    }
+                    lost += u64::from(!ok);
+                }
+                Err(e) => {
+                    first.get_or_insert(e);
+                    lost += 1;
+                }
+            }
+            index.next();
+        }
+        if let Err(e) = index.status() {
+            first.get_or_insert(e);
+            lost += 1;
+        }
+        (lost, first)
+    }
+
     /// Reads and checks every block of the table.
     pub fn verify(self: &Arc<Self>) -> Result<u64> {
         let mut it = self.iter(false);

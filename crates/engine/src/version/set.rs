@@ -30,6 +30,12 @@ pub struct VersionSet {
     pub log_number: u64,
     manifest_number: u64,
     manifest: Option<LogWriter>,
+    /// The next edit starts a new manifest first: the current one reached
+    /// this size (see `Options::max_manifest_file_size`)...
+    pub max_manifest_file_size: u64,
+    /// ...or an edit failed to reach it, so it may end in a partial record
+    /// (cut off again when possible, but a new manifest never depends on it).
+    roll_over: bool,
 }
 
 /// Outcome of reading one manifest at open.
@@ -53,6 +59,8 @@ impl VersionSet {
             log_number: 0,
             manifest_number: 0,
             manifest: None,
+            max_manifest_file_size: u64::MAX,
+            roll_over: false,
         }
     }
 
@@ -160,9 +168,19 @@ impl VersionSet {
         }
         let manifest_path = join(&self.dir, &manifest_name(self.manifest_number));
         apply_to(&mut files, &edit, &manifest_path, 0)?;
+        let full = self.manifest.as_ref().is_some_and(|w| w.len() >= self.max_manifest_file_size);
+        if (self.roll_over || full) && self.manifest.is_some() {
+            // A snapshot of the current state (without this edit) in a new
+            // manifest; the old one is obsolete once that is durable.
+            self.write_new_manifest()?;
+            self.roll_over = false;
+            edit.next_file_number = Some(self.next_file_number);
+        }
         let writer = self.manifest.as_mut().ok_or_else(|| Error::Closed("no manifest is open for writing".into()))?;
-        writer.add_record(&edit.encode())?;
-        writer.sync()?;
+        if let Err(e) = writer.add_record(&edit.encode()).and_then(|()| writer.sync()) {
+            self.roll_over = true;
+            return Err(e);
+        }
         if let Some(l) = edit.log_number {
             self.log_number = l;
         }

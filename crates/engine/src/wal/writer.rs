@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::{ChunkType, BLOCK_SIZE, HEADER_SIZE};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::checksum::{crc32c, crc32c_extend, mask};
 use crate::fs::File;
 
@@ -16,17 +16,28 @@ pub struct LogWriter {
     /// Bytes appended (the file's length as this writer sees it).
     len: u64,
     buf: Vec<u8>,
+    /// Set when an append failed and its partial bytes could not be cut off:
+    /// a record after them would follow garbage, so none may be added.
+    broken: Option<String>,
 }
 
 impl LogWriter {
     /// A writer that appends to `file`, which currently holds `len` bytes.
     pub fn new(file: Arc<dyn File>, len: u64) -> Self {
-        LogWriter { file, block_offset: (len % BLOCK_SIZE as u64) as usize, len, buf: Vec::new() }
+        LogWriter { file, block_offset: (len % BLOCK_SIZE as u64) as usize, len, buf: Vec::new(), broken: None }
     }
 
     /// Appends one record. The whole record goes to the file in a single
     /// `append` call. Not durable until [`LogWriter::sync`].
+    ///
+    /// If the append fails (a full disk, a quota), whatever part of it
+    /// reached the file is cut off again, so the log stays a sequence of
+    /// whole records and later records may follow; if even that fails, every
+    /// later call fails with `IoError`.
     pub fn add_record(&mut self, data: &[u8]) -> Result<()> {
+        if let Some(why) = &self.broken {
+            return Err(Error::io("log", "append", why));
+        }
         self.buf.clear();
         let mut left = data;
         let mut begin = true;
@@ -59,7 +70,12 @@ impl LogWriter {
                 break;
             }
         }
-        self.file.append(&self.buf)?;
+        if let Err(e) = self.file.append(&self.buf) {
+            if let Err(t) = self.file.truncate(self.len) {
+                self.broken = Some(format!("an append failed ({e}) and its partial bytes could not be cut off ({t})"));
+            }
+            return Err(e);
+        }
         self.len += self.buf.len() as u64;
         self.block_offset = block_offset;
         Ok(())

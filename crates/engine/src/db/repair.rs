@@ -1,0 +1,258 @@
+//! Repair: rebuilds a database that no longer opens (a damaged manifest, a
+//! table with a bad block, a WAL with a bad record) from whatever is intact,
+//! as LevelDB's `RepairDB` does.
+//!
+//! Every table is read (block by block where it is damaged, skipping the
+//! blocks that fail their checksum) and every WAL replayed up to its first
+//! damaged record. All of it is merged, newest version of each key first as
+//! the internal-key order has it, into one new table at level 0 (one sorted
+//! run, so no question of which of several overlapping files is newer can
+//! arise), with every range tombstone found. Then a new manifest names that
+//! table alone and a new empty WAL, and only once that manifest is durable
+//! are the old files deleted: a crash during repair leaves the old files (the
+//! old manifest, if it still reads, stays the newest complete one until the
+//! new one is complete) and repair can simply run again.
+//!
+//! What is lost is reported: blocks of tables that failed their checksum,
+//! tables whose footer or index is unreadable, and WAL records after damage.
+
+use std::sync::Arc;
+
+use super::create_wal;
+use crate::batch::{BatchOp, WriteBatch};
+use crate::cache::BlockCache;
+use crate::error::Result;
+use crate::format::key::{self, SequenceNumber, ValueType};
+use crate::fs::{join, Fs};
+use crate::iter::InternalIterator;
+use crate::iter::MergingIterator;
+use crate::memtable::MemTable;
+use crate::range_del::Tombstone;
+use crate::sst::{Table, TableBuilder};
+use crate::stats::Statistics;
+use crate::version::{manifest_name, parse_file_name, table_path, wal_path, FileKind, FileMeta, VersionEdit};
+use crate::wal::{LogReader, LogWriter};
+use crate::Options;
+
+/// What [`repair`] found and kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// Tables read whole.
+    pub tables_intact: u64,
+    /// Tables with blocks that failed their checksum (the other blocks kept).
+    pub tables_damaged: u64,
+    /// Tables that could not be read at all (footer, index or metaindex
+    /// damaged); their data is lost.
+    pub tables_lost: u64,
+    /// Data blocks skipped because they failed their checksum.
+    pub blocks_lost: u64,
+    /// WAL records replayed.
+    pub wal_records: u64,
+    /// WALs that ended in damage (records after it are lost).
+    pub wals_damaged: u64,
+    /// Entries (versions of keys) in the rebuilt table.
+    pub entries: u64,
+    /// Range tombstones in the rebuilt table.
+    pub range_deletions: u64,
+    /// What went wrong where, one line per damaged file.
+    pub problems: Vec<String>,
+}
+
+/// Rebuilds the database in `dir` from its intact parts (see the module
+/// documentation). The database must not be open. Afterwards
+/// [`crate::Db::open`] opens it with everything that was salvaged.
+pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairReport> {
+    options.validate()?;
+    let dir = dir.trim_end_matches('/').to_string();
+    let _lock = fs.lock(&join(&dir, "LOCK"))?;
+    let mut names = fs.list(&dir)?;
+    names.sort_unstable();
+    let kinds: Vec<(String, FileKind)> =
+        names.iter().filter_map(|n| parse_file_name(n).map(|k| (n.clone(), k))).collect();
+    let max_number = kinds
+        .iter()
+        .map(|(_, k)| match k {
+            FileKind::Table(n) | FileKind::Wal(n) | FileKind::Manifest(n) => *n,
+            FileKind::Lock => 0,
+        })
+        .max()
+        .unwrap_or(0);
+
+    let mut report = RepairReport::default();
+    let cache = Arc::new(BlockCache::new(8 << 20));
+    let stats = Arc::new(Statistics::default());
+    let mut sources: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut tombstones: Vec<Tombstone> = Vec::new();
+
+    for (_, kind) in &kinds {
+        let FileKind::Table(number) = *kind else { continue };
+        let path = table_path(&dir, number);
+        let table =
+            match fs.open(&path, false).and_then(|f| Table::open(f, &path, number, cache.clone(), stats.clone())) {
+                Ok(t) => Arc::new(t),
+                Err(e) => {
+                    report.tables_lost += 1;
+                    report.problems.push(format!("{path}: unreadable, its data is lost: {e}"));
+                    continue;
+                }
+            };
+        if let Some(ts) = table.tombstones() {
+            tombstones.extend(ts.to_tombstones());
+        }
+        if table.verify().is_ok() {
+            report.tables_intact += 1;
+            sources.push(Box::new(table.iter(false)));
+            continue;
+        }
+        // Block by block, keeping what passes its checksum.
+        let salvaged = Arc::new(MemTable::new(0));
+        let (blocks_lost, first_error) = table.salvage(|ikey, value| match key::parse(ikey) {
+            Some(p) => {
+                salvaged.add(p.seq, p.ty, p.user_key, value);
+                true
+            }
+            None => false,
+        });
+        report.tables_damaged += 1;
+        report.blocks_lost += blocks_lost;
+        report.problems.push(format!(
+            "{path}: {blocks_lost} damaged block(s) skipped{}",
+            first_error.map(|e| format!(" (first: {e})")).unwrap_or_default()
+        ));
+        sources.push(Box::new(salvaged.iter()));
+    }
+
+    for (_, kind) in &kinds {
+        let FileKind::Wal(number) = *kind else { continue };
+        let path = wal_path(&dir, number);
+        let replayed = Arc::new(MemTable::new(number));
+        let mut reader = match fs.open(&path, false).and_then(|f| LogReader::new(f, &path)) {
+            Ok(r) => r,
+            Err(e) => {
+                report.wals_damaged += 1;
+                report.problems.push(format!("{path}: unreadable: {e}"));
+                continue;
+            }
+        };
+        loop {
+            match reader.next_record() {
+                Ok(Some((rec, offset))) => match WriteBatch::from_record(rec, &path, offset) {
+                    Ok(batch) => {
+                        report.wal_records += 1;
+                        let mut seq = batch.sequence();
+                        for op in batch.iter().flatten() {
+                            match op {
+                                BatchOp::Put { key, value } => replayed.add(seq, ValueType::Put, key, value),
+                                BatchOp::Delete { key } => replayed.add(seq, ValueType::Delete, key, b""),
+                                BatchOp::Merge { key, value } => replayed.add(seq, ValueType::Merge, key, value),
+                                BatchOp::RangeDelete { start, end } => {
+                                    tombstones.push(Tombstone { start: start.to_vec(), end: end.to_vec(), seq })
+                                }
+                            }
+                            seq += 1;
+                        }
+                    }
+                    Err(e) => {
+                        report.wals_damaged += 1;
+                        report.problems.push(format!("{path}: replay stopped at a bad batch: {e}"));
+                        break;
+                    }
+                },
+                Ok(None) => {
+                    if let Some((offset, why)) = reader.tail_corruption() {
+                        report.problems.push(format!("{path}: torn tail at offset {offset} dropped ({why})"));
+                    }
+                    break;
+                }
+                Err(e) => {
+                    report.wals_damaged += 1;
+                    report.problems.push(format!("{path}: replay stopped at damage: {e}"));
+                    break;
+                }
+            }
+        }
+        if !replayed.is_empty() {
+            sources.push(Box::new(replayed.iter()));
+        }
+    }
+
+    // One sorted run of everything, each internal key once (a WAL whose
+    // memtable was flushed but not yet deleted repeats a table's entries).
+    let table_number = max_number + 1;
+    let wal_number = max_number + 2;
+    let manifest_number = max_number + 3;
+    let out_path = table_path(&dir, table_number);
+    let file = fs.open(&out_path, true)?;
+    file.truncate(0)?;
+    let mut builder = TableBuilder::new(file.clone(), options.table_options());
+    let mut last_seq: SequenceNumber = 0;
+    let mut merged = MergingIterator::new(sources);
+    merged.seek_to_first();
+    let mut prev: Vec<u8> = Vec::new();
+    while merged.valid() {
+        let ikey = merged.key();
+        if prev.as_slice() != ikey {
+            if let Some(p) = key::parse(ikey) {
+                last_seq = last_seq.max(p.seq);
+            }
+            builder.add(ikey, merged.value())?;
+            report.entries += 1;
+            prev.clear();
+            prev.extend_from_slice(ikey);
+        }
+        merged.next();
+    }
+    merged.status()?;
+    tombstones.sort_by(|a, b| (&a.start, &a.end, a.seq).cmp(&(&b.start, &b.end, b.seq)));
+    tombstones.dedup();
+    for t in tombstones {
+        last_seq = last_seq.max(t.seq);
+        builder.add_tombstone(t);
+        report.range_deletions += 1;
+    }
+    let info = builder.finish()?;
+    file.sync()?;
+    let has_table = info.num_entries > 0 || info.num_range_deletions > 0;
+
+    // A new manifest whose first (snapshot) record names the table and a new
+    // empty WAL: complete, and so the one Db::open uses, only once synced.
+    create_wal(&*fs, &dir, wal_number)?;
+    let mut snapshot = VersionEdit {
+        has_format: true,
+        log_number: Some(wal_number),
+        next_file_number: Some(manifest_number + 1),
+        last_sequence: Some(last_seq),
+        ..VersionEdit::default()
+    };
+    if has_table {
+        snapshot.added.push((
+            0,
+            FileMeta {
+                number: table_number,
+                file_size: info.file_size,
+                smallest: info.smallest,
+                largest: info.largest,
+                smallest_seq: info.smallest_seq,
+                largest_seq: info.largest_seq,
+            },
+        ));
+    }
+    let manifest_path = join(&dir, &manifest_name(manifest_number));
+    let mf = fs.open(&manifest_path, true)?;
+    mf.truncate(0)?;
+    let mut writer = LogWriter::new(mf, 0);
+    writer.add_record(&snapshot.encode())?;
+    writer.sync()?;
+    fs.sync_dir(&dir)?;
+
+    // The new manifest is durable: everything else is obsolete.
+    for (name, kind) in &kinds {
+        if *kind != FileKind::Lock {
+            fs.remove(&join(&dir, name))?;
+        }
+    }
+    if !has_table {
+        fs.remove(&out_path)?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,207 @@
+//! `silt_engine::repair`: rebuilding a database from its intact parts.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use silt_engine::fs::{read_all, CrashMode, FaultFs, Fs, MemFs};
+use silt_engine::{repair, Db, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
+
+type State = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn options() -> Options {
+    Options {
+        write_buffer_size: 64 << 10,
+        block_size: 512,
+        target_file_size_base: 64 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        level0_file_num_compaction_trigger: 2,
+        merge_operator: Some(Arc::new(U64AddOperator)),
+        ..Options::default()
+    }
+}
+
+fn read_all_keys(db: &Db) -> State {
+    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    let mut out = State::new();
+    while it.valid() {
+        out.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+/// A database spread over several levels and a WAL, with overwrites,
+/// deletes, range deletes and merges. Returns the final state and every
+/// value each key ever had.
+fn build(fs: Arc<dyn Fs>) -> (State, BTreeMap<Vec<u8>, Vec<Vec<u8>>>) {
+    let db = Db::open(fs, "db", options()).unwrap();
+    let w = WriteOptions::default();
+    let mut state = State::new();
+    let mut history: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+    for i in 0..8000u32 {
+        let k = format!("key{:05}", (i * 7919) % 4000).into_bytes();
+        // Values that do not compress, so the data spans several files.
+        let v: Vec<u8> =
+            (0..60 + i % 80).map(|j| (i.wrapping_mul(2_654_435_761).wrapping_add(j * 40_503) >> 13) as u8).collect();
+        db.put(&w, &k, &v).unwrap();
+        history.entry(k.clone()).or_default().push(v.clone());
+        state.insert(k, v);
+        if i % 500 == 250 {
+            let (a, b) = (format!("key{:05}", i % 4000), format!("key{:05}", i % 4000 + 20));
+            db.delete_range(&w, a.as_bytes(), b.as_bytes()).unwrap();
+            let doomed: Vec<_> = state.range(a.into_bytes()..b.into_bytes()).map(|(k, _)| k.clone()).collect();
+            for k in doomed {
+                state.remove(&k);
+            }
+        }
+        if i % 97 == 0 {
+            let k = format!("ctr{}", i % 5).into_bytes();
+            let mut b = WriteBatch::new();
+            b.merge(&k, &3u64.to_le_bytes());
+            db.write(&w, b).unwrap();
+            let cur = state.get(&k).map_or(0, |v| u64::from_le_bytes(v[..8].try_into().unwrap()));
+            let v = (cur + 3).to_le_bytes().to_vec();
+            history.entry(k.clone()).or_default().push(v.clone());
+            state.insert(k, v);
+        }
+        if i % 50 == 0 && i < 6000 {
+            db.do_background_work(64).unwrap();
+        }
+        if i == 6000 {
+            // The rest stays in level 0 (and the WAL).
+            db.flush().unwrap();
+            while db.do_background_work(64).unwrap().work_left {}
+        }
+    }
+    // The last writes only in the WAL.
+    for i in 0..30u32 {
+        let k = format!("wal{i:03}").into_bytes();
+        db.put(&w, &k, b"only in the wal").unwrap();
+        state.insert(k, b"only in the wal".to_vec());
+    }
+    let levels = db.properties().files_per_level;
+    assert!(levels.iter().filter(|&&n| n > 0).count() >= 2, "the database spans one level only: {levels:?}");
+    drop(db);
+    (state, history)
+}
+
+fn files(fs: &dyn Fs) -> Vec<String> {
+    let mut v = fs.list("db").unwrap();
+    v.sort();
+    v
+}
+
+#[test]
+fn repairing_a_healthy_database_keeps_everything() {
+    let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let (state, _) = build(fs.clone());
+    let report = repair(fs.clone(), "db", &options()).unwrap();
+    assert!(report.tables_intact >= 2 && report.tables_damaged == 0 && report.tables_lost == 0, "{report:?}");
+    assert!(report.wal_records >= 30 && report.range_deletions > 0, "{report:?}");
+    let db = Db::open(fs.clone(), "db", options()).unwrap();
+    assert_eq!(read_all_keys(&db), state);
+    db.verify().unwrap();
+    // Writes go on, with sequence numbers above the repaired ones.
+    db.put(&WriteOptions::default(), b"key00001", b"after repair").unwrap();
+    assert_eq!(db.get(&ReadOptions::default(), b"key00001").unwrap().as_deref(), Some(&b"after repair"[..]));
+    db.flush().unwrap();
+    while db.do_background_work(64).unwrap().work_left {}
+    assert_eq!(db.get(&ReadOptions::default(), b"key00001").unwrap().as_deref(), Some(&b"after repair"[..]));
+}
+
+#[test]
+fn a_lost_manifest_is_rebuilt_from_tables_and_wals() {
+    let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let (state, _) = build(fs.clone());
+    for name in files(&*fs).iter().filter(|n| n.starts_with("MANIFEST-")) {
+        fs.remove(&format!("db/{name}")).unwrap();
+    }
+    assert!(Db::open(fs.clone(), "db", options()).err().is_some_and(|e| e.is_corruption()));
+    repair(fs.clone(), "db", &options()).unwrap();
+    let db = Db::open(fs, "db", options()).unwrap();
+    assert_eq!(read_all_keys(&db), state);
+}
+
+#[test]
+fn a_damaged_table_loses_only_its_bad_blocks() {
+    let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let (state, history) = build(fs.clone());
+    let victim = files(&*fs).into_iter().find(|n| n.ends_with(".sst")).unwrap();
+    let path = format!("db/{victim}");
+    let mut bytes = read_all(&*fs.open(&path, false).unwrap(), &path).unwrap();
+    bytes[100] ^= 0x40; // inside the first data block
+    let f = fs.open(&path, false).unwrap();
+    f.truncate(0).unwrap();
+    f.append(&bytes).unwrap();
+    let report = repair(fs.clone(), "db", &options()).unwrap();
+    assert_eq!((report.tables_damaged, report.blocks_lost), (1, 1), "{report:?}");
+    assert!(report.problems.iter().any(|p| p.contains(&victim)), "{report:?}");
+    let db = Db::open(fs, "db", options()).unwrap();
+    db.verify().unwrap();
+    let got = read_all_keys(&db);
+    // Whatever is returned was written for that key; most keys are exact.
+    let mut exact = 0;
+    for (k, v) in &got {
+        if state.get(k) == Some(v) {
+            exact += 1;
+        } else {
+            assert!(history.get(k).is_some_and(|h| h.contains(v)), "{k:?} has a value never written");
+        }
+    }
+    assert!(exact * 10 >= state.len() * 9, "only {exact} of {} keys exact", state.len());
+}
+
+#[test]
+fn repair_refuses_an_open_database() {
+    let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let db = Db::open(fs.clone(), "db", options()).unwrap();
+    let e = repair(fs, "db", &options()).unwrap_err();
+    assert_eq!(e.code(), "Busy", "{e}");
+    drop(db);
+}
+
+#[test]
+fn a_crash_at_any_point_of_repair_loses_nothing() {
+    let base = MemFs::new();
+    let (state, _) = build(Arc::new(base.clone()));
+    let snapshot: Vec<(String, Vec<u8>)> = files(&base)
+        .into_iter()
+        .filter(|n| n != "LOCK")
+        .map(|n| {
+            let p = format!("db/{n}");
+            let b = read_all(&*base.open(&p, false).unwrap(), &p).unwrap();
+            (p, b)
+        })
+        .collect();
+    let mut point = 0;
+    loop {
+        let mem = MemFs::new();
+        for (p, b) in &snapshot {
+            let f = mem.open(p, true).unwrap();
+            f.append(b).unwrap();
+            f.sync().unwrap();
+        }
+        let fault = FaultFs::new(Arc::new(mem));
+        let fs: Arc<dyn Fs> = Arc::new(fault.clone());
+        fault.fail_after(Some(point));
+        let finished = repair(fs.clone(), "db", &options()).is_ok();
+        fault.crash(CrashMode::TearUnsynced { seed: point }).unwrap();
+        // Either the old database or the repaired one opens whole; if
+        // neither does (the old manifest was removed), repair again.
+        let db = match Db::open(fs.clone(), "db", options()) {
+            Ok(db) => db,
+            Err(_) => {
+                repair(fs.clone(), "db", &options()).unwrap_or_else(|e| panic!("point {point}: repair again: {e}"));
+                Db::open(fs, "db", options()).unwrap_or_else(|e| panic!("point {point}: open after repair: {e}"))
+            }
+        };
+        assert_eq!(read_all_keys(&db), state, "crash at point {point} of repair lost data");
+        if finished {
+            assert!(point > 10, "repair made only {point} mutating calls");
+            break;
+        }
+        point += 1;
+    }
+}
