@@ -4,11 +4,42 @@
  */
 
 import { SiltError } from './errors.js';
+import { isWasmMemory } from './wasm.js';
 
 /** A key: bytes, or a string stored as its UTF-8 encoding. */
 export type Key = Uint8Array | string;
 
 const utf8 = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+
+/** Whether `buffer` was detached (transferred to a worker or another buffer). */
+function isDetached(buffer: ArrayBufferLike): boolean {
+  const flag = (buffer as { detached?: unknown }).detached;
+  if (typeof flag === 'boolean') return flag;
+  try {
+    new Uint8Array(buffer, 0, 0); // throws on a detached buffer
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Bytes the boundary can read safely: a view of a detached buffer is
+ * refused (reading it would throw a TypeError deep in the bindings); an
+ * empty or out-of-bounds view reads as empty; a view of wasm memory (a
+ * pinned value given back) is copied first, since the call may grow memory
+ * and detach it.
+ */
+export function checkedBytes(bytes: Uint8Array, what: string): Uint8Array {
+  if (bytes.byteLength === 0) {
+    if (isDetached(bytes.buffer)) {
+      throw new SiltError('InvalidArgument', `${what} is a view of a detached ArrayBuffer (it was transferred); pass bytes that are still there`);
+    }
+    return EMPTY;
+  }
+  return isWasmMemory(bytes.buffer) ? bytes.slice() : bytes;
+}
 
 /**
  * The bytes of `key`. A string is UTF-8 encoded; a string with a lone
@@ -16,7 +47,7 @@ const utf8 = new TextEncoder();
  * two different strings would then name the same key.
  */
 export function keyBytes(key: unknown, what = 'key'): Uint8Array {
-  if (key instanceof Uint8Array) return key;
+  if (key instanceof Uint8Array) return checkedBytes(key, what);
   if (typeof key === 'string') {
     if (!key.isWellFormed()) {
       throw new SiltError('InvalidArgument', `${what} is a string with a lone surrogate; it has no UTF-8 encoding`);
@@ -28,7 +59,7 @@ export function keyBytes(key: unknown, what = 'key'): Uint8Array {
 
 /** The bytes of `value`, which must already be a `Uint8Array`. */
 export function valueBytes(value: unknown): Uint8Array {
-  if (value instanceof Uint8Array) return value;
+  if (value instanceof Uint8Array) return checkedBytes(value, 'value');
   throw new SiltError('InvalidArgument', `value must be a Uint8Array, got ${describe(value)}`);
 }
 
@@ -36,6 +67,28 @@ function describe(x: unknown): string {
   if (x === null) return 'null';
   if (typeof x === 'object') return (x as object).constructor?.name ?? 'object';
   return typeof x;
+}
+
+/**
+ * A value for an error message, whatever it is: `String(x)` throws for a
+ * Symbol in a template, for a typed array over a detached buffer, and for
+ * objects whose `toString` throws.
+ */
+function show(x: unknown): string {
+  switch (typeof x) {
+    case 'string':
+      return JSON.stringify(x.length > 64 ? `${x.slice(0, 64)}...` : x);
+    case 'number':
+    case 'boolean':
+    case 'undefined':
+      return String(x);
+    case 'bigint':
+      return `${x}n`;
+    case 'symbol':
+      return x.toString();
+    default:
+      return describe(x);
+  }
 }
 
 /** Many keys back to back in one buffer, and their lengths. */
@@ -66,4 +119,4 @@ export function successor(key: Uint8Array): Uint8Array {
   return out;
 }
 
-export { describe };
+export { describe, show };

@@ -6,8 +6,8 @@
  */
 
 import { WriteBatch } from './batch.js';
-import { keyBytes, packKeys, valueBytes, type Key } from './bytes.js';
-import type { Statistics, WriteOptions } from './database.js';
+import { keyBytes, packKeys, show, valueBytes, type Key } from './bytes.js';
+import type { Statistics, VerifyReport, WriteOptions } from './database.js';
 import { SiltError, type SiltErrorCode } from './errors.js';
 import { bounds, checkBatchSize, decodeEntries, type Entry } from './iterator.js';
 import type { OpenOptions } from './open.js';
@@ -49,9 +49,17 @@ class Channel {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#next++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
       const envelope: Envelope = { id, request };
-      this.#worker.postMessage(envelope);
+      try {
+        this.#worker.postMessage(envelope);
+      } catch (e) {
+        // What the structured clone refuses (a function, a Symbol) never
+        // reached the worker, which goes on serving.
+        const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
+        reject(new SiltError('InvalidArgument', `the arguments of ${request.op} cannot be sent to the worker: ${detail}`, { cause: e }));
+        return;
+      }
+      this.#pending.set(id, { resolve, reject });
     });
   }
 
@@ -98,7 +106,7 @@ function snapshotId(s: RemoteSnapshot | undefined): number {
 
 function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
   if (o?.sync === undefined) return {};
-  if (typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', 'sync must be a boolean');
+  if (typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
   return { sync: o.sync };
 }
 
@@ -203,9 +211,14 @@ export class RemoteDatabase {
    * over in batches. Breaking out of `for await` releases it.
    */
   iterator(options: RemoteIteratorOptions = {}): AsyncIterableIterator<Entry> & AsyncDisposable {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
     const { snapshot, ...rest } = options;
     bounds(rest); // checks the bounds here
     checkBatchSize(rest.batchSize);
+    for (const flag of ['reverse', 'autoRefresh'] as const) {
+      const v = rest[flag];
+      if (v !== undefined && typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${flag} must be a boolean, got ${show(v)}`);
+    }
     const request: Request = { op: 'iterator', options: rest, snapshot: snapshotId(snapshot) };
     let id: Promise<number> | undefined;
     let pending: Entry[] = [];
@@ -256,8 +269,17 @@ export class RemoteDatabase {
     });
   }
 
+  /** Statistics; `storage` is a fresh estimate, taken for this call. */
   statistics(): Promise<Statistics> {
     return call(async () => (await this.#send({ op: 'statistics' })) as Statistics);
+  }
+
+  /**
+   * Reads every table file and checks every checksum and key (see
+   * `Database.verify`); rejects with the first damage found.
+   */
+  verify(): Promise<VerifyReport> {
+    return call(async () => (await this.#send({ op: 'verify' })) as VerifyReport);
   }
 
   /**
@@ -291,7 +313,13 @@ export interface ConnectOptions extends OpenOptions {
  * `DatabaseLocked` if another tab has it open (unless `wait` is set).
  */
 export async function connect(name: string, options: ConnectOptions = {}): Promise<RemoteDatabase> {
+  if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'options must be an object');
   const { worker: given, signal, ...openOptions } = options;
+  const isSignal = (s: unknown) => typeof s === 'object' && s !== null && 'aborted' in s && typeof (s as AbortSignal).addEventListener === 'function';
+  if (signal !== undefined && !isSignal(signal)) throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
+  if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as Worker).postMessage !== 'function')) {
+    throw new SiltError('InvalidArgument', 'worker must be a Worker');
+  }
   if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`);
   const worker = given ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'siltdb' });
   const channel = new Channel(worker);

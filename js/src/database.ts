@@ -5,13 +5,14 @@
 
 import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { WriteBatch } from './batch.js';
-import { keyBytes, valueBytes, type Key } from './bytes.js';
+import { keyBytes, show, valueBytes, type Key } from './bytes.js';
 import { fromWasm, SiltError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { bounds, checkBatchSize, Iterator, type IteratorOptions } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
+import { storageEstimate, type StorageEstimate } from './storage.js';
 import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
 /** Options of one write. */
@@ -77,9 +78,31 @@ export interface Statistics {
   /**
    * The OPFS file pool (persistent databases only): pooled files, free
    * ones, removed ones still open, bytes of logical data, creates refused,
-   * and the logical files the pooled files' headers name (`db/000012.sst`).
+   * the bytes every pooled file takes on storage (`bytes`, headers
+   * included: what `maxBytes` caps), the cap and the part of it kept for
+   * deletes and compactions (`maxBytes`, `reserveBytes`; only with
+   * `maxBytes`), and the logical files the pooled files' headers name
+   * (`db/000012.sst`).
    */
-  pool?: { files: number; free: number; removedOpen: number; dataBytes: number; exhausted: number; paths: string[] };
+  pool?: {
+    files: number;
+    free: number;
+    removedOpen: number;
+    dataBytes: number;
+    exhausted: number;
+    bytes: number;
+    maxBytes?: number;
+    reserveBytes?: number;
+    paths: string[];
+  };
+  /**
+   * The origin's storage (`navigator.storage.estimate()` and
+   * `persisted()`), where the browser has the Storage API: every database
+   * of the origin and all else it stores. Cached: at most about a second
+   * old when statistics are read regularly (`updatedAt` says when it was
+   * taken); through `connect()` it is fresh.
+   */
+  storage?: StorageEstimate;
   /** Results pinning values right now (every database of this realm). */
   pinnedResults: number;
   /** Results released by garbage collection instead of `release()`. */
@@ -88,9 +111,26 @@ export interface Statistics {
   background: { steps: number; lastError?: { code: string; message: string } };
 }
 
+/** What `verify()` returns: what it read and checked. */
+export interface VerifyReport {
+  /** Table files read. */
+  tables: number;
+  /** Entries checked. */
+  entries: number;
+  /** Bytes of the table files read. */
+  tableBytes: number;
+}
+
 /** Background-work bits of the binding (crates/wasm/src/database.rs). */
 const WORK_LEFT = 2;
 const WAITING_FOR_POOL = 4;
+
+/** Steps in a row that may run out of space before `idle()` gives up. */
+const IDLE_QUOTA_ATTEMPTS = 3;
+
+/** Retrying background work that ran out of space: first and longest waits. */
+const QUOTA_RETRY_MS = 50;
+const QUOTA_RETRY_MAX_MS = 2_000;
 
 /**
  * Runs the engine's background work (flushes, later compactions) in short
@@ -100,8 +140,12 @@ const WAITING_FOR_POOL = 4;
 class BackgroundPump {
   #inner: WasmDatabase;
   #keeper: PoolKeeper | undefined;
-  #scheduled = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #due = 0;
   #stopped = false;
+  /** Background work failed for good: nothing more is pumped. */
+  #failed = false;
+  #quotaRetryMs = QUOTA_RETRY_MS;
   steps = 0;
   lastError: SiltError | undefined;
   static sliceMs = 4;
@@ -112,18 +156,26 @@ class BackgroundPump {
     this.#keeper = keeper;
   }
 
-  kick(): void {
-    if (this.#scheduled || this.#stopped || this.lastError) return;
-    this.#scheduled = true;
-    setTimeout(() => this.#run(), 0);
+  /** Runs background work after `delayMs`, or sooner if already scheduled later. */
+  kick(delayMs = 0): void {
+    if (this.#stopped || this.#failed) return;
+    const at = performance.now() + delayMs;
+    if (this.#timer !== undefined) {
+      if (this.#due <= at) return;
+      clearTimeout(this.#timer);
+    }
+    this.#due = at;
+    this.#timer = setTimeout(() => this.#run(), delayMs);
   }
 
   stop(): void {
     this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   #run(): void {
-    this.#scheduled = false;
+    this.#timer = undefined;
     if (this.#stopped) return;
     const end = performance.now() + BackgroundPump.sliceMs;
     let bits = 0;
@@ -133,15 +185,29 @@ class BackgroundPump {
         this.steps++;
       } while (bits & WORK_LEFT && !(bits & WAITING_FOR_POOL) && performance.now() < end);
     } catch (e) {
-      // The engine stops writes after a failed flush; every later write
-      // reports the error. Keep it for statistics() and stop pumping.
       this.lastError = fromWasm(e);
+      if (this.lastError.code === 'QuotaExceeded') {
+        // Out of space: the engine dropped the flush or compaction and
+        // redoes it at a later step. Retry, less and less often, until
+        // space is freed (a write's kick retries at once).
+        this.kick(this.#quotaRetryMs);
+        this.#quotaRetryMs = Math.min(this.#quotaRetryMs * 2, QUOTA_RETRY_MAX_MS);
+        return;
+      }
+      // The engine stops writes after any other failed flush; every later
+      // write reports the error. Keep it for statistics() and stop pumping.
+      this.#failed = true;
       return;
     }
+    if (this.lastError?.code === 'QuotaExceeded') this.lastError = undefined;
+    this.#quotaRetryMs = QUOTA_RETRY_MS;
     if (bits & WAITING_FOR_POOL && this.#keeper) {
       this.#keeper.topUp().then(
         () => this.kick(),
-        (e: unknown) => (this.lastError = fromWasm(e)),
+        (e: unknown) => {
+          this.lastError = fromWasm(e);
+          this.#failed = true;
+        },
       );
     } else if (bits & WORK_LEFT) {
       this.kick();
@@ -190,7 +256,7 @@ export class Database implements Disposable {
 
   #syncOf(options: WriteOptions | undefined): boolean {
     if (options?.sync === undefined) return this.#sync;
-    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', 'sync must be a boolean');
+    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
     return options.sync;
   }
 
@@ -279,8 +345,8 @@ export class Database implements Disposable {
    */
   multiGet(keys: Key[], options?: MultiGetOptions): MultiGetResult {
     const snapshot = this.#snapshotOf(options);
-    const batched = options?.batched ?? true;
-    if (typeof batched !== 'boolean') throw new SiltError('InvalidArgument', 'batched must be a boolean');
+    const batched = options?.batched === undefined ? true : options.batched;
+    if (typeof batched !== 'boolean') throw new SiltError('InvalidArgument', `batched must be a boolean, got ${show(batched)}`);
     return MultiGetResult.wrap(this.#exchange, this.#exchange.multiGet(keys, snapshot, batched));
   }
 
@@ -295,10 +361,11 @@ export class Database implements Disposable {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
     const { lower, upper } = bounds(options);
     const batchSize = checkBatchSize(options.batchSize);
-    const reverse = options.reverse ?? false;
-    if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', 'reverse must be a boolean');
-    const autoRefresh = options.autoRefresh ?? false;
-    if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', 'autoRefresh must be a boolean');
+    // Strict like `sync`: null is not a boolean either.
+    const reverse = options.reverse === undefined ? false : options.reverse;
+    if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', `reverse must be a boolean, got ${show(reverse)}`);
+    const autoRefresh = options.autoRefresh === undefined ? false : options.autoRefresh;
+    if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', `autoRefresh must be a boolean, got ${show(autoRefresh)}`);
     const snapshot = this.#snapshotOf(options);
     const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot, autoRefresh));
     // The engine deletes the files only an old version held as soon as the
@@ -330,15 +397,27 @@ export class Database implements Disposable {
     await this.idle();
   }
 
-  /** Counters and gauges: engine, block cache, bloom filters, pool, memory. */
+  /**
+   * Reads every block of every table file and checks every checksum and
+   * every key. Returns what it checked, or throws the first damage found
+   * (`Corruption` or `ChecksumMismatch`, naming the file and offset). It
+   * reads the whole database: as slow as a full scan.
+   */
+  verify(): VerifyReport {
+    return this.#call(() => this.#inner.verify()) as VerifyReport;
+  }
+
+  /** Counters and gauges: engine, block cache, bloom filters, pool, memory, storage. */
   statistics(): Statistics {
     this.#exchange.flush(); // released results count as released
     const s = this.#call(() => this.#inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
     const lastError = this.#pump.lastError ?? this.#keeper?.lastError;
+    const storage = storageEstimate();
     return {
       name: this.#name,
       persistent: this.#keeper !== undefined,
       ...s,
+      ...(storage ? { storage } : {}),
       collectedResults: collectedResults(),
       memory: { bytes: memoryBytes(), mode: memoryMode() },
       background: {
@@ -353,10 +432,23 @@ export class Database implements Disposable {
    * topped up: what a worker awaits between bursts of synchronous writes.
    */
   async idle(): Promise<void> {
+    let quotaFailures = 0;
     for (;;) {
       if (this.closed) return;
       await this.#keeper?.topUp();
-      const bits = this.#call(() => this.#inner.backgroundWork(BackgroundPump.budget));
+      let bits: number;
+      try {
+        bits = this.#call(() => this.#inner.backgroundWork(BackgroundPump.budget));
+        quotaFailures = 0;
+      } catch (e) {
+        // Out of space, the engine drops the flush or compaction and the
+        // next step does the next job: a compaction started before a
+        // delete gives way to the one that drops the deleted data. The same
+        // failure three times in a row means that no job fits.
+        if (!(e instanceof SiltError && e.code === 'QuotaExceeded') || ++quotaFailures >= IDLE_QUOTA_ATTEMPTS) throw e;
+        await new Promise((r) => setTimeout(r, 0));
+        continue;
+      }
       if (!(bits & WORK_LEFT)) return;
       if (bits & WAITING_FOR_POOL) {
         // The keeper always keeps enough free files for a step; if a step

@@ -14,7 +14,7 @@
 import { exchangeLayout, type Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { keyBytes, describe } from './bytes.js';
 import { fromWasm, SiltError } from './errors.js';
-import { memoryBuffer } from './wasm.js';
+import { isWasmMemory, memoryBuffer } from './wasm.js';
 
 /** Offset of a request in the buffer, and how many releases its header holds. */
 let REQUEST = 0;
@@ -111,7 +111,9 @@ export class Exchange {
     let keyBytesTotal = 0;
     for (let i = 0; i < count; i++) {
       const k: unknown = keys[i];
-      const b = k instanceof Uint8Array ? k : keyBytes(k, `keys[${i}]`);
+      // A plain view goes as it is; the rest (strings, views of wasm memory
+      // or of a detached buffer) through keyBytes.
+      const b = k instanceof Uint8Array && k.byteLength > 0 && !isWasmMemory(k.buffer) ? k : keyBytes(k, `keys[${i}]`);
       parts[i] = b;
       keyBytesTotal += b.length;
     }

@@ -23,7 +23,8 @@ import { loadWasm } from './wasm.js';
 
 export { open, openMemory, removeDatabase, type OpenOptions } from './open.js';
 export { connect, RemoteDatabase, RemoteSnapshot, type ConnectOptions, type RemoteIteratorOptions, type RemoteReadOptions } from './client.js';
-export { Database, type MultiGetOptions, type ReadOptions, type WriteOptions, type Statistics } from './database.js';
+export { Database, type MultiGetOptions, type ReadOptions, type WriteOptions, type Statistics, type VerifyReport } from './database.js';
+export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch } from './batch.js';
 export { Iterator, type IteratorOptions, type Entry } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';

@@ -5,7 +5,7 @@
  */
 
 import type { Iterator as WasmIterator } from '../pkg/silt_wasm.js';
-import { keyBytes, successor, type Key } from './bytes.js';
+import { keyBytes, show, successor, type Key } from './bytes.js';
 import { fromWasm, SiltError } from './errors.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -50,7 +50,7 @@ export function bounds(o: IteratorOptions): { lower: Uint8Array | undefined; upp
 export function checkBatchSize(n: unknown): number {
   if (n === undefined) return 256;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1 << 20) {
-    throw new SiltError('InvalidArgument', `batchSize must be an integer from 1 to 1048576, got ${String(n)}`);
+    throw new SiltError('InvalidArgument', `batchSize must be an integer from 1 to 1048576, got ${show(n)}`);
   }
   return n;
 }

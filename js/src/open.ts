@@ -4,10 +4,12 @@
  */
 
 import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
+import { show } from './bytes.js';
 import { Database } from './database.js';
 import { fromWasm, SiltError } from './errors.js';
 import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
 import { PoolKeeper, type DirectoryLike } from './pool.js';
+import { refreshStorageEstimate } from './storage.js';
 import { loadWasm } from './wasm.js';
 
 /** How to open a database. Every field is optional. */
@@ -43,6 +45,17 @@ export interface OpenOptions {
   bloomBitsPerKey?: number;
   /** Block compression (default `'lz4'`). */
   compression?: 'lz4' | 'none';
+  /**
+   * A cap on the bytes the database's OPFS files take (a whole number from
+   * 1 MiB up; default none but the browser's quota). A write that would take
+   * them past it fails with `QuotaExceeded`, exactly as when the browser's
+   * quota is used up, and the database stays as it was before that write.
+   * Puts stop a quarter short of the cap: the last quarter is kept for
+   * deletes, flushes, compactions and reopening, so that a full database
+   * can always be emptied (`delete` / `deleteRange`, then `compactRange`)
+   * and reopened. OPFS databases only (`openMemory` refuses it).
+   */
+  maxBytes?: number;
 }
 
 /** Where `open` finds OPFS and Web Locks (tests substitute both). */
@@ -61,7 +74,7 @@ function checkName(name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new SiltError(
       'InvalidArgument',
-      `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${JSON.stringify(name)}`,
+      `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${show(name)}`,
     );
   }
   return name;
@@ -71,7 +84,7 @@ function uint(o: Record<string, unknown>, key: string, min: number, max: number)
   const v = o[key];
   if (v === undefined) return 0;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new SiltError('InvalidArgument', `${key} must be an integer from ${min} to ${max}, got ${String(v)}`);
+    throw new SiltError('InvalidArgument', `${key} must be an integer from ${min} to ${max}, got ${show(v)}`);
   }
   return v;
 }
@@ -93,6 +106,7 @@ interface Checked {
   blockCacheCapacity: number;
   bloomBitsPerKey: number;
   noCompression: boolean;
+  maxBytes: number;
 }
 
 /** Checks every option (types and ranges) without touching wasm. */
@@ -105,7 +119,7 @@ function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
   bool(o, 'sync', false);
   uint(o, 'poolReserve', 4, 256);
   if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
-    throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${String(o.compression)}`);
+    throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${show(o.compression)}`);
   }
   if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
     throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
@@ -119,6 +133,7 @@ function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
     blockCacheCapacity: uint(o, 'blockCacheCapacity', 1, 2 ** 32 - 1),
     bloomBitsPerKey: o.bloomBitsPerKey === undefined ? -1 : uint(o, 'bloomBitsPerKey', 0, 64),
     noCompression: o.compression === 'none',
+    maxBytes: uint(o, 'maxBytes', 1 << 20, Number.MAX_SAFE_INTEGER),
   };
   return { engine, o: options as OpenOptions };
 }
@@ -134,6 +149,7 @@ function toWasm(c: Checked): WasmOpenOptions {
   w.blockCacheCapacity = c.blockCacheCapacity;
   w.bloomBitsPerKey = c.bloomBitsPerKey;
   w.noCompression = c.noCompression;
+  w.maxBytes = c.maxBytes;
   return w;
 }
 
@@ -180,6 +196,8 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   await loadWasm();
   const storage = browserStorage();
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
+  // So that the first statistics() already has the origin's usage and quota.
+  await refreshStorageEstimate();
   return openOn({ root, locks: storage.locks }, name, options);
 }
 
@@ -237,6 +255,9 @@ export { ROOT_DIR };
  */
 export async function openMemory(options: OpenOptions = {}): Promise<Database> {
   const { engine, o } = checkOptions(options);
+  if (engine.maxBytes !== 0) {
+    throw new SiltError('NotSupported', 'maxBytes caps the OPFS files of a database opened with open(); an in-memory database has none');
+  }
   await loadWasm();
   const wasm = toWasm(engine);
   let inner: WasmDatabase;

@@ -34,6 +34,7 @@ export type Request =
   | { op: 'flush' }
   | { op: 'idle' }
   | { op: 'statistics' }
+  | { op: 'verify' }
   | { op: 'close' };
 
 export type Envelope = { id: number; request: Request };

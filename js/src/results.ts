@@ -17,6 +17,7 @@
  * `Blob`, `crypto.subtle`): hand them `copy()`, or use `text()`.
  */
 
+import { show } from './bytes.js';
 import { countCopied } from './counters.js';
 import { SiltError } from './errors.js';
 import { ABSENT, type BatchAnswer, type Exchange, type ValueAnswer } from './exchange.js';
@@ -88,7 +89,7 @@ class Pinned {
   protected view(i: number): Uint8Array | undefined {
     if (this.#exchange === undefined) throw new SiltError('Released', 'this result was released; its views are no longer valid');
     if (!Number.isInteger(i) || i < 0 || i >= this.#count) {
-      throw new SiltError('InvalidArgument', `index ${String(i)} is out of range 0..${this.#count - 1}`);
+      throw new SiltError('InvalidArgument', `index ${show(i)} is out of range 0..${this.#count - 1}`);
     }
     const buffer = memoryBuffer();
     if (buffer !== this.#buffer) {

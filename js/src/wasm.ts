@@ -102,6 +102,16 @@ export function memoryWords(): Uint32Array {
   return words;
 }
 
+/**
+ * Whether `buffer` is wasm memory (a view of it is a pinned value handed
+ * out by `get` / `multiGet`). Such a view must be copied before it is given
+ * back to wasm: the call may grow memory, which in `'fixed'` mode detaches
+ * the view before its bytes are read.
+ */
+export function isWasmMemory(buffer: ArrayBufferLike): boolean {
+  return memory !== undefined && buffer === memory.buffer;
+}
+
 /** How views behave on growth; `'fixed'` until the module has loaded. */
 export function memoryMode(): MemoryMode {
   return mode;

@@ -12,6 +12,7 @@ import type { Iterator } from './iterator.js';
 import { open } from './open.js';
 import type { Envelope, PackedValues, Request, Response } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
+import { refreshStorageEstimate } from './storage.js';
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: Envelope }) => void): void;
@@ -115,7 +116,11 @@ async function handle(r: Request): Promise<[unknown, Transferable[]]> {
       await opened().idle();
       return [undefined, []];
     case 'statistics':
+      opened();
+      await refreshStorageEstimate(); // a Promise API can afford a fresh estimate
       return [opened().statistics(), []];
+    case 'verify':
+      return [opened().verify(), []];
     case 'close':
       snapshots.clear();
       iterators.clear();

@@ -6,14 +6,14 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use silt_engine::fs::Fs;
-use silt_engine::{Db, Error, Options, ReadOptions, Snapshot, WriteOptions};
+use silt_engine::{BatchOp, Db, Error, Options, ReadOptions, Snapshot, WriteOptions};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::decode_batch;
 use crate::error::{BindingError, Code, JsResult};
 use crate::exchange::Exchange;
 use crate::iterator::Iterator;
-use crate::pool::PoolControl;
+use crate::pool::{PoolControl, ReserveGuard};
 use crate::results::{pinned_results, PinTable};
 
 /// Free pooled files a write needs at most: a new log when the memtable is
@@ -43,7 +43,10 @@ const WAITING_FOR_POOL: u32 = 4;
 ///
 /// On a pool of OPFS files, calls that may create files first check that
 /// enough pooled files are free and throw `PoolExhausted` when not, before
-/// the engine starts anything it could not finish.
+/// the engine starts anything it could not finish. With a size cap
+/// (`maxBytes`), calls that free space or must not fail for lack of it
+/// (deletes, flushes, compactions, background work, open and close) may use
+/// the pool's space reserve; puts stop short of it (`QuotaExceeded`).
 #[wasm_bindgen]
 pub struct Database {
     /// `None` once closed.
@@ -72,7 +75,11 @@ impl Database {
             reserve(&**p, OPEN_RESERVE, "open the database")?;
         }
         let before = pool.as_ref().map(|p| p.exhausted_count());
+        // Opening writes a new manifest and log before it deletes the old
+        // ones: the space reserve is there so that a full database reopens.
+        let space = pool.as_ref().map(|p| p.use_reserve());
         let db = Db::open(fs, dir, options).map_err(|e| classify(pool.as_deref(), before, e))?;
+        drop(space);
         Ok(Database {
             db: RefCell::new(Some(db)),
             pool,
@@ -97,6 +104,17 @@ impl Database {
         }
         let before = self.pool.as_ref().map(|p| p.exhausted_count());
         f(db).map_err(|e| classify(self.pool.as_deref(), before, e))
+    }
+
+    /// [`Database::engine`] for work that frees space or must not fail for
+    /// lack of it: it may use the pool's space reserve (see `pool/`).
+    pub(crate) fn engine_freeing<T>(
+        &self,
+        reserve_files: usize,
+        f: impl FnOnce(&Db) -> silt_engine::Result<T>,
+    ) -> Result<T, BindingError> {
+        let _space: Option<ReserveGuard> = self.pool.as_ref().map(|p| p.use_reserve());
+        self.engine(reserve_files, f)
     }
 
     pub(crate) fn snapshot_for(&self, id: u32) -> Result<Option<Rc<Snapshot>>, BindingError> {
@@ -145,6 +163,12 @@ impl Database {
     /// persisted: the data is gone when the database is closed or dropped.
     #[wasm_bindgen(js_name = openMemory)]
     pub fn open_memory(options: &crate::options::OpenOptions) -> JsResult<Database> {
+        if options.max_bytes()?.is_some() {
+            return Err(BindingError::from(Error::NotSupported(
+                "maxBytes caps a database's OPFS files; an in-memory database has none (use open() in a worker)".into(),
+            ))
+            .into());
+        }
         let fs: Arc<dyn Fs> = Arc::new(silt_engine::fs::MemFs::new());
         Ok(Database::open_with(fs, "db", options.to_engine(crate::clock()), None)?)
     }
@@ -154,21 +178,26 @@ impl Database {
         Ok(self.engine(WRITE_RESERVE, |db| db.put(&Self::write_options(sync), key, value))?)
     }
 
-    /// Removes `key`. Removing a missing key is not an error.
+    /// Removes `key`. Removing a missing key is not an error. May use the
+    /// space reserve: deleting is how a full database is emptied.
     pub fn delete(&self, key: &[u8], sync: bool) -> JsResult<()> {
-        Ok(self.engine(WRITE_RESERVE, |db| db.delete(&Self::write_options(sync), key))?)
+        Ok(self.engine_freeing(WRITE_RESERVE, |db| db.delete(&Self::write_options(sync), key))?)
     }
 
-    /// Removes every key in `[start, end)` (one range tombstone).
+    /// Removes every key in `[start, end)` (one range tombstone). May use
+    /// the space reserve.
     #[wasm_bindgen(js_name = deleteRange)]
     pub fn delete_range(&self, start: &[u8], end: &[u8], sync: bool) -> JsResult<()> {
-        Ok(self.engine(WRITE_RESERVE, |db| db.delete_range(&Self::write_options(sync), start, end))?)
+        Ok(self.engine_freeing(WRITE_RESERVE, |db| db.delete_range(&Self::write_options(sync), start, end))?)
     }
 
-    /// Applies a batch encoded by siltdb (see `batch.rs`) atomically.
+    /// Applies a batch encoded by siltdb (see `batch.rs`) atomically. A
+    /// batch of deletes only may use the space reserve.
     pub fn write(&self, ops: &[u8], sync: bool) -> JsResult<()> {
         let batch = decode_batch(ops)?;
-        Ok(self.engine(WRITE_RESERVE, |db| db.write(&Self::write_options(sync), batch))?)
+        let frees = batch.iter().all(|op| matches!(op, Ok(BatchOp::Delete { .. } | BatchOp::RangeDelete { .. })));
+        let write = |db: &Db| db.write(&Self::write_options(sync), batch);
+        Ok(if frees { self.engine_freeing(WRITE_RESERVE, write) } else { self.engine(WRITE_RESERVE, write) }?)
     }
 
     /// The value of `key` copied out of wasm memory, or `undefined`.
@@ -226,7 +255,7 @@ impl Database {
 
     /// Flushes every memtable to table files and waits for it.
     pub fn flush(&self) -> JsResult<()> {
-        Ok(self.engine(BACKGROUND_RESERVE, |db| db.flush())?)
+        Ok(self.engine_freeing(BACKGROUND_RESERVE, |db| db.flush())?)
     }
 
     /// Starts compacting every key in `[begin, end]` (either bound
@@ -236,7 +265,7 @@ impl Database {
     /// is left until it is done.
     #[wasm_bindgen(js_name = startCompactRange)]
     pub fn start_compact_range(&self, begin: Option<Vec<u8>>, end: Option<Vec<u8>>) -> JsResult<()> {
-        Ok(self.engine(WRITE_RESERVE, |db| db.start_compact_range(begin.as_deref(), end.as_deref()))?)
+        Ok(self.engine_freeing(WRITE_RESERVE, |db| db.start_compact_range(begin.as_deref(), end.as_deref()))?)
     }
 
     /// Runs at most about `budget` blocks of background work. Returns bits:
@@ -249,7 +278,9 @@ impl Database {
                 return Ok(WORK_LEFT | WAITING_FOR_POOL);
             }
         }
-        let progress = self.engine(0, |db| db.do_background_work(budget as usize))?;
+        // Flushes and compactions end by deleting what they replace: they
+        // may use the space reserve.
+        let progress = self.engine_freeing(0, |db| db.do_background_work(budget as usize))?;
         Ok((u32::from(progress.did_work) * DID_WORK) | (u32::from(progress.work_left) * WORK_LEFT))
     }
 
@@ -299,12 +330,30 @@ impl Database {
                 ("removedOpen", s.removed_open as u64),
                 ("dataBytes", s.data_bytes),
                 ("exhausted", s.exhausted),
+                ("bytes", s.bytes),
             ] {
                 set(&po, k, &n(v));
+            }
+            if let Some(max) = s.max_bytes {
+                set(&po, "maxBytes", &n(max));
+                set(&po, "reserveBytes", &n(s.reserve_bytes));
             }
             let paths: js_sys::Array = pool.paths().iter().map(|p| JsValue::from_str(p)).collect();
             set(&po, "paths", &paths);
             set(&out, "pool", &po);
+        }
+        Ok(out.into())
+    }
+
+    /// Reads every block of every table file and checks every checksum and
+    /// key: `{ tables, entries, tableBytes }`, or the first damage found
+    /// (`Corruption` / `ChecksumMismatch`, with file and offset).
+    pub fn verify(&self) -> JsResult<JsValue> {
+        let report = self.engine(0, |db| db.verify())?;
+        let out = js_sys::Object::new();
+        for (k, v) in [("tables", report.tables), ("entries", report.entries), ("tableBytes", report.table_bytes)] {
+            // Setting a property on a fresh plain object cannot fail.
+            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v as f64));
         }
         Ok(out.into())
     }
@@ -323,7 +372,9 @@ impl Database {
         let Some(db) = self.db.borrow_mut().take() else {
             return Ok(());
         };
+        let space = self.pool.as_ref().map(|p| p.use_reserve());
         let result = db.close();
+        drop(space);
         drop(db);
         self.snapshots.borrow_mut().clear();
         if let Some(p) = &self.pool {

@@ -186,7 +186,12 @@ impl Database {
     /// The caller holds the database's Web Lock. Closing the database
     /// closes the pool.
     #[wasm_bindgen(js_name = openPool)]
+    /// With `maxBytes`, the pool's files are capped at that many bytes
+    /// (see `pool/`).
     pub fn open_pool(pool: &OpfsPool, dir: &str, options: &OpenOptions) -> JsResult<Database> {
+        let max = options.max_bytes()?;
+        pool.pool.set_max_bytes(max);
+        pool.pool.set_reserve(max.map_or(0, |m| m / crate::options::MAX_BYTES_RESERVE_DIVISOR));
         let fs = Arc::new(pool.pool.clone());
         let control = Rc::new(pool.pool.clone());
         Ok(Database::open_with(fs, dir, options.to_engine(crate::clock()), Some(control))?)

@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 /// (or -1 for `bloomBitsPerKey`) keeps the engine's default, and the engine
 /// validates the rest (`InvalidArgument` names the option).
 #[wasm_bindgen]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OpenOptions {
     #[wasm_bindgen(js_name = createIfMissing)]
     pub create_if_missing: bool,
@@ -28,7 +28,18 @@ pub struct OpenOptions {
     /// Store blocks uncompressed instead of LZ4.
     #[wasm_bindgen(js_name = noCompression)]
     pub no_compression: bool,
+    /// Cap on the bytes the database's OPFS files take, headers included
+    /// (0 = none but the browser's quota); a whole number below 2^53.
+    /// Ordinary writes stop [`MAX_BYTES_RESERVE_DIVISOR`]-th short of it.
+    #[wasm_bindgen(js_name = maxBytes)]
+    pub max_bytes: f64,
 }
+
+/// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
+/// flushes, compactions and reopening, so that a database that hit its cap
+/// can always be emptied and reopened (RocksDB's SstFileManager keeps a
+/// compaction buffer for the same reason).
+pub const MAX_BYTES_RESERVE_DIVISOR: u64 = 4;
 
 impl Default for OpenOptions {
     fn default() -> Self {
@@ -41,6 +52,7 @@ impl Default for OpenOptions {
             block_cache_capacity: 0,
             bloom_bits_per_key: -1,
             no_compression: false,
+            max_bytes: 0.0,
         }
     }
 }
@@ -54,6 +66,18 @@ impl OpenOptions {
 }
 
 impl OpenOptions {
+    /// The size cap in bytes, if one is set; `InvalidArgument` if it is not
+    /// a whole, non-negative number of bytes below 2^53.
+    pub(crate) fn max_bytes(&self) -> Result<Option<u64>, crate::error::BindingError> {
+        let m = self.max_bytes;
+        if !(m.is_finite() && m >= 0.0 && m.fract() == 0.0 && m < 9_007_199_254_740_992.0) {
+            return Err(crate::error::BindingError::invalid(format!(
+                "maxBytes must be a whole number of bytes from 0 to 2^53 - 1, got {m}"
+            )));
+        }
+        Ok((m > 0.0).then_some(m as u64))
+    }
+
     pub(crate) fn to_engine(self, clock: Option<Arc<dyn Clock>>) -> Options {
         let mut o = Options {
             create_if_missing: self.create_if_missing,
@@ -105,6 +129,7 @@ mod tests {
             block_cache_capacity: 1 << 22,
             bloom_bits_per_key: 0,
             no_compression: true,
+            max_bytes: 0.0,
         }
         .to_engine(None);
         assert!(!o.create_if_missing && o.error_if_exists);
@@ -114,5 +139,18 @@ mod tests {
         assert_eq!(o.block_cache_capacity, 1 << 22);
         assert_eq!(o.bloom_bits_per_key, 0);
         assert_eq!(o.compression, Compression::None);
+    }
+
+    #[test]
+    fn max_bytes_is_a_whole_number_of_bytes_or_none() {
+        let with = |max_bytes| OpenOptions { max_bytes, ..OpenOptions::default() }.max_bytes();
+        assert_eq!(with(0.0), Ok(None));
+        assert_eq!(with(4096.0), Ok(Some(4096)));
+        assert_eq!(with(9_007_199_254_740_991.0), Ok(Some(9_007_199_254_740_991)));
+        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY, 9_007_199_254_740_992.0] {
+            let err = with(bad).expect_err("a bad maxBytes");
+            assert_eq!(err.code, "InvalidArgument");
+            assert!(err.message.contains("maxBytes"), "{}", err.message);
+        }
     }
 }

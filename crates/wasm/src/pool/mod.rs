@@ -16,13 +16,23 @@
 //! [`Pool::free_count`] and [`Pool::exhausted_count`] let the embedder top
 //! the pool up in time and recognize that error.
 //!
+//! ## Size cap
+//! [`Pool::set_max_bytes`] caps the bytes the pooled files take on storage
+//! (headers included). A write, truncate or create that would take the
+//! total past the cap fails before touching the file, with the same
+//! `QuotaExceeded` error a full OPFS quota gives, so the engine meets one
+//! error path for both. Ordinary writes stop a reserve short of the cap
+//! ([`Pool::set_reserve`]): the rest is for work that frees space or must
+//! not fail for lack of it (deletes, flushes, compactions, reopening), which
+//! the embedder runs inside [`Pool::use_reserve`].
+//!
 //! Invariants, kept under the one state lock:
 //! - a logical path names at most one pooled file (`by_path`);
 //! - a pooled file is handed out for a new path only when it names nothing
 //!   *and* no `File` of a removed path still has it open (POSIX semantics
 //!   of remove: open handles stay usable until dropped).
 
-mod header;
+pub mod header;
 mod slot;
 
 use std::collections::{HashMap, HashSet};
@@ -49,6 +59,54 @@ impl<S: SlotFile> Clone for Pool<S> {
 struct Inner<S> {
     state: Mutex<State<S>>,
     locks: Mutex<HashSet<String>>,
+    /// Lock order: `state`, then a slot's `size`, then `space` (a leaf).
+    space: Mutex<Space>,
+}
+
+/// The bytes the pooled files take on storage, and the cap on them.
+#[derive(Debug, Default)]
+struct Space {
+    /// Physical bytes of every pooled file, as this pool last set them.
+    used: u64,
+    /// The cap; `None` = only the storage's own quota.
+    max: Option<u64>,
+    /// Bytes below `max` that only work inside `use_reserve` may use.
+    reserve: u64,
+    /// `use_reserve` scopes open right now.
+    reserve_users: usize,
+}
+
+impl Space {
+    /// Takes `growth` more bytes, or says why not (as a full storage would).
+    fn take(&mut self, growth: u64) -> std::result::Result<(), SlotError> {
+        let Some(max) = self.max else {
+            self.used += growth;
+            return Ok(());
+        };
+        let limit = if self.reserve_users > 0 { max } else { max.saturating_sub(self.reserve) };
+        if self.used.saturating_add(growth) > limit {
+            let kept = if self.reserve_users > 0 || self.reserve == 0 {
+                String::new()
+            } else {
+                format!(" (of which the last {} are kept for deletes, compactions and reopening)", self.reserve)
+            };
+            return Err(SlotError {
+                quota: true,
+                message: format!(
+                    "the database's size cap is reached: its files take {} bytes, this write needs {growth} more, \
+                     and maxBytes is {max}{kept}; delete data and compact it (delete or deleteRange, then \
+                     compactRange), or reopen the database with a larger maxBytes",
+                    self.used
+                ),
+            });
+        }
+        self.used += growth;
+        Ok(())
+    }
+
+    fn give_back(&mut self, bytes: u64) {
+        self.used = self.used.saturating_sub(bytes);
+    }
 }
 
 struct State<S> {
@@ -75,9 +133,16 @@ struct SlotData<S> {
     file: S,
     /// The physical file's name, for messages.
     label: String,
-    /// Logical length (physical size minus the header), kept here because
-    /// this pool is the file's only writer.
-    len: Mutex<u64>,
+    /// Kept here because this pool is the file's only writer.
+    size: Mutex<Size>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Size {
+    /// The logical file's length (for a named file: physical minus header).
+    logical: u64,
+    /// The physical file's size, as counted in `Space::used`.
+    physical: u64,
 }
 
 /// What the pool holds, for statistics.
@@ -93,6 +158,12 @@ pub struct PoolStats {
     pub data_bytes: u64,
     /// Creates refused because the pool was exhausted.
     pub exhausted: u64,
+    /// Bytes every pooled file takes on storage, headers included.
+    pub bytes: u64,
+    /// The size cap, if any ([`Pool::set_max_bytes`]).
+    pub max_bytes: Option<u64>,
+    /// Bytes under the cap kept for work in [`Pool::use_reserve`].
+    pub reserve_bytes: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,8 +197,59 @@ impl<S: SlotFile> Pool<S> {
                     closed: false,
                 }),
                 locks: Mutex::new(HashSet::new()),
+                space: Mutex::new(Space::default()),
             }),
         }
+    }
+
+    fn space(&self) -> MutexGuard<'_, Space> {
+        lock(&self.inner.space)
+    }
+
+    /// Caps the bytes the pooled files may take on storage (`None`: no cap
+    /// but the storage's own quota). Files already past the cap stay
+    /// readable; what would grow them further fails with `QuotaExceeded`.
+    pub fn set_max_bytes(&self, max: Option<u64>) {
+        self.space().max = max;
+    }
+
+    /// Bytes below the cap that ordinary writes leave free, for work run
+    /// inside [`Pool::use_reserve`].
+    pub fn set_reserve(&self, bytes: u64) {
+        self.space().reserve = bytes;
+    }
+
+    /// Lets writes use the reserve until the guard is dropped: for work
+    /// that frees space (deletes, flushes, compactions) or that must not
+    /// fail for lack of it (opening).
+    pub fn use_reserve(&self) -> ReserveGuard {
+        self.space().reserve_users += 1;
+        let inner = self.inner.clone();
+        ReserveGuard(Box::new(move || lock(&inner.space).reserve_users -= 1))
+    }
+
+    /// Sets the physical size of `data` to `to` through `resize`, counting
+    /// the change: growth must fit under the cap first (else the quota
+    /// error, and nothing is touched); on failure nothing is counted.
+    fn resize_slot(
+        &self,
+        size: &mut Size,
+        to: u64,
+        resize: impl FnOnce() -> std::result::Result<(), SlotError>,
+    ) -> std::result::Result<(), SlotError> {
+        if to > size.physical {
+            let growth = to - size.physical;
+            self.space().take(growth)?;
+            if let Err(e) = resize() {
+                self.space().give_back(growth);
+                return Err(e);
+            }
+        } else {
+            resize()?;
+            self.space().give_back(size.physical - to);
+        }
+        size.physical = to;
+        Ok(())
     }
 
     fn state(&self) -> MutexGuard<'_, State<S>> {
@@ -172,11 +294,12 @@ impl<S: SlotFile> Pool<S> {
         if let Some(p) = &path {
             st.by_path.insert(p.clone(), index);
         }
+        self.space().used += size;
         st.slots.push(Slot {
             data: Arc::new(SlotData {
                 file,
                 label: label.to_string(),
-                len: Mutex::new(size.saturating_sub(HEADER_SIZE)),
+                size: Mutex::new(Size { logical: size.saturating_sub(HEADER_SIZE), physical: size }),
             }),
             path,
             generation,
@@ -203,9 +326,13 @@ impl<S: SlotFile> Pool<S> {
             match (&slot.path, slot.open) {
                 (None, 0) => s.free += 1,
                 (None, _) => s.removed_open += 1,
-                (Some(_), _) => s.data_bytes += *lock(&slot.data.len),
+                (Some(_), _) => s.data_bytes += lock(&slot.data.size).logical,
             }
         }
+        let space = self.space();
+        s.bytes = space.used;
+        s.max_bytes = space.max;
+        s.reserve_bytes = space.reserve;
         s
     }
 
@@ -228,8 +355,12 @@ impl<S: SlotFile> Pool<S> {
     }
 
     /// Claims a free slot for `path`: empties it, then names it durably.
+    /// A free file that already has its header's room costs no space, so
+    /// it goes first.
     fn claim(&self, st: &mut State<S>, path: &str) -> Result<usize> {
-        let Some(index) = st.slots.iter().position(|s| s.path.is_none() && s.open == 0) else {
+        let free = |s: &Slot<S>| s.path.is_none() && s.open == 0;
+        let sized = st.slots.iter().position(|s| free(s) && lock(&s.data.size).physical >= HEADER_SIZE);
+        let Some(index) = sized.or_else(|| st.slots.iter().position(free)) else {
             st.exhausted += 1;
             return Err(Error::Io {
                 file: path.to_string(),
@@ -247,9 +378,12 @@ impl<S: SlotFile> Pool<S> {
         let data = st.slots[index].data.clone();
         // Truncate before naming: a crash in between leaves an empty free
         // file or an empty named one, never old bytes under a new name.
-        data.file.truncate(HEADER_SIZE).map_err(|e| slot_error(path, "create", e))?;
+        let mut size = lock(&data.size);
+        self.resize_slot(&mut size, HEADER_SIZE, || data.file.truncate(HEADER_SIZE))
+            .map_err(|e| slot_error(path, "create", e))?;
         write_header(&data.file, Some(path), generation).map_err(|e| slot_error(path, "create", e))?;
-        *lock(&data.len) = 0;
+        size.logical = 0;
+        drop(size);
         let slot = &mut st.slots[index];
         slot.path = Some(path.to_string());
         slot.generation = generation;
@@ -272,7 +406,17 @@ impl<S: SlotFile> Pool<S> {
         if slot.path.is_none() && slot.open == 0 && !closed {
             // The last handle of a removed file: give its space back now.
             // A failure only wastes space until the slot is claimed again.
-            let _ = slot.data.file.truncate(HEADER_SIZE);
+            let data = slot.data.clone();
+            self.shrink_to_header(&data);
+        }
+    }
+
+    /// Gives back the space of a freed file; a failure only wastes space
+    /// until the slot is claimed again.
+    fn shrink_to_header(&self, data: &SlotData<S>) {
+        let mut size = lock(&data.size);
+        if size.physical > HEADER_SIZE {
+            let _ = self.resize_slot(&mut size, HEADER_SIZE, || data.file.truncate(HEADER_SIZE));
         }
     }
 }
@@ -284,6 +428,7 @@ pub trait PoolControl {
     fn stats(&self) -> PoolStats;
     fn paths(&self) -> Vec<String>;
     fn close(&self);
+    fn use_reserve(&self) -> ReserveGuard;
 }
 
 impl<S: SlotFile> PoolControl for Pool<S> {
@@ -301,6 +446,21 @@ impl<S: SlotFile> PoolControl for Pool<S> {
     }
     fn close(&self) {
         Pool::close(self)
+    }
+    fn use_reserve(&self) -> ReserveGuard {
+        Pool::use_reserve(self)
+    }
+}
+
+/// While alive, writes to the pool may use the space reserve
+/// ([`Pool::use_reserve`]).
+#[must_use = "the reserve is usable only while the guard lives"]
+pub struct ReserveGuard(Box<dyn FnOnce()>);
+
+impl Drop for ReserveGuard {
+    fn drop(&mut self) {
+        let release = std::mem::replace(&mut self.0, Box::new(|| {}));
+        release();
     }
 }
 
@@ -370,7 +530,7 @@ impl<S: SlotFile> Fs for Pool<S> {
             return Err(slot_error(path, "remove", e));
         }
         if open == 0 {
-            let _ = data.file.truncate(HEADER_SIZE);
+            self.shrink_to_header(&data);
         }
         Ok(())
     }
@@ -444,10 +604,14 @@ impl<S: SlotFile> PoolFile<S> {
 
     fn write(&self, offset: Option<u64>, bytes: &[u8]) -> Result<()> {
         self.check_open()?;
-        let mut len = lock(&self.data.len);
-        let offset = offset.unwrap_or(*len);
-        self.data.file.write_at(HEADER_SIZE + offset, bytes).map_err(|e| slot_error(&self.path, "write", e))?;
-        *len = (*len).max(offset + bytes.len() as u64);
+        let mut size = lock(&self.data.size);
+        let offset = offset.unwrap_or(size.logical);
+        let end = HEADER_SIZE + offset + bytes.len() as u64;
+        let file = &self.data.file;
+        let write = || file.write_at(HEADER_SIZE + offset, bytes);
+        let written = if end > size.physical { self.pool.resize_slot(&mut size, end, write) } else { write() };
+        written.map_err(|e| slot_error(&self.path, "write", e))?;
+        size.logical = size.logical.max(offset + bytes.len() as u64);
         Ok(())
     }
 }
@@ -455,7 +619,7 @@ impl<S: SlotFile> PoolFile<S> {
 impl<S: SlotFile> File for PoolFile<S> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         self.check_open()?;
-        let len = *lock(&self.data.len);
+        let len = lock(&self.data.size).logical;
         if offset >= len {
             return Ok(0);
         }
@@ -485,14 +649,17 @@ impl<S: SlotFile> File for PoolFile<S> {
 
     fn len(&self) -> Result<u64> {
         self.check_open()?;
-        Ok(*lock(&self.data.len))
+        Ok(lock(&self.data.size).logical)
     }
 
     fn truncate(&self, len: u64) -> Result<()> {
         self.check_open()?;
-        let mut cur = lock(&self.data.len);
-        self.data.file.truncate(HEADER_SIZE + len).map_err(|e| slot_error(&self.path, "truncate", e))?;
-        *cur = len;
+        let mut size = lock(&self.data.size);
+        let file = &self.data.file;
+        self.pool
+            .resize_slot(&mut size, HEADER_SIZE + len, || file.truncate(HEADER_SIZE + len))
+            .map_err(|e| slot_error(&self.path, "truncate", e))?;
+        size.logical = len;
         Ok(())
     }
 

@@ -238,3 +238,224 @@ fn the_engine_recovers_its_synced_writes_from_the_pool_after_a_crash() {
     }
     assert!(db.properties().files_per_level[0] > 0, "flushes went to pooled tables");
 }
+
+/// A pool of `n` empty files capped at `max` bytes, `reserve` of them kept
+/// for work inside `use_reserve`.
+fn capped_pool(n: usize, max: u64, reserve: u64) -> (TestPool, Vec<Arc<MemSlot>>) {
+    let (pool, slots) = pool_of(n);
+    pool.set_max_bytes(Some(max));
+    pool.set_reserve(reserve);
+    (pool, slots)
+}
+
+fn quota_message(r: Result<()>) -> String {
+    match r {
+        Err(Error::QuotaExceeded { message, .. }) => message,
+        other => panic!("want QuotaExceeded, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_size_cap_counts_headers_and_refuses_growth_before_writing() {
+    let (pool, slots) = capped_pool(3, 2 * HEADER_SIZE + 100, 0);
+    let f = pool.open("d/a", true).unwrap();
+    f.append(&[1; 60]).unwrap();
+    assert_eq!(pool.stats().bytes, HEADER_SIZE + 60);
+    let g = pool.open("d/b", true).unwrap();
+    g.append(&[2; 40]).unwrap();
+    assert_eq!(pool.stats().bytes, 2 * HEADER_SIZE + 100);
+    // One byte more is refused, as a full OPFS quota would refuse it, and
+    // the file is untouched.
+    let message = quota_message(f.append(&[3]));
+    assert!(message.contains("maxBytes is 8292"), "{message}");
+    assert!(message.contains("take 8292 bytes"), "{message}");
+    assert!(message.contains("compactRange"), "{message}");
+    assert_eq!(slots[0].live_bytes().len() as u64, HEADER_SIZE + 60);
+    assert_eq!(f.len().unwrap(), 60);
+    // Overwriting within the file needs no space; growing by truncate does.
+    f.write_at(0, &[9; 60]).unwrap();
+    assert!(matches!(f.truncate(61), Err(Error::QuotaExceeded { .. })));
+    // A new file needs its header's room.
+    assert!(matches!(pool.open("d/c", true), Err(Error::QuotaExceeded { .. })));
+    assert!(!pool.exists("d/c").unwrap());
+    // Space given back (a shrink, a remove) can be used again.
+    g.truncate(0).unwrap();
+    f.append(&[4; 40]).unwrap();
+    drop(g);
+    pool.remove("d/b").unwrap();
+    assert_eq!(pool.stats().bytes, 2 * HEADER_SIZE + 100);
+    f.append(&[5; 10]).unwrap_err();
+    assert_eq!(read_file(&pool, "d/a").len(), 100);
+}
+
+#[test]
+fn a_freed_file_with_its_header_room_is_reused_before_an_empty_one() {
+    let (pool, _) = capped_pool(2, HEADER_SIZE + 10, 0);
+    write_file(&pool, "d/a", b"x");
+    pool.remove("d/a").unwrap();
+    assert_eq!(pool.stats().bytes, HEADER_SIZE);
+    // The empty file comes first in the pool, but claiming it would cost a
+    // header's room; the freed one costs nothing.
+    write_file(&pool, "d/b", b"y");
+    assert_eq!(pool.stats().bytes, HEADER_SIZE + 1);
+}
+
+#[test]
+fn ordinary_writes_stop_short_of_the_reserve_and_use_reserve_may_fill_it() {
+    let (pool, _) = capped_pool(2, HEADER_SIZE + 1000, 400);
+    let f = pool.open("d/a", true).unwrap();
+    f.append(&[1; 600]).unwrap();
+    let message = quota_message(f.append(&[1]));
+    assert!(message.contains("the last 400 are kept for deletes, compactions and reopening"), "{message}");
+    {
+        let _space = pool.use_reserve();
+        f.append(&[2; 400]).unwrap();
+        // The cap itself holds even for the reserve's users.
+        assert!(!quota_message(f.append(&[3])).contains("kept for"));
+    }
+    f.truncate(600).unwrap();
+    assert!(matches!(f.append(&[4]), Err(Error::QuotaExceeded { .. })), "the reserve is closed again");
+    let stats = pool.stats();
+    assert_eq!((stats.bytes, stats.max_bytes, stats.reserve_bytes), (HEADER_SIZE + 600, Some(HEADER_SIZE + 1000), 400));
+}
+
+#[test]
+fn files_added_past_the_cap_stay_readable() {
+    let (pool, slots) = pool_of(1);
+    write_file(&pool, "d/a", &[7; 500]);
+    let again: TestPool = Pool::new();
+    again.set_max_bytes(Some(1000));
+    again.add(Arc::new(MemSlot::with_bytes(slots[0].durable_bytes())), "0000.silt").unwrap();
+    assert_eq!(again.stats().bytes, HEADER_SIZE + 500);
+    assert_eq!(read_file(&again, "d/a"), vec![7; 500]);
+    let f = again.open("d/a", false).unwrap();
+    assert!(matches!(f.append(b"more"), Err(Error::QuotaExceeded { .. })));
+}
+
+/// Fills a capped pool through the engine until a put fails, pumping
+/// background work as the browser does (with the reserve open). Returns the
+/// keys acknowledged.
+fn fill_until_full(db: &Db, pool: &TestPool) -> (u32, Error) {
+    let w = WriteOptions::default();
+    for i in 0..1_000_000u32 {
+        if let Err(e) = db.put(&w, format!("key{i:07}").as_bytes(), &[(i % 251) as u8; 200]) {
+            return (i, e);
+        }
+        if i % 16 == 0 {
+            let _space = pool.use_reserve();
+            // Background work may run out of space too: that is retried.
+            while let Ok(p) = db.do_background_work(8) {
+                if !p.work_left {
+                    break;
+                }
+            }
+        }
+    }
+    panic!("a 1 MiB cap never filled");
+}
+
+#[test]
+fn the_engine_on_a_capped_pool_fails_writes_with_quota_exceeded_keeps_every_acked_write_and_recovers() {
+    let max = 1 << 20;
+    let (pool, slots) = capped_pool(64, max, max / 4);
+    let options = Options { write_buffer_size: 64 << 10, ..Options::default() };
+    let space = pool.use_reserve();
+    let db = Db::open(Arc::new(pool.clone()), "db", options.clone()).unwrap();
+    drop(space);
+    let (acked, err) = fill_until_full(&db, &pool);
+    assert!(matches!(err, Error::QuotaExceeded { .. }), "{err:?}");
+    assert!(err.to_string().contains("maxBytes is 1048576"), "{err}");
+    assert!(acked > 1000, "only {acked} puts fit");
+    assert!(pool.stats().bytes <= max);
+    // The failed put is not there; every acknowledged one is, and the
+    // tables check out.
+    let r = ReadOptions::default();
+    assert_eq!(db.get(&r, format!("key{acked:07}").as_bytes()).unwrap(), None);
+    for i in (0..acked).step_by(7) {
+        assert_eq!(db.get(&r, format!("key{i:07}").as_bytes()).unwrap(), Some(vec![(i % 251) as u8; 200]), "key{i}");
+    }
+    db.verify().unwrap();
+    // Not wedged into a stale error: the same put again gets the same
+    // clear error, and a put small enough for what is left goes through.
+    let retry = db.put(&WriteOptions::default(), format!("key{acked:07}").as_bytes(), &[(acked % 251) as u8; 200]);
+    assert!(matches!(retry, Err(Error::QuotaExceeded { .. })), "{retry:?}");
+    db.put(&WriteOptions::default(), b"k", b"").unwrap();
+
+    // Reopening a full database works (the reserve has room for it).
+    db.close().unwrap();
+    let (again, _) = after_crash(&slots);
+    again.set_max_bytes(Some(max));
+    again.set_reserve(max / 4);
+    let space = again.use_reserve();
+    let db = Db::open(Arc::new(again.clone()), "db", options).unwrap();
+    drop(space);
+    assert_eq!(
+        db.get(&r, format!("key{:07}", acked - 1).as_bytes()).unwrap(),
+        Some(vec![((acked - 1) % 251) as u8; 200])
+    );
+
+    // Deleting most keys and compacting gives the space back.
+    {
+        let _space = again.use_reserve();
+        db.delete_range(&WriteOptions::default(), b"key0000000", format!("key{:07}", acked - 100).as_bytes()).unwrap();
+        db.compact_range(None, None).unwrap();
+    }
+    assert!(again.stats().bytes < max / 2, "{:?}", again.stats());
+    for i in 0..1000u32 {
+        db.put(&WriteOptions::default(), format!("new{i:05}").as_bytes(), &[1; 200]).unwrap();
+    }
+    db.flush().unwrap();
+    db.verify().unwrap();
+    assert_eq!(db.get(&r, b"new00999").unwrap(), Some(vec![1; 200]));
+    assert_eq!(db.get(&r, b"key0000005").unwrap(), None);
+    assert_eq!(
+        db.get(&r, format!("key{:07}", acked - 1).as_bytes()).unwrap(),
+        Some(vec![((acked - 1) % 251) as u8; 200])
+    );
+}
+
+#[test]
+fn a_flush_or_compaction_that_runs_out_of_space_is_dropped_and_retried_not_fatal() {
+    // No reserve: background work hits the cap itself.
+    let max = 600 << 10;
+    let (pool, _) = capped_pool(64, max, 0);
+    let options = Options { write_buffer_size: 64 << 10, max_write_buffer_number: 4, ..Options::default() };
+    let db = Db::open(Arc::new(pool.clone()), "db", options).unwrap();
+    let w = WriteOptions::default();
+    let mut acked = 0u32;
+    let mut background_quota = 0;
+    for i in 0..100_000u32 {
+        match db.put(&w, format!("key{i:07}").as_bytes(), &[(i % 251) as u8; 200]) {
+            Ok(()) => acked = i + 1,
+            Err(Error::QuotaExceeded { .. }) => break,
+            Err(e) => panic!("put {i}: want success or QuotaExceeded, got {e:?}"),
+        }
+        match db.do_background_work(usize::MAX) {
+            Ok(_) => {}
+            Err(Error::QuotaExceeded { .. }) => background_quota += 1,
+            Err(e) => panic!("background work: want success or QuotaExceeded, got {e:?}"),
+        }
+    }
+    assert!(background_quota > 0, "background work never hit the cap");
+    assert!(pool.stats().bytes <= max);
+    // Every acknowledged write is readable; nothing half-written is in a
+    // version; the failed work left no table behind.
+    let r = ReadOptions::default();
+    for i in (0..acked).step_by(5) {
+        assert_eq!(db.get(&r, format!("key{i:07}").as_bytes()).unwrap(), Some(vec![(i % 251) as u8; 200]), "key{i}");
+    }
+    db.verify().unwrap();
+    // Without a reserve nothing here can free space, as with a browser
+    // quota used up by other data; once space is freed outside (a larger
+    // cap), the queued work finishes and writes go through again.
+    pool.set_max_bytes(Some(2 * max));
+    while db.do_background_work(8).unwrap().work_left {}
+    db.put(&w, b"after", b"space was freed").unwrap();
+    db.delete_range(&w, b"key", format!("key{:07}", acked / 2).as_bytes()).unwrap();
+    db.compact_range(None, None).unwrap();
+    assert!(pool.stats().bytes < max, "{:?}", pool.stats());
+    assert_eq!(db.get(&r, b"after").unwrap().as_deref(), Some(&b"space was freed"[..]));
+    let last = acked - 1;
+    assert_eq!(db.get(&r, format!("key{last:07}").as_bytes()).unwrap(), Some(vec![(last % 251) as u8; 200]));
+    db.verify().unwrap();
+}
