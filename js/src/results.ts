@@ -5,7 +5,8 @@
  *
  * A result keeps its values where they are (the engine's block cache
  * blocks or memtable memory) until `release()`, the end of a `using`
- * scope, or, as a safety net, garbage collection of the result. A view
+ * scope, or, as a safety net, garbage collection of the result (a result
+ * still held when the synchronous run that made it ends). A view
  * must not be read after its result is released: the memory may hold
  * other data by then. Views stay valid across wasm memory growth where
  * the engine supports resizable buffers (`memoryMode() === 'resizable'`);
@@ -31,6 +32,25 @@ const safetyNet = new FinalizationRegistry<{ exchange: Exchange; handle: number 
   exchange.release(handle);
   exchange.flush();
 });
+
+/**
+ * Results created since the last microtask checkpoint. Registering with the
+ * FinalizationRegistry costs more than the rest of a small `get`, and most
+ * results are released in the same synchronous run that made them; so a
+ * result is registered only if it is still unreleased when the current run
+ * ends (or when this list grows long). Until then the list holds it, so it
+ * cannot be collected unregistered.
+ */
+let fresh: Pinned[] = [];
+let drainQueued = false;
+const FRESH_MAX = 1024;
+
+function drainFresh(): void {
+  drainQueued = false;
+  const list = fresh;
+  fresh = [];
+  for (const p of list) p.protect();
+}
 
 /** How many results were released by garbage collection, not by code. */
 export function collectedResults(): number {
@@ -66,6 +86,8 @@ class Pinned {
   readonly #length: number;
   #buffer: ArrayBuffer | undefined;
   #views: (Uint8Array | undefined)[] | undefined;
+  /** Whether the safety net (FinalizationRegistry) holds this result. */
+  #registered = false;
 
   protected constructor(exchange: Exchange, answer: ValueAnswer | BatchAnswer) {
     this.#exchange = exchange;
@@ -79,7 +101,21 @@ class Pinned {
       this.#at = answer.offset;
       this.#length = answer.length;
     }
-    safetyNet.register(this, { exchange, handle: answer.handle }, this);
+    fresh.push(this);
+    if (fresh.length >= FRESH_MAX) {
+      drainFresh();
+    } else if (!drainQueued) {
+      drainQueued = true;
+      queueMicrotask(drainFresh);
+    }
+  }
+
+  /** @internal Puts a result that is still held under the safety net. */
+  protect(): void {
+    const exchange = this.#exchange;
+    if (exchange === undefined || this.#registered) return;
+    this.#registered = true;
+    safetyNet.register(this, { exchange, handle: this.#handle }, this);
   }
 
   protected get count(): number {
@@ -125,7 +161,7 @@ class Pinned {
     if (exchange === undefined) return;
     this.#exchange = undefined;
     this.#views = undefined;
-    safetyNet.unregister(this);
+    if (this.#registered) safetyNet.unregister(this);
     exchange.release(this.#handle);
   }
 

@@ -8,13 +8,20 @@
  * are read from disk.
  *
  * Memory growth: growing a WebAssembly memory detaches its old
- * `ArrayBuffer`, and with it every `Uint8Array` view of it. Where the
- * engine has `WebAssembly.Memory.prototype.toResizableBuffer`, siltdb
- * switches the memory to a resizable buffer once, right after loading:
- * growth then resizes that one buffer in place and views stay valid
- * (`memoryMode() === 'resizable'`). Elsewhere (`'fixed'`) views die on
- * growth: a detached view reads as empty, never as other bytes, and result
- * objects hand out fresh views of the current buffer on each access.
+ * `ArrayBuffer`, and with it every `Uint8Array` view of it. By default
+ * (`memoryMode() === 'fixed'`) views die on growth: a detached view reads as
+ * empty, never as other bytes, and result objects hand out fresh views of
+ * the current buffer on each access (`result.get(i)`, `value.bytes`), so
+ * take the view when you read it rather than keeping it across other calls.
+ *
+ * `configureMemory({ resizable: true })` (where the engine has
+ * `WebAssembly.Memory.prototype.toResizableBuffer`) switches the memory to a
+ * resizable buffer once, right after loading: growth then resizes that one
+ * buffer in place and views stay valid (`'resizable'`). It is not the
+ * default because reading a view of a resizable buffer is slow: summing the
+ * 100 bytes of a value took 0.53 µs against 0.11 µs for a fixed buffer in
+ * Chromium 156 (docs/bench/browser.md), and OPFS refuses such views, so
+ * every file read and write then goes through a bounce buffer.
  */
 
 import init from '../pkg/silt_wasm.js';
@@ -26,12 +33,13 @@ export type MemoryMode = 'resizable' | 'fixed';
 let ready: Promise<void> | undefined;
 let memory: WebAssembly.Memory | undefined;
 let mode: MemoryMode = 'fixed';
-let preferResizable = true;
+let preferResizable = false;
 
 /**
  * Chooses, before the module loads, whether to use a resizable buffer when
- * the engine offers one (the default). Turning it off gives the `'fixed'`
- * behaviour everywhere; the tests use it to check both.
+ * the engine offers one (default: no, see the module doc). Views then stay
+ * valid across memory growth, at a cost on every read of them; the tests
+ * use it to check both.
  */
 export function configureMemory(options: { resizable: boolean }): void {
   if (ready !== undefined) {

@@ -34,7 +34,7 @@ test('the demo loads records, answers queries, shows statistics, and keeps its d
   await expect(page.locator('#stat-cache')).toHaveText(/^[\d,]+ \/ [\d,]+$/);
   await expect(page.locator('#stat-bloom')).toHaveText(/^[\d,]+ \/ [\d,]+$/);
   await expect(page.locator('#stat-pool')).toHaveText(/^\d+ \(\d+ free\)$/);
-  await expect(page.locator('#stat-memory')).toHaveText(/resizable views$/);
+  await expect(page.locator('#stat-memory')).toHaveText(/fixed views$/);
 
   // A miss and a reverse scan from the form.
   await page.locator('#get-key').fill('user:99999999');

@@ -81,7 +81,7 @@ test('a Vite app bundles siltdb; its worker opens a database on OPFS and the pag
     await page.goto(url);
     await expect(page.locator('body')).toHaveAttribute('data-state', 'done', { timeout: 20_000 });
     const out = JSON.parse((await page.locator('#out').textContent())!);
-    expect(out).toEqual({ worker: { visits, persistent: true, memory: 'resizable' }, connect: 'via connect' });
+    expect(out).toEqual({ worker: { visits, persistent: true, memory: 'fixed' }, connect: 'via connect' });
   }
   expect(wasmRequests.length).toBeGreaterThan(0);
   for (const r of wasmRequests) expect(r).toMatch(/^200 \/assets\/.+\.wasm$/);

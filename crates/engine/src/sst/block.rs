@@ -244,7 +244,9 @@ impl BlockIter {
     }
 
     /// Positions at the first entry whose key is >= target under `cmp`.
-    pub fn seek_by(&mut self, target: &[u8], cmp: fn(&[u8], &[u8]) -> Ordering) {
+    /// Generic over `cmp` so that the comparison is inlined into the search
+    /// (a function pointer is an indirect call per compare in wasm).
+    pub fn seek_by(&mut self, target: &[u8], cmp: impl Fn(&[u8], &[u8]) -> Ordering) {
         self.err = None;
         // Binary search for the last restart point with key < target.
         let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
@@ -269,7 +271,7 @@ impl BlockIter {
     }
 
     /// Positions at the last entry whose key is <= target under `cmp`.
-    pub fn seek_for_prev_by(&mut self, target: &[u8], cmp: fn(&[u8], &[u8]) -> Ordering) {
+    pub fn seek_for_prev_by(&mut self, target: &[u8], cmp: impl Fn(&[u8], &[u8]) -> Ordering + Copy) {
         self.seek_by(target, cmp);
         if !self.valid() {
             if self.err.is_none() {
