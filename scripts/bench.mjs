@@ -22,9 +22,10 @@
 //   node scripts/bench.mjs [--num 100000] [--reads 10000] [--seeks 1000] [--seek-nexts 100] [--reps 5]
 //                          [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { formatCell, goals, goalText, mainRow, SILT, speedup, UNIT_TEXT, variantRows, workloadsOf } from '../demo/bench/report.js';
@@ -290,6 +291,9 @@ function markdown(run) {
     `Browser: ${run.meta.browser}.\n\nMachine: ${run.meta.machine}; shared with other work while this ran: load ${run.meta.load}.\n\n` +
     `Date: ${run.meta.date}.\n\nReproduce: \`bash scripts/build.sh && ${run.meta.command}\`\n\n`;
   md += `## Results (median time per operation, lower is better; "Silt vs X" = how many times faster Silt is)\n\n${tableMarkdown(run)}\n${goalsMarkdown(run)}`;
+  // The analysis of the misses is written by hand beside the results.
+  const findings = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'bench', 'browser-findings.md');
+  if (existsSync(findings)) md += `\n${readFileSync(findings, 'utf8')}`;
   const variants = ids.flatMap((id) => variantRows(run.results[id]).map((r) => [id, r]));
   if (variants.length) {
     md += `\n## Every way measured\n\n| engine | workload | way | time | runs (ms) |\n|---|---|---|---:|---|\n`;
