@@ -213,7 +213,7 @@ export async function runSuite(adapter, params, progress = () => {}) {
   const fills = {};
   let h;
   try {
-    // Warm-up for the fills: a tenth of N, in order, into a scratch database.
+    // Warm-up for the fills: a tenth of N, in random order, into a scratch database.
     say('warming up the write path');
     await adapter.destroy(name);
     h = await adapter.open(name);

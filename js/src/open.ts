@@ -196,8 +196,9 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   await loadWasm();
   const storage = browserStorage();
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
-  // So that the first statistics() already has the origin's usage and quota.
-  await refreshStorageEstimate();
+  // So that the first statistics() already has the origin's usage and
+  // quota; but an estimate that does not come never holds up the open.
+  await Promise.race([refreshStorageEstimate(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
   return openOn({ root, locks: storage.locks }, name, options);
 }
 

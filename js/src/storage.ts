@@ -77,17 +77,23 @@ export function refreshStorageEstimate(): Promise<StorageEstimate | undefined> {
   const m = manager();
   if (typeof m?.estimate !== 'function') return Promise.resolve(undefined);
   const estimate = m.estimate.bind(m);
-  refreshing ??= (async () => {
-    try {
-      const [e, p] = await Promise.all([estimate(), persisted()]);
-      cached = { usage: e.usage ?? 0, quota: e.quota ?? 0, persisted: p, updatedAt: Date.now() };
-    } catch {
-      // Keep the last estimate; statistics() shows how old it is.
-    } finally {
-      refreshing = undefined;
-    }
-    return cached;
-  })();
+  if (refreshing === undefined) {
+    const request = (async () => {
+      try {
+        const [e, p] = await Promise.all([estimate(), persisted()]);
+        cached = { usage: e.usage ?? 0, quota: e.quota ?? 0, persisted: p, updatedAt: Date.now() };
+      } catch {
+        // Keep the last estimate; statistics() shows how old it is.
+      }
+      return cached;
+    })();
+    refreshing = request;
+    // Cleared once settled (also when estimate() threw at once, before
+    // the assignment above could have been undone by the request itself).
+    void request.finally(() => {
+      if (refreshing === request) refreshing = undefined;
+    });
+  }
   return refreshing;
 }
 

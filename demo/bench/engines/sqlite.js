@@ -122,7 +122,13 @@ function multiGetPointLookups(h, keys) {
  * asked twice) the sum is made again key by key (never in the timed runs:
  * their keys are distinct and present).
  */
+/** Keys one multiGet binds at most: the scratch buffer holds this many 16-byte keys. */
+const MAX_KEYS = 64;
+
 function multiGetInList(h, keys) {
+  if (keys.length > MAX_KEYS || keys.some((k) => k.length !== 16)) {
+    throw new Error(`the SQLite adapter binds at most ${MAX_KEYS} keys of 16 bytes per multiGet, got ${keys.length}`);
+  }
   const s = inList(h, keys.length);
   for (let i = 0; i < keys.length; i++) bindBytes(h, s, i + 1, keys[i], i * 16);
   let sum = 0;
@@ -162,7 +168,7 @@ export default {
       db.exec('CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID');
       const h = {
         db,
-        scratch: sqlite3.wasm.alloc(16 * 64 + 4096),
+        scratch: sqlite3.wasm.alloc(16 * MAX_KEYS + 4096),
         put: db.prepare('INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)'),
         get: db.prepare('SELECT v FROM kv WHERE k = ?'),
         scan: db.prepare('SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?'),

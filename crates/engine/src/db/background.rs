@@ -54,6 +54,10 @@ impl Db {
         } else {
             false
         };
+        if did_work {
+            // Something was flushed or compacted: there was room after all.
+            st.out_of_space = false;
+        }
         let work_left = !st.imm.is_empty()
             || st.compaction.is_some()
             || st.manual.is_some()
@@ -97,7 +101,11 @@ impl Db {
     pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
         let r = self.flush_step_inner(st, budget);
         if let Err(e) = &r {
-            if st.flush.as_ref().is_some_and(|j| j.create_failed()) {
+            // A create that failed for another reason (an exhausted OPFS pool)
+            // is retried as it is; out of space, the job is dropped below so
+            // that its finished outputs give their space back.
+            let quota = matches!(e, Error::QuotaExceeded { .. });
+            if !quota && st.flush.as_ref().is_some_and(|j| j.create_failed()) {
                 return r;
             }
             let job = st.flush.take();
@@ -258,7 +266,7 @@ impl Db {
     pub(super) fn compaction_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
         let Some((spec, mut job)) = st.compaction.take() else { return Ok(()) };
         match self.step_job(st, &mut job, budget) {
-            Err(e) if job.create_failed() => {
+            Err(e) if job.create_failed() && !matches!(e, Error::QuotaExceeded { .. }) => {
                 // Nothing written: keep the job for a later step.
                 st.compaction = Some((spec, job));
                 Err(e)

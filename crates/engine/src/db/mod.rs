@@ -127,6 +127,9 @@ struct DbState {
     bg_error: Option<Error>,
     /// Table files being written, not yet in any version.
     pending_outputs: HashSet<u64>,
+    /// A stall's flush or compaction last failed for lack of space: batches
+    /// of deletes only skip that work until a background step succeeds.
+    out_of_space: bool,
 }
 
 /// A manual compaction of `[begin, end]`, working down from `level`.
@@ -309,17 +312,41 @@ impl Db {
         let inner = &*self.inner;
         let o = &inner.options;
         let mut stalled_at = None;
-        // Whether the stall's work went through; a lack of space stops a
-        // batch of deletes only from waiting for it.
-        let went = |r: Result<bool>| match r {
-            Err(Error::QuotaExceeded { .. }) if frees_space => Ok(false),
+        // Whether the stall's work went through; a lack of space lets a
+        // batch of deletes only go on without it (and remembers, so that the
+        // next such batch does not redo the work that cannot fit).
+        let went = |st: &mut DbState, r: Result<bool>| match r {
+            Err(Error::QuotaExceeded { .. }) if frees_space => {
+                st.out_of_space = true;
+                Ok(false)
+            }
+            Ok(did) => {
+                st.out_of_space = false;
+                Ok(did)
+            }
             r => r,
         };
         loop {
+            if frees_space && st.out_of_space {
+                // Past twice its size the memtable takes no more: the
+                // deletes would only grow memory until space comes back.
+                let used = st.mem.approximate_memory_usage();
+                if used >= 2 * o.write_buffer_size {
+                    return Err(Error::QuotaExceeded {
+                        file: inner.dir.clone(),
+                        message: format!(
+                            "out of space: {used} bytes of writes wait in memory for room to flush them; \
+                             free space (or raise the limit) and retry"
+                        ),
+                    });
+                }
+                break;
+            }
             let l0 = st.versions.current_ref().levels[0].len();
             if !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {
                 stalled_at.get_or_insert_with(|| o.now_micros());
-                if !went(self.background_step(st, usize::MAX).map(|p| p.did_work))? {
+                let r = self.background_step(st, usize::MAX).map(|p| p.did_work);
+                if !went(st, r)? {
                     break;
                 }
                 continue;
@@ -329,13 +356,19 @@ impl Db {
             }
             if st.imm.len() + 1 >= o.max_write_buffer_number {
                 stalled_at.get_or_insert_with(|| o.now_micros());
-                if !went(self.flush_step(st, usize::MAX).map(|()| true))? {
+                let r = self.flush_step(st, usize::MAX).map(|()| true);
+                if !went(st, r)? {
                     break;
                 }
                 continue;
             }
-            if !went(self.switch_memtable(st).map(|()| true))? {
-                break;
+            match self.switch_memtable(st) {
+                Ok(()) => {}
+                Err(Error::QuotaExceeded { .. }) if frees_space => {
+                    st.out_of_space = true;
+                    break;
+                }
+                Err(e) => return Err(e),
             }
         }
         if let Some(t0) = stalled_at {

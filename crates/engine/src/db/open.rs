@@ -181,6 +181,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         cursors: Default::default(),
         bg_error: None,
         pending_outputs: HashSet::new(),
+        out_of_space: false,
     };
     let db = Db {
         inner: Arc::new(DbInner {

@@ -2,6 +2,13 @@
 //! table with a bad block, a WAL with a bad record) from whatever is intact,
 //! as LevelDB's `RepairDB` does.
 //!
+//! Which files: if the newest complete manifest still reads, the tables it
+//! names and the WALs from its log number on; otherwise every table and WAL
+//! found (then versions that a compaction had dropped, in inputs not yet
+//! deleted, may come back; the report says so). WAL batches no newer than
+//! some table are left out: memtables flush in order, so a table already
+//! holds them, and replaying them would apply merge operands twice.
+//!
 //! Every table is read (block by block where it is damaged, skipping the
 //! blocks that fail their checksum) and every WAL replayed up to its first
 //! damaged record. All of it is merged, newest version of each key first as
@@ -16,6 +23,7 @@
 //! What is lost is reported: blocks of tables that failed their checksum,
 //! tables whose footer or index is unreadable, and WAL records after damage.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::create_wal;
@@ -30,7 +38,9 @@ use crate::memtable::MemTable;
 use crate::range_del::Tombstone;
 use crate::sst::{Table, TableBuilder};
 use crate::stats::Statistics;
-use crate::version::{manifest_name, parse_file_name, table_path, wal_path, FileKind, FileMeta, VersionEdit};
+use crate::version::{
+    manifest_name, parse_file_name, table_path, wal_path, FileKind, FileMeta, Recovered, VersionEdit, VersionSet,
+};
 use crate::wal::{LogReader, LogWriter};
 use crate::Options;
 
@@ -48,6 +58,8 @@ pub struct RepairReport {
     pub blocks_lost: u64,
     /// WAL records replayed.
     pub wal_records: u64,
+    /// WAL records left out because a table already holds them.
+    pub wal_records_flushed: u64,
     /// WALs that ended in damage (records after it are lost).
     pub wals_damaged: u64,
     /// Entries (versions of keys) in the rebuilt table.
@@ -84,9 +96,44 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
     let mut sources: Vec<Box<dyn InternalIterator>> = Vec::new();
     let mut tombstones: Vec<Tombstone> = Vec::new();
 
+    // If the newest complete manifest still reads, it says which tables are
+    // live and which WALs are flushed: tables it does not name (a
+    // compaction's inputs not yet deleted, an unfinished job's outputs) and
+    // WALs below its log number would bring back versions that compactions
+    // dropped, or apply merge operands twice.
+    let mut manifests: Vec<u64> =
+        kinds.iter().filter_map(|(_, k)| if let FileKind::Manifest(n) = k { Some(*n) } else { None }).collect();
+    manifests.sort_unstable_by(|a, b| b.cmp(a));
+    let mut live: Option<(HashSet<u64>, u64)> = None;
+    for m in manifests {
+        match VersionSet::recover(fs.clone(), &dir, m) {
+            Ok(Recovered::Ok(mut set)) => {
+                live = Some((set.live_files(), set.log_number));
+                break;
+            }
+            Ok(Recovered::Incomplete) => continue,
+            Err(e) => {
+                report.problems.push(format!("{}: unreadable: {e}", manifest_name(m)));
+                break;
+            }
+        }
+    }
+    if live.is_none() {
+        report.problems.push(
+            "no readable manifest: every table and WAL found is used, so versions that compactions had \
+             dropped (in inputs not yet deleted) may come back"
+                .to_string(),
+        );
+    }
+    let mut max_table_seq: SequenceNumber = 0;
+
     for (_, kind) in &kinds {
         let FileKind::Table(number) = *kind else { continue };
         let path = table_path(&dir, number);
+        if live.as_ref().is_some_and(|(files, _)| !files.contains(&number)) {
+            report.problems.push(format!("{path}: not named by the manifest (obsolete or unfinished): left out"));
+            continue;
+        }
         let table =
             match fs.open(&path, false).and_then(|f| Table::open(f, &path, number, cache.clone(), stats.clone())) {
                 Ok(t) => Arc::new(t),
@@ -97,9 +144,19 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
                 }
             };
         if let Some(ts) = table.tombstones() {
-            tombstones.extend(ts.to_tombstones());
+            let ts = ts.to_tombstones();
+            max_table_seq = ts.iter().map(|t| t.seq).fold(max_table_seq, SequenceNumber::max);
+            tombstones.extend(ts);
         }
-        if table.verify().is_ok() {
+        // The largest sequence number in the table, and whether it reads whole.
+        let (_, first_error) = table.salvage(|ikey, _| match key::parse(ikey) {
+            Some(p) => {
+                max_table_seq = max_table_seq.max(p.seq);
+                true
+            }
+            None => false,
+        });
+        if first_error.is_none() && table.verify().is_ok() {
             report.tables_intact += 1;
             sources.push(Box::new(table.iter(false)));
             continue;
@@ -125,6 +182,10 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
     for (_, kind) in &kinds {
         let FileKind::Wal(number) = *kind else { continue };
         let path = wal_path(&dir, number);
+        if live.as_ref().is_some_and(|&(_, log_number)| number < log_number) {
+            report.problems.push(format!("{path}: already flushed (below the manifest's log number): left out"));
+            continue;
+        }
         let replayed = Arc::new(MemTable::new(number));
         let mut reader = match fs.open(&path, false).and_then(|f| LogReader::new(f, &path)) {
             Ok(r) => r,
@@ -137,6 +198,10 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         loop {
             match reader.next_record() {
                 Ok(Some((rec, offset))) => match WriteBatch::from_record(rec, &path, offset) {
+                    // A batch no newer than some table was flushed into it
+                    // already (memtables flush in order): replaying it again
+                    // would apply its merge operands twice.
+                    Ok(batch) if batch.sequence() <= max_table_seq => report.wal_records_flushed += 1,
                     Ok(batch) => {
                         report.wal_records += 1;
                         let mut seq = batch.sequence();
@@ -207,8 +272,10 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
     tombstones.dedup();
     for t in tombstones {
         last_seq = last_seq.max(t.seq);
+        if t.start < t.end {
+            report.range_deletions += 1;
+        }
         builder.add_tombstone(t);
-        report.range_deletions += 1;
     }
     let info = builder.finish()?;
     file.sync()?;

@@ -513,3 +513,58 @@ fn the_manifest_rolls_over_at_its_size_limit_and_nothing_is_lost() {
     assert_eq!(count_entries(&db), 400);
     db.verify().unwrap();
 }
+
+#[test]
+fn a_manifest_sync_that_fails_for_lack_of_space_keeps_the_files_its_edit_names() {
+    // The edit is in the manifest when its sync fails: the files it names
+    // must not be deleted as if nothing had been recorded.
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fault.clone()), "db", small_options()).unwrap();
+    for i in 0..3000u32 {
+        db.put(&W, format!("key{i:05}").as_bytes(), &[(i % 251) as u8; 100]).unwrap();
+    }
+    fault.fail_syncs(Some("MANIFEST"));
+    let e = db.flush().unwrap_err();
+    assert_ne!(e.code(), "QuotaExceeded", "a failed manifest sync was reported as retryable: {e}");
+    // The database refuses writes (its manifest's tail is uncertain) but reads go on.
+    assert!(db.put(&W, b"more", b"x").is_err());
+    assert_eq!(db.get(&r(), b"key00007").unwrap(), Some(vec![7; 100]));
+    drop(db);
+    fault.fail_syncs(None);
+    fault.crash(crate::fs::CrashMode::TearUnsynced { seed: 3 }).unwrap();
+    let db = Db::open(Arc::new(fault.clone()), "db", small_options()).unwrap();
+    db.verify().unwrap();
+    assert_eq!(db.get(&r(), b"key00007").unwrap(), Some(vec![7; 100]));
+}
+
+#[test]
+fn deletes_only_batches_do_not_redo_work_that_cannot_fit_and_stop_at_twice_the_memtable() {
+    let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));
+    let opts = Options { max_write_buffer_number: 2, ..small_options() };
+    let db = Db::open(Arc::new(fault.clone()), "db", opts.clone()).unwrap();
+    for i in 0..4000u32 {
+        db.put(&W, format!("key{i:05}").as_bytes(), &[1u8; 100]).unwrap();
+    }
+    // No room for anything new: flushes fail, puts fail, deletes get through.
+    fault.fail_creates(true);
+    let mut deleted = 0u32;
+    let mut refused = None;
+    for i in 0..40_000u32 {
+        match db.delete(&W, format!("key{:05}", i % 4000).as_bytes()) {
+            Ok(()) => deleted += 1,
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let e = refused.expect("deletes were taken past twice the memtable size");
+    assert_eq!(e.code(), "QuotaExceeded", "{e}");
+    assert!(deleted > 100, "only {deleted} deletes got through");
+    assert!(db.properties().all_memtable_bytes <= 4 * opts.write_buffer_size as u64 + (64 << 10));
+    // Room again: everything is flushed and writes go on.
+    fault.fail_creates(false);
+    while db.do_background_work(64).unwrap().work_left {}
+    db.put(&W, b"after", b"room").unwrap();
+    db.verify().unwrap();
+}

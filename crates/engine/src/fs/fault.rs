@@ -44,6 +44,9 @@ struct State {
     fail_creates: bool,
     /// Every mutating call, in order, while tracing is on.
     trace: Option<Vec<FsOp>>,
+    /// `sync` of files whose name contains this fails with `QuotaExceeded`
+    /// (after the bytes were written), as fsync on some full file systems does.
+    fail_syncs: Option<String>,
 }
 
 /// One mutating call, as recorded by [`FaultFs::trace`]: call number `n`
@@ -88,6 +91,12 @@ impl FaultFs {
     /// Mutating calls made so far (to enumerate crash points).
     pub fn mutating_ops(&self) -> u64 {
         self.state().ops
+    }
+
+    /// Makes `sync` of every file whose path contains `name_part` fail with
+    /// `QuotaExceeded` (`None`: none); the bytes written stay in the file.
+    pub fn fail_syncs(&self, name_part: Option<&str>) {
+        self.state().fail_syncs = name_part.map(str::to_string);
     }
 
     /// Starts recording every mutating call (see [`FaultFs::trace`]).
@@ -348,6 +357,12 @@ impl File for FaultFile {
     fn sync(&self) -> Result<()> {
         self.alive("sync")?;
         self.fs.tick(&self.path, "sync")?;
+        if self.fs.state().fail_syncs.as_ref().is_some_and(|p| self.path.contains(p.as_str())) {
+            return Err(Error::QuotaExceeded {
+                file: self.path.clone(),
+                message: "sync failed: no space (injected)".into(),
+            });
+        }
         self.inner.sync()?;
         let image = read_all(&*self.inner, &self.path)?;
         let mut st = self.fs.state();

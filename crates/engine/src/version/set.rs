@@ -177,9 +177,21 @@ impl VersionSet {
             edit.next_file_number = Some(self.next_file_number);
         }
         let writer = self.manifest.as_mut().ok_or_else(|| Error::Closed("no manifest is open for writing".into()))?;
-        if let Err(e) = writer.add_record(&edit.encode()).and_then(|()| writer.sync()) {
+        if let Err(e) = writer.add_record(&edit.encode()) {
+            // Nothing recorded: the writer cut off any partial bytes.
             self.roll_over = true;
             return Err(e);
+        }
+        if let Err(e) = writer.sync() {
+            // The edit is in the file and may be durable: never report that as
+            // a lack of space, whose callers drop the edit's new files.
+            self.roll_over = true;
+            return Err(match e {
+                Error::QuotaExceeded { file, message } => {
+                    Error::io(&file, "sync", format!("syncing the manifest after writing an edit failed: {message}"))
+                }
+                e => e,
+            });
         }
         if let Some(l) = edit.log_number {
             self.log_number = l;
