@@ -68,7 +68,9 @@ impl Iterator {
 /// the batch holds `max_entries` or at least `max_bytes` (always at least
 /// one entry when one is there).
 pub(crate) fn fill_batch(it: &mut DbIterator, reverse: bool, max_entries: usize, max_bytes: usize) -> Vec<u8> {
-    let mut out = Vec::new();
+    // Room for a typical batch up front: growing from empty copied the
+    // batch several times over.
+    let mut out = Vec::with_capacity(max_bytes.min(max_entries.saturating_mul(128)).min(64 << 10));
     let mut n = 0;
     while it.valid() && n < max_entries && (n == 0 || out.len() < max_bytes) {
         let (k, v) = (it.key(), it.value());
