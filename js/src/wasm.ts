@@ -90,10 +90,17 @@ async function instantiate(): Promise<void> {
   }
 }
 
+let buffer: ArrayBuffer | undefined;
+
 /** The buffer of wasm memory right now. REQUIRES: the module is loaded. */
 export function memoryBuffer(): ArrayBuffer {
+  // The `buffer` getter costs more than a view of it: keep it until growth
+  // detaches it (a fixed buffer then reads 0 bytes long; a resizable one is
+  // never replaced).
+  if (buffer !== undefined && buffer.byteLength !== 0) return buffer;
   if (memory === undefined) throw new SiltError('Internal', 'the WebAssembly module is not loaded');
-  return memory.buffer;
+  buffer = memory.buffer;
+  return buffer;
 }
 
 let words: Uint32Array | undefined;
@@ -117,7 +124,7 @@ export function memoryWords(): Uint32Array {
  * the view before its bytes are read.
  */
 export function isWasmMemory(buffer: ArrayBufferLike): boolean {
-  return memory !== undefined && buffer === memory.buffer;
+  return memory !== undefined && buffer === memoryBuffer();
 }
 
 /** How views behave on growth; `'fixed'` until the module has loaded. */
