@@ -8,15 +8,17 @@
 //!   newer one survives);
 //! - the database opens, and after a flush holds no orphaned files.
 
+mod common;
+
+use common::{read_all, State};
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use silt_engine::fs::{CrashMode, FaultFs, Fs, FsOp, MemFs};
-use silt_engine::{Db, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
-
-type State = BTreeMap<Vec<u8>, Vec<u8>>;
+use silt_engine::{Db, Options, U64AddOperator, WriteBatch, WriteOptions};
 
 fn options() -> Options {
     Options {
@@ -98,18 +100,6 @@ fn apply(state: &mut State, op: &Op) {
             }
         }
     }
-}
-
-fn read_all(db: &Db) -> State {
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
-    it.seek_to_first();
-    let mut out = State::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    out
 }
 
 /// Runs the workload until the injected failure stops it. Returns how many

@@ -1,12 +1,14 @@
 //! `silt_engine::repair`: rebuilding a database from its intact parts.
 
+mod common;
+
+use common::{read_all, State};
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use silt_engine::fs::{read_all, CrashMode, FaultFs, Fs, MemFs};
+use silt_engine::fs::{self, CrashMode, FaultFs, Fs, MemFs};
 use silt_engine::{repair, Db, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
-
-type State = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options() -> Options {
     Options {
@@ -18,18 +20,6 @@ fn options() -> Options {
         merge_operator: Some(Arc::new(U64AddOperator)),
         ..Options::default()
     }
-}
-
-fn read_all_keys(db: &Db) -> State {
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
-    it.seek_to_first();
-    let mut out = State::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    out
 }
 
 /// A database spread over several levels and a WAL, with overwrites,
@@ -101,7 +91,7 @@ fn repairing_a_healthy_database_keeps_everything() {
     assert!(report.tables_intact >= 2 && report.tables_damaged == 0 && report.tables_lost == 0, "{report:?}");
     assert!(report.wal_records >= 30 && report.range_deletions > 0, "{report:?}");
     let db = Db::open(fs.clone(), "db", options()).unwrap();
-    assert_eq!(read_all_keys(&db), state);
+    assert_eq!(read_all(&db), state);
     db.verify().unwrap();
     // Writes go on, with sequence numbers above the repaired ones.
     db.put(&WriteOptions::default(), b"key00001", b"after repair").unwrap();
@@ -121,7 +111,7 @@ fn a_lost_manifest_is_rebuilt_from_tables_and_wals() {
     assert!(Db::open(fs.clone(), "db", options()).err().is_some_and(|e| e.is_corruption()));
     repair(fs.clone(), "db", &options()).unwrap();
     let db = Db::open(fs, "db", options()).unwrap();
-    assert_eq!(read_all_keys(&db), state);
+    assert_eq!(read_all(&db), state);
 }
 
 #[test]
@@ -130,7 +120,7 @@ fn a_damaged_table_loses_only_its_bad_blocks() {
     let (state, history) = build(fs.clone());
     let victim = files(&*fs).into_iter().find(|n| n.ends_with(".sst")).unwrap();
     let path = format!("db/{victim}");
-    let mut bytes = read_all(&*fs.open(&path, false).unwrap(), &path).unwrap();
+    let mut bytes = fs::read_all(&*fs.open(&path, false).unwrap(), &path).unwrap();
     bytes[100] ^= 0x40; // inside the first data block
     let f = fs.open(&path, false).unwrap();
     f.truncate(0).unwrap();
@@ -140,7 +130,7 @@ fn a_damaged_table_loses_only_its_bad_blocks() {
     assert!(report.problems.iter().any(|p| p.contains(&victim)), "{report:?}");
     let db = Db::open(fs, "db", options()).unwrap();
     db.verify().unwrap();
-    let got = read_all_keys(&db);
+    let got = read_all(&db);
     // Whatever is returned was written for that key; most keys are exact.
     let mut exact = 0;
     for (k, v) in &got {
@@ -171,7 +161,7 @@ fn a_crash_at_any_point_of_repair_loses_nothing() {
         .filter(|n| n != "LOCK")
         .map(|n| {
             let p = format!("db/{n}");
-            let b = read_all(&*base.open(&p, false).unwrap(), &p).unwrap();
+            let b = fs::read_all(&*base.open(&p, false).unwrap(), &p).unwrap();
             (p, b)
         })
         .collect();
@@ -197,7 +187,7 @@ fn a_crash_at_any_point_of_repair_loses_nothing() {
                 Db::open(fs, "db", options()).unwrap_or_else(|e| panic!("point {point}: open after repair: {e}"))
             }
         };
-        assert_eq!(read_all_keys(&db), state, "crash at point {point} of repair lost data");
+        assert_eq!(read_all(&db), state, "crash at point {point} of repair lost data");
         if finished {
             assert!(point > 10, "repair made only {point} mutating calls");
             break;
@@ -213,7 +203,7 @@ fn snapshot_files(fs: &dyn Fs) -> Vec<(String, Vec<u8>)> {
         .filter(|n| n != "LOCK")
         .map(|n| {
             let p = format!("db/{n}");
-            let b = read_all(&*fs.open(&p, false).unwrap(), &p).unwrap();
+            let b = fs::read_all(&*fs.open(&p, false).unwrap(), &p).unwrap();
             (n, b)
         })
         .collect()
@@ -261,7 +251,7 @@ fn flushed_wals_and_obsolete_tables_left_behind_are_not_applied_again() {
         }
         let report = repair(fs.clone(), "db", &options()).unwrap();
         let db = Db::open(fs.clone(), "db", options()).unwrap();
-        let got = read_all_keys(&db);
+        let got = read_all(&db);
         assert_eq!(
             got.get(&b"ctr"[..]).map(|v| u64::from_le_bytes(v[..8].try_into().unwrap())),
             Some(50),
