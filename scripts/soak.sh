@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "$soak" != 1 ]; then
-  echo "soak.sh runs for hours; pass --soak to mean it (npm test runs the bounded slice)" >&2
+  echo "soak.sh runs for over an hour; pass --soak to mean it (npm test runs the bounded slice)" >&2
   exit 2
 fi
 export SILT_SOAK=1 SILT_SOAK_MINUTES="$browser_minutes"
