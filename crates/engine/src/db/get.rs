@@ -19,6 +19,12 @@ impl Db {
     /// the block cache or memtable it came from (no copy of the value); it
     /// keeps that memory alive while held.
     pub fn get_bytes(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Bytes>> {
+        Ok(self.get_with_holder(opts, key)?.map(|(value, _)| value))
+    }
+
+    /// A point lookup, counted as a Get: the value, and the block (or
+    /// memtable entry) that holds it when it is a slice of one.
+    pub(super) fn get_with_holder(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<(Bytes, Option<Bytes>)>> {
         check_key(key)?;
         self.check_open()?;
         let inner = &*self.inner;
@@ -31,7 +37,7 @@ impl Db {
         let result = self.lookup(&sv, seq, key, &mut ctx);
         let stats = ctx.stats;
         let merge_micros = ctx.merge_micros;
-        let value = result.and_then(|()| ctx.finish());
+        let value = result.and_then(|()| ctx.finish_pinned());
         stats.report(&inner.stats, matches!(value, Ok(Some(_))));
         inner.stats.add(Ticker::MergeOperationTotalTime, merge_micros * 1000);
         if let (Some(t0), Some(now)) = (t0, now_ref) {

@@ -114,10 +114,15 @@ impl Db {
     /// The value of `key` without copying it: it points into the cached
     /// block (or memtable entry) it was found in, which stays pinned while
     /// the returned value lives — even if compaction deletes its file.
+    ///
+    /// A point lookup like [`Db::get_bytes`], counted as a Get in the
+    /// statistics (`rocksdb.number.keys.read`, memtable and level hits).
     pub fn get_pinned(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<PinnedValue>> {
-        let mut r = self.multi_get(opts, &[key], false)?;
-        let pins = std::mem::replace(&mut r.pins, Pins::new(self.inner.pinned.clone()));
-        Ok(r.values.pop().flatten().map(|value| PinnedValue { value, pins }))
+        Ok(self.get_with_holder(opts, key)?.map(|(value, holder)| {
+            let mut pins = Pins::new(self.inner.pinned.clone());
+            pins.pin(holder.unwrap_or_else(|| value.clone()));
+            PinnedValue { value, pins }
+        }))
     }
 
     /// Looks up every key of `keys` at one consistent point in time (one

@@ -568,3 +568,22 @@ fn deletes_only_batches_do_not_redo_work_that_cannot_fit_and_stop_at_twice_the_m
     db.put(&W, b"after", b"room").unwrap();
     db.verify().unwrap();
 }
+
+#[test]
+fn a_pinned_get_is_counted_as_a_get_not_a_multiget() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    db.put(&W, b"k", b"value").unwrap();
+    let before = db.statistics();
+    let v = db.get_pinned(&r(), b"k").unwrap().unwrap();
+    assert_eq!(&*v, b"value");
+    assert!(db.properties().pinned_bytes > 0);
+    assert!(db.get_pinned(&r(), b"absent").unwrap().is_none());
+    let after = db.statistics();
+    let delta = |name: &str| after.ticker(name) - before.ticker(name);
+    assert_eq!(delta("rocksdb.number.keys.read"), 2);
+    assert_eq!(delta("rocksdb.memtable.hit"), 1);
+    assert_eq!(delta("rocksdb.number.multiget.get"), 0);
+    drop(v);
+    assert_eq!(db.properties().pinned_bytes, 0);
+}
