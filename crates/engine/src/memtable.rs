@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 
+use crate::batch::{BatchOp, WriteBatch};
 use crate::format::key::{self, SequenceNumber, ValueType};
 use crate::iter::InternalIterator;
 use crate::range_del::{FragmentedTombstones, Tombstone};
@@ -118,6 +119,24 @@ impl MemTable {
         self.bytes.fetch_add(buf.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
         let buf = Bytes::from(buf);
         self.map.insert(MemKey(buf.slice(..klen)), buf.slice(klen..));
+    }
+
+    /// Inserts every update of `batch`, numbered from its sequence number
+    /// on; returns the last number used. An empty range is recorded (it is
+    /// in the WAL) but covers nothing. REQUIRES: as [`MemTable::add`], and a
+    /// batch that is not empty.
+    pub fn add_batch(&self, batch: &WriteBatch) -> SequenceNumber {
+        let mut seq = batch.sequence();
+        for op in batch.iter().flatten() {
+            match op {
+                BatchOp::Put { key, value } => self.add(seq, ValueType::Put, key, value),
+                BatchOp::Delete { key } => self.add(seq, ValueType::Delete, key, b""),
+                BatchOp::Merge { key, value } => self.add(seq, ValueType::Merge, key, value),
+                BatchOp::RangeDelete { start, end } => self.add(seq, ValueType::RangeDelete, start, end),
+            }
+            seq += 1;
+        }
+        seq - 1
     }
 
     /// The memtable's range tombstones, fragmented; `None` if it has none.

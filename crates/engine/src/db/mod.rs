@@ -32,7 +32,7 @@ use crate::batch::{BatchOp, WriteBatch};
 use crate::compaction::job::TableJob;
 use crate::compaction::picker::CompactionSpec;
 use crate::error::{Error, Result};
-use crate::format::key::{SequenceNumber, ValueType};
+use crate::format::key::SequenceNumber;
 use crate::fs::{Fs, FsLock};
 use crate::memtable::MemTable;
 use crate::stats::{Histogram, Statistics, StatisticsSnapshot, Ticker};
@@ -273,22 +273,11 @@ impl Db {
         } else {
             st.wal_dirty = true;
         }
-        let mut s = seq;
-        for op in batch.iter().flatten() {
-            match op {
-                BatchOp::Put { key, value } => st.mem.add(s, ValueType::Put, key, value),
-                BatchOp::Delete { key } => st.mem.add(s, ValueType::Delete, key, b""),
-                BatchOp::Merge { key, value } => st.mem.add(s, ValueType::Merge, key, value),
-                // An empty range is recorded (it is in the WAL) but covers
-                // nothing; the memtable ignores it.
-                BatchOp::RangeDelete { start, end } => st.mem.add(s, ValueType::RangeDelete, start, end),
-            }
-            s += 1;
-        }
-        st.versions.last_sequence = s - 1;
-        inner.visible_seq.store(s - 1, Ordering::Release);
+        let last = st.mem.add_batch(&batch);
+        st.versions.last_sequence = last;
+        inner.visible_seq.store(last, Ordering::Release);
         drop(st);
-        inner.stats.add(Ticker::NumberKeysWritten, s - seq);
+        inner.stats.add(Ticker::NumberKeysWritten, last + 1 - seq);
         inner.stats.add(Ticker::BytesWritten, batch.approximate_size() as u64);
         if inner.options.clock.is_some() {
             inner.stats.record(Histogram::DbWrite, inner.options.now_micros().saturating_sub(t0));

@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use super::snapshot::SnapshotList;
 use super::{Db, DbInner, DbState, Options, SuperVersion};
-use crate::batch::{BatchOp, WriteBatch};
+use crate::batch::WriteBatch;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
-use crate::format::key::ValueType;
 use crate::fs::{join, Fs};
 use crate::memtable::MemTable;
 use crate::stats::Statistics;
@@ -136,17 +135,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         while let Some((rec, offset)) = reader.next_record()? {
             let batch = WriteBatch::from_record(rec, &path, offset)?;
             let m = mem.get_or_insert_with(|| MemTable::new(number));
-            let mut seq = batch.sequence();
-            for op in batch.iter().flatten() {
-                match op {
-                    BatchOp::Put { key, value } => m.add(seq, ValueType::Put, key, value),
-                    BatchOp::Delete { key } => m.add(seq, ValueType::Delete, key, b""),
-                    BatchOp::Merge { key, value } => m.add(seq, ValueType::Merge, key, value),
-                    BatchOp::RangeDelete { start, end } => m.add(seq, ValueType::RangeDelete, start, end),
-                }
-                seq += 1;
-            }
-            last_seq = last_seq.max(seq - 1);
+            last_seq = last_seq.max(m.add_batch(&batch));
             if m.approximate_memory_usage() >= options.write_buffer_size {
                 imm.extend(mem.take().map(Arc::new));
             }

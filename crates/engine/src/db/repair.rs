@@ -27,10 +27,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::create_wal;
-use crate::batch::{BatchOp, WriteBatch};
+use crate::batch::WriteBatch;
 use crate::cache::BlockCache;
 use crate::error::Result;
-use crate::format::key::{self, SequenceNumber, ValueType};
+use crate::format::key::{self, SequenceNumber};
 use crate::fs::{join, Fs};
 use crate::iter::InternalIterator;
 use crate::iter::MergingIterator;
@@ -204,18 +204,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
                     Ok(batch) if batch.sequence() <= max_table_seq => report.wal_records_flushed += 1,
                     Ok(batch) => {
                         report.wal_records += 1;
-                        let mut seq = batch.sequence();
-                        for op in batch.iter().flatten() {
-                            match op {
-                                BatchOp::Put { key, value } => replayed.add(seq, ValueType::Put, key, value),
-                                BatchOp::Delete { key } => replayed.add(seq, ValueType::Delete, key, b""),
-                                BatchOp::Merge { key, value } => replayed.add(seq, ValueType::Merge, key, value),
-                                BatchOp::RangeDelete { start, end } => {
-                                    tombstones.push(Tombstone { start: start.to_vec(), end: end.to_vec(), seq })
-                                }
-                            }
-                            seq += 1;
-                        }
+                        replayed.add_batch(&batch);
                     }
                     Err(e) => {
                         report.wals_damaged += 1;
@@ -235,6 +224,9 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
                     break;
                 }
             }
+        }
+        if let Some(ts) = replayed.tombstones() {
+            tombstones.extend(ts.to_tombstones());
         }
         if !replayed.is_empty() {
             sources.push(Box::new(replayed.iter()));
