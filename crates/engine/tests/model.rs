@@ -4,6 +4,8 @@
 //! compactions, iterators in both directions with random bounds, budgeted
 //! background steps, manual compactions, reopen.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -359,14 +361,7 @@ fn run(seed: u64, steps: usize) {
     snaps.clear();
     drop(db);
     let db = open(&fs);
-    let mut it = db.iter(&ReadOptions::default()).unwrap();
-    it.seek_to_first();
-    let mut got = Model::new();
-    while it.valid() {
-        got.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    assert_eq!(got, model, "seed {seed}: after final reopen");
+    assert_eq!(common::read_all(&db), model, "seed {seed}: after final reopen");
     if steps >= 2000 {
         refreshes += db.statistics().ticker("silt.iter.auto.refresh");
         assert!(refreshes > 0, "seed {seed}: no live iterator ever refreshed");

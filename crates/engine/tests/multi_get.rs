@@ -3,6 +3,8 @@
 //! values are pinned, survive the deletion of their files, and the pins are
 //! given back when the result is dropped.
 
+mod common;
+
 use std::sync::Arc;
 
 use silt_engine::fs::MemFs;
@@ -27,15 +29,7 @@ fn k(i: u32) -> Vec<u8> {
 }
 
 fn v(i: u32) -> Vec<u8> {
-    let mut x = u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..120)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    common::incompressible(u64::from(i), 120)
 }
 
 fn check_all_paths(db: &Db, keys: &[Vec<u8>]) {

@@ -4,6 +4,10 @@
 //! file's tombstones, and a tombstone's end must not make a file look like
 //! it holds that key.
 
+mod common;
+
+use common::incompressible;
+
 use std::sync::Arc;
 
 use silt_engine::fs::MemFs;
@@ -48,19 +52,6 @@ fn keys(db: &Db, opts: &ReadOptions) -> Vec<String> {
     back.reverse();
     assert_eq!(out, back, "forward and reverse scans disagree");
     out
-}
-
-/// Bytes LZ4 cannot shrink, so table sizes follow the data.
-fn incompressible(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn put_all(db: &Db, ks: &[&str]) {
