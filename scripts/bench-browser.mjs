@@ -15,10 +15,10 @@
 //   node scripts/bench-browser.mjs [--only multiget|iterators] [--num 2000000] [--reads 64000] [--reps 3]
 //                                  [--iter-num 500000] [--iter-reps 7] [--entries 2000000]
 //   node scripts/bench-browser.mjs --render    (the Markdown again from the JSON files)
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { chromium } from 'playwright-core';
+import { chromiumArgs, executablePath, startDemoServer } from './browser.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
@@ -39,31 +39,7 @@ const it = {
   entriesPerRun: Number(args.entries ?? 2_000_000),
   cacheBytes: 512 << 20,
 };
-const executablePath = '/usr/bin/chromium';
-const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const log = (m) => process.stderr.write(`[bench-browser] ${m}\n`);
-
-/** Starts the demo server with the test pages on a free port. */
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const server = spawn(process.execPath, ['demo/server.mjs'], { env: { ...process.env, PORT: '0', SILT_TEST_PAGES: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = /Silt demo: (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ server, url: m[1] });
-    });
-    server.on('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
-  });
-}
 
 /** Writes the Markdown again from the JSON files (after editing the text here). */
 function render() {
@@ -75,7 +51,7 @@ function render() {
 
 async function main() {
   if ('render' in args) return render();
-  const { server, url } = await startServer();
+  const { server, url } = await startDemoServer({ testPages: true });
   // Watchdog: nothing here may outlive 20 minutes (Playwright kills the
   // browser it launched when this process exits).
   const watchdog = setTimeout(() => {

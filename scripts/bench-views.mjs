@@ -7,12 +7,9 @@
 //
 //   node scripts/bench-views.mjs
 import { chromium } from 'playwright-core';
+import { chromiumArgs, executablePath } from './browser.mjs';
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch({ executablePath, args: chromiumArgs });
 const watchdog = setTimeout(() => browser.close(), 120_000);
 try {
   const page = await browser.newPage();

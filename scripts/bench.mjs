@@ -21,13 +21,14 @@
 //
 //   node scripts/bench.mjs [--num 100000] [--reads 10000] [--seeks 1000] [--seek-nexts 100] [--reps 5]
 //                          [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { chromiumArgs, executablePath, startDemoServer } from './browser.mjs';
 import { formatCell, goals, goalText, mainRow, SILT, speedup, UNIT_TEXT, variantRows, workloadsOf } from '../demo/bench/report.js';
 
 const USAGE = 'usage: node scripts/bench.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M]';
@@ -56,24 +57,7 @@ function parseArgs(argv) {
   return o;
 }
 
-const executablePath = '/usr/bin/chromium';
-// As tests/chromium.ts: Debian's build, nothing that reaches the network.
-const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
-
-/** Starts demo/server.mjs on a free port (the pattern of scripts/bench-browser.mjs). */
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const server = spawn(process.execPath, ['demo/server.mjs'], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = /Silt demo: (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ server, url: m[1] });
-    });
-    server.on('exit', (code) => reject(new Error(`the demo server exited (${code}) before listening`)));
-  });
-}
 
 /** Raw and gzip -9 bytes of the files an engine ships, fetched from the server. */
 async function bundle(url, files) {
@@ -108,7 +92,7 @@ async function main() {
   const params = { num: o.num, reads: o.reads, seeks: o.seeks, seekNexts: o['seek-nexts'], reps: o.reps };
   const wanted = o.engines.split(',').map((s) => s.trim()).filter(Boolean);
   const loadAtStart = os.loadavg()[0];
-  const { server, url } = await startServer();
+  const { server, url } = await startDemoServer();
   const watchdog = setTimeout(() => {
     log(`watchdog: giving up after ${o['timeout-min']} minutes`);
     server.kill('SIGKILL');
