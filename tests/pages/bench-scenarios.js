@@ -7,29 +7,10 @@
 // number big-endian in the first 8 bytes padded with '0'; 100-byte values,
 // half compressible.
 import { open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
+// The browser suite's key layout and PRNG (demo/bench/common.js, served by the same server).
+import { keyOf as makeKey, rng } from '/bench/common.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
-
-/** mulberry32: a small, fast 32-bit PRNG (the figures need no more). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0);
-  };
-}
-
-function makeKey(i) {
-  const k = new Uint8Array(16).fill(0x30);
-  const hi = Math.floor(i / 2 ** 32);
-  const dv = new DataView(k.buffer);
-  dv.setUint32(0, hi);
-  dv.setUint32(4, i >>> 0);
-  return k;
-}
 
 function makeValue(seed) {
   const r = rng(seed);

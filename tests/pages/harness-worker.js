@@ -8,6 +8,7 @@ import { loadWasm } from '/siltdb/dist/wasm.js';
 import * as benchScenarios from './bench-scenarios.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
+import { serve } from './worker-rpc.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -198,12 +199,4 @@ const scenarios = {
 // scripts/bench-browser.mjs drives through this same harness.
 Object.assign(scenarios, iteratorScenarios, boundaryScenarios, benchScenarios);
 
-self.addEventListener('message', async ({ data }) => {
-  const { call, scenario, args } = data;
-  try {
-    const value = await scenarios[scenario](args);
-    postMessage({ call, ok: true, value });
-  } catch (e) {
-    postMessage({ call, ok: false, error: { code: e?.code ?? 'none', message: String(e?.message ?? e) } });
-  }
-});
+serve(scenarios);

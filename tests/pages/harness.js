@@ -1,40 +1,19 @@
 // The page side of the browser tests: starts workers running
 // harness-worker.js, runs named scenarios in them, and terminates them.
 // Playwright drives it through window.silt.
+import { WorkerClient } from './worker-rpc.js';
+
 const workers = new Map();
 let nextWorker = 1;
-let nextCall = 1;
 
 function newWorker() {
   const id = nextWorker++;
-  const worker = new Worker(new URL('./harness-worker.js', import.meta.url), { type: 'module' });
-  const entry = { worker, pending: new Map(), progress: {} };
-  worker.addEventListener('message', ({ data }) => {
-    if (data.progress) {
-      Object.assign(entry.progress, data.progress);
-      return;
-    }
-    const p = entry.pending.get(data.call);
-    if (!p) return;
-    entry.pending.delete(data.call);
-    if (data.ok) p.resolve(data.value);
-    else p.reject(Object.assign(new Error(data.error.message), { code: data.error.code }));
-  });
-  worker.addEventListener('error', (e) => {
-    for (const p of entry.pending.values()) p.reject(new Error(`worker error: ${e.message}`));
-    entry.pending.clear();
-  });
-  workers.set(id, entry);
+  workers.set(id, new WorkerClient(new URL('./harness-worker.js', import.meta.url)));
   return id;
 }
 
 function run(id, scenario, args) {
-  const entry = workers.get(id);
-  const call = nextCall++;
-  return new Promise((resolve, reject) => {
-    entry.pending.set(call, { resolve, reject });
-    entry.worker.postMessage({ call, scenario, args });
-  });
+  return workers.get(id).call(scenario, args);
 }
 
 /** Runs a scenario; resolves to { ok, value } or { ok: false, code, message }. */
@@ -55,7 +34,7 @@ window.silt = {
   },
   progress: (id) => ({ ...workers.get(id).progress }),
   terminate(id) {
-    workers.get(id).worker.terminate();
+    workers.get(id).terminate();
     workers.delete(id);
   },
   /** The package itself on this page (connect() from the main thread). */

@@ -2,37 +2,16 @@
 // loaded into harness.html with a dynamic import: starts workers running
 // reliability-worker.js, keeps what they report, and terminates them.
 // Playwright drives it through window.reliability.
+import { WorkerClient } from './worker-rpc.js';
+
 const workers = new Map();
 let nextWorker = 1;
-let nextCall = 1;
 
+/** A new worker; `ended` says whether a scenario started in it ended. */
 function newWorker() {
   const id = nextWorker++;
-  const worker = new Worker(new URL('./reliability-worker.js', import.meta.url), { type: 'module' });
-  // progress: the latest of each field the worker reported; failure: how a
-  // started scenario ended if it threw, or the worker's uncaught error.
-  const entry = { worker, pending: new Map(), progress: {}, failure: undefined, ended: false };
-  worker.addEventListener('message', ({ data }) => {
-    if (data.progress) {
-      Object.assign(entry.progress, data.progress);
-      return;
-    }
-    const p = entry.pending.get(data.call);
-    if (!p) return;
-    entry.pending.delete(data.call);
-    if (data.ok) p.resolve(data.value);
-    else p.reject(Object.assign(new Error(data.error.message), { code: data.error.code }));
-  });
-  worker.addEventListener('error', (e) => {
-    // A script that fails to load (or a module it imports) fires a plain
-    // Event, with no message.
-    const what = e.message
-      ? `uncaught in the worker: ${e.message} (${e.filename}:${e.lineno})`
-      : 'the worker script or a module it imports failed to load';
-    entry.failure ??= { code: 'WorkerError', message: what };
-    for (const p of entry.pending.values()) p.reject(new Error(`worker error: ${what}`));
-    entry.pending.clear();
-  });
+  const entry = new WorkerClient(new URL('./reliability-worker.js', import.meta.url));
+  entry.ended = false;
   workers.set(id, entry);
   return id;
 }
@@ -40,11 +19,7 @@ function newWorker() {
 function call(id, scenario, args) {
   const entry = workers.get(id);
   if (!entry) return Promise.reject(new Error(`no worker ${id} (terminated?)`));
-  const c = nextCall++;
-  return new Promise((resolve, reject) => {
-    entry.pending.set(c, { resolve, reject });
-    entry.worker.postMessage({ call: c, scenario, args });
-  });
+  return entry.call(scenario, args);
 }
 
 window.reliability = {
@@ -85,7 +60,7 @@ window.reliability = {
   terminate(id) {
     const entry = workers.get(id);
     if (!entry) return undefined;
-    entry.worker.terminate();
+    entry.terminate();
     workers.delete(id);
     return { progress: { ...entry.progress }, failure: entry.failure, ended: entry.ended };
   },

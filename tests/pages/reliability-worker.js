@@ -5,6 +5,7 @@
 import { open, SiltError, WriteBatch } from '/siltdb/dist/index.js';
 import { apply, indexOf, keyOf, KEYS, longestMatchingPrefix, Stream } from './reliability-oracle.js';
 import { soak } from './reliability-soak.js';
+import { serve } from './worker-rpc.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -181,12 +182,4 @@ const scenarios = {
   soak,
 };
 
-self.addEventListener('message', async ({ data }) => {
-  const { call, scenario, args } = data;
-  try {
-    const value = await scenarios[scenario](args);
-    postMessage({ call, ok: true, value });
-  } catch (e) {
-    postMessage({ call, ok: false, error: { code: e?.code ?? 'none', message: String(e?.message ?? e) } });
-  }
-});
+serve(scenarios);
