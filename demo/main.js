@@ -10,7 +10,7 @@ const COUNT_KEY = 'demo:count';
 
 /** Deterministic records: the same i always gives the same key and value. */
 const keyOf = (i) => `user:${String(i).padStart(8, '0')}`;
-function valueOf(i) {
+function valueFor(i) {
   let x = (i + 1) * 2654435761;
   x ^= x << 13;
   x ^= x >>> 17;
@@ -57,7 +57,7 @@ async function load(n) {
   const chunk = 1000;
   for (let from = 0; from < n; from += chunk) {
     const batch = new WriteBatch();
-    for (let i = from; i < Math.min(n, from + chunk); i++) batch.put(keyOf(i), enc.encode(valueOf(i)));
+    for (let i = from; i < Math.min(n, from + chunk); i++) batch.put(keyOf(i), enc.encode(valueFor(i)));
     await db.write(batch);
     $('progress').value = Math.min(n, from + chunk) / n;
     $('load-status').textContent = `${fmt(Math.min(n, from + chunk))} of ${fmt(n)} records`;
@@ -156,9 +156,7 @@ try {
   db = await connect('demo', { wait: true, signal: AbortSignal.timeout(5_000) });
   records = await readCount();
   $('opened').textContent =
-    records > 0
-      ? `Opened the database "demo": it holds ${fmt(records)} records from an earlier visit.`
-      : 'Opened a new, empty database "demo".';
+    records > 0 ? `Opened the database "demo": it holds ${fmt(records)} records from an earlier visit.` : 'Opened a new, empty database "demo".';
   if (records > 0) $('opened').classList.add('survived');
   enable(true);
   document.body.dataset.state = 'ready';

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // A tiny static server for the demo, bound to 127.0.0.1 only.
 //
-//   /              demo/ (index.html, main.js, worker.js, style.css)
+//   /              demo/ (index.html, main.js, style.css; benchmarks/: the Benchmarks page)
 //   /siltdb/dist/  js/dist/  (the built `siltdb` package)
 //   /siltdb/pkg/   js/pkg/   (its private wasm-bindgen output, incl. the .wasm)
+//   /bench/        bench/browser/ (the browser suite: workloads, engines, worker, runner;
+//                  leveldb/dist/: LevelDB-in-wasm once `npm run bench:setup` built it)
 //   /test-pages/   tests/pages/ (the browser tests' harness; SILT_TEST_PAGES=1)
 //   /vendor/sqlite-wasm/  @sqlite.org/sqlite-wasm's dist/ (the benchmark's SQLite engine)
 //   /vendor/chart/        chart.js's dist/ (the benchmark page's charts)
 //   /bench/engines/       (exactly) a JSON list of the benchmark's engine adapters,
-//                         demo/bench/engines/*.js, by id
+//                         bench/browser/engines/*.js, by id
 //
 // PORT picks the port (default 8080; 0 = any free port). The URL is printed
 // once listening, as "Silt demo: http://127.0.0.1:PORT/".
@@ -22,10 +24,12 @@ import { fileURLToPath } from 'node:url';
 const HOST = '127.0.0.1';
 const demoDir = fileURLToPath(new URL('.', import.meta.url));
 const jsDir = fileURLToPath(new URL('../js/', import.meta.url));
+const benchDir = fileURLToPath(new URL('../bench/browser/', import.meta.url));
 
 const mounts = [
   { prefix: '/siltdb/dist/', dir: join(jsDir, 'dist') },
   { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
+  { prefix: '/bench/', dir: benchDir },
   { prefix: '/', dir: demoDir },
 ];
 // Browser builds of the benchmark page's npm dependencies (demo/package.json),
@@ -42,7 +46,7 @@ for (const [prefix, pkg] of [
     console.error(`demo server: ${pkg} is not installed (npm ci); ${prefix} is not served`);
   }
 }
-const benchEnginesDir = join(demoDir, 'bench', 'engines');
+const benchEnginesDir = join(benchDir, 'engines');
 // The browser tests' harness pages (tests/pages), only when asked for.
 if (process.env.SILT_TEST_PAGES === '1') {
   mounts.unshift({ prefix: '/test-pages/', dir: fileURLToPath(new URL('../tests/pages/', import.meta.url)) });
@@ -86,7 +90,10 @@ const server = createServer(async (req, res) => {
   if (pathname === '/bench/engines/') {
     // The engine adapters the benchmark can run: adding an engine is adding a file.
     const names = await readdir(benchEnginesDir).catch(() => []);
-    const ids = names.filter((n) => /^[a-z0-9][a-z0-9_-]*\.js$/.test(n)).map((n) => n.slice(0, -3)).sort();
+    const ids = names
+      .filter((n) => /^[a-z0-9][a-z0-9_-]*\.js$/.test(n))
+      .map((n) => n.slice(0, -3))
+      .sort();
     const body = JSON.stringify(ids);
     res.writeHead(200, { 'content-type': types['.json'], 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
     return res.end(req.method === 'HEAD' ? undefined : body);

@@ -2,9 +2,8 @@
 # Builds everything the demo and the JS/browser tests load:
 #   1. crates/wasm → js/pkg  (wasm-pack, release, --target web, SIMD128 on)
 #   2. js/src      → js/dist (tsc, with .d.ts)
-#   3. LevelDB     → demo/bench/vendor/leveldb (emscripten; the benchmark's
-#                    LevelDB engine; skipped when up to date)
-# The native crates are built by `cargo test` in scripts/test.sh.
+# The native crates are built by `cargo test` in scripts/test.sh; the
+# benchmarks' LevelDB by `npm run bench:setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -45,6 +44,4 @@ say "$(printf '%s: %d bytes, %d gzipped' "$wasm" "$(stat -c %s "$wasm")" "$(gzip
 say "tsc: js/src -> js/dist"
 rm -rf js/dist
 npm run --silent build -w js
-
-bash bench/leveldb/build.sh
 say "done"

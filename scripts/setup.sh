@@ -16,16 +16,6 @@ else
   say "chromium present: $(/usr/bin/chromium --version 2>/dev/null | head -n1)"
 fi
 
-# --- emscripten from Debian: builds LevelDB-in-wasm for the benchmark -------
-# (bench/leveldb/build.sh). Debian's 3.1.6, with its frozen cache: no ports.
-if ! command -v emcc >/dev/null; then
-  say "installing Debian emscripten"
-  as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq emscripten >/dev/null
-else
-  say "emscripten present: $(NODE_PATH=/usr/share/nodejs emcc --version 2>/dev/null | head -n1)"
-fi
-
 # --- Rust: wasm32 target, wasm-bindgen-cli (pinned), wasm-pack (pinned) ----
 export PATH="$HOME/.cargo/bin:$PATH"
 # wasm32-unknown-unknown for the browser build; wasm32-wasip1 to run the

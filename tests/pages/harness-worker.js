@@ -5,7 +5,6 @@
 import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
 import { PoolKeeper } from '/siltdb/dist/pool.js';
 import { loadWasm } from '/siltdb/dist/wasm.js';
-import * as benchScenarios from './bench-scenarios.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
 import { serve } from './worker-rpc.js';
@@ -195,8 +194,7 @@ const scenarios = {
   },
 };
 
-// Iterators (issue 6), the boundary counters (issue 4), and the benchmarks
-// scripts/bench-browser.mjs drives through this same harness.
-Object.assign(scenarios, iteratorScenarios, boundaryScenarios, benchScenarios);
+// Iterators (iterator-scenarios.js) and the boundary counters (boundary-scenarios.js).
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios);
 
 serve(scenarios);

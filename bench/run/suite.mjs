@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+// `npm run bench`: the browser suite. Silt beside raw IndexedDB, SQLite's
+// official wasm build on OPFS (opfs-sahpool) and every other engine adapter
+// in bench/browser/engines/ (LevelDB compiled with emscripten, once
+// `npm run bench:setup` has built it), in Debian's Chromium.
+//
+// Serves the demo (demo/server.mjs, on 127.0.0.1, a free port), launches
+// /usr/bin/chromium through playwright-core with a kept temporary profile,
+// opens the demo's Benchmarks page (/benchmarks/), runs each engine's suite in
+// its own dedicated worker (the workloads are in bench/browser/workloads.js,
+// timed inside the worker), reloads the page and reopens every persistent
+// engine's database to check a sample of keys, measures each engine's
+// shipped JS + wasm (raw and gzip -9, from the served files), prints a table
+// and writes
+//
+//   <out>/browser.md     the table, ratios, goals, options, bundle sizes, machine, browser, date
+//   <out>/browser.json   JSON lines: a header, then one line per engine × workload (and goals, persistence)
+//
+// REQUIRES: bash scripts/build.sh (js/dist, js/pkg) and npm ci (the demo's
+// dependencies). Never downloads a browser. A benchmark, not a test: it may
+// take minutes; a watchdog ends it (--timeout-min).
+//
+//   node bench/run/suite.mjs [--num 100000] [--reads 10000] [--seeks 1000] [--seek-nexts 100] [--reps 5]
+//                            [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { formatCell, goals, goalText, mainRow, SILT, speedup, UNIT_TEXT, variantRows, workloadsOf } from '../browser/report.js';
+import { list, parseArgs, runMain } from './args.mjs';
+import { withBenchPage, waitReady } from './browser-session.mjs';
+import { metaMarkdown, startRun } from './machine.mjs';
+
+const USAGE = 'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M]';
+const FLAGS = {
+  num: 100_000,
+  reads: 10_000,
+  seeks: 1_000,
+  'seek-nexts': 100,
+  reps: 5,
+  engines: 'silt,indexeddb,sqlite,leveldb',
+  out: 'docs/bench',
+  'timeout-min': 30,
+};
+
+const log = (m) => process.stderr.write(`[bench] ${m}\n`);
+
+/** Raw and gzip -9 bytes of the files an engine ships, fetched from the server. */
+async function bundle(url, files) {
+  let raw = 0;
+  let gzip = 0;
+  for (const f of files) {
+    const res = await fetch(new URL(f, url));
+    if (!res.ok) throw new Error(`GET ${f} answered ${res.status}`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    raw += bytes.length;
+    gzip += gzipSync(bytes, { level: 9 }).length;
+  }
+  return { files: files.length, raw, gzip, list: files };
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2), FLAGS, USAGE);
+  const params = { num: o.num, reads: o.reads, seeks: o.seeks, seekNexts: o['seek-nexts'], reps: o.reps };
+  const wanted = list(o.engines);
+  const runInfo = startRun(
+    `bash scripts/build.sh && npm run bench -- --num ${params.num} --reads ${params.reads} --seeks ${params.seeks} --seek-nexts ${params.seekNexts} --reps ${params.reps} --engines ${wanted.join(',')}`,
+  );
+  const failures = [];
+  await withBenchPage(
+    async ({ page, url, browser }) => {
+      const described = await page.evaluate(() => window.bench.engines);
+      const engines = {};
+      const skipped = {};
+      for (const id of wanted) {
+        const d = described.find((e) => e.id === id);
+        if (!d) skipped[id] = `there is no adapter bench/browser/engines/${id}.js`;
+        else if (!d.available) skipped[id] = d.reason;
+        else engines[id] = d;
+        if (skipped[id]) log(`${id}: SKIPPED: ${skipped[id]}`);
+      }
+
+      const results = {};
+      const errors = {};
+      for (const id of Object.keys(engines)) {
+        log(`${id}: suite, N = ${params.num.toLocaleString('en')}`);
+        const t0 = Date.now();
+        try {
+          results[id] = await page.evaluate(([e, p]) => window.bench.runEngine(e, p), [id, params]);
+          log(`${id}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        } catch (e) {
+          errors[id] = e.message.split('\n')[0];
+          failures.push(`${id}: ${errors[id]}`);
+          log(`${id}: FAILED: ${errors[id]}`);
+        }
+      }
+      // Persistence: a real page reload, then each database reopened in a new worker.
+      await page.reload();
+      await waitReady(page);
+      const persistence = {};
+      for (const id of Object.keys(results)) {
+        if (!engines[id].persistent) {
+          persistence[id] = { ok: null, text: `n/a (${engines[id].storage})` };
+        } else {
+          try {
+            const v = await page.evaluate(([e, p]) => window.bench.verify(e, p), [id, params]);
+            persistence[id] = {
+              ok: true,
+              keysChecked: v.keysChecked,
+              text: `ok: ${v.keysChecked.toLocaleString('en')} keys read back after a page reload (open ${v.openMs.toFixed(1)} ms)`,
+            };
+          } catch (e) {
+            persistence[id] = { ok: false, text: `FAILED: ${e.message.split('\n')[0]}` };
+            failures.push(`${id} persistence: ${persistence[id].text}`);
+          }
+        }
+        log(`${id}: persistence ${persistence[id].text}`);
+      }
+      for (const id of Object.keys(engines)) {
+        await page.evaluate((e) => window.bench.destroy(e), id).catch((e) => log(`${id}: could not delete its database: ${e.message}`));
+      }
+      const bundles = {};
+      for (const [id, e] of Object.entries(engines)) bundles[id] = await bundle(url, e.files);
+      // What an adapter learns when it opens (e.g. SQLite's journal mode) is in its result.
+      for (const [id, e] of Object.entries(engines)) e.options = { ...e.options, ...results[id]?.options };
+
+      const meta = runInfo.finish({ browser });
+      const run = { meta, params, engines, skipped, errors, results, persistence, bundles };
+      mkdirSync(o.out, { recursive: true });
+      writeFileSync(join(o.out, 'browser.json'), jsonLines(run));
+      const md = markdown(run);
+      writeFileSync(join(o.out, 'browser.md'), md);
+      process.stdout.write(`\n${tableMarkdown(run)}\n${goalsMarkdown(run)}\n`);
+      log(`wrote ${join(o.out, 'browser.md')} and ${join(o.out, 'browser.json')}`);
+    },
+    { timeoutMin: o['timeout-min'], log },
+  );
+  if (failures.length > 0) {
+    log(`FAILED:\n  ${failures.join('\n  ')}`);
+    process.exitCode = 1;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Output.
+
+function jsonLines(run) {
+  const lines = [
+    {
+      type: 'header',
+      ...run.meta,
+      params: run.params,
+      engines: Object.fromEntries(
+        Object.entries(run.engines).map(([id, e]) => [
+          id,
+          { label: e.label, storage: e.storage, persistent: e.persistent, options: e.options, bundle: run.bundles[id] },
+        ]),
+      ),
+      skipped: run.skipped,
+      errors: run.errors,
+    },
+  ];
+  for (const [id, r] of Object.entries(run.results)) {
+    for (const row of r.rows) lines.push({ type: 'result', engine: id, ...row });
+  }
+  for (const [id, p] of Object.entries(run.persistence)) lines.push({ type: 'persistence', engine: id, ...p });
+  for (const g of goals(run.results)) lines.push({ type: 'goal', ...g });
+  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+}
+
+const labelOf = (run, id) => run.engines[id]?.label ?? id;
+const ratioText = (x) => (x === undefined ? '–' : `${x >= 100 ? x.toFixed(0) : x.toFixed(2)}×`);
+const opsText = (row) => (row ? `${Math.round(row.opsPerSec).toLocaleString('en')}/s` : '–');
+
+function tableMarkdown(run) {
+  const ids = Object.keys(run.results);
+  const others = run.results[SILT] ? ids.filter((id) => id !== SILT) : [];
+  const byWorkload = new Map();
+  for (const g of goals(run.results)) byWorkload.set(g.workload, [...(byWorkload.get(g.workload) ?? []), `${g.goal}: ${goalText(g)}`]);
+  let md = `| workload | unit | ${ids.map((id) => labelOf(run, id)).join(' | ')} | ${others.map((id) => `Silt vs ${labelOf(run, id)}`).join(' | ')}${others.length ? ' | ' : ''}goals |\n`;
+  md += `|---|---|${ids.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}${others.length ? '|' : ''}---|\n`;
+  for (const w of workloadsOf(run.results)) {
+    const rows = ids.map((id) => mainRow(run.results[id], w));
+    const unit = rows.find(Boolean)?.unit;
+    const cells = rows.map((r) => {
+      if (!r) return '–';
+      let c = formatCell(r);
+      if (w.startsWith('fill')) c += ` (${opsText(r)})`;
+      if (r.via) c += ` (${r.via})`;
+      return c;
+    });
+    md += `| ${w} | ${UNIT_TEXT[unit] ?? ''} | ${cells.join(' | ')} | ${others.map((id) => ratioText(speedup(run.results, w, id))).join(' | ')}${others.length ? ' | ' : ''}${(byWorkload.get(w) ?? []).join('; ')} |\n`;
+  }
+  return md;
+}
+
+function goalsMarkdown(run) {
+  const gs = goals(run.results);
+  const missed = gs.filter((g) => g.met === false);
+  return (
+    `Goals: ${gs.filter((g) => g.met).length} met, ${missed.length} missed, ${gs.filter((g) => g.met === undefined).length} not measured.` +
+    (missed.length ? ` Missed: ${missed.map((g) => `${g.workload}: ${g.goal} (${goalText(g)})`).join('; ')}.` : '') +
+    '\n'
+  );
+}
+
+function markdown(run) {
+  const p = run.params;
+  const ids = Object.keys(run.results);
+  let md =
+    `# Browser benchmarks: Silt beside IndexedDB, SQLite-wasm and others, in Chromium\n\n` +
+    `Generated by \`npm run bench\` (bench/run/suite.mjs; the workloads are in bench/browser/workloads.js, the engines in ` +
+    `bench/browser/engines/). Each engine runs in its own dedicated worker of a page served from 127.0.0.1; every figure ` +
+    `is timed inside that worker with \`performance.now()\` (100 µs resolution without cross-origin isolation: read and fill ` +
+    `runs last tens of milliseconds or more, a reopen under a millisecond is only that precise). A warm-up run first, then the median of ${p.reps} runs. ` +
+    `db_bench's workloads: 16-byte keys, 100-byte values (half compressible), N = ${p.num.toLocaleString('en')} keys.\n\n` +
+    `- **fillseq**: keys 0..N-1 in order, in batches of 1,000 (one atomic batch / transaction each), into a new database; ` +
+    `**fillrandom**: the same keys in random order (a permutation), also in batches of 1,000. Time per key written; ` +
+    `the warm-up wrote a tenth of N. The time an engine then needs for its background work to catch up (Silt: ` +
+    `\`await db.idle()\`) is not in the figure, it is listed below.\n` +
+    `- **readrandom**: ${p.reads.toLocaleString('en')} gets of random keys (all present) for every engine, one call each, ` +
+    `on the database fillrandom left.\n` +
+    `- **multireadrandom**: ${Math.floor(p.reads / 32).toLocaleString('en')} calls of 32 keys; stride 0 = 32 random keys, ` +
+    `stride 16 = a random start, then start + 16·j (db_bench's --multiread_stride). Time per key. Where an engine has ` +
+    `several ways (SQLite: 32 point lookups or one \`IN\` query), each is measured and the faster is the engine's row.\n` +
+    `- **seekrandom**: ${p.seeks.toLocaleString('en')} seeks to a random key, each reading that entry and the next ` +
+    `${p.seekNexts} (db_bench's --seek_nexts ${p.seekNexts}). Time per seek. IndexedDB: by cursor and by \`getAll\`, the faster is its row.\n` +
+    `- **reopen**: close the populated database and open it again (then one get is checked).\n` +
+    `- Every read returns the sum of every byte of every value it read (zero-copy views are really read), checked ` +
+    `against the sum predicted from the keys: a wrong value fails the run.\n\n` +
+    metaMarkdown(run.meta) +
+    `\n`;
+  md += `## Results (median time per operation, lower is better; "Silt vs X" = how many times faster Silt is)\n\n${tableMarkdown(run)}\n${goalsMarkdown(run)}`;
+  // The analysis of the misses is written by hand beside the results.
+  const findings = new URL('../../docs/bench/browser-findings.md', import.meta.url);
+  if (existsSync(findings)) md += `\n${readFileSync(findings, 'utf8')}`;
+  const variants = ids.flatMap((id) => variantRows(run.results[id]).map((r) => [id, r]));
+  if (variants.length) {
+    md += `\n## Every way measured\n\n| engine | workload | way | time | runs (ms) |\n|---|---|---|---:|---|\n`;
+    for (const [id, r] of variants)
+      md += `| ${labelOf(run, id)} | ${r.workload} | ${r.via} | ${formatCell(r)} | ${r.runsMs.map((x) => x.toFixed(1)).join(', ')} |\n`;
+  }
+  md +=
+    `\n## Background work after the fills (not in the fill figures above)\n\n` +
+    `Milliseconds until the engine's background work caught up after the last batch (the adapter's settle(); engines ` +
+    `without one finish their work inside each batch), and the fill's rate counting that time too.\n\n` +
+    `| engine | fillseq settle | fillseq with settle | fillrandom settle | fillrandom with settle |\n|---|---:|---:|---:|---:|\n`;
+  for (const id of ids) {
+    const cells = ['fillseq', 'fillrandom'].flatMap((w) => {
+      const r = mainRow(run.results[id], w);
+      if (!r) return ['–', '–'];
+      return [`${r.settleMedianMs.toFixed(1)} ms`, `${Math.round(r.ops / (r.settledMedianMs / 1000)).toLocaleString('en')}/s`];
+    });
+    md += `| ${labelOf(run, id)} | ${cells.join(' | ')} |\n`;
+  }
+  md += `\n## Persistence (after a page reload, each database reopened in a new worker; the first and last key and a random sample checked)\n\n| engine | result |\n|---|---|\n`;
+  for (const [id, v] of Object.entries(run.persistence)) md += `| ${labelOf(run, id)} | ${v.text} |\n`;
+  md +=
+    `\n## Shipped JavaScript and wasm\n\nThe files each engine's users ship (for siltdb: the module graph of its entry point and the wasm), ` +
+    `as served; gzip -9 by Node's zlib.\n\n| engine | files | bytes | gzipped |\n|---|---:|---:|---:|\n`;
+  for (const [id, b] of Object.entries(run.bundles))
+    md += `| ${labelOf(run, id)} | ${b.files} | ${b.raw.toLocaleString('en')} | ${b.gzip.toLocaleString('en')} |\n`;
+  md += `\n## Engines: storage and options\n\n`;
+  for (const e of Object.values(run.engines)) {
+    md += `### ${e.label}\n\nStorage: ${e.storage}${e.persistent ? '' : ' (not persistent)'}.\n\n`;
+    for (const [k, v] of Object.entries(e.options ?? {})) md += `- ${k}: ${typeof v === 'object' ? `\`${JSON.stringify(v)}\`` : v}\n`;
+    md += '\n';
+  }
+  if (Object.keys(run.skipped).length || Object.keys(run.errors).length) {
+    md += `## Not measured\n\n`;
+    for (const [id, r] of Object.entries(run.skipped)) md += `- ${id}: skipped: ${r}\n`;
+    for (const [id, r] of Object.entries(run.errors)) md += `- ${id}: FAILED: ${r}\n`;
+  }
+  return md;
+}
+
+runMain(main, log);
