@@ -2,6 +2,9 @@
 # Builds everything the demo and the JS/browser tests load:
 #   1. crates/wasm → js/pkg  (wasm-pack, release, --target web, SIMD128 on)
 #   2. js/src      → js/dist (tsc, with .d.ts)
+#   3. with --tests: crates/wasm with the test-only feature fs-contract →
+#      target/test-pkg (wasm-pack, dev profile): the engine's Fs contract
+#      suite on real OPFS, for the browser tests; never shipped.
 # The native crates are built by `cargo test` in scripts/test.sh; the
 # benchmarks' LevelDB by `npm run bench:setup`.
 set -euo pipefail
@@ -44,4 +47,12 @@ say "$(printf '%s: %d bytes, %d gzipped' "$wasm" "$(stat -c %s "$wasm")" "$(gzip
 say "tsc: js/src -> js/dist"
 rm -rf js/dist
 npm run --silent build -w js
+
+if [ "${1:-}" = "--tests" ]; then
+  say "wasm-pack: crates/wasm --features fs-contract -> target/test-pkg (the browser tests' build)"
+  wasm-pack --log-level warn build crates/wasm \
+    --dev --target web --no-pack \
+    --out-dir "$PWD/target/test-pkg" --out-name silt_wasm_test -- --features fs-contract
+  rm -f target/test-pkg/.gitignore
+fi
 say "done"

@@ -6,6 +6,7 @@
 import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { WriteBatch } from './batch.js';
 import { keyBytes, show, valueBytes, type Key } from './bytes.js';
+import { contract, type Recovery } from './contract.js';
 import { fromWasm, SiltError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { bounds, checkBatchSize, Iterator, type IteratorOptions } from './iterator.js';
@@ -121,16 +122,22 @@ export interface VerifyReport {
   tableBytes: number;
 }
 
-/** Background-work bits of the binding (crates/wasm/src/database.rs). */
-const WORK_LEFT = 2;
-const WAITING_FOR_POOL = 4;
+/** Failed steps in a row (that may be retried) before `idle()` gives up. */
+const IDLE_RETRY_ATTEMPTS = 3;
 
-/** Steps in a row that may run out of space before `idle()` gives up. */
-const IDLE_QUOTA_ATTEMPTS = 3;
+/** Retrying background work that failed and may be retried: first and longest waits. */
+const RETRY_MS = 50;
+const RETRY_MAX_MS = 2_000;
 
-/** Retrying background work that ran out of space: first and longest waits. */
-const QUOTA_RETRY_MS = 50;
-const QUOTA_RETRY_MAX_MS = 2_000;
+/**
+ * What the engine decided a failed step of background work means (the
+ * binding puts it on the error it throws; crates/wasm/src/error.rs):
+ * `stopWrites` for anything else, such as a closed database.
+ */
+function recoveryOf(e: unknown): Recovery {
+  const r = (e as { recovery?: unknown } | null)?.recovery;
+  return r === 'retryLater' || r === 'failAlone' ? r : 'stopWrites';
+}
 
 /**
  * Runs the engine's background work (flushes, later compactions) in short
@@ -143,9 +150,9 @@ class BackgroundPump {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #due = 0;
   #stopped = false;
-  /** Background work failed for good: nothing more is pumped. */
+  /** Background work stopped writes: nothing more is pumped. */
   #failed = false;
-  #quotaRetryMs = QUOTA_RETRY_MS;
+  #retryMs = RETRY_MS;
   steps = 0;
   lastError: SiltError | undefined;
   static sliceMs = 4;
@@ -177,31 +184,32 @@ class BackgroundPump {
   #run(): void {
     this.#timer = undefined;
     if (this.#stopped) return;
+    const { workLeft, waitingForPool } = contract().work;
     const end = performance.now() + BackgroundPump.sliceMs;
     let bits = 0;
     try {
       do {
         bits = this.#inner.backgroundWork(BackgroundPump.budget);
         this.steps++;
-      } while (bits & WORK_LEFT && !(bits & WAITING_FOR_POOL) && performance.now() < end);
+      } while (bits & workLeft && !(bits & waitingForPool) && performance.now() < end);
     } catch (e) {
       this.lastError = fromWasm(e);
-      if (this.lastError.code === 'QuotaExceeded') {
-        // Out of space: the engine dropped the flush or compaction and
-        // redoes it at a later step. Retry, less and less often, until
-        // space is freed (a write's kick retries at once).
-        this.kick(this.#quotaRetryMs);
-        this.#quotaRetryMs = Math.min(this.#quotaRetryMs * 2, QUOTA_RETRY_MAX_MS);
+      if (recoveryOf(e) === 'stopWrites') {
+        // Every later write reports the error: keep it for statistics()
+        // and stop pumping.
+        this.#failed = true;
         return;
       }
-      // The engine stops writes after any other failed flush; every later
-      // write reports the error. Keep it for statistics() and stop pumping.
-      this.#failed = true;
+      // The engine kept the work (a file it could not create) or dropped
+      // it for lack of space, and redoes it at a later step. Retry, less and
+      // less often, until it goes through (a write's kick retries at once).
+      this.kick(this.#retryMs);
+      this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
       return;
     }
-    if (this.lastError?.code === 'QuotaExceeded') this.lastError = undefined;
-    this.#quotaRetryMs = QUOTA_RETRY_MS;
-    if (bits & WAITING_FOR_POOL && this.#keeper) {
+    this.lastError = undefined;
+    this.#retryMs = RETRY_MS;
+    if (bits & waitingForPool && this.#keeper) {
       this.#keeper.topUp().then(
         () => this.kick(),
         (e: unknown) => {
@@ -209,7 +217,7 @@ class BackgroundPump {
           this.#failed = true;
         },
       );
-    } else if (bits & WORK_LEFT) {
+    } else if (bits & workLeft) {
       this.kick();
     }
   }
@@ -432,25 +440,27 @@ export class Database implements Disposable {
    * topped up: what a worker awaits between bursts of synchronous writes.
    */
   async idle(): Promise<void> {
-    let quotaFailures = 0;
+    const { workLeft, waitingForPool } = contract().work;
+    let failures = 0;
     for (;;) {
       if (this.closed) return;
       await this.#keeper?.topUp();
       let bits: number;
       try {
-        bits = this.#call(() => this.#inner.backgroundWork(BackgroundPump.budget));
-        quotaFailures = 0;
+        bits = this.#inner.backgroundWork(BackgroundPump.budget);
+        failures = 0;
       } catch (e) {
-        // Out of space, the engine drops the flush or compaction and the
-        // next step does the next job: a compaction started before a
-        // delete gives way to the one that drops the deleted data. The same
-        // failure three times in a row means that no job fits.
-        if (!(e instanceof SiltError && e.code === 'QuotaExceeded') || ++quotaFailures >= IDLE_QUOTA_ATTEMPTS) throw e;
+        // A step that may be retried: out of space, the engine drops the
+        // flush or compaction and the next step does the next job (a
+        // compaction started before a delete gives way to the one that
+        // drops the deleted data); a file it could not create, it keeps.
+        // Failing three times in a row means that no job goes through.
+        if (recoveryOf(e) === 'stopWrites' || ++failures >= IDLE_RETRY_ATTEMPTS) throw fromWasm(e);
         await new Promise((r) => setTimeout(r, 0));
         continue;
       }
-      if (!(bits & WORK_LEFT)) return;
-      if (bits & WAITING_FOR_POOL) {
+      if (!(bits & workLeft)) return;
+      if (bits & waitingForPool) {
         // The keeper always keeps enough free files for a step; if a step
         // still waits, the top-up failed (kept in lastError).
         if (this.#keeper?.lastError) throw this.#keeper.lastError;

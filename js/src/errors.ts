@@ -7,24 +7,36 @@
  * stable name to branch on. Messages are for people and may change.
  */
 
-/** Codes the engine reports (`silt_engine::Error::code`). */
-export type EngineErrorCode =
-  | 'InvalidArgument'
-  | 'Corruption'
-  | 'ChecksumMismatch'
-  | 'IoError'
-  | 'QuotaExceeded'
-  | 'Busy'
-  | 'Closed'
-  | 'NotSupported';
-
 /**
- * Codes of `SiltError`: the engine's, plus the binding's and the package's.
+ * Codes the engine reports (`silt_engine::Error::CODES`). A test
+ * (js/test/contract.test.ts) checks this list against the wasm module's
+ * `contract()`, so it cannot drift from the engine's.
  * - `PoolExhausted`: creating a file needs a free pooled OPFS file and none
  *   is left. siltdb tops the pool up between calls; a tight synchronous
  *   loop of writes can outrun it. Await something and retry, or open with
  *   a larger `poolReserve`.
+ */
+export const ENGINE_ERROR_CODES = [
+  'Corruption',
+  'ChecksumMismatch',
+  'IoError',
+  'QuotaExceeded',
+  'PoolExhausted',
+  'InvalidArgument',
+  'Busy',
+  'Closed',
+  'NotSupported',
+] as const;
+
+/**
+ * Codes the binding reports besides the engine's (crates/wasm/src/error.rs;
+ * checked like the engine's).
  * - `Released`: a result, snapshot or iterator was used after `release()`.
+ */
+export const BINDING_ERROR_CODES = ['Released'] as const;
+
+/**
+ * Codes only this package reports.
  * - `DatabaseLocked`: another tab or worker has the database open (its Web
  *   Lock is held); pass `wait: true` to wait for it instead.
  * - `InitFailed`: the WebAssembly module could not be fetched, compiled or
@@ -32,13 +44,16 @@ export type EngineErrorCode =
  * - `Internal`: the engine trapped (a bug), or the worker behind a
  *   connection died; the module should not be used any further.
  */
-export type SiltErrorCode =
-  | EngineErrorCode
-  | 'PoolExhausted'
-  | 'Released'
-  | 'DatabaseLocked'
-  | 'InitFailed'
-  | 'Internal';
+export const PACKAGE_ERROR_CODES = ['DatabaseLocked', 'InitFailed', 'Internal'] as const;
+
+/** Every code a `SiltError` can have. */
+export const SILT_ERROR_CODES: readonly SiltErrorCode[] = [...ENGINE_ERROR_CODES, ...BINDING_ERROR_CODES, ...PACKAGE_ERROR_CODES];
+
+/** Codes the engine reports. */
+export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
+
+/** Codes of `SiltError`: the engine's, the binding's and the package's (see the lists above). */
+export type SiltErrorCode = EngineErrorCode | (typeof BINDING_ERROR_CODES)[number] | (typeof PACKAGE_ERROR_CODES)[number];
 
 export class SiltError extends Error {
   readonly code: SiltErrorCode;
@@ -61,7 +76,11 @@ export function fromWasm(thrown: unknown): SiltError {
   if (thrown instanceof Error) {
     const code = (thrown as Error & { code?: unknown }).code;
     if (typeof code === 'string') {
-      // The engine's enum is non-exhaustive: a newer code passes through as is.
+      // Every code the module throws is in SILT_ERROR_CODES (the contract
+      // test checks it); anything else is a bug in the glue.
+      if (!(SILT_ERROR_CODES as readonly string[]).includes(code)) {
+        return new SiltError('Internal', `engine failure with an unknown code ${code}: ${thrown.message}`, { cause: thrown });
+      }
       return new SiltError(code as SiltErrorCode, thrown.message, { cause: thrown });
     }
     return new SiltError('Internal', `engine failure: ${thrown.message}`, { cause: thrown });

@@ -11,19 +11,22 @@
  * even when no read follows.
  */
 
-import { exchangeLayout, type Database as WasmDatabase } from '../pkg/silt_wasm.js';
+import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { keyBytes, describe } from './bytes.js';
+import { contract } from './contract.js';
 import { fromWasm, SiltError } from './errors.js';
 import { isWasmMemory, memoryBuffer } from './wasm.js';
 
-/** Offset of a request in the buffer, and how many releases its header holds. */
+// The buffer's layout, from the module's contract (set by the first
+// Exchange, once the module is loaded; module-level for the hot paths).
 let REQUEST = 0;
 let RELEASE_SLOTS = 0;
-const RELEASES = 0;
-const OUT0 = 4;
-const OUT1 = 8;
-const HANDLES = 16;
-export const ABSENT = 0xffff_ffff;
+let RELEASES = 0;
+let OUT0 = 0;
+let OUT1 = 0;
+let HANDLES = 0;
+/** The length in a layout that marks a key with no value. */
+export let ABSENT = 0;
 
 /** Where one pinned value is. */
 export interface ValueAnswer {
@@ -53,7 +56,8 @@ export class Exchange {
 
   /** REQUIRES: the module is loaded. */
   constructor(inner: WasmDatabase) {
-    if (REQUEST === 0) [REQUEST, RELEASE_SLOTS] = exchangeLayout() as unknown as [number, number];
+    if (REQUEST === 0)
+      ({ request: REQUEST, releaseSlots: RELEASE_SLOTS, releases: RELEASES, out0: OUT0, out1: OUT1, handles: HANDLES, absent: ABSENT } = contract().exchange);
     this.#inner = inner;
     this.#size = REQUEST + 1024;
     this.#offset = inner.exchangeBuffer(this.#size);

@@ -30,7 +30,7 @@ export { Iterator, type IteratorOptions, type Entry } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';
 export { Snapshot } from './snapshot.js';
 export type { Key } from './bytes.js';
-export { SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';
+export { SILT_ERROR_CODES, SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';
 export { configureMemory, memoryMode, type MemoryMode } from './wasm.js';
 export { boundaryCounters, enableBoundaryCounters, type BoundaryCounters } from './counters.js';
 

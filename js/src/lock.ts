@@ -7,11 +7,7 @@ import { SiltError } from './errors.js';
 
 /** What siltdb uses of `navigator.locks`. */
 export interface LockManagerLike {
-  request(
-    name: string,
-    options: { ifAvailable?: boolean; signal?: AbortSignal },
-    callback: (lock: unknown) => Promise<void> | undefined,
-  ): Promise<unknown>;
+  request(name: string, options: { ifAvailable?: boolean; signal?: AbortSignal }, callback: (lock: unknown) => Promise<void> | undefined): Promise<unknown>;
 }
 
 export interface HeldLock {
@@ -42,7 +38,9 @@ export async function acquireLock(locks: LockManagerLike, name: string, wait: bo
     const done: Promise<unknown> = locks
       .request(key, options, (lock) => {
         if (lock === null) {
-          reject(new SiltError('DatabaseLocked', `database "${name}" is open in another tab or worker (its Web Lock is held); open it with { wait: true } to wait`));
+          reject(
+            new SiltError('DatabaseLocked', `database "${name}" is open in another tab or worker (its Web Lock is held); open it with { wait: true } to wait`),
+          );
           return undefined;
         }
         let released = false;

@@ -72,13 +72,16 @@ const ENGINE_DIR = 'db';
 
 function checkName(name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw new SiltError(
-      'InvalidArgument',
-      `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${show(name)}`,
-    );
+    throw new SiltError('InvalidArgument', `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${show(name)}`);
   }
   return name;
 }
+
+/**
+ * The smallest `poolReserve`: the most free pooled files any call needs
+ * (the binding's `poolNeeds`; js/test/contract.test.ts checks the two agree).
+ */
+export const MIN_POOL_RESERVE = 4;
 
 function uint(o: Record<string, unknown>, key: string, min: number, max: number): number {
   const v = o[key];
@@ -117,7 +120,7 @@ function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
   const o = options as Record<string, unknown>;
   bool(o, 'wait', false);
   bool(o, 'sync', false);
-  uint(o, 'poolReserve', 4, 256);
+  uint(o, 'poolReserve', MIN_POOL_RESERVE, 256);
   if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
     throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${show(o.compression)}`);
   }

@@ -43,7 +43,7 @@ function domError(what: string, e: unknown): SiltError {
 }
 
 async function openHandle(dir: DirectoryLike, name: string): Promise<SyncHandleLike> {
-  let file;
+  let file: Awaited<ReturnType<DirectoryLike['getFileHandle']>>;
   try {
     file = await dir.getFileHandle(name, { create: true });
   } catch (e) {
@@ -146,7 +146,7 @@ export class PoolKeeper {
       while (!this.#closed) {
         const missing = target - this.pool.freeCount();
         if (missing <= 0) break;
-        const names = Array.from({ length: Math.min(missing, 8) }, () => String(this.#next++).padStart(6, '0') + '.pool');
+        const names = Array.from({ length: Math.min(missing, 8) }, () => `${String(this.#next++).padStart(6, '0')}.pool`);
         const opened = await Promise.allSettled(names.map((n) => openHandle(this.#dir, n)));
         const failed = opened.find((h): h is PromiseRejectedResult => h.status === 'rejected');
         opened.forEach((h, i) => {

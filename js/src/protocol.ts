@@ -39,9 +39,7 @@ export type Request =
 
 export type Envelope = { id: number; request: Request };
 
-export type Response =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: { code: string; message: string } };
+export type Response = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { code: string; message: string } };
 
 /** `multiGet` over the wire: every value back to back, and their lengths (-1 = none). */
 export type PackedValues = { bytes: Uint8Array; lens: Int32Array };

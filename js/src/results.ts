@@ -134,15 +134,22 @@ class Pinned {
       this.#buffer = buffer;
       this.#views = undefined;
     }
-    const views = (this.#views ??= []);
-    if (this.#length >= 0) return (views[0] ??= new Uint8Array(buffer, this.#at, this.#length));
+    this.#views ??= [];
+    const views = this.#views;
     const cached = views[i];
     if (cached !== undefined) return cached;
-    const words = memoryWords(); // the layout, read in place
-    const at = (this.#at >>> 2) + 2 * i;
-    const len = words[at + 1]!;
-    if (len === ABSENT) return undefined;
-    return (views[i] = new Uint8Array(buffer, words[at]!, len));
+    let view: Uint8Array;
+    if (this.#length >= 0) {
+      view = new Uint8Array(buffer, this.#at, this.#length);
+    } else {
+      const words = memoryWords(); // the layout, read in place
+      const at = (this.#at >>> 2) + 2 * i;
+      const len = words[at + 1]!;
+      if (len === ABSENT) return undefined;
+      view = new Uint8Array(buffer, words[at]!, len);
+    }
+    views[i] = view;
+    return view;
   }
 
   /** Whether `release()` has run. */

@@ -14,15 +14,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { MultiGetResult, openMemory, PinnedValue, SiltError, WriteBatch, type Database, type Iterator, type Snapshot } from '../src/index.js';
+import {
+  type MultiGetResult,
+  openMemory,
+  PinnedValue,
+  SILT_ERROR_CODES,
+  SiltError,
+  WriteBatch,
+  type Database,
+  type Iterator,
+  type Snapshot,
+} from '../src/index.js';
 import { openOn, type OpenOptions } from '../src/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
 const BUDGET_MS = SOAK ? 600_000 : 20_000;
 
-/** Every code a `SiltError` may carry, but `Internal` (a trap: a bug). */
-const KNOWN = new Set(['InvalidArgument', 'Corruption', 'ChecksumMismatch', 'IoError', 'QuotaExceeded', 'Busy', 'Closed', 'NotSupported', 'PoolExhausted', 'Released', 'DatabaseLocked']);
+/** Every code a `SiltError` may carry, but `Internal` (a trap: a bug) and `InitFailed` (the module did load). */
+const KNOWN = new Set<string>(SILT_ERROR_CODES.filter((c) => c !== 'Internal' && c !== 'InitFailed'));
 
 let calls = 0;
 let sequences = 0;
@@ -71,7 +81,7 @@ function isDetached(v: Uint8Array): boolean {
 }
 
 /** The bytes siltdb takes a value to be, or undefined if it must refuse it. */
-function valueOf(v: unknown): Uint8Array | undefined {
+function valueBytes(v: unknown): Uint8Array | undefined {
   if (!(v instanceof Uint8Array)) return undefined;
   if (v.byteLength === 0) return isDetached(v) ? undefined : new Uint8Array(0);
   return v.slice();
@@ -80,7 +90,7 @@ function valueOf(v: unknown): Uint8Array | undefined {
 /** The bytes siltdb takes a key to be, or undefined if it must refuse it. */
 function keyOf(k: unknown): Uint8Array | undefined {
   if (typeof k === 'string') return k.isWellFormed() ? utf8.encode(k) : undefined;
-  return valueOf(k);
+  return valueBytes(k);
 }
 
 /** A key the engine takes for a write (1 byte to 64 KiB). */
@@ -100,10 +110,13 @@ const validKey = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...KEY_NAMES) },
   { weight: 3, arbitrary: fc.constantFrom(...KEY_NAMES).map((s) => utf8.encode(s)) },
   // A view at an offset into a larger buffer.
-  { weight: 1, arbitrary: fc.constantFrom(...KEY_NAMES).map((s) => {
-    const b = utf8.encode(`##${s}##`);
-    return b.subarray(2, b.length - 2);
-  }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(...KEY_NAMES).map((s) => {
+      const b = utf8.encode(`##${s}##`);
+      return b.subarray(2, b.length - 2);
+    }),
+  },
   { weight: 1, arbitrary: fc.constantFrom(...KEY_NAMES).map((s) => Buffer.from(s)) },
   { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 24 }) },
   { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) },
@@ -138,28 +151,48 @@ const junk: fc.Arbitrary<unknown> = fc.oneof(
     new Map(),
     Promise.resolve(1),
   ),
-  fc.constantFrom('ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Int8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'detached', 'empty', 'hugeKey', 'objectWithLength').map((kind): unknown => {
-    switch (kind) {
-      case 'ArrayBuffer':
-        return new ArrayBuffer(8);
-      case 'SharedArrayBuffer':
-        return SAB ? new SharedArrayBuffer(8) : new ArrayBuffer(8);
-      case 'DataView':
-        return new DataView(new ArrayBuffer(8));
-      case 'detached':
-        return detached(16);
-      case 'empty':
-        return new Uint8Array(0);
-      case 'hugeKey':
-        return new Uint8Array(64 * 1024 + 1).fill(7); // one byte past the largest key
-      case 'objectWithLength':
-        return { length: 3, 0: 1, 1: 2, 2: 3 };
-      default: {
-        const T = (globalThis as unknown as Record<string, new (n: number) => unknown>)[kind]!;
-        return new T(4);
+  fc
+    .constantFrom(
+      'ArrayBuffer',
+      'SharedArrayBuffer',
+      'DataView',
+      'Int8Array',
+      'Uint8ClampedArray',
+      'Int16Array',
+      'Uint16Array',
+      'Int32Array',
+      'Uint32Array',
+      'Float32Array',
+      'Float64Array',
+      'BigInt64Array',
+      'BigUint64Array',
+      'detached',
+      'empty',
+      'hugeKey',
+      'objectWithLength',
+    )
+    .map((kind): unknown => {
+      switch (kind) {
+        case 'ArrayBuffer':
+          return new ArrayBuffer(8);
+        case 'SharedArrayBuffer':
+          return SAB ? new SharedArrayBuffer(8) : new ArrayBuffer(8);
+        case 'DataView':
+          return new DataView(new ArrayBuffer(8));
+        case 'detached':
+          return detached(16);
+        case 'empty':
+          return new Uint8Array(0);
+        case 'hugeKey':
+          return new Uint8Array(64 * 1024 + 1).fill(7); // one byte past the largest key
+        case 'objectWithLength':
+          return { length: 3, 0: 1, 1: 2, 2: 3 };
+        default: {
+          const T = (globalThis as unknown as Record<string, new (n: number) => unknown>)[kind]!;
+          return new T(4);
+        }
       }
-    }
-  }),
+    }),
 );
 
 /** A key: valid most of the time, anything otherwise. */
@@ -169,18 +202,24 @@ const anyKey = fc.oneof({ weight: 5, arbitrary: validKey }, { weight: 1, arbitra
 const validValue = fc.oneof(
   { weight: 8, arbitrary: fc.uint8Array({ maxLength: 200 }) },
   { weight: 1, arbitrary: fc.integer({ min: 1000, max: 70_000 }).map((n) => new Uint8Array(n).fill(n % 256)) },
-  { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => {
-    if (!SAB) return b;
-    const v = new Uint8Array(new SharedArrayBuffer(b.length));
-    v.set(b);
-    return v;
-  }) },
+  {
+    weight: 1,
+    arbitrary: fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => {
+      if (!SAB) return b;
+      const v = new Uint8Array(new SharedArrayBuffer(b.length));
+      v.set(b);
+      return v;
+    }),
+  },
   { weight: 1, arbitrary: fc.constant(null).map(() => detached(32)) },
-  { weight: 1, arbitrary: fc.uint8Array({ minLength: 4, maxLength: 64 }).map((b) => {
-    const r = new Uint8Array(new ArrayBuffer(b.length, { maxByteLength: 4096 }));
-    r.set(b);
-    return r;
-  }) },
+  {
+    weight: 1,
+    arbitrary: fc.uint8Array({ minLength: 4, maxLength: 64 }).map((b) => {
+      const r = new Uint8Array(new ArrayBuffer(b.length, { maxByteLength: 4096 }));
+      r.set(b);
+      return r;
+    }),
+  },
 );
 const anyValue = fc.oneof({ weight: 6, arbitrary: validValue }, { weight: 1, arbitrary: junk });
 
@@ -289,7 +328,11 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       t: fc.constant('multiGet' as const),
-      keys: fc.oneof({ weight: 5, arbitrary: fc.array(anyKey, { maxLength: 12 }) }, { weight: 1, arbitrary: junk }, { weight: 1, arbitrary: fc.constant('3000 keys') }),
+      keys: fc.oneof(
+        { weight: 5, arbitrary: fc.array(anyKey, { maxLength: 12 }) },
+        { weight: 1, arbitrary: junk },
+        { weight: 1, arbitrary: fc.constant('3000 keys') },
+      ),
       batched: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.boolean() }, { weight: 1, arbitrary: junk }),
       hold: fc.boolean(),
       snapshot: snapshotChoice,
@@ -302,16 +345,36 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ t: 'foreignSnapshot' as const }) },
   {
     weight: 4,
-    arbitrary: fc.record({ t: fc.constant('iterate' as const), options: iteratorOptions, snapshot: snapshotChoice, steps: fc.nat({ max: 30 }), keep: fc.boolean() }),
+    arbitrary: fc.record({
+      t: fc.constant('iterate' as const),
+      options: iteratorOptions,
+      snapshot: snapshotChoice,
+      steps: fc.nat({ max: 30 }),
+      keep: fc.boolean(),
+    }),
   },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('stepIterator' as const), which, steps: fc.nat({ max: 10 }), release: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ t: 'flush' as const }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('compactRange' as const), begin: fc.oneof(fc.constant(undefined), anyKey), end: fc.oneof(fc.constant(undefined), anyKey) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('compactRange' as const),
+      begin: fc.oneof(fc.constant(undefined), anyKey),
+      end: fc.oneof(fc.constant(undefined), anyKey),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ t: 'idle' as const }) },
   { weight: 1, arbitrary: fc.constant({ t: 'statistics' as const }) },
   { weight: 1, arbitrary: fc.constant({ t: 'verify' as const }) },
   { weight: 2, arbitrary: fc.constant({ t: 'turn' as const }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('openJunk' as const), options: junkOpenOptions, name: fc.oneof(fc.constantFrom('other', 'bad name', '', '.x', 'a'.repeat(129)), junk) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('openJunk' as const),
+      options: junkOpenOptions,
+      name: fc.oneof(fc.constantFrom('other', 'bad name', '', '.x', 'a'.repeat(129)), junk),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ t: 'reopen' as const }) },
   { weight: 1, arbitrary: fc.constant({ t: 'close' as const }) },
 );
@@ -353,8 +416,8 @@ function check(cond: boolean, message: () => string): void {
 
 /** The keys of `view` within the bounds of `options` (already validated), in order. */
 function expectedScan(view: Oracle, options: Record<string, unknown>): [string, Uint8Array][] {
-  const lower = options.gte !== undefined ? hex(keyOf(options.gte)!) : options.gt !== undefined ? hex(keyOf(options.gt)!) + '00' : undefined;
-  const upper = options.lt !== undefined ? hex(keyOf(options.lt)!) : options.lte !== undefined ? hex(keyOf(options.lte)!) + '00' : undefined;
+  const lower = options.gte !== undefined ? hex(keyOf(options.gte)!) : options.gt !== undefined ? `${hex(keyOf(options.gt)!)}00` : undefined;
+  const upper = options.lt !== undefined ? hex(keyOf(options.lt)!) : options.lte !== undefined ? `${hex(keyOf(options.lte)!)}00` : undefined;
   const keys = [...view.keys()].filter((k) => (lower === undefined || k >= lower) && (upper === undefined || k < upper)).sort();
   if (options.reverse === true) keys.reverse();
   return keys.map((k) => [k, view.get(k)!]);
@@ -406,7 +469,7 @@ class Model {
     if (this.closed) allowed.add('Closed');
     if (snapshot.released) allowed.add('Released');
     // A snapshot of a database closed since belongs to no open database.
-    if (snapshot.dbClosed) ['Closed', 'Released', 'InvalidArgument'].forEach((c) => allowed.add(c));
+    if (snapshot.dbClosed) for (const c of ['Closed', 'Released', 'InvalidArgument']) allowed.add(c);
     // Valid writes may still fail for want of pooled files in a tight loop.
     if (!wrong) allowed.add('PoolExhausted');
     check(allowed.has(r.error!.code), () => `${what} threw ${r.error!.code} (expected one of ${[...allowed].join(', ')}): ${r.error!.message}`);
@@ -432,23 +495,36 @@ class Model {
     switch (a.t) {
       case 'put': {
         const k = keyOf(a.key);
-        const v = valueOf(a.value);
+        const v = valueBytes(a.value);
         const valid = writable(k) && v !== undefined && validSync(a.options);
-        this.wrote('put', attempt('put', () => db.put(a.key as string, a.value as Uint8Array, a.options as never)), valid, () => this.applyPut(k!, v!));
+        this.wrote(
+          'put',
+          attempt('put', () => db.put(a.key as string, a.value as Uint8Array, a.options as never)),
+          valid,
+          () => this.applyPut(k!, v!),
+        );
         return;
       }
       case 'delete': {
         const k = keyOf(a.key);
         const valid = writable(k) && validSync(a.options);
-        this.wrote('delete', attempt('delete', () => db.delete(a.key as string, a.options as never)), valid, () => this.oracle.delete(hex(k!)));
+        this.wrote(
+          'delete',
+          attempt('delete', () => db.delete(a.key as string, a.options as never)),
+          valid,
+          () => this.oracle.delete(hex(k!)),
+        );
         return;
       }
       case 'deleteRange': {
         const s = keyOf(a.start);
         const e = keyOf(a.end);
         const valid = writable(s) && writable(e) && validSync(a.options);
-        this.wrote('deleteRange', attempt('deleteRange', () => db.deleteRange(a.start as string, a.end as string, a.options as never)), valid, () =>
-          this.applyDeleteRange(s!, e!),
+        this.wrote(
+          'deleteRange',
+          attempt('deleteRange', () => db.deleteRange(a.start as string, a.end as string, a.options as never)),
+          valid,
+          () => this.applyDeleteRange(s!, e!),
         );
         return;
       }
@@ -460,7 +536,7 @@ class Model {
           // Building the batch checks types at once: bad ones throw and are left out.
           if (op.op === 'put') {
             const k = keyOf(op.key);
-            const v = valueOf(op.value);
+            const v = valueBytes(op.value);
             const r = attempt('batch.put', () => batch.put(op.key as string, op.value as Uint8Array));
             check(r.ok === (k !== undefined && v !== undefined), () => `batch.put ${r.ok ? 'took' : 'refused'} ${String(op.key)}`);
             if (r.ok) {
@@ -488,13 +564,30 @@ class Model {
           batch.put(k, v);
           effects.push(() => this.applyPut(k, v));
         }
-        const apply = () => effects.forEach((f) => f());
-        this.wrote('write', attempt('write', () => db.write(batch, a.options as never)), valid, apply);
+        const apply = () => {
+          for (const f of effects) f();
+        };
+        this.wrote(
+          'write',
+          attempt('write', () => db.write(batch, a.options as never)),
+          valid,
+          apply,
+        );
         if (a.reuse) {
           // The same batch again (it is not consumed by a write), then emptied.
-          this.wrote('write (reused)', attempt('write', () => db.write(batch, a.options as never)), valid, apply);
+          this.wrote(
+            'write (reused)',
+            attempt('write', () => db.write(batch, a.options as never)),
+            valid,
+            apply,
+          );
           batch.clear();
-          this.wrote('write (cleared)', attempt('write', () => db.write(batch)), true, () => {});
+          this.wrote(
+            'write (cleared)',
+            attempt('write', () => db.write(batch)),
+            true,
+            () => {},
+          );
         }
         return;
       }
@@ -533,7 +626,7 @@ class Model {
         const given = a.keys === '3000 keys' ? Array.from({ length: 3000 }, (_, i) => `k${i % 40}`) : a.keys;
         const r = attempt('multiGet', () => db.multiGet(given as string[], { ...options, batched: a.batched as boolean }));
         const keys = Array.isArray(given) ? Array.from(given, keyOf) : undefined;
-        const valid = keys !== undefined && keys.every(writable) && (a.batched === undefined || typeof a.batched === 'boolean');
+        const valid = keys?.every(writable) === true && (a.batched === undefined || typeof a.batched === 'boolean');
         this.outcome(
           'multiGet',
           r,
@@ -580,10 +673,20 @@ class Model {
         const view = h.result.bytes;
         const want = h.expected[0];
         const k = keyOf(a.key)!;
-        this.wrote('put (a pinned view as value)', attempt('put', () => db.put(a.key as string, view)), true, () => this.applyPut(k, want));
+        this.wrote(
+          'put (a pinned view as value)',
+          attempt('put', () => db.put(a.key as string, view)),
+          true,
+          () => this.applyPut(k, want),
+        );
         if (view.length > 0 && view.length <= 65536) {
           const k2 = view.slice();
-          this.wrote('put (a pinned view as key)', attempt('put', () => db.put(view, k2)), true, () => this.applyPut(k2, k2));
+          this.wrote(
+            'put (a pinned view as key)',
+            attempt('put', () => db.put(view, k2)),
+            true,
+            () => this.applyPut(k2, k2),
+          );
         }
         return;
       }
@@ -627,7 +730,8 @@ class Model {
           !(options.lt !== undefined && options.lte !== undefined) &&
           (options.reverse === undefined || typeof options.reverse === 'boolean') &&
           (options.autoRefresh === undefined || typeof options.autoRefresh === 'boolean') &&
-          (options.batchSize === undefined || (typeof options.batchSize === 'number' && Number.isInteger(options.batchSize) && options.batchSize >= 1 && options.batchSize <= 1 << 20));
+          (options.batchSize === undefined ||
+            (typeof options.batchSize === 'number' && Number.isInteger(options.batchSize) && options.batchSize >= 1 && options.batchSize <= 1 << 20));
         this.outcome(
           'iterator',
           r,
@@ -654,7 +758,12 @@ class Model {
         return;
       }
       case 'flush':
-        this.wrote('flush', attempt('flush', () => db.flush()), true, () => {});
+        this.wrote(
+          'flush',
+          attempt('flush', () => db.flush()),
+          true,
+          () => {},
+        );
         return;
       case 'compactRange': {
         const valid = (a.begin === undefined || keyOf(a.begin) !== undefined) && (a.end === undefined || keyOf(a.end) !== undefined);
@@ -671,10 +780,20 @@ class Model {
         return;
       }
       case 'statistics':
-        this.outcome('statistics', attempt('statistics', () => db.statistics()), true, () => {});
+        this.outcome(
+          'statistics',
+          attempt('statistics', () => db.statistics()),
+          true,
+          () => {},
+        );
         return;
       case 'verify':
-        this.outcome('verify', attempt('verify', () => db.verify()), true, () => {});
+        this.outcome(
+          'verify',
+          attempt('verify', () => db.verify()),
+          true,
+          () => {},
+        );
         return;
       case 'turn':
         await new Promise((r) => setTimeout(r, 0));
@@ -706,7 +825,10 @@ class Model {
       }
       if (released) {
         // Ended (done for good) or released (throws Released).
-        check((r.ok && r.value.done === true) || (!r.ok && r.error.code === 'Released'), () => `a released iterator went on: ${r.ok ? JSON.stringify(r.value.done) : r.error.code}`);
+        check(
+          (r.ok && r.value.done === true) || (!r.ok && r.error.code === 'Released'),
+          () => `a released iterator went on: ${r.ok ? JSON.stringify(r.value.done) : r.error.code}`,
+        );
         return;
       }
       check(r.ok, () => `iterator.next threw ${!r.ok && r.error.code}: ${!r.ok && r.error.message}`);
@@ -798,7 +920,7 @@ test(
     expect(sequences).toBeGreaterThan(20);
     mkdirSync(new URL('../../target/reliability/', import.meta.url), { recursive: true });
     const report = { calls, sequences, failures: 0, seconds: Math.round(elapsed / 1000), soak: SOAK };
-    writeFileSync(new URL('../../target/reliability/bad-input.json', import.meta.url), JSON.stringify(report) + '\n');
+    writeFileSync(new URL('../../target/reliability/bad-input.json', import.meta.url), `${JSON.stringify(report)}\n`);
     console.log(`bad-input: ${JSON.stringify(report)}`);
   },
   BUDGET_MS * 3 + 60_000,

@@ -1,6 +1,6 @@
 // The public API of `siltdb` against the real wasm build, in Node.
 import { describe, expect, test } from 'vitest';
-import { openMemory, simd128Enabled, SiltError, WriteBatch, type Database } from '../src/index.js';
+import { openMemory, simd128Enabled, WriteBatch, type Database } from '../src/index.js';
 import { bytes, caught, fresh, text } from './helpers.js';
 
 describe('round trips', () => {
@@ -34,7 +34,7 @@ describe('round trips', () => {
     expect(db.getCopy(`key-${n}`)).toBeUndefined();
   });
 
-  test('stored bytes do not alias the caller\'s arrays', async () => {
+  test("stored bytes do not alias the caller's arrays", async () => {
     const db = await fresh();
     const value = bytes('abc');
     db.put('k', value);

@@ -61,7 +61,7 @@ test('after a crash, every synced write is there and the database opens', async 
     if (i % 100 === 0) await new Promise((r) => setTimeout(r, 0));
   }
   const image = root.crashImage(); // no close: what a killed worker leaves
-  opened.splice(0).forEach((d) => d.close());
+  for (const d of opened.splice(0)) d.close();
   const after = await openFake(image, new FakeLocks());
   for (let i = 0; i <= acked; i++) {
     const v = after.getCopy(`k${String(i).padStart(5, '0')}`);
@@ -159,7 +159,7 @@ describe('the file pool', () => {
     const root = new FakeDirectory();
     const db = await openFake(root, new FakeLocks(), 'db1', { poolReserve: 4, writeBufferSize: 64 * 1024, maxWriteBufferNumber: 2 });
     const value = new Uint8Array(4096);
-    let err;
+    let err: unknown;
     let i = 0;
     for (; i < 10_000 && err === undefined; i++) {
       try {
@@ -196,7 +196,7 @@ describe('the file pool', () => {
     const db = await openFake(root, new FakeLocks(), 'db1', { poolReserve: 4, writeBufferSize: 64 * 1024 });
     root.dirs.get('siltdb')!.dirs.get('db1')!.maxFiles = poolFiles(root).size; // no more
     const value = new Uint8Array(4096);
-    let err;
+    let err: unknown;
     for (let i = 0; i < 20_000 && err === undefined; i++) {
       try {
         db.put(`k${i}`, value);

@@ -1,7 +1,7 @@
 // Zero-copy reads: pinned values, multiGet, release, memory growth, and the
 // FinalizationRegistry safety net, against the real wasm build in Node.
 import { describe, expect, test } from 'vitest';
-import { enableBoundaryCounters, memoryMode } from '../src/index.js';
+import { enableBoundaryCounters, memoryMode, type PinnedValue } from '../src/index.js';
 import { pinnedResults } from '../pkg/silt_wasm.js';
 import { memoryBuffer } from '../src/wasm.js';
 import { bytes, caught, fresh, text } from './helpers.js';
@@ -35,14 +35,14 @@ describe('get: a pinned value', () => {
     const db = await fresh();
     db.put('k', bytes('v'));
     const before = pinnedResults();
-    let escaped;
+    let escaped: PinnedValue | undefined;
     {
       using v = db.get('k')!;
       expect(pinnedResults()).toBe(before + 1);
       escaped = v;
     }
     expect(db.statistics().pinnedResults).toBe(before);
-    expect(caught(() => escaped.bytes).code).toBe('Released');
+    expect(caught(() => escaped!.bytes).code).toBe('Released');
   });
 
   test('a value in a flushed table is pinned from the block cache', async () => {
@@ -192,7 +192,10 @@ describe('multiGet unbatched', () => {
     const snap = db.snapshot();
     db.put(key(1), bytes('after the snapshot'));
     let seed = 7;
-    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 3100; // some missing keys
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % 3100; // some missing keys
+    };
     for (let round = 0; round < 20; round++) {
       const keys = Array.from({ length: 1 + (round % 40) }, () => key(rand()));
       keys.push(keys[0]!); // a duplicate

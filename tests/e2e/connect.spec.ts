@@ -51,7 +51,17 @@ test('the Promise API: writes, copies back, multiGet, scans, snapshots, statisti
       } catch (e) {
         badKey = e instanceof SiltError ? e.code : 'not a SiltError';
       }
-      return { got, gone: gone === undefined, multi, atSnap, scan, reverse, persistent: stats.persistent, tables: stats.properties.filesPerLevel.reduce((a, b) => a + b, 0), badKey };
+      return {
+        got,
+        gone: gone === undefined,
+        multi,
+        atSnap,
+        scan,
+        reverse,
+        persistent: stats.persistent,
+        tables: stats.properties.filesPerLevel.reduce((a, b) => a + b, 0),
+        badKey,
+      };
     } finally {
       await db.close();
     }
@@ -105,18 +115,18 @@ test('two tabs: the second gets DatabaseLocked at once, or waits for the first t
 
   // B waits; A's data is there once A has closed.
   await b.evaluate(() => {
-    (window as unknown as { waiting: Promise<string> }).waiting = window.lib
-      .connect('shared', { wait: true })
-      .then(async (db) => {
-        const v = await db.get('from');
-        await db.close();
-        return new TextDecoder().decode(v!);
-      });
+    (window as unknown as { waiting: Promise<string> }).waiting = window.lib.connect('shared', { wait: true }).then(async (db) => {
+      const v = await db.get('from');
+      await db.close();
+      return new TextDecoder().decode(v!);
+    });
   });
   await a.waitForTimeout(300);
-  expect(await b.evaluate(() => Promise.race([(window as unknown as { waiting: Promise<string> }).waiting, new Promise((r) => setTimeout(() => r('still waiting'), 50))]))).toBe(
-    'still waiting',
-  );
+  expect(
+    await b.evaluate(() =>
+      Promise.race([(window as unknown as { waiting: Promise<string> }).waiting, new Promise((r) => setTimeout(() => r('still waiting'), 50))]),
+    ),
+  ).toBe('still waiting');
   await a.evaluate(() => window.db!.close());
   expect(await b.evaluate(() => (window as unknown as { waiting: Promise<string> }).waiting)).toBe('tab A');
 

@@ -1,4 +1,4 @@
-// Long-running async iterators on real OPFS (issue 6): with an explicit
+// Long-running async iterators on real OPFS (RocksDB PR 13354): with an explicit
 // snapshot and autoRefresh, a scan that sees writes, flushes and full
 // compactions between its awaits yields exactly the snapshot's entries and
 // lets the OPFS files of old versions be deleted while it is still going;
@@ -7,7 +7,15 @@
 import { expect, test } from '@playwright/test';
 import { openHarness, runFresh } from './harness.js';
 
-type Held = { at: number; oldLeft: number; tables: number; currentTables: number; pinned: { memtables: number; tables: number }; removedOpen: number; dataBytes: number };
+type Held = {
+  at: number;
+  oldLeft: number;
+  tables: number;
+  currentTables: number;
+  pinned: { memtables: number; tables: number };
+  removedOpen: number;
+  dataBytes: number;
+};
 type Scan = {
   yielded: number;
   expectedCount: number;
@@ -32,7 +40,9 @@ test.beforeEach(async ({ page }) => {
 });
 
 for (const reverse of [false, true]) {
-  test(`an autoRefresh scan with a snapshot (${reverse ? 'reverse' : 'forward'}): exactly the snapshot's entries, and the old version's OPFS files deleted mid-scan`, async ({ page }) => {
+  test(`an autoRefresh scan with a snapshot (${reverse ? 'reverse' : 'forward'}): exactly the snapshot's entries, and the old version's OPFS files deleted mid-scan`, async ({
+    page,
+  }) => {
     test.setTimeout(60_000);
     const r = await runFresh<Scan>(page, 'refreshingScan', { name: `scan-on-${reverse}`, n: N, rounds: ROUNDS, autoRefresh: true, reverse });
     // Every entry of the snapshot, in order, with its value as of the snapshot.
@@ -86,12 +96,15 @@ test('control: without autoRefresh the old files stay for as long as the scan, a
 
 test('break, return() and release() let go of everything the iterator held', async ({ page }) => {
   test.setTimeout(60_000);
-  type End = { during: { pinned: { memtables: number; tables: number }; tables: number }; after: { pinned: { memtables: number; tables: number }; tables: number } };
-  const r = await runFresh<{ break: End & { released: boolean; next: boolean }; return: End & { released: boolean; result: unknown; next: boolean }; release: End & { code: string } }>(
-    page,
-    'iteratorEnds',
-    { name: 'ends' },
-  );
+  type End = {
+    during: { pinned: { memtables: number; tables: number }; tables: number };
+    after: { pinned: { memtables: number; tables: number }; tables: number };
+  };
+  const r = await runFresh<{
+    break: End & { released: boolean; next: boolean };
+    return: End & { released: boolean; result: unknown; next: boolean };
+    release: End & { code: string };
+  }>(page, 'iteratorEnds', { name: 'ends' });
   for (const end of [r.break, r.return, r.release]) {
     expect(end.during.pinned.tables).toBeGreaterThan(0);
     expect(end.after.pinned).toEqual({ memtables: 0, tables: 0 });
@@ -106,11 +119,13 @@ test('break, return() and release() let go of everything the iterator held', asy
 });
 
 test('an async iterator that outlives close() fails with a SiltError Closed, and the database reopens', async ({ page }) => {
-  const r = await runFresh<{ seen: number; error: { isSiltError: boolean; code: string; message: string } | null; again: string; released: boolean; count: number }>(
-    page,
-    'iteratorOutlivesClose',
-    { name: 'outlives' },
-  );
+  const r = await runFresh<{
+    seen: number;
+    error: { isSiltError: boolean; code: string; message: string } | null;
+    again: string;
+    released: boolean;
+    count: number;
+  }>(page, 'iteratorOutlivesClose', { name: 'outlives' });
   expect(r.error).toEqual({ isSiltError: true, code: 'Closed', message: expect.stringMatching(/closed/) });
   expect(r.seen).toBe(150);
   expect(r.again).toBe('Closed');

@@ -1,4 +1,4 @@
-// multiGet at the JS/wasm boundary in Chromium, on real OPFS (issue 4):
+// multiGet at the JS/wasm boundary in Chromium, on real OPFS:
 // a batch of 32 keys is one call into wasm, wasm calls nothing back (the
 // block cache holds every block), and no value byte is copied: every
 // value is read through views of wasm memory. Counted by siltdb's boundary

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, expect, test } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium.js';
-import { newWorker, openHarness, run, runFresh } from './harness.js';
+import { newWorker, openHarness, runFresh } from './harness.js';
 
 test.beforeEach(async ({ page }) => {
   const problems: string[] = [];
@@ -45,8 +45,7 @@ test('data survives a browser restart with the same profile', async () => {
   test.setTimeout(90_000);
   const profile = mkdtempSync(join(tmpdir(), 'silt-profile-'));
   const baseURL = test.info().project.use.baseURL!;
-  const launch = () =>
-    chromium.launchPersistentContext(profile, { executablePath, args: chromiumArgs, headless: true, baseURL, timeout: 30_000 });
+  const launch = () => chromium.launchPersistentContext(profile, { executablePath, args: chromiumArgs, headless: true, baseURL, timeout: 30_000 });
   const watchdog = setTimeout(() => process.kill(process.pid, 'SIGTERM'), 85_000);
   try {
     let ctx = await launch();

@@ -12,14 +12,22 @@ import { fileURLToPath } from 'node:url';
 import { expect, test } from '@playwright/test';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-const viteVersion = (JSON.parse(spawnSync('node', ['-p', 'JSON.stringify(require("vite/package.json"))'], { cwd: repo, encoding: 'utf8' }).stdout) as { version: string }).version;
+const viteVersion = (
+  JSON.parse(spawnSync('node', ['-p', 'JSON.stringify(require("vite/package.json"))'], { cwd: repo, encoding: 'utf8' }).stdout) as { version: string }
+).version;
 
 let app: string;
 let server: Server;
 let url: string;
 
 function sh(cmd: string, args: string[], cwd: string, timeoutMs: number): string {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', env: { ...process.env, npm_config_update_notifier: 'false' } });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
@@ -28,7 +36,10 @@ test.describe.configure({ timeout: 300_000 });
 
 test.beforeAll(async () => {
   app = mkdtempSync(join(tmpdir(), 'silt-vite-app-'));
-  const packed = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', app], join(repo, 'js'), 60_000)) as { filename: string; files: { path: string }[] }[];
+  const packed = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', app], join(repo, 'js'), 60_000)) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
   const tarball = packed[0]!;
   // The tarball holds the built package and the wasm, and nothing private.
   const paths = tarball.files.map((f) => f.path);
@@ -41,7 +52,11 @@ test.beforeAll(async () => {
   cpSync(fileURLToPath(new URL('../package-app/', import.meta.url)), app, { recursive: true });
   writeFileSync(
     join(app, 'package.json'),
-    JSON.stringify({ name: 'silt-vite-app', private: true, type: 'module', dependencies: { siltdb: `file:./${tarball.filename}` }, devDependencies: { vite: viteVersion } }, null, 2),
+    JSON.stringify(
+      { name: 'silt-vite-app', private: true, type: 'module', dependencies: { siltdb: `file:./${tarball.filename}` }, devDependencies: { vite: viteVersion } },
+      null,
+      2,
+    ),
   );
   sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], app, 240_000);
   sh('npx', ['--no-install', 'vite', 'build', '--logLevel', 'warn'], app, 120_000);

@@ -1,4 +1,4 @@
-// Reliability in the browser (issue 8): a write-and-compaction stream on
+// Reliability in the browser (docs/reliability.md): a write-and-compaction stream on
 // OPFS killed at random points (worker terminated, tab closed) and checked
 // against its oracle after every reopen; Web Locks left by a reloaded,
 // navigated or closed page; and a bounded soak with memory and OPFS
@@ -121,7 +121,7 @@ async function withProfile<T>(ms: number, f: (ctx: BrowserContext) => Promise<T>
 function writeFigures(file: string, figures: unknown): void {
   mkdirSync(OUT_DIR, { recursive: true });
   const line = JSON.stringify(figures);
-  writeFileSync(join(OUT_DIR, file), line + '\n');
+  writeFileSync(join(OUT_DIR, file), `${line}\n`);
   console.log(`${file}: ${line}`);
 }
 
@@ -407,10 +407,13 @@ test.describe('soak', () => {
     const result = await withProfile(budget + 20_000, async (ctx) => {
       const page = ctx.pages()[0] ?? (await ctx.newPage());
       await openReliability(page);
-      const id = await page.evaluate(
-        (a) => window.reliability.start('soak', a),
-        { name: `soak-${seed}`, seconds: SOAK_SECONDS, seed, keys: 20_000, sampleMs: 1_000 },
-      );
+      const id = await page.evaluate((a) => window.reliability.start('soak', a), {
+        name: `soak-${seed}`,
+        seconds: SOAK_SECONDS,
+        seed,
+        keys: 20_000,
+        sampleMs: 1_000,
+      });
       const s = await waitFor(page, id, (st) => st.ended, budget);
       if (s.failure) throw new Error(`the soak worker failed: ${s.failure.code}: ${s.failure.message}`);
       if (!s.ended) throw new Error(`the soak did not end in time; last sample ${JSON.stringify(s.progress.sample)}`);

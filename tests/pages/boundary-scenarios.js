@@ -1,11 +1,11 @@
-// What a read costs at the JS/wasm boundary, on real OPFS (issue 4): calls
+// What a read costs at the JS/wasm boundary, on real OPFS: calls
 // into wasm and out of it, and bytes copied out of wasm memory, counted by
 // siltdb's boundary counters. Must run first in a fresh worker: counting
 // calls starts before the module loads.
 import { boundaryCounters, enableBoundaryCounters, open, WriteBatch } from '/siltdb/dist/index.js';
 
 const key = (i) => `key-${String(i).padStart(8, '0')}`;
-const valueOf = (i) => new Uint8Array(100).fill(i % 251);
+const valueFor = (i) => new Uint8Array(100).fill(i % 251);
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 function diff(a, b) {
@@ -27,7 +27,7 @@ export async function multiGetBoundary({ name, n, rounds }) {
   const batch = new WriteBatch();
   for (let j = 0; j < n; j++) {
     const i = (j * 7919) % n;
-    batch.put(key(i), valueOf(i));
+    batch.put(key(i), valueFor(i));
     if (batch.length === 500) {
       db.write(batch);
       batch.clear();
@@ -36,9 +36,9 @@ export async function multiGetBoundary({ name, n, rounds }) {
   }
   db.write(batch);
   await db.compactRange(); // the last level
-  for (let i = 0; i < n; i += 10) db.put(key(i), valueOf(i));
+  for (let i = 0; i < n; i += 10) db.put(key(i), valueFor(i));
   db.flush(); // newer copies in L0
-  for (let i = 5; i < n; i += 10) db.put(key(i), valueOf(i)); // and in the memtable
+  for (let i = 5; i < n; i += 10) db.put(key(i), valueFor(i)); // and in the memtable
   await db.idle();
   // Warm the block cache: every block read once.
   for (let i = 0; i < n; i += 256) {

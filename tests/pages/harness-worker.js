@@ -3,8 +3,6 @@
 // returns plain data for the test to check; failures come back with their
 // SiltError code.
 import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
-import { PoolKeeper } from '/siltdb/dist/pool.js';
-import { loadWasm } from '/siltdb/dist/wasm.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
 import { serve } from './worker-rpc.js';
@@ -12,7 +10,7 @@ import { serve } from './worker-rpc.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const key = (i) => `key-${String(i).padStart(8, '0')}`;
-const valueOf = (i) => `value-${i}-${'x'.repeat(i % 50)}`;
+const valueFor = (i) => `value-${i}-${'x'.repeat(i % 50)}`;
 const tick = () => new Promise((r) => setTimeout(r, 0));
 // A worker killed by terminate() or a page reload releases its Web Lock
 // shortly after, not at once: scenarios that reopen wait up to 5 s, as an
@@ -24,7 +22,7 @@ const scenarios = {
   async roundTrip({ name, n }) {
     const db = await open(name);
     const batch = new WriteBatch();
-    for (let i = 0; i < n; i++) batch.put(key(i), enc.encode(valueOf(i)));
+    for (let i = 0; i < n; i++) batch.put(key(i), enc.encode(valueFor(i)));
     db.write(batch, { sync: true });
     db.delete(key(1));
     db.deleteRange(key(10), key(20));
@@ -57,7 +55,7 @@ const scenarios = {
   async write({ name, from, to }) {
     const db = await open(name, reopen());
     const batch = new WriteBatch();
-    for (let i = from; i < to; i++) batch.put(key(i), enc.encode(valueOf(i)));
+    for (let i = from; i < to; i++) batch.put(key(i), enc.encode(valueFor(i)));
     db.write(batch, { sync: true });
     db.close();
     return to - from;
@@ -68,7 +66,7 @@ const scenarios = {
     const db = await open(name, reopen());
     let good = 0;
     using r = db.multiGet(Array.from({ length: n }, (_, i) => key(i)));
-    for (let i = 0; i < n; i++) if (r.text(i) === valueOf(i)) good++;
+    for (let i = 0; i < n; i++) if (r.text(i) === valueFor(i)) good++;
     r.release();
     db.close();
     return good;
@@ -82,7 +80,7 @@ const scenarios = {
   async stream({ name }) {
     const db = await open(name, { ...reopen(), writeBufferSize: 64 * 1024 });
     for (let i = 0; ; i++) {
-      db.put(key(i), enc.encode(valueOf(i)), { sync: i % 3 === 0 });
+      db.put(key(i), enc.encode(valueFor(i)), { sync: i % 3 === 0 });
       if (i % 3 === 0) postMessage({ progress: { acked: i } });
       if (i % 50 === 0) await tick();
     }
@@ -94,7 +92,7 @@ const scenarios = {
     const missing = [];
     for (let i = 0; i <= acked; i++) {
       const v = db.getCopy(key(i));
-      if (i % 3 === 0 && (v === undefined || dec.decode(v) !== valueOf(i))) missing.push(i);
+      if (i % 3 === 0 && (v === undefined || dec.decode(v) !== valueFor(i))) missing.push(i);
     }
     const total = [...db.iterator()].length;
     db.put('after-crash', enc.encode('writable'), { sync: true });
@@ -102,19 +100,29 @@ const scenarios = {
     return { missing: missing.slice(0, 10), missingCount: missing.length, total };
   },
 
-  /** The engine's fs contract suite on a pool of real OPFS files. */
+  /**
+   * The engine's fs contract suite on a pool of real OPFS files, in the
+   * test-only wasm build (scripts/build.sh --tests: the shipped one has no
+   * runFsContract). Its pool is filled the way PoolKeeper fills siltdb's.
+   */
   async fsContract({ dirName }) {
-    await loadWasm();
+    const testBuild = await import('/test-pkg/silt_wasm_test.js');
+    await testBuild.default();
     const root = await navigator.storage.getDirectory();
     try {
       await root.removeEntry(dirName, { recursive: true });
     } catch {}
     const dir = await root.getDirectoryHandle(dirName, { create: true });
-    const keeper = await PoolKeeper.open(dir, 48);
+    const pool = new testBuild.OpfsPool();
     try {
-      return { failures: keeper.pool.runFsContract('contract'), files: keeper.pool.fileCount() };
+      for (let i = 0; i < 48; i++) {
+        const name = `${String(i).padStart(6, '0')}.pool`;
+        const file = await dir.getFileHandle(name, { create: true });
+        pool.add(await file.createSyncAccessHandle(), name);
+      }
+      return { failures: pool.runFsContract('contract'), files: pool.fileCount() };
     } finally {
-      keeper.close();
+      pool.close();
     }
   },
 

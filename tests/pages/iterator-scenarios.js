@@ -1,4 +1,4 @@
-// Scenarios of long-running async iterators on real OPFS (issue 6): a scan
+// Scenarios of long-running async iterators on real OPFS (RocksDB PR 13354): a scan
 // with an explicit snapshot that writes, flushes and fully compacts between
 // awaits, watching which table files the OPFS pool still holds while the
 // scan goes on; and how iterators end (break, return(), close()).
@@ -89,7 +89,7 @@ export async function refreshingScan({ name, n, rounds, autoRefresh, reverse, br
   const got = [];
   let round = 0;
   let oldGoneAt = -1; // entries yielded when no file of the start was left
-  let held = undefined; // what the pool held after the last round, mid-scan
+  let held; // what the pool held after the last round, mid-scan
   let it;
   const report = { rounds: [] };
   try {

@@ -52,7 +52,7 @@ const FILL = 'abcdefghijklmnopqrstuvwxyz0123456789';
  * The value op `i` (part `j` of a batch) writes to key `x`: names its
  * writer, so a value from the wrong write, or a torn one, never passes.
  */
-export function valueOf(i, j, x, len) {
+export function valueFor(i, j, x, len) {
   const head = `${i}.${j}:${x}:`;
   let s = head;
   while (s.length < len) s += FILL;
@@ -88,7 +88,7 @@ export class Stream {
     const p = this.#r();
     if (p < 0.7) {
       const x = this.#int(KEYS);
-      return { kind: 'put', x, value: valueOf(i, j, x, this.#len()) };
+      return { kind: 'put', x, value: valueFor(i, j, x, this.#len()) };
     }
     if (p < 0.93) return { kind: 'delete', x: this.#int(KEYS) };
     const a = this.#int(KEYS);

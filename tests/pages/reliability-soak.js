@@ -26,7 +26,7 @@ function fillOf(r) {
 }
 
 /** A value that names its key and its write, at least `len` bytes long. */
-function valueOf(fill, x, n, len, at) {
+function valueFor(fill, x, n, len, at) {
   const head = `${x}#${n}|`;
   return head + fill.slice(at, at + Math.max(0, len - head.length));
 }
@@ -112,7 +112,7 @@ export async function soak({ name, seconds, seed, keys, sampleMs }) {
 
   // Writes, mirrored.
   const put = (x, target) => {
-    const v = valueOf(fill, x, total, 16 + int(1000), int(fill.length - 1024));
+    const v = valueFor(fill, x, total, 16 + int(1000), int(fill.length - 1024));
     target.put(keyOf(x), enc.encode(v));
     mirror.set(keyOf(x), v);
   };

@@ -28,9 +28,7 @@ export class WorkerClient {
     this.worker.addEventListener('error', (e) => {
       // A script that fails to load (or a module it imports) fires a plain
       // Event, with no message.
-      const what = e.message
-        ? `uncaught in the worker: ${e.message} (${e.filename}:${e.lineno})`
-        : 'the worker script or a module it imports failed to load';
+      const what = e.message ? `uncaught in the worker: ${e.message} (${e.filename}:${e.lineno})` : 'the worker script or a module it imports failed to load';
       this.failure ??= { code: 'WorkerError', message: what };
       for (const p of this.pending.values()) p.reject(new Error(`worker error: ${what}`));
       this.pending.clear();

@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use silt_engine::fs::{Fs, MemFs, StdFs};
-use silt_engine::{Clock, Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use silt_engine::{Clock, Compression, Db, Options, ReadOptions, Recovery, WriteBatch, WriteOptions};
 
 /// Engine options shared by every engine (db_bench's flags).
 #[derive(Clone, Debug)]
@@ -127,7 +127,9 @@ impl Silt {
                     match db.do_background_work(64) {
                         Ok(p) if p.work_left => {}
                         Ok(_) => std::thread::sleep(Duration::from_millis(1)),
-                        Err(_) => return,
+                        // Writes report this error from now on.
+                        Err(f) if f.recovery == Recovery::StopWrites => return,
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
                     }
                 }
             })
@@ -228,7 +230,7 @@ impl BenchDb for Silt {
     }
 
     fn settle(&self) -> Res<()> {
-        while self.db.do_background_work(64).map_err(err)?.work_left {}
+        while self.db.do_background_work(64).map_err(|f| err(f.error))?.work_left {}
         Ok(())
     }
 

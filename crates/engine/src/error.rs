@@ -31,6 +31,13 @@ pub enum Error {
     #[error("quota exceeded on {file}: {message}")]
     QuotaExceeded { file: String, message: String },
 
+    /// The file layer has no file to give right now: creating `file` was
+    /// refused because its pool of pre-opened files is used up (the OPFS
+    /// pool of `silt-wasm`, which can only add files asynchronously, between
+    /// calls). Nothing was written; retry once the pool has been topped up.
+    #[error("cannot create {file}: {message}")]
+    PoolExhausted { file: String, message: String },
+
     /// The caller passed something the engine does not accept.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -50,6 +57,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// Every value [`Error::code`] can return. The JavaScript package's
+    /// `SiltErrorCode` union is checked against this list by a test
+    /// (js/test/contract.test.ts), through the wasm module's `contract()`.
+    pub const CODES: &'static [&'static str] = &[
+        "Corruption",
+        "ChecksumMismatch",
+        "IoError",
+        "QuotaExceeded",
+        "PoolExhausted",
+        "InvalidArgument",
+        "Busy",
+        "Closed",
+        "NotSupported",
+    ];
+
     /// A stable, machine-readable name for the kind of error.
     pub fn code(&self) -> &'static str {
         match self {
@@ -57,6 +79,7 @@ impl Error {
             Error::ChecksumMismatch { .. } => "ChecksumMismatch",
             Error::Io { .. } => "IoError",
             Error::QuotaExceeded { .. } => "QuotaExceeded",
+            Error::PoolExhausted { .. } => "PoolExhausted",
             Error::InvalidArgument(_) => "InvalidArgument",
             Error::Busy(_) => "Busy",
             Error::Closed(_) => "Closed",
@@ -75,5 +98,36 @@ impl Error {
 
     pub(crate) fn io(file: impl fmt::Display, op: &'static str, message: impl fmt::Display) -> Self {
         Error::Io { file: file.to_string(), op, message: message.to_string() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of every kind. A new variant makes `code()` fail to
+    /// compile until it has a code; it then needs a line here and in CODES.
+    fn one_of_each() -> Vec<Error> {
+        vec![
+            Error::corruption("f", 1, "r"),
+            Error::ChecksumMismatch { file: "f".into(), offset: 1, expected: 2, got: 3 },
+            Error::io("f", "read", "m"),
+            Error::QuotaExceeded { file: "f".into(), message: "m".into() },
+            Error::PoolExhausted { file: "f".into(), message: "m".into() },
+            Error::InvalidArgument("m".into()),
+            Error::Busy("m".into()),
+            Error::Closed("m".into()),
+            Error::NotSupported("m".into()),
+        ]
+    }
+
+    #[test]
+    fn codes_lists_every_code_once() {
+        let codes: Vec<&str> = one_of_each().iter().map(Error::code).collect();
+        assert_eq!(codes, Error::CODES);
+        let mut unique = codes.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), codes.len());
     }
 }

@@ -265,8 +265,11 @@ pub fn manifest(data: &[u8]) -> bool {
     }
 }
 
+/// A fuzz target: decodes `data` every way it can; true when it decoded.
+pub type Target = fn(&[u8]) -> bool;
+
 /// Every target by name, for the corpus test and the fuzz crate.
-pub const TARGETS: &[(&str, fn(&[u8]) -> bool)] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("block", block),
     ("index", index),
     ("filter", filter),

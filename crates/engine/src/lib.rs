@@ -12,41 +12,55 @@
 //! ```
 //!
 //! This file is the public API; everything else is private to the crate
-//! unless re-exported here. Byte layouts are in `docs/format.md`.
+//! unless re-exported here. `fs` is public on purpose: it is the seam an
+//! embedder plugs its storage into (the browser's OPFS pool implements
+//! [`fs::Fs`]). Byte layouts are in `docs/format.md`.
+//!
+//! Test and fuzz tooling is behind features that no shipped build turns on:
+//! `testkit` (the [`fs::Fs`] contract suite and the fault-injecting
+//! `FaultFs`) and `fuzzing` (one entry point per decoder, for `fuzz/`).
 
 mod batch;
 mod cache;
 mod compaction;
 mod db;
 mod error;
-pub mod format;
+mod format;
 pub mod fs;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod iter;
 mod memtable;
-pub mod merge;
+mod merge;
 mod range_del;
 mod read;
 mod sst;
-pub mod stats;
+mod stats;
 mod version;
-pub mod wal;
+mod wal;
 
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
-    repair, Clock, Db, DbIterator, DbProperties, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
-    RepairReport, Snapshot, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+    repair, Clock, Db, DbIterator, DbProperties, Failure, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
+    Recovery, RepairReport, Snapshot, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
 pub use merge::{MergeOperator, U64AddOperator};
 pub use sst::format::Compression;
+pub use stats::{HistogramSummary, StatisticsSnapshot, Ticker};
 
-/// The bloom filter on its own, for tests and benchmarks of its probes
-/// (scalar and, in wasm builds with SIMD128, vectorized).
+/// The masked CRC-32C that checksums every file of the engine (WAL
+/// records, blocks, manifest edits; `docs/format.md`), for file layers that
+/// checksum their own metadata the same way (silt-wasm's pool headers).
+pub mod checksum {
+    pub use crate::format::checksum::{crc32c, mask, unmask};
+}
+
+/// The bloom filter on its own, for benchmarks of its probes (scalar and,
+/// in wasm builds with SIMD128, vectorized: `bench/native/src/bin/bloom_probe.rs`).
 pub mod bloom {
     pub use crate::sst::filter::{key_hash, BloomFilter, FilterBuilder};
 }
-pub use stats::{HistogramSummary, StatisticsSnapshot, Ticker};
 
 #[cfg(test)]
 pub(crate) mod testutil;

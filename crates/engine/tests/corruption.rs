@@ -23,7 +23,10 @@ fn options() -> Options {
 
 /// A database with several tables, a manifest and a WAL holding the last
 /// writes. Returns its files and the list of states after each WAL write.
-fn build() -> (Vec<(String, Vec<u8>)>, State, Vec<State>) {
+/// Every file of a database by path and content.
+type Files = Vec<(String, Vec<u8>)>;
+
+fn build() -> (Files, State, Vec<State>) {
     let fs = MemFs::new();
     let db = Db::open(Arc::new(fs.clone()), "db", options()).unwrap();
     let mut state = State::new();

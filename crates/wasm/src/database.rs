@@ -16,28 +16,23 @@ use crate::iterator::Iterator;
 use crate::pool::{PoolControl, ReserveGuard};
 use crate::results::{pinned_results, PinTable};
 
-/// Free pooled files a write needs at most: a new log when the memtable is
-/// switched and a table when a full set of memtables stalls the write.
-const WRITE_RESERVE: usize = 2;
-/// Free pooled files a step of background work needs at most: a step
-/// writes at most one output file per target file size of its budget, plus
-/// one (siltdb's budget is far below a target file size).
-const BACKGROUND_RESERVE: usize = 4;
-/// Free pooled files opening needs: a new manifest and a new log.
+// Free pooled files the binding needs before it lets the engine start a
+// write, a step of background work, or an open; siltdb keeps at least the
+// largest of these free (contract.rs hands them over).
+/// A write: a new log when the memtable is switched and a table when a full
+/// set of memtables stalls the write.
+pub(crate) const WRITE_RESERVE: usize = 2;
+/// A step of background work: at most one output file per target file size
+/// of its budget, plus one (siltdb's budget is far below a target file size).
+pub(crate) const BACKGROUND_RESERVE: usize = 4;
+/// Opening: a new manifest and a new log.
 pub(crate) const OPEN_RESERVE: usize = 2;
 
-/// Free pooled files the binding needs before it lets the engine start a
-/// write, a step of background work, or an open (in that order). siltdb
-/// keeps at least the largest of these free.
-#[wasm_bindgen(js_name = poolNeeds)]
-pub fn pool_needs() -> Vec<u32> {
-    vec![WRITE_RESERVE as u32, BACKGROUND_RESERVE as u32, OPEN_RESERVE as u32]
-}
-
-/// `backgroundWork` result bits.
-const DID_WORK: u32 = 1;
-const WORK_LEFT: u32 = 2;
-const WAITING_FOR_POOL: u32 = 4;
+// `backgroundWork` result bits (contract.rs hands them over).
+pub(crate) const DID_WORK: u32 = 1;
+pub(crate) const WORK_LEFT: u32 = 2;
+/// Skipped until the pool has free files again (with WORK_LEFT).
+pub(crate) const WAITING_FOR_POOL: u32 = 4;
 
 /// An open database. Every call after `close()` throws `Closed`.
 ///
@@ -74,11 +69,10 @@ impl Database {
         if let Some(p) = &pool {
             reserve(&**p, OPEN_RESERVE, "open the database")?;
         }
-        let before = pool.as_ref().map(|p| p.exhausted_count());
         // Opening writes a new manifest and log before it deletes the old
         // ones: the space reserve is there so that a full database reopens.
         let space = pool.as_ref().map(|p| p.use_reserve());
-        let db = Db::open(fs, dir, options).map_err(|e| classify(pool.as_deref(), before, e))?;
+        let db = Db::open(fs, dir, options)?;
         drop(space);
         Ok(Database {
             db: RefCell::new(Some(db)),
@@ -92,26 +86,25 @@ impl Database {
 
     /// Runs `f` on the open engine, first checking that `reserve` pooled
     /// files are free.
-    pub(crate) fn engine<T>(
+    pub(crate) fn engine<T, E: Into<BindingError>>(
         &self,
         reserve_files: usize,
-        f: impl FnOnce(&Db) -> silt_engine::Result<T>,
+        f: impl FnOnce(&Db) -> Result<T, E>,
     ) -> Result<T, BindingError> {
         let guard = self.db.borrow();
         let db = guard.as_ref().ok_or_else(closed)?;
         if let (Some(p), true) = (&self.pool, reserve_files > 0) {
             reserve(&**p, reserve_files, "write")?;
         }
-        let before = self.pool.as_ref().map(|p| p.exhausted_count());
-        f(db).map_err(|e| classify(self.pool.as_deref(), before, e))
+        f(db).map_err(Into::into)
     }
 
     /// [`Database::engine`] for work that frees space or must not fail for
     /// lack of it: it may use the pool's space reserve (see `pool/`).
-    pub(crate) fn engine_freeing<T>(
+    pub(crate) fn engine_freeing<T, E: Into<BindingError>>(
         &self,
         reserve_files: usize,
-        f: impl FnOnce(&Db) -> silt_engine::Result<T>,
+        f: impl FnOnce(&Db) -> Result<T, E>,
     ) -> Result<T, BindingError> {
         let _space: Option<ReserveGuard> = self.pool.as_ref().map(|p| p.use_reserve());
         self.engine(reserve_files, f)
@@ -130,6 +123,20 @@ impl Database {
     fn write_options(sync: bool) -> WriteOptions {
         WriteOptions { sync }
     }
+
+    /// [`Database::background_work`]; skipped (WAITING_FOR_POOL) while the
+    /// pool has fewer free files than a step may create.
+    pub(crate) fn background_work_inner(&self, budget: usize) -> Result<u32, BindingError> {
+        if let Some(p) = &self.pool {
+            if self.db.borrow().is_some() && p.free_count() < BACKGROUND_RESERVE {
+                return Ok(WORK_LEFT | WAITING_FOR_POOL);
+            }
+        }
+        // Flushes and compactions end by deleting what they replace: they
+        // may use the space reserve.
+        let progress = self.engine_freeing(0, |db| db.do_background_work(budget))?;
+        Ok((u32::from(progress.did_work) * DID_WORK) | (u32::from(progress.work_left) * WORK_LEFT))
+    }
 }
 
 /// Fails with `PoolExhausted` unless `n` pooled files are free.
@@ -138,23 +145,14 @@ fn reserve(pool: &dyn PoolControl, n: usize, what: &str) -> Result<(), BindingEr
     if free >= n {
         return Ok(());
     }
-    Err(BindingError::new(
-        Code::PoolExhausted,
-        format!(
-            "the OPFS file pool has {free} free files and may need {n} to {what}; \
+    Err(BindingError::from(Error::PoolExhausted {
+        file: "the OPFS file pool".into(),
+        message: format!(
+            "it has {free} free files and may need {n} to {what}; \
              siltdb tops the pool up between calls, so let the worker's event loop run \
              (await something), or open with a larger poolReserve"
         ),
-    ))
-}
-
-/// An engine error, as `PoolExhausted` when the pool refused a create
-/// during the call (its count of refusals grew).
-fn classify(pool: Option<&dyn PoolControl>, before: Option<u64>, e: Error) -> BindingError {
-    match (pool, before) {
-        (Some(p), Some(b)) if p.exhausted_count() > b => BindingError::new(Code::PoolExhausted, e.to_string()),
-        _ => e.into(),
-    }
+    }))
 }
 
 #[wasm_bindgen]
@@ -210,7 +208,7 @@ impl Database {
 
     /// Takes a snapshot; returns its id (never 0).
     pub fn snapshot(&self) -> JsResult<u32> {
-        let snap = self.engine(0, |db| Ok(db.snapshot()))?;
+        let snap = self.engine(0, |db| Ok::<_, Error>(db.snapshot()))?;
         let id = self.next_snapshot.get();
         self.next_snapshot.set(id.checked_add(1).unwrap_or(1).max(1));
         self.snapshots.borrow_mut().insert(id, Rc::new(snap));
@@ -240,7 +238,7 @@ impl Database {
     ) -> JsResult<Iterator> {
         let mut snap = self.snapshot_for(snapshot)?;
         if auto_refresh && snap.is_none() {
-            snap = Some(Rc::new(self.engine(0, |db| Ok(db.snapshot()))?));
+            snap = Some(Rc::new(self.engine(0, |db| Ok::<_, Error>(db.snapshot()))?));
         }
         let opts = ReadOptions {
             snapshot: snap.as_deref(),
@@ -268,20 +266,14 @@ impl Database {
         Ok(self.engine_freeing(WRITE_RESERVE, |db| db.start_compact_range(begin.as_deref(), end.as_deref()))?)
     }
 
-    /// Runs at most about `budget` blocks of background work. Returns bits:
-    /// 1 = did work, 2 = work is left, 4 = skipped until the pool has free
-    /// files again (with 2).
+    /// Runs at most about `budget` blocks of background work. Returns bits
+    /// (DID_WORK, WORK_LEFT, WAITING_FOR_POOL: see `contract.rs`). A failed
+    /// step throws its error with a `recovery` property: what the engine
+    /// decided it means (`retryLater`, `failAlone`, `stopWrites`; the
+    /// engine's `Recovery`).
     #[wasm_bindgen(js_name = backgroundWork)]
     pub fn background_work(&self, budget: u32) -> JsResult<u32> {
-        if let Some(p) = &self.pool {
-            if self.db.borrow().is_some() && p.free_count() < BACKGROUND_RESERVE {
-                return Ok(WORK_LEFT | WAITING_FOR_POOL);
-            }
-        }
-        // Flushes and compactions end by deleting what they replace: they
-        // may use the space reserve.
-        let progress = self.engine_freeing(0, |db| db.do_background_work(budget as usize))?;
-        Ok((u32::from(progress.did_work) * DID_WORK) | (u32::from(progress.work_left) * WORK_LEFT))
+        Ok(self.background_work_inner(budget as usize)?)
     }
 
     /// Statistics: `{ properties, tickers, histograms, pool?, pinnedResults }`.
@@ -290,7 +282,7 @@ impl Database {
     /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files
     /// (counts, and `paths`: the logical files their headers name).
     pub fn statistics(&self) -> JsResult<JsValue> {
-        let (properties, tickers, histograms) = self.engine(0, |db| Ok(engine_statistics(db)))?;
+        let (properties, tickers, histograms) = self.engine(0, |db| Ok::<_, Error>(engine_statistics(db)))?;
         let n = |x: u64| JsValue::from_f64(x as f64);
         let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
             // Setting a property on a fresh plain object cannot fail.
@@ -412,9 +404,12 @@ impl Prop {
     }
 }
 
+/// Gauges, counters and histograms, by their JavaScript names.
+pub(crate) type EngineStatistics = (Vec<(&'static str, Prop)>, Vec<(&'static str, u64)>, Vec<Hist>);
+
 /// The engine's gauges, counters and histograms, named for JavaScript.
 /// The one place that knows which engine call provides which statistic.
-pub(crate) fn engine_statistics(db: &Db) -> (Vec<(&'static str, Prop)>, Vec<(&'static str, u64)>, Vec<Hist>) {
+pub(crate) fn engine_statistics(db: &Db) -> EngineStatistics {
     let p = db.properties();
     let props = vec![
         ("superVersionNumber", Prop::Num(p.super_version_number)),

@@ -4,39 +4,42 @@
 //! `code` property is a string is an engine or binding error; `code` is
 //! stable across releases, and `message` is readable text that names the
 //! file and offset where that applies. Engine errors carry
-//! [`Error::code`]; the binding adds its own codes (listed on [`Code`]).
+//! [`Error::code`]; the binding adds its own codes (listed on [`Code`]);
+//! `contract.rs` hands siltdb the list of both. A failed step of
+//! background work also carries `recovery` (the engine's [`Recovery`]).
 
-use silt_engine::Error;
+use silt_engine::{Error, Failure, Recovery};
 use wasm_bindgen::JsValue;
 
 /// Codes the binding itself reports, besides the engine's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Code {
-    /// Creating a file needs a free pooled file and none is left.
-    PoolExhausted,
     /// A snapshot, value or iterator was used after `release()`.
     Released,
 }
 
 impl Code {
+    pub(crate) const ALL: [Code; 1] = [Code::Released];
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Code::PoolExhausted => "PoolExhausted",
             Code::Released => "Released",
         }
     }
 }
 
-/// An error on its way to JavaScript: a stable code and a message.
+/// An error on its way to JavaScript: a stable code and a message, and for
+/// a failed step of background work what it means for the database.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BindingError {
     pub code: &'static str,
     pub message: String,
+    pub recovery: Option<Recovery>,
 }
 
 impl BindingError {
     pub(crate) fn new(code: Code, message: impl Into<String>) -> Self {
-        BindingError { code: code.as_str(), message: message.into() }
+        BindingError { code: code.as_str(), message: message.into(), recovery: None }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
@@ -46,7 +49,13 @@ impl BindingError {
 
 impl From<Error> for BindingError {
     fn from(err: Error) -> Self {
-        BindingError { code: err.code(), message: err.to_string() }
+        BindingError { code: err.code(), message: err.to_string(), recovery: None }
+    }
+}
+
+impl From<Failure> for BindingError {
+    fn from(f: Failure) -> Self {
+        BindingError { recovery: Some(f.recovery), ..BindingError::from(f.error) }
     }
 }
 
@@ -57,6 +66,9 @@ impl From<BindingError> for JsValue {
         let js = js_sys::Error::new(&err.message);
         // Setting a property on a fresh, unfrozen Error cannot fail.
         let _ = js_sys::Reflect::set(&js, &JsValue::from_str("code"), &JsValue::from_str(err.code));
+        if let Some(r) = err.recovery {
+            let _ = js_sys::Reflect::set(&js, &JsValue::from_str("recovery"), &JsValue::from_str(r.name()));
+        }
         js.into()
     }
 }
@@ -82,8 +94,20 @@ mod tests {
     }
 
     #[test]
-    fn binding_codes_are_their_names() {
-        assert_eq!(BindingError::new(Code::PoolExhausted, "x").code, "PoolExhausted");
+    fn binding_codes_are_their_names_and_not_the_engines() {
         assert_eq!(BindingError::new(Code::Released, "x").code, "Released");
+        for c in Code::ALL {
+            assert!(!Error::CODES.contains(&c.as_str()), "{c:?} is an engine code too");
+        }
+    }
+
+    #[test]
+    fn a_background_failure_keeps_its_recovery() {
+        let f = Failure {
+            error: Error::QuotaExceeded { file: "f".into(), message: "m".into() },
+            recovery: Recovery::FailAlone,
+        };
+        let err = BindingError::from(f);
+        assert_eq!((err.code, err.recovery), ("QuotaExceeded", Some(Recovery::FailAlone)));
     }
 }

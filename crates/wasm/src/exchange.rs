@@ -25,17 +25,18 @@
 
 use crate::error::BindingError;
 
+// The offsets of the format above; siltdb reads them from `contract.rs`.
+pub(crate) const RELEASES: usize = 0;
+pub(crate) const OUT0: usize = 4;
+pub(crate) const OUT1: usize = 8;
+pub(crate) const HANDLES: usize = 16;
 /// Released handles the header has room for; siltdb sends them on with an
 /// explicit `releasePinned` call when it has more.
-pub const RELEASE_SLOTS: usize = 60;
+pub(crate) const RELEASE_SLOTS: usize = 60;
 /// Where a request starts.
-pub const REQUEST: usize = 16 + 4 * RELEASE_SLOTS;
+pub(crate) const REQUEST: usize = HANDLES + 4 * RELEASE_SLOTS;
 /// Size of a new buffer: a request of a few dozen short keys fits.
 const INITIAL: usize = 4096;
-
-const RELEASES: usize = 0;
-const OUT0: usize = 4;
-const OUT1: usize = 8;
 
 /// The bytes JavaScript writes requests into. Its address changes only in
 /// [`Exchange::reserve`], which siltdb calls before writing a request that
@@ -75,7 +76,7 @@ impl Exchange {
     pub fn take_releases(&mut self) -> Vec<u32> {
         let n = (self.word(RELEASES) as usize).min(RELEASE_SLOTS);
         self.set_word(RELEASES, 0);
-        (0..n).map(|i| self.word(16 + 4 * i)).collect()
+        (0..n).map(|i| self.word(HANDLES + 4 * i)).collect()
     }
 
     /// The key of a `get` request of `len` bytes.
@@ -134,7 +135,7 @@ impl Exchange {
     pub(crate) fn write_releases(&mut self, handles: &[u32]) {
         self.set_word(RELEASES, handles.len() as u32);
         for (i, &h) in handles.iter().enumerate() {
-            self.set_word(16 + 4 * i, h);
+            self.set_word(HANDLES + 4 * i, h);
         }
     }
 }

@@ -9,13 +9,16 @@
 //! - `opfs.rs` (wasm32): the pool on OPFS sync access handles;
 //! - `database.rs`, `reads.rs`, `iterator.rs`, `batch.rs`, `options.rs`:
 //!   the `Database` class and what crosses the boundary with it;
-//!   `exchange.rs` and `results.rs`: zero-copy reads in one call each.
+//!   `exchange.rs` and `results.rs`: zero-copy reads in one call each;
+//! - `contract.rs`: the numbers and names siltdb's TypeScript reads instead
+//!   of keeping its own copies (offsets, bits, error codes).
 //!
 //! Errors cross the boundary as a JavaScript `Error` whose `code` property
 //! is stable (the engine's [`silt_engine::Error::code`] or the binding's own,
 //! see `error.rs`); `siltdb` turns it into a typed `SiltError`.
 
 mod batch;
+mod contract;
 mod database;
 mod error;
 mod exchange;
@@ -32,12 +35,12 @@ use std::sync::Arc;
 use silt_engine::Clock;
 use wasm_bindgen::prelude::*;
 
+pub use contract::contract_json;
 pub use database::Database;
 pub use iterator::Iterator;
 #[cfg(target_arch = "wasm32")]
 pub use opfs::OpfsPool;
 pub use options::OpenOptions;
-pub use reads::exchange_layout;
 
 /// Whether this build of the module uses WebAssembly SIMD128 instructions
 /// (the bloom filter probes have a SIMD128 path). Fixed at compile time.

@@ -170,7 +170,9 @@ impl OpfsPool {
 
     /// Runs the engine's fs contract suite on this pool inside `dir`;
     /// returns one "check: message" string per failure. For the browser
-    /// tests, which must run it on real OPFS handles.
+    /// tests, which must run it on real OPFS handles: only in the test build
+    /// (feature `fs-contract`, `scripts/build.sh`), never in the shipped one.
+    #[cfg(feature = "fs-contract")]
     #[wasm_bindgen(js_name = runFsContract)]
     pub fn run_fs_contract(&self, dir: &str) -> Vec<String> {
         silt_engine::fs::contract::run_all(&self.pool, dir)

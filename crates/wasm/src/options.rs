@@ -39,6 +39,7 @@ pub struct OpenOptions {
 /// flushes, compactions and reopening, so that a database that hit its cap
 /// can always be emptied and reopened (RocksDB's SstFileManager keeps a
 /// compaction buffer for the same reason).
+#[cfg_attr(not(target_arch = "wasm32"), expect(dead_code, reason = "only the OPFS pool (wasm32) has a size cap"))]
 pub const MAX_BYTES_RESERVE_DIVISOR: u64 = 4;
 
 impl Default for OpenOptions {

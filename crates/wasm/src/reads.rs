@@ -8,16 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::database::Database;
 use crate::error::{BindingError, JsResult};
-use crate::exchange::{RELEASE_SLOTS, REQUEST};
 use crate::results::{place, Pinned};
-
-/// Where a request starts in the exchange buffer, and how many released
-/// handles its header holds: the two numbers of its format that siltdb
-/// needs.
-#[wasm_bindgen(js_name = exchangeLayout)]
-pub fn exchange_layout() -> Vec<u32> {
-    vec![REQUEST as u32, RELEASE_SLOTS as u32]
-}
 
 impl Database {
     /// Lets go of the results JavaScript released since the last call.
@@ -123,6 +114,7 @@ mod tests {
     use silt_engine::fs::MemFs;
 
     use super::*;
+    use crate::exchange::REQUEST;
     use crate::options::OpenOptions;
 
     fn db() -> Database {

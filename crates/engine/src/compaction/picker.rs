@@ -158,14 +158,14 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
     };
     let trigger = o.level0_file_num_compaction_trigger.max(1);
     consider(v.levels[0].len() as f64 / trigger as f64, 0);
-    for level in 1..last {
+    for (level, &size) in sizes.iter().enumerate().take(last).skip(1) {
         if v.levels[level].is_empty() {
             continue;
         }
         if level < targets.base_level {
             consider(1000.0, level);
         } else {
-            consider(sizes[level] as f64 / targets.bytes[level].max(1) as f64, level);
+            consider(size as f64 / targets.bytes[level].max(1) as f64, level);
         }
     }
     let Some((_, level)) = best else { return Choice::DoNothing };

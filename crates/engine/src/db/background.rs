@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::failure::{Attempt, Failure, Recovery, Stage};
 use super::{lock, Db, DbInner, DbState, ManualCompaction, Progress};
 use crate::compaction::job::{JobEnv, TableJob};
 use crate::compaction::picker::{self, Choice, CompactionSpec};
@@ -19,16 +20,23 @@ impl Db {
     /// Runs background work (a flush, else a compaction) for at most about
     /// `budget` data blocks' worth of bytes, then returns. Call it again
     /// while `work_left`.
-    pub fn do_background_work(&self, budget: usize) -> Result<Progress> {
-        self.check_open()?;
+    ///
+    /// A failure says what it means ([`Failure::recovery`], decided in
+    /// `failure.rs`): call again later ([`Recovery::RetryLater`], e.g. once
+    /// the file layer can create files again; [`Recovery::FailAlone`], once
+    /// space is freed), or stop ([`Recovery::StopWrites`]: writes fail until
+    /// the database is reopened; also a closed database).
+    pub fn do_background_work(&self, budget: usize) -> std::result::Result<Progress, Failure> {
+        self.check_open().map_err(Failure::stopped)?;
         let mut st = lock(&self.inner.state);
         if let Some(e) = &st.bg_error {
-            return Err(e.clone());
+            return Err(Failure::stopped(e.clone()));
         }
-        let p = self.background_step(&mut st, budget.max(1))?;
-        // Readers may have let go of old versions since the last call.
+        let p = self.background_step(&mut st, budget.max(1));
+        // Readers may have let go of old versions since the last call; and
+        // a job dropped for lack of space gives its outputs back.
         self.inner.delete_obsolete_files(&mut st);
-        Ok(p)
+        p
     }
 
     /// One step of whatever background work is most urgent: flushes, the
@@ -38,7 +46,7 @@ impl Db {
     /// Files a step may create: a flush or compaction step writes at most
     /// one output file per `target_file_size_base` bytes of its budget, plus
     /// one (finishing an output and starting the next).
-    pub(super) fn background_step(&self, st: &mut DbState, budget: usize) -> Result<Progress> {
+    pub(super) fn background_step(&self, st: &mut DbState, budget: usize) -> Attempt<Progress> {
         let auto = !self.inner.options.disable_auto_compactions;
         let did_work = if !st.imm.is_empty() {
             self.flush_step(st, budget)?;
@@ -73,8 +81,15 @@ impl Db {
         (blocks as u64).saturating_mul(self.inner.options.block_size as u64)
     }
 
-    /// Runs one step of `job`, allocating output numbers from `st`.
-    fn step_job(&self, st: &mut DbState, job: &mut TableJob, budget: usize) -> Result<bool> {
+    /// Runs one step of `job`, allocating output numbers from `st`. A
+    /// failure is a [`Stage::Create`] one when it only failed to create the
+    /// next output file (nothing written), else a [`Stage::Write`] one.
+    fn step_job(
+        &self,
+        st: &mut DbState,
+        job: &mut TableJob,
+        budget: usize,
+    ) -> std::result::Result<bool, (Stage, Error)> {
         let inner = &*self.inner;
         let versions = &mut st.versions;
         let pending = &mut st.pending_outputs;
@@ -85,39 +100,38 @@ impl Db {
         };
         let mut env = JobEnv { fs: &*inner.fs, dir: &inner.dir, new_file: &mut new_file };
         job.step(&mut env, self.budget_bytes(budget))
+            .map_err(|e| (if job.create_failed() { Stage::Create } else { Stage::Write }, e))
+    }
+
+    /// Decides what a failure at `stage` means (`failure.rs`) and, when it
+    /// stops writes, records it as the database's background error.
+    pub(super) fn fail(&self, st: &mut DbState, stage: Stage, error: Error) -> Failure {
+        let f = Failure::new(stage, error);
+        if f.recovery == Recovery::StopWrites {
+            st.bg_error = Some(f.error.clone());
+        }
+        f
     }
 
     /// Starts (if needed) and advances the flush of the oldest immutable
-    /// memtable. On failure the database stops taking writes (`bg_error`);
-    /// partial files are orphans the next open deletes.
-    ///
-    /// A failure to *create* an output file (no space, an exhausted OPFS
-    /// pool) wrote nothing: the job stays queued, the error is returned, and
-    /// a later step retries.
-    ///
-    /// Running out of space (`QuotaExceeded`) midway is not fatal either:
-    /// the job is dropped and its unfinished outputs deleted (they are in no
-    /// version), the memtable stays queued, and a later step starts over.
-    pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
-        let r = self.flush_step_inner(st, budget);
-        if let Err(e) = &r {
-            // A create that failed for another reason (an exhausted OPFS pool)
-            // is retried as it is; out of space, the job is dropped below so
-            // that its finished outputs give their space back.
-            let quota = matches!(e, Error::QuotaExceeded { .. });
-            if !quota && st.flush.as_ref().is_some_and(|j| j.create_failed()) {
-                return r;
-            }
-            let job = st.flush.take();
-            if matches!(e, Error::QuotaExceeded { .. }) {
-                if let Some(job) = job {
+    /// memtable. On a failure, as [`Recovery`] says: the job stays queued
+    /// as it is (`RetryLater`: a create failed, nothing written), or is
+    /// dropped with its unfinished outputs deleted and started over later
+    /// (`FailAlone`: out of space; the memtable stays queued), or writes
+    /// stop (`StopWrites`; partial files are orphans the next open deletes).
+    pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Attempt<()> {
+        let Err((stage, e)) = self.flush_step_inner(st, budget) else { return Ok(()) };
+        let f = self.fail(st, stage, e);
+        match f.recovery {
+            Recovery::RetryLater => {}
+            Recovery::FailAlone => {
+                if let Some(job) = st.flush.take() {
                     self.abandon_job(st, job);
                 }
-                return r;
             }
-            st.bg_error = Some(e.clone());
+            Recovery::StopWrites => st.flush = None,
         }
-        r
+        Err(f)
     }
 
     /// Drops a job that ran out of space and deletes its outputs, which no
@@ -131,7 +145,9 @@ impl Db {
         self.inner.delete_obsolete_files(st);
     }
 
-    fn flush_step_inner(&self, st: &mut DbState, budget: usize) -> Result<()> {
+    /// The flush step; a failure leaves the job in `st.flush` for
+    /// [`Db::flush_step`] to keep or drop.
+    fn flush_step_inner(&self, st: &mut DbState, budget: usize) -> std::result::Result<(), (Stage, Error)> {
         let inner = &*self.inner;
         let mut job = match st.flush.take() {
             Some(job) => job,
@@ -165,9 +181,8 @@ impl Db {
         // WALs older than the oldest memtable still unflushed are done with.
         edit.log_number = Some(st.imm.get(1).map_or(st.mem.wal_number(), |m| m.wal_number()));
         if let Err(e) = st.versions.log_and_apply(edit) {
-            // flush_step decides whether this is fatal (it needs the job).
             st.flush = Some(job);
-            return Err(e);
+            return Err((Stage::Write, e));
         }
         st.imm.pop_front();
         for n in &job.allocated {
@@ -186,7 +201,7 @@ impl Db {
 
     /// Asks the picker for work; applies a trivial move at once, or starts a
     /// compaction job and runs its first step. Returns whether it did work.
-    fn pick_compaction(&self, st: &mut DbState, budget: usize) -> Result<bool> {
+    fn pick_compaction(&self, st: &mut DbState, budget: usize) -> Attempt<bool> {
         let v = st.versions.current_ref().clone();
         match picker::choose(&v, &self.inner.options.picker_options(), &st.cursors) {
             Choice::DoNothing => Ok(false),
@@ -195,7 +210,7 @@ impl Db {
                 let mut edit = VersionEdit::default();
                 edit.deleted.push((from, file.number()));
                 edit.added.push((to, file.meta.clone()));
-                self.apply_or_fail(st, edit)?;
+                self.apply_edit(st, edit)?;
                 self.inner.stats.add(Ticker::TrivialMoves, 1);
                 self.install_super_version(st);
                 Ok(true)
@@ -208,25 +223,20 @@ impl Db {
                         }
                     }
                 }
-                self.start_compaction(st, spec)?;
+                self.start_compaction(st, spec).map_err(|e| self.fail(st, Stage::Read, e))?;
                 self.compaction_step(st, budget)?;
                 Ok(true)
             }
         }
     }
 
-    /// Applies `edit`. A failure stops writes, except running out of space:
-    /// the record went in one append that failed and whose partial bytes the
-    /// log writer cut off, and the next edit starts a new manifest anyway
-    /// (`VersionSet::log_and_apply`), so the current version is as it was.
-    fn apply_or_fail(&self, st: &mut DbState, edit: VersionEdit) -> Result<()> {
-        if let Err(e) = st.versions.log_and_apply(edit) {
-            if !matches!(e, Error::QuotaExceeded { .. }) {
-                st.bg_error = Some(e.clone());
-            }
-            return Err(e);
-        }
-        Ok(())
+    /// Applies `edit`, a [`Stage::Write`]. Out of space, the current version
+    /// is as it was: the record went in one append that failed and whose
+    /// partial bytes the log writer cut off, and the next edit starts a new
+    /// manifest anyway (`VersionSet::log_and_apply`). A sync that failed
+    /// comes back from there as an `Io` error, which stops writes.
+    fn apply_edit(&self, st: &mut DbState, edit: VersionEdit) -> Attempt<()> {
+        st.versions.log_and_apply(edit).map(drop).map_err(|e| self.fail(st, Stage::Write, e))
     }
 
     fn start_compaction(&self, st: &mut DbState, spec: CompactionSpec) -> Result<()> {
@@ -262,24 +272,21 @@ impl Db {
         Ok(())
     }
 
-    /// Advances the running compaction; installs its result when done.
-    pub(super) fn compaction_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
+    /// Advances the running compaction; installs its result when done. On a
+    /// failure, as [`Recovery`] says: the job is kept (`RetryLater`), or its
+    /// outputs are dropped and it starts over later (`FailAlone`: out of
+    /// space; its inputs are intact), or writes stop (`StopWrites`).
+    pub(super) fn compaction_step(&self, st: &mut DbState, budget: usize) -> Attempt<()> {
         let Some((spec, mut job)) = st.compaction.take() else { return Ok(()) };
         match self.step_job(st, &mut job, budget) {
-            Err(e) if job.create_failed() && !matches!(e, Error::QuotaExceeded { .. }) => {
-                // Nothing written: keep the job for a later step.
-                st.compaction = Some((spec, job));
-                Err(e)
-            }
-            Err(e @ Error::QuotaExceeded { .. }) => {
-                // Out of space midway: drop the outputs (inputs are intact)
-                // and start this compaction over later.
-                self.abandon_compaction(st, &spec, job);
-                Err(e)
-            }
-            Err(e) => {
-                st.bg_error = Some(e.clone());
-                Err(e)
+            Err((stage, e)) => {
+                let f = self.fail(st, stage, e);
+                match f.recovery {
+                    Recovery::RetryLater => st.compaction = Some((spec, job)),
+                    Recovery::FailAlone => self.abandon_compaction(st, &spec, job),
+                    Recovery::StopWrites => {}
+                }
+                Err(f)
             }
             Ok(false) => {
                 st.compaction = Some((spec, job));
@@ -291,11 +298,11 @@ impl Db {
                     added: job.outputs.iter().map(|m| (spec.output_level, m.clone())).collect(),
                     ..VersionEdit::default()
                 };
-                if let Err(e) = self.apply_or_fail(st, edit) {
-                    if matches!(e, Error::QuotaExceeded { .. }) {
+                if let Err(f) = self.apply_edit(st, edit) {
+                    if f.recovery == Recovery::FailAlone {
                         self.abandon_compaction(st, &spec, job);
                     }
-                    return Err(e);
+                    return Err(f);
                 }
                 for n in &job.allocated {
                     st.pending_outputs.remove(n);
@@ -335,12 +342,12 @@ impl Db {
     pub fn flush(&self) -> Result<()> {
         self.check_open()?;
         let mut st = lock(&self.inner.state);
-        self.flush_locked(&mut st)
+        Ok(self.flush_locked(&mut st)?)
     }
 
-    fn flush_locked(&self, st: &mut DbState) -> Result<()> {
+    fn flush_locked(&self, st: &mut DbState) -> Attempt<()> {
         if let Some(e) = &st.bg_error {
-            return Err(e.clone());
+            return Err(Failure::stopped(e.clone()));
         }
         if !st.mem.is_empty() {
             self.switch_memtable(st)?;
@@ -397,7 +404,7 @@ impl Db {
     /// Advances the manual compaction: starts the next compaction of its
     /// range, level by level down to the last level (rewritten in place,
     /// once), and runs its first step.
-    fn manual_step(&self, st: &mut DbState, budget: usize) -> Result<()> {
+    fn manual_step(&self, st: &mut DbState, budget: usize) -> Attempt<()> {
         let last = NUM_LEVELS - 1;
         while let Some(m) = st.manual.as_mut() {
             if m.level > last {
@@ -410,13 +417,14 @@ impl Db {
             match choice {
                 Choice::DoNothing => m.level += 1,
                 Choice::Move { .. } => {
-                    return Err(Error::NotSupported("manual compaction never moves files".into()));
+                    let e = Error::NotSupported("manual compaction never moves files".into());
+                    return Err(self.fail(st, Stage::Read, e));
                 }
                 Choice::Merge(spec) => {
                     if m.level == last {
                         m.level += 1; // the last level is rewritten once
                     }
-                    self.start_compaction(st, spec)?;
+                    self.start_compaction(st, spec).map_err(|e| self.fail(st, Stage::Read, e))?;
                     return self.compaction_step(st, budget);
                 }
             }

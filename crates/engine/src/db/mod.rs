@@ -8,6 +8,7 @@
 //! a short lock and then read without any lock.
 
 mod background;
+mod failure;
 mod get;
 mod iter;
 mod multi_get;
@@ -20,12 +21,14 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use failure::{Failure, Recovery};
 pub use iter::DbIterator;
 pub use multi_get::{PinnedResults, PinnedValue};
 pub use options::{Clock, Options, ReadOptions, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
 
+use self::failure::{Attempt, Stage};
 use self::options::{check_key, check_value};
 use self::snapshot::SnapshotList;
 use crate::batch::{BatchOp, WriteBatch};
@@ -122,8 +125,9 @@ struct DbState {
     manual: Option<ManualCompaction>,
     /// Per level, the largest key of the file last compacted out of it.
     cursors: [Vec<u8>; NUM_LEVELS],
-    /// A failed WAL, manifest or table write stops all writes until reopen:
-    /// the files may end in a partial record that must not be followed.
+    /// A failure whose [`Recovery`] is `StopWrites` (`failure.rs`): every
+    /// later write fails with it until reopen, as the files may end in a
+    /// partial record that must not be followed.
     bg_error: Option<Error>,
     /// Table files being written, not yet in any version.
     pending_outputs: HashSet<u64>,
@@ -253,20 +257,16 @@ impl Db {
         self.make_room_for_write(&mut st, frees_space)?;
         let seq = st.versions.last_sequence + 1;
         batch.set_sequence(seq);
+        // Out of space, the log writer cut off whatever part of the record
+        // reached the file, so the log is as it was and the write fails
+        // alone (failure.rs).
         if let Err(e) = st.wal.add_record(batch.data()) {
-            // Out of space: the log writer cut off whatever part of the
-            // record reached the file, so the log is as it was; the write
-            // fails alone and a later one may succeed once space is freed.
-            if !matches!(e, Error::QuotaExceeded { .. }) {
-                st.bg_error = Some(e.clone());
-            }
-            return Err(e);
+            return Err(self.fail(&mut st, Stage::Write, e).error);
         }
         inner.stats.add(Ticker::WalBytes, batch.data().len() as u64);
         if opts.sync {
             if let Err(e) = st.wal.sync() {
-                st.bg_error = Some(e.clone());
-                return Err(e);
+                return Err(self.fail(&mut st, Stage::Sync, e).error);
             }
             inner.stats.add(Ticker::WalSynced, 1);
             st.wal_dirty = false;
@@ -301,11 +301,12 @@ impl Db {
         let inner = &*self.inner;
         let o = &inner.options;
         let mut stalled_at = None;
-        // Whether the stall's work went through; a lack of space lets a
-        // batch of deletes only go on without it (and remembers, so that the
-        // next such batch does not redo the work that cannot fit).
-        let went = |st: &mut DbState, r: Result<bool>| match r {
-            Err(Error::QuotaExceeded { .. }) if frees_space => {
+        // Whether the stall's work went through; work that failed alone for
+        // lack of space lets a batch of deletes only go on without it (and
+        // remembers, so that the next such batch does not redo the work
+        // that cannot fit).
+        let went = |st: &mut DbState, r: Attempt<bool>| match r {
+            Err(f) if frees_space && f.recovery == Recovery::FailAlone => {
                 st.out_of_space = true;
                 Ok(false)
             }
@@ -313,7 +314,7 @@ impl Db {
                 st.out_of_space = false;
                 Ok(did)
             }
-            r => r,
+            Err(f) => Err(f.error),
         };
         loop {
             if frees_space && st.out_of_space {
@@ -353,11 +354,11 @@ impl Db {
             }
             match self.switch_memtable(st) {
                 Ok(()) => {}
-                Err(Error::QuotaExceeded { .. }) if frees_space => {
+                Err(f) if frees_space && f.recovery == Recovery::FailAlone => {
                     st.out_of_space = true;
                     break;
                 }
-                Err(e) => return Err(e),
+                Err(f) => return Err(f.error),
             }
         }
         if let Some(t0) = stalled_at {
@@ -368,18 +369,19 @@ impl Db {
     }
 
     /// Freezes the active memtable and starts a new one with a new WAL.
-    fn switch_memtable(&self, st: &mut DbState) -> Result<()> {
+    fn switch_memtable(&self, st: &mut DbState) -> Attempt<()> {
         let inner = &*self.inner;
         // Sync the old WAL first: a crash must never keep later writes (in
         // the new WAL) while losing earlier ones. Synced even when clean, so
         // that a WAL the manifest still needs always exists after a crash.
         if let Err(e) = st.wal.sync() {
-            st.bg_error = Some(e.clone());
-            return Err(e);
+            return Err(self.fail(st, Stage::Sync, e));
         }
         st.wal_dirty = false;
         let number = st.versions.new_file_number();
-        let file = create_wal(&*inner.fs, &inner.dir, number)?;
+        // A new WAL nothing points at yet: if it cannot be made, the old
+        // one goes on and a later write tries again.
+        let file = create_wal(&*inner.fs, &inner.dir, number).map_err(|e| self.fail(st, Stage::Create, e))?;
         st.wal = LogWriter::new(file, 0);
         st.wal_number = number;
         let mem = Arc::new(MemTable::new(number));

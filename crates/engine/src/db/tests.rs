@@ -300,8 +300,11 @@ fn a_failed_output_create_is_retried_not_fatal() {
     fault.fail_creates(true);
     // The flush cannot create its table: the step fails, nothing is lost,
     // and the database keeps taking writes and reads.
-    assert!(matches!(db.do_background_work(8), Err(Error::QuotaExceeded { .. })));
-    assert!(matches!(db.do_background_work(8), Err(Error::QuotaExceeded { .. })));
+    for _ in 0..2 {
+        let f = db.do_background_work(8).unwrap_err();
+        assert!(matches!(f.error, Error::QuotaExceeded { .. }), "{f:?}");
+        assert_eq!(f.recovery, Recovery::FailAlone);
+    }
     db.put(&W, b"during", b"the outage").unwrap();
     assert_eq!(db.get(&r(), b"key000010").unwrap(), Some(vec![7; 64]));
     fault.fail_creates(false);
@@ -393,8 +396,8 @@ fn running_out_of_space_fails_the_write_or_the_step_alone_and_never_stops_the_da
         }
         match db.do_background_work(usize::MAX) {
             Ok(_) => {}
-            Err(Error::QuotaExceeded { .. }) => step_quota += 1,
-            Err(e) => panic!("background work: {e:?}"),
+            Err(Failure { error: Error::QuotaExceeded { .. }, recovery: Recovery::FailAlone }) => step_quota += 1,
+            Err(f) => panic!("background work: {f:?}"),
         }
     }
     assert!(step_quota > 0 && acked > 0, "flushes and compactions never ran out of space");

@@ -93,18 +93,6 @@ impl<'a> Reader<'a> {
         Some(v)
     }
 
-    pub fn fixed32(&mut self) -> Option<u32> {
-        let v = decode_fixed32(self.buf)?;
-        self.buf = &self.buf[4..];
-        Some(v)
-    }
-
-    pub fn fixed64(&mut self) -> Option<u64> {
-        let v = decode_fixed64(self.buf)?;
-        self.buf = &self.buf[8..];
-        Some(v)
-    }
-
     pub fn u8(&mut self) -> Option<u8> {
         let (&b, rest) = self.buf.split_first()?;
         self.buf = rest;
@@ -175,9 +163,8 @@ mod tests {
         let mut buf = Vec::new();
         put_fixed32(&mut buf, 0xdead_beef);
         put_fixed64(&mut buf, 0x0123_4567_89ab_cdef);
-        let mut r = Reader::new(&buf);
-        assert_eq!(r.fixed32(), Some(0xdead_beef));
-        assert_eq!(r.fixed64(), Some(0x0123_4567_89ab_cdef));
-        assert_eq!(r.fixed32(), None);
+        assert_eq!(decode_fixed32(&buf), Some(0xdead_beef));
+        assert_eq!(decode_fixed64(&buf[4..]), Some(0x0123_4567_89ab_cdef));
+        assert_eq!(decode_fixed32(&buf[12..]), None);
     }
 }

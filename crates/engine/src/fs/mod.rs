@@ -9,15 +9,18 @@
 //! Paths are `/`-separated strings; a database lives in one directory and
 //! only ever names files directly inside it.
 
+#[cfg(any(test, feature = "testkit"))]
 mod fault;
 mod mem;
 #[cfg(not(target_arch = "wasm32"))]
 mod std_fs;
 
+#[cfg(any(test, feature = "testkit"))]
 pub mod contract;
 
 use std::sync::Arc;
 
+#[cfg(any(test, feature = "testkit"))]
 pub use fault::{CrashMode, FaultFs, FsOp};
 pub use mem::MemFs;
 #[cfg(not(target_arch = "wasm32"))]

@@ -371,7 +371,9 @@ mod tests {
         BlockOrigin { file: Arc::from("t.sst"), offset: 0 }
     }
 
-    fn build(n: usize, interval: usize) -> (Block, Vec<(Vec<u8>, Vec<u8>)>) {
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn build(n: usize, interval: usize) -> (Block, Entries) {
         let mut b = BlockBuilder::new(interval);
         let entries: Vec<_> = (0..n)
             .map(|i| {

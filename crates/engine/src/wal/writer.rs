@@ -90,8 +90,4 @@ impl LogWriter {
     pub fn len(&self) -> u64 {
         self.len
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }

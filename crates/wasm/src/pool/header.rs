@@ -20,7 +20,7 @@
 //! Two headers naming one path (a remove not yet durable, then a create of
 //! the same path) are resolved by the generation: the larger one wins.
 
-use silt_engine::format::checksum::{crc32c, mask, unmask};
+use silt_engine::checksum::{crc32c, mask, unmask};
 
 /// Bytes reserved for the header; logical data starts here (a 4 KiB
 /// boundary, so data blocks stay aligned as the engine wrote them).

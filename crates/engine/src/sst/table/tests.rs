@@ -12,7 +12,9 @@ fn ukey(i: u32) -> Vec<u8> {
     format!("user-key-{i:08}").into_bytes()
 }
 
-fn build(fs: &MemFs, n: u32, compression: Compression) -> (Arc<Table>, Vec<(Vec<u8>, Vec<u8>)>) {
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn build(fs: &MemFs, n: u32, compression: Compression) -> (Arc<Table>, Entries) {
     let f = fs.open("000007.sst", true).unwrap();
     f.truncate(0).unwrap();
     let opts = TableOptions { block_size: 512, compression, ..TableOptions::default() };

@@ -1,0 +1,62 @@
+// The contract between the wasm module and this package
+// (crates/wasm/src/contract.rs, js/src/contract.ts): what the TypeScript
+// names must be exactly what the module says, so that neither side can
+// change alone.
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { contract, RECOVERIES } from '../src/contract.js';
+import { BINDING_ERROR_CODES, ENGINE_ERROR_CODES, PACKAGE_ERROR_CODES, SILT_ERROR_CODES } from '../src/errors.js';
+import { MIN_POOL_RESERVE } from '../src/open.js';
+import { loadWasm } from '../src/wasm.js';
+
+beforeAll(loadWasm);
+
+describe('the contract with the wasm module', () => {
+  test("the error-code union is exactly the engine's and the binding's codes, plus the package's own", () => {
+    expect(contract().errorCodes).toEqual([...ENGINE_ERROR_CODES, ...BINDING_ERROR_CODES]);
+    for (const code of PACKAGE_ERROR_CODES) expect(contract().errorCodes).not.toContain(code);
+    expect(new Set(SILT_ERROR_CODES).size).toBe(SILT_ERROR_CODES.length);
+  });
+
+  test("the recoveries are exactly the engine's", () => {
+    expect(contract().recoveries).toEqual([...RECOVERIES]);
+  });
+
+  test('the exchange layout has every offset this package reads, and a request starts after the release slots', () => {
+    const x = contract().exchange;
+    expect(Object.keys(x).sort()).toEqual(['absent', 'handles', 'out0', 'out1', 'releaseSlots', 'releases', 'request']);
+    for (const v of Object.values(x)) expect(Number.isInteger(v) && v >= 0).toBe(true);
+    expect(x.request).toBe(x.handles + 4 * x.releaseSlots);
+    // Header words are distinct and 4-aligned.
+    const words = [x.releases, x.out0, x.out1];
+    expect(new Set(words).size).toBe(3);
+    for (const w of [...words, x.handles]) expect(w % 4).toBe(0);
+    expect(x.absent).toBe(0xffff_ffff);
+  });
+
+  test('the background-work bits are distinct single bits', () => {
+    const w = contract().work;
+    expect(Object.keys(w).sort()).toEqual(['didWork', 'waitingForPool', 'workLeft']);
+    const bits = Object.values(w);
+    for (const b of bits) expect(b > 0 && (b & (b - 1)) === 0).toBe(true);
+    expect(new Set(bits).size).toBe(bits.length);
+  });
+
+  test('the smallest poolReserve is what the busiest call needs free', () => {
+    const needs = contract().poolNeeds;
+    expect(Object.keys(needs).sort()).toEqual(['background', 'open', 'write']);
+    expect(MIN_POOL_RESERVE).toBe(Math.max(...Object.values(needs)));
+  });
+});
+
+describe('the shipped module', () => {
+  test('exports no test entry point (the fs contract runner is in the test-only build)', () => {
+    const wasm = readFileSync(new URL('../pkg/silt_wasm_bg.wasm', import.meta.url));
+    const names = WebAssembly.Module.exports(new WebAssembly.Module(wasm)).map((e) => e.name);
+    // The check reads the real export list: the product's own entry points are in it.
+    expect(names).toEqual(expect.arrayContaining(['contract', 'opfspool_add', 'database_getPinned']));
+    expect(names.filter((n) => /runfscontract|fuzz|testkit/i.test(n))).toEqual([]);
+    const glue = readFileSync(new URL('../pkg/silt_wasm.d.ts', import.meta.url), 'utf8');
+    expect(glue).not.toMatch(/runFsContract/);
+  });
+});
