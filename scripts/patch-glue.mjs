@@ -54,11 +54,7 @@ const replacements = [
     1,
   ],
   ['let wasmModule, wasmInstance, wasm;', `${instrument}let wasmModule, wasmInstance, wasm;`, 1],
-  [
-    'wasm = instance.exports;',
-    'wasm = __siltInstrument.wrapExports === null ? instance.exports : __siltInstrument.wrapExports(instance.exports);',
-    1,
-  ],
+  ['wasm = instance.exports;', 'wasm = __siltInstrument.wrapExports === null ? instance.exports : __siltInstrument.wrapExports(instance.exports);', 1],
   [
     'const imports = __wbg_get_imports();',
     'const imports = __siltInstrument.wrapImports === null ? __wbg_get_imports() : __siltInstrument.wrapImports(__wbg_get_imports());',

@@ -16,8 +16,14 @@ else
   say "chromium present: $(/usr/bin/chromium --version 2>/dev/null | head -n1)"
 fi
 
-# --- Rust: wasm32 target, wasm-bindgen-cli (pinned), wasm-pack (pinned) ----
+# --- Rust: wasm32 target, lint components, wasm-bindgen-cli (pinned), wasm-pack (pinned)
 export PATH="$HOME/.cargo/bin:$PATH"
+for component in clippy rustfmt; do
+  if ! rustup component list --installed | grep -q "^$component"; then
+    say "adding rust component $component"
+    rustup component add "$component"
+  fi
+done
 # wasm32-unknown-unknown for the browser build; wasm32-wasip1 to run the
 # engine's unit tests as WebAssembly in Node (scripts/wasi-run.mjs).
 for target in wasm32-unknown-unknown wasm32-wasip1; do

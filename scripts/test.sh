@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test suite: type checks of the test code, `cargo test
-# --workspace` (native), vitest (the `siltdb` package on the real wasm build,
-# in Node), Playwright (Debian's Chromium). Every suite runs even when an
-# earlier one failed; the exit status is non-zero if any failed.
+# Runs every test suite: the lint gate (scripts/lint.sh), type checks of the
+# test code, `cargo test --workspace` (native), the engine's unit tests as
+# WebAssembly, vitest (the `siltdb` package on the real wasm build, in Node),
+# Playwright (Debian's Chromium). Every suite runs even when an earlier one
+# failed; the exit status is non-zero if any failed.
 #
 # REQUIRES: scripts/setup.sh and scripts/build.sh have run (`npm test` does
 # all three).
@@ -60,6 +61,7 @@ playwright_tests() {
   (cd tests && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install playwright test)
 }
 
+suite "lint (rustfmt, clippy native and wasm32, biome)" bash scripts/lint.sh
 suite "typecheck (tsc, test code)" typecheck
 suite "cargo test --workspace (native)" cargo_tests
 suite "cargo test silt-engine as WebAssembly (wasm32-wasip1, SIMD128, Node)" wasm_engine_tests

@@ -56,11 +56,7 @@ pub fn line(
         f.multiread_batched,
         f.multiread_get,
         f.seek_nexts,
-        if f.writes_per_range_tombstone > 0 {
-            f.max_num_range_tombstones.min(f.num / f.writes_per_range_tombstone)
-        } else {
-            0
-        },
+        f.num.checked_div(f.writes_per_range_tombstone).map_or(0, |n| f.max_num_range_tombstones.min(n)),
         f.explicit_snapshot,
         f.auto_refresh_iterator_with_snapshot,
         f.key_size,
