@@ -18,8 +18,8 @@ import { machineText } from './machine.mjs';
 
 const args = parseArgs(
   process.argv.slice(2),
-  { num: 100_000, reads: 20_000, top: 20 },
-  'usage: node bench/run/profile-reads.mjs [--num N] [--reads N] [--top N]',
+  { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '' },
+  'usage: node bench/run/profile-reads.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|multiGet|seek+100]',
 );
 const N = args.num;
 const READS = args.reads;
@@ -76,18 +76,21 @@ await session.post('Profiler.enable');
 // Every 50 µs (the default, 1 ms, gives a few dozen samples per run).
 await session.post('Profiler.setSamplingInterval', { interval: 50 });
 for (const [name, run] of Object.entries(workloads)) {
+  if (args.only && args.only !== name) continue;
   run(); // warm: every block in the cache, the code optimized
   const times = [];
-  for (let rep = 0; rep < 3; rep++) {
+  for (let rep = 0; rep < args.reps; rep++) {
     const t = performance.now();
     const [, ops] = run();
     times.push(((performance.now() - t) * 1000) / ops);
   }
   times.sort((a, b) => a - b);
+  const unit = name === 'multiGet' ? 'key' : 'op';
+  console.log(`\n${name}: ${times[Math.floor(times.length / 2)].toFixed(3)} µs per ${unit} (median of ${times.length}; fastest ${times[0].toFixed(3)})`);
+  if (args['time-only']) continue;
   await session.post('Profiler.start');
   for (let rep = 0; rep < 5; rep++) run();
   const { profile } = await session.post('Profiler.stop');
-  console.log(`\n${name}: ${times[1].toFixed(3)} µs per ${name === 'multiGet' ? 'key' : 'op'} (median of 3)`);
   for (const [fn, share] of topSelf(profile)) console.log(`  ${(share * 100).toFixed(1).padStart(5)}%  ${fn}`);
 }
 db.close();

@@ -5,6 +5,7 @@ mod builder;
 pub mod filter;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod filter_simd;
+pub mod flat_index;
 pub mod format;
 mod table;
 

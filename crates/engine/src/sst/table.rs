@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::block::{Block, BlockIter, BlockOrigin};
 use super::builder::{META_FILTER, META_PROPERTIES, META_RANGE_DEL};
 use super::filter::BloomFilter;
+use super::flat_index::FlatIndex;
 use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
@@ -24,7 +25,7 @@ pub struct Table {
     path: Arc<str>,
     number: u64,
     file_len: u64,
-    index: Block,
+    index: FlatIndex,
     filter: Option<BloomFilter>,
     tombstones: Option<Arc<FragmentedTombstones>>,
     cache: Arc<BlockCache>,
@@ -65,7 +66,8 @@ impl Table {
         read_exact_at(&*file, path, at, &mut fbuf)?;
         let footer = Footer::decode(&fbuf, path, at)?;
         let origin = |offset| BlockOrigin { file: Arc::from(path), offset };
-        let index = Block::new(read_block(&*file, path, file_len, footer.index)?, origin(footer.index.offset))?;
+        let index_block = Block::new(read_block(&*file, path, file_len, footer.index)?, origin(footer.index.offset))?;
+        let index = FlatIndex::decode(&index_block, path, footer.index.offset, footer.index.offset)?;
         let meta = Block::new(read_block(&*file, path, file_len, footer.metaindex)?, origin(footer.metaindex.offset))?;
         let mut filter = None;
         let mut tombstones = None;
@@ -154,13 +156,11 @@ impl Table {
         if self.filter.is_some() {
             ctx.stats.bloom_positive += 1;
         }
-        let mut index = self.index.iter();
-        index.seek(seek_key);
-        index.status()?;
-        if !index.valid() {
+        let i = self.index.seek(seek_key);
+        if i == self.index.len() {
             return Ok(());
         }
-        let handle = self.decode_handle(index.value())?;
+        let handle = self.index.handle(i);
         let block = self.block_for(handle, ctx)?;
         self.lookup_in_block(&block, handle, seek_key, ctx)
     }
@@ -193,8 +193,9 @@ impl Table {
         may: &[bool],
         read_seq: SequenceNumber,
     ) -> Result<()> {
-        let mut index = self.index.iter();
-        let mut positioned = false;
+        // Keys come sorted: each search gallops on from the previous key's
+        // entry, so close keys cost a compare or two.
+        let mut from = 0;
         let mut current: Option<(BlockHandle, Block)> = None;
         for (k, &may) in keys.iter_mut().zip(may) {
             k.ctx.cover(self.max_covering_tombstone_seq(k.user_key, read_seq));
@@ -205,34 +206,12 @@ impl Table {
             if self.filter.is_some() {
                 k.ctx.stats.bloom_positive += 1;
             }
-            // The index entry for the previous key still serves this one if
-            // the key is within its separator; the next one or two entries
-            // are tried before a fresh binary search.
-            let within = |ix: &BlockIter| ix.valid() && key::compare(&k.seek, ix.key()).is_le();
-            if !(positioned && within(&index)) {
-                let mut found = false;
-                if positioned {
-                    for _ in 0..2 {
-                        if !index.valid() {
-                            break;
-                        }
-                        index.next();
-                        if within(&index) {
-                            found = true;
-                            break;
-                        }
-                    }
-                }
-                if !found {
-                    index.seek(&k.seek);
-                }
-                positioned = true;
-            }
-            index.status()?;
-            if !index.valid() {
+            let i = self.index.seek_from(from, &k.seek);
+            from = i;
+            if i == self.index.len() {
                 continue;
             }
-            let handle = self.decode_handle(index.value())?;
+            let handle = self.index.handle(i);
             if current.as_ref().map(|c| c.0) != Some(handle) {
                 current = Some((handle, self.block_for(handle, &mut k.ctx)?));
             }
@@ -241,10 +220,6 @@ impl Table {
             }
         }
         Ok(())
-    }
-
-    fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
-        BlockHandle::decode(v).ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))
     }
 
     /// The data block at `handle`, counted into the lookup's statistics.
@@ -316,14 +291,7 @@ impl Table {
 
     /// A two-level iterator over the table's entries.
     pub fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIter {
-        TableIter {
-            table: self.clone(),
-            index: self.index.iter(),
-            data: None,
-            data_handle: None,
-            err: None,
-            fill_cache,
-        }
+        TableIter { table: self.clone(), index: self.index.len(), data: None, data_handle: None, err: None, fill_cache }
     }
 
     /// Walks every data block the index names, passing each entry to `f`
@@ -332,13 +300,8 @@ impl Table {
     /// error met. For repair: what a damaged table still holds.
     pub fn salvage(&self, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> (u64, Option<Error>) {
         let (mut lost, mut first) = (0u64, None);
-        let mut index = self.index.iter();
-        index.seek_to_first();
-        while index.valid() {
-            let block = BlockHandle::decode(index.value())
-                .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in index"))
-                .and_then(|h| self.data_block(h, false));
-            match block {
+        for i in 0..self.index.len() {
+            match self.data_block(self.index.handle(i), false) {
                 Ok(b) => {
                     let mut it = b.iter();
                     it.seek_to_first();
@@ -358,11 +321,6 @@ impl Table {
                     lost += 1;
                 }
             }
-            index.next();
-        }
-        if let Err(e) = index.status() {
-            first.get_or_insert(e);
-            lost += 1;
         }
         (lost, first)
     }
@@ -384,11 +342,12 @@ impl Table {
     }
 }
 
-/// Iterates a table: an index iterator picks data blocks, a block iterator
-/// walks each.
+/// Iterates a table: a position in the flat index picks data blocks, a
+/// block iterator walks each.
 pub struct TableIter {
     table: Arc<Table>,
-    index: BlockIter,
+    /// The current index entry; `len()` when before the first or past the last.
+    index: usize,
     data: Option<BlockIter>,
     data_handle: Option<BlockHandle>,
     err: Option<Error>,
@@ -396,18 +355,19 @@ pub struct TableIter {
 }
 
 impl TableIter {
-    /// Loads the block the index points at; false (and no data iterator)
-    /// if the index is exhausted or the block cannot be read.
+    fn index_valid(&self) -> bool {
+        self.index < self.table.index.len()
+    }
+
+    /// Loads the block of the current index entry; false (and no data
+    /// iterator) if the index is exhausted or the block cannot be read.
     fn load_data_block(&mut self) -> bool {
-        if !self.index.valid() {
+        if !self.index_valid() {
             self.data = None;
             self.data_handle = None;
             return false;
         }
-        let Some(handle) = BlockHandle::decode(self.index.value()) else {
-            self.fail(Error::corruption(&self.table.path, 0, "bad block handle in index"));
-            return false;
-        };
+        let handle = self.table.index.handle(self.index);
         if self.data_handle == Some(handle) && self.data.is_some() {
             return true;
         }
@@ -450,7 +410,7 @@ impl TableIter {
                 self.data = None;
                 return;
             }
-            self.index.next();
+            self.index += 1;
             if !self.load_data_block() {
                 return;
             }
@@ -466,7 +426,8 @@ impl TableIter {
                 self.data = None;
                 return;
             }
-            self.index.prev();
+            // Before the first entry: `len()`, not valid.
+            self.index = self.index.checked_sub(1).unwrap_or(self.table.index.len());
             if !self.load_data_block() {
                 return;
             }
@@ -484,7 +445,7 @@ impl InternalIterator for TableIter {
 
     fn seek_to_first(&mut self) {
         self.err = None;
-        self.index.seek_to_first();
+        self.index = 0;
         if self.load_data_block() {
             if let Some(d) = self.data.as_mut() {
                 d.seek_to_first();
@@ -495,7 +456,7 @@ impl InternalIterator for TableIter {
 
     fn seek_to_last(&mut self) {
         self.err = None;
-        self.index.seek_to_last();
+        self.index = self.table.index.len().saturating_sub(1);
         if self.load_data_block() {
             if let Some(d) = self.data.as_mut() {
                 d.seek_to_last();
@@ -506,7 +467,7 @@ impl InternalIterator for TableIter {
 
     fn seek(&mut self, target: &[u8]) {
         self.err = None;
-        self.index.seek(target);
+        self.index = self.table.index.seek(target);
         if self.load_data_block() {
             if let Some(d) = self.data.as_mut() {
                 d.seek(target);
@@ -517,13 +478,9 @@ impl InternalIterator for TableIter {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.err = None;
-        self.index.seek(target);
-        if !self.index.valid() {
-            if let Err(e) = self.index.status() {
-                self.fail(e);
-                return;
-            }
-            self.index.seek_to_last();
+        self.index = self.table.index.seek(target);
+        if !self.index_valid() {
+            self.index = self.table.index.len().saturating_sub(1);
         }
         if self.load_data_block() {
             if let Some(d) = self.data.as_mut() {
@@ -559,7 +516,6 @@ impl InternalIterator for TableIter {
         if let Some(e) = &self.err {
             return Err(e.clone());
         }
-        self.index.status()?;
         self.data.as_ref().map_or(Ok(()), |d| d.status())
     }
 }

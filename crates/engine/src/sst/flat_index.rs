@@ -1,0 +1,264 @@
+//! A table's index block, decoded once when the table is opened into flat
+//! arrays, so that finding the data block of a key is a binary search on
+//! integers rather than a walk through prefix-compressed entries.
+//!
+//! The index block (`docs/format.md`) holds one entry per data block: a
+//! separator internal key, at least the block's last key and below the next
+//! block's first, and the block's handle. Here each separator becomes:
+//! - `prefixes[i]`: the first 8 bytes of its user key, big-endian, padded
+//!   with zeros. If `prefix(a) < prefix(b)` then `a < b` in internal-key
+//!   order (and likewise `>`), so most comparisons of a search are one
+//!   integer compare; only equal prefixes compare whole keys;
+//! - its whole internal key, in one buffer (`keys[ends[i-1]..ends[i]]`);
+//! - its handle.
+//!
+//! Every handle is checked here (inside the file, before the index block),
+//! so a damaged index is reported when the table is opened, with the
+//! entry's position, rather than at the read that meets it.
+
+use std::cmp::Ordering;
+
+use super::block::Block;
+use super::format::{BlockHandle, BLOCK_TRAILER_LEN};
+use crate::error::{Error, Result};
+use crate::format::key;
+use crate::iter::InternalIterator;
+
+pub struct FlatIndex {
+    prefixes: Vec<u64>,
+    keys: Vec<u8>,
+    ends: Vec<u32>,
+    handles: Vec<BlockHandle>,
+}
+
+/// The first 8 bytes of `ikey`'s user key as a big-endian integer, zero-padded.
+#[inline]
+pub fn prefix_of(ikey: &[u8]) -> u64 {
+    let uk = key::user_key(ikey);
+    let mut b = [0u8; 8];
+    let n = uk.len().min(8);
+    b[..n].copy_from_slice(&uk[..n]);
+    u64::from_be_bytes(b)
+}
+
+impl FlatIndex {
+    /// Decodes the index block `block` (at `index_offset`) of the table at
+    /// `path`, whose data blocks all end by `data_end`.
+    pub fn decode(block: &Block, path: &str, index_offset: u64, data_end: u64) -> Result<FlatIndex> {
+        let mut out = FlatIndex { prefixes: Vec::new(), keys: Vec::new(), ends: Vec::new(), handles: Vec::new() };
+        let mut it = block.iter();
+        it.seek_to_first();
+        while it.valid() {
+            let n = out.handles.len();
+            let corrupt = |reason: &str| Error::corruption(path, index_offset, format!("index entry {n}: {reason}"));
+            let handle = BlockHandle::decode(it.value()).ok_or_else(|| corrupt("bad block handle"))?;
+            let end = handle.offset.checked_add(handle.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+            if end.is_none_or(|end| end > data_end) {
+                return Err(corrupt("block handle outside the data blocks"));
+            }
+            let ikey = it.key();
+            if ikey.len() < key::TAG_LEN {
+                return Err(corrupt("separator shorter than an internal key"));
+            }
+            if let Some(last) = out.key_at(n.wrapping_sub(1)) {
+                if key::compare(last, ikey) != Ordering::Less {
+                    return Err(corrupt("separators out of order"));
+                }
+            }
+            out.prefixes.push(prefix_of(ikey));
+            out.keys.extend_from_slice(ikey);
+            let end = u32::try_from(out.keys.len()).map_err(|_| corrupt("index too large"))?;
+            out.ends.push(end);
+            out.handles.push(handle);
+            it.next();
+        }
+        it.status()?;
+        Ok(out)
+    }
+
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    fn key_at(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.keys[start..end])
+    }
+
+    /// The separator key of entry `i`. REQUIRES: `i < len()`.
+    pub fn key(&self, i: usize) -> &[u8] {
+        self.key_at(i).unwrap_or(&[])
+    }
+
+    /// The handle of entry `i`. REQUIRES: `i < len()`.
+    pub fn handle(&self, i: usize) -> BlockHandle {
+        self.handles[i]
+    }
+
+    /// Whether entry `i`'s separator is at or after `target` (`target`'s
+    /// prefix given), i.e. its block is the first that may hold `target`.
+    #[inline]
+    fn at_or_after(&self, i: usize, target: &[u8], prefix: u64) -> bool {
+        match self.prefixes[i].cmp(&prefix) {
+            Ordering::Less => false,
+            Ordering::Greater => true,
+            Ordering::Equal => key::compare(self.key(i), target) != Ordering::Less,
+        }
+    }
+
+    /// The first entry whose separator is >= `target` (an internal key): the
+    /// only block that may hold it; `len()` when `target` is past the last.
+    pub fn seek(&self, target: &[u8]) -> usize {
+        self.seek_from(0, target)
+    }
+
+    /// [`FlatIndex::seek`] for a `target` known to be >= every separator
+    /// before `from` (the next key of a sorted batch): gallops forward from
+    /// `from`, so close keys cost a few compares instead of a whole search.
+    pub fn seek_from(&self, from: usize, target: &[u8]) -> usize {
+        let prefix = prefix_of(target);
+        let n = self.len();
+        let mut lo = from.min(n);
+        // Gallop: find a bound `hi` whose entry is at or after the target.
+        let mut step = 1;
+        let mut hi = lo;
+        while hi < n && !self.at_or_after(hi, target, prefix) {
+            lo = hi + 1;
+            hi = hi.saturating_add(step).min(n);
+            step *= 2;
+        }
+        // The answer is in lo..=hi (hi == n: none at or after).
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.at_or_after(mid, target, prefix) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+}
+
+/// The index entries as an iterator, for tests that compare it with the block.
+#[cfg(test)]
+impl FlatIndex {
+    fn entries(&self) -> Vec<(Vec<u8>, BlockHandle)> {
+        (0..self.len()).map(|i| (self.key(i).to_vec(), self.handle(i))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::format::key::{internal_key, seek_key, ValueType};
+    use crate::sst::block::{BlockBuilder, BlockOrigin};
+
+    fn index_block(entries: &[(Vec<u8>, BlockHandle)]) -> Block {
+        let mut b = BlockBuilder::new(1);
+        for (k, h) in entries {
+            let mut v = Vec::new();
+            h.encode_to(&mut v);
+            b.add(k, &v);
+        }
+        Block::new(Bytes::from(b.finish()), BlockOrigin { file: Arc::from("t.sst"), offset: 0 }).unwrap()
+    }
+
+    fn sample() -> Vec<(Vec<u8>, BlockHandle)> {
+        // Keys shorter than, equal to and longer than the 8-byte prefix,
+        // with equal prefixes, and two versions of one user key.
+        let uks: [&[u8]; 9] =
+            [b"", b"a", b"a\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghij", b"abcdefgi", b"b", b"\xff\xff"];
+        let mut out = Vec::new();
+        let mut off = 0;
+        for (i, uk) in uks.iter().enumerate() {
+            out.push((internal_key(uk, 100 - i as u64, ValueType::Put), BlockHandle { offset: off, size: 10 }));
+            off += 10;
+            if *uk == b"b" {
+                out.push((internal_key(uk, 3, ValueType::Put), BlockHandle { offset: off, size: 10 }));
+                off += 10;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn decodes_every_entry_as_the_block_holds_it() {
+        let entries = sample();
+        let ix = FlatIndex::decode(&index_block(&entries), "t.sst", 500, 500).unwrap();
+        assert_eq!(ix.entries(), entries);
+    }
+
+    #[test]
+    fn seek_agrees_with_a_linear_scan_for_every_target_and_start() {
+        let entries = sample();
+        let ix = FlatIndex::decode(&index_block(&entries), "t.sst", 500, 500).unwrap();
+        let mut targets: Vec<Vec<u8>> = Vec::new();
+        for uk in [
+            &b""[..],
+            b"\0",
+            b"a",
+            b"a\0",
+            b"a\0\0",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0\0",
+            b"abcdefghz",
+            b"abcdefgi",
+            b"b",
+            b"c",
+            b"\xff\xff\xff",
+        ] {
+            for seq in [0, 3, 4, 50, 200] {
+                targets.push(seek_key(uk, seq));
+            }
+        }
+        for t in &targets {
+            let want = entries.iter().position(|(k, _)| key::compare(k, t) != Ordering::Less).unwrap_or(entries.len());
+            assert_eq!(ix.seek(t), want, "{t:?}");
+            for from in 0..=want {
+                assert_eq!(ix.seek_from(from, t), want, "from {from}: {t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_prefix_order_implies_the_key_order() {
+        let keys: Vec<Vec<u8>> =
+            [&b""[..], b"\0", b"a", b"a\0", b"ab", b"abcdefgh", b"abcdefgh\x01", b"abcdefgi", b"\xff"]
+                .iter()
+                .map(|uk| internal_key(uk, 7, ValueType::Put))
+                .collect();
+        for a in &keys {
+            for b in &keys {
+                match prefix_of(a).cmp(&prefix_of(b)) {
+                    Ordering::Equal => {}
+                    o => assert_eq!(key::compare(a, b), o, "{a:?} {b:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_entries_are_corruption_at_decode() {
+        let mut entries = sample();
+        entries[3].1 = BlockHandle { offset: 490, size: 10 }; // its trailer is past the data
+        let e = FlatIndex::decode(&index_block(&entries), "t.sst", 500, 500).err().unwrap();
+        assert!(e.to_string().contains("index entry 3"), "{e}");
+        let mut entries = sample();
+        entries.swap(1, 2);
+        let e = FlatIndex::decode(&index_block(&entries), "t.sst", 500, 500).err().unwrap();
+        assert!(e.to_string().contains("out of order"), "{e}");
+        let block = {
+            let mut b = BlockBuilder::new(1);
+            b.add(b"short", b"\x01\x02");
+            Block::new(Bytes::from(b.finish()), BlockOrigin { file: Arc::from("t.sst"), offset: 0 }).unwrap()
+        };
+        assert!(FlatIndex::decode(&block, "t.sst", 500, 500).is_err());
+    }
+}
