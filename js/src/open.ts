@@ -56,6 +56,13 @@ export interface OpenOptions {
    * and reopened. OPFS databases only (`openMemory` refuses it).
    */
   maxBytes?: number;
+  /**
+   * Measure durations too: the `rocksdb.db.get.micros`, `rocksdb.db.write.micros`,
+   * flush and compaction histograms of `statistics()` (default false: each
+   * measurement calls `performance.now()` from wasm, which costs a point
+   * lookup more than all its counters; counters are always kept).
+   */
+  timers?: boolean;
 }
 
 /** Where `open` finds OPFS and Web Locks (tests substitute both). */
@@ -110,6 +117,7 @@ interface Checked {
   bloomBitsPerKey: number;
   noCompression: boolean;
   maxBytes: number;
+  timers: boolean;
 }
 
 /** Checks every option (types and ranges) without touching wasm. */
@@ -137,6 +145,7 @@ function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
     bloomBitsPerKey: o.bloomBitsPerKey === undefined ? -1 : uint(o, 'bloomBitsPerKey', 0, 64),
     noCompression: o.compression === 'none',
     maxBytes: uint(o, 'maxBytes', 1 << 20, Number.MAX_SAFE_INTEGER),
+    timers: bool(o, 'timers', false),
   };
   return { engine, o: options as OpenOptions };
 }
@@ -153,6 +162,7 @@ function toWasm(c: Checked): WasmOpenOptions {
   w.bloomBitsPerKey = c.bloomBitsPerKey;
   w.noCompression = c.noCompression;
   w.maxBytes = c.maxBytes;
+  w.timers = c.timers;
   return w;
 }
 

@@ -269,6 +269,17 @@ describe('background work and statistics', () => {
     expect(Object.keys(s.histograms).length).toBeGreaterThan(0);
   });
 
+  test('durations are measured only with timers: true (each is a call out of wasm)', async () => {
+    for (const timers of [false, true]) {
+      const db = await fresh({ timers });
+      for (let i = 0; i < 100; i++) db.put(`k${i}`, bytes(`v${i}`));
+      for (let i = 0; i < 100; i++) db.getCopy(`k${i}`);
+      const h = db.statistics().histograms;
+      expect(h['rocksdb.db.get.micros']?.count, `timers: ${timers}`).toBe(timers ? 100 : 0);
+      expect(h['rocksdb.db.write.micros']?.count, `timers: ${timers}`).toBe(timers ? 100 : 0);
+    }
+  });
+
   test('compactRange runs in steps: reads are served while it runs, and it resolves once the range is in the last level', async () => {
     const db = await fresh({ writeBufferSize: 64 * 1024, blockSize: 1024 });
     const key = (i: number) => `k${String(i).padStart(5, '0')}`;

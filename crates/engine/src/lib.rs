@@ -42,7 +42,7 @@ mod wal;
 pub use batch::{BatchOp, WriteBatch};
 pub use db::{
     repair, Clock, Db, DbIterator, DbProperties, Failure, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
-    Recovery, RepairReport, Snapshot, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+    Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
 pub use merge::{MergeOperator, U64AddOperator};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use silt_engine::{Clock, Compression, Options};
+use silt_engine::{Clock, Compression, Options, StatsLevel};
 use wasm_bindgen::prelude::*;
 
 /// How to open a database. `siltdb` checks types and ranges first; zero
@@ -33,6 +33,9 @@ pub struct OpenOptions {
     /// Ordinary writes stop [`MAX_BYTES_RESERVE_DIVISOR`]-th short of it.
     #[wasm_bindgen(js_name = maxBytes)]
     pub max_bytes: f64,
+    /// Measure durations (`StatsLevel::All`): each reading of the clock is
+    /// a call out of wasm to `performance.now()`, so they are off by default.
+    pub timers: bool,
 }
 
 /// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
@@ -54,6 +57,7 @@ impl Default for OpenOptions {
             bloom_bits_per_key: -1,
             no_compression: false,
             max_bytes: 0.0,
+            timers: false,
         }
     }
 }
@@ -104,6 +108,9 @@ impl OpenOptions {
         if self.no_compression {
             o.compression = Compression::None;
         }
+        if self.timers {
+            o.stats_level = StatsLevel::All;
+        }
         o
     }
 }
@@ -131,6 +138,7 @@ mod tests {
             bloom_bits_per_key: 0,
             no_compression: true,
             max_bytes: 0.0,
+            timers: true,
         }
         .to_engine(None);
         assert!(!o.create_if_missing && o.error_if_exists);
@@ -140,6 +148,7 @@ mod tests {
         assert_eq!(o.block_cache_capacity, 1 << 22);
         assert_eq!(o.bloom_bits_per_key, 0);
         assert_eq!(o.compression, Compression::None);
+        assert_eq!(o.stats_level, StatsLevel::All);
     }
 
     #[test]

@@ -34,7 +34,7 @@ impl Database {
             return Ok(0);
         };
         let [at, len] = place(Some(value.as_slice()));
-        let (handle, _) = self.pins.borrow_mut().insert(Pinned::One(value));
+        let (handle, _) = self.pins.borrow_mut().insert(Pinned::One(value))?;
         self.exchange.borrow_mut().answer(at, len);
         Ok(handle)
     }
@@ -54,7 +54,7 @@ impl Database {
             let keys = exchange.keys(count, key_bytes)?;
             self.engine(0, |db| db.multi_get(&opts, &keys, batched))?
         };
-        let (handle, layout_at) = self.pins.borrow_mut().insert(Pinned::Many(values));
+        let (handle, layout_at) = self.pins.borrow_mut().insert(Pinned::Many(values))?;
         self.exchange.borrow_mut().answer(layout_at, 0);
         Ok(handle)
     }

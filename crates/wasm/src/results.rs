@@ -12,7 +12,6 @@
 //! closing stays readable until released.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 
 use silt_engine::{PinnedResults, PinnedValue};
 
@@ -79,38 +78,73 @@ impl Drop for Entry {
     }
 }
 
-/// The pinned results of one database, by handle (never 0).
+/// Bits of a handle that name its slot; the rest count the slot's reuses.
+const SLOT_BITS: u32 = 20;
+const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
+
+/// One slot of the table: the result it holds, and how often it was reused.
+#[derive(Default)]
+struct Slot {
+    entry: Option<Entry>,
+    generation: u32,
+}
+
+/// The pinned results of one database, by handle (never 0): a slab, so an
+/// insert and a release are an index each, with no hashing. A handle is its
+/// slot (plus one) and the slot's generation, so a released handle does not
+/// name the next result put in its slot (until 2^12 reuses of that slot
+/// later: siltdb never releases a handle twice).
 #[derive(Default)]
 pub(crate) struct PinTable {
-    entries: HashMap<u32, Entry>,
-    next: u32,
+    slots: Vec<Slot>,
+    /// Empty slots, the last freed first.
+    free: Vec<u32>,
+    live: usize,
 }
 
 impl PinTable {
     /// Keeps `values` under a new handle; returns it and the address of
-    /// its layout (for a batch).
-    pub(crate) fn insert(&mut self, values: Pinned) -> (u32, u32) {
-        let handle = loop {
-            self.next = self.next.wrapping_add(1).max(1);
-            if !self.entries.contains_key(&self.next) {
-                break self.next;
+    /// its layout (for a batch). Fails when 2^20 - 1 results are held at
+    /// once (each pins memory: far more than any sane use).
+    pub(crate) fn insert(&mut self, values: Pinned) -> Result<(u32, u32), crate::error::BindingError> {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None if self.slots.len() < SLOT_MASK as usize => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+            None => {
+                return Err(crate::error::BindingError::invalid(format!(
+                    "{} results are pinned at once: release some (result.release() or `using`)",
+                    self.live
+                )))
             }
         };
         let entry = Entry::new(values);
         let layout_at = entry.layout.as_ptr() as usize as u32;
-        self.entries.insert(handle, entry);
-        (handle, layout_at)
+        let slot = &mut self.slots[index as usize];
+        slot.entry = Some(entry);
+        self.live += 1;
+        Ok(((slot.generation << SLOT_BITS) | (index + 1), layout_at))
     }
 
     /// Lets go of a result. Unknown handles (0, or released already) are
     /// ignored: a release must never fail.
     pub(crate) fn release(&mut self, handle: u32) {
-        self.entries.remove(&handle);
+        let Some(index) = (handle & SLOT_MASK).checked_sub(1) else { return };
+        let Some(slot) = self.slots.get_mut(index as usize) else { return };
+        if slot.entry.is_none() || slot.generation != handle >> SLOT_BITS {
+            return;
+        }
+        slot.entry = None;
+        slot.generation = (slot.generation + 1) & (u32::MAX >> SLOT_BITS);
+        self.free.push(index);
+        self.live -= 1;
     }
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.live
     }
 }
 
@@ -153,9 +187,9 @@ mod tests {
         let one = || Pinned::One(db.get_pinned(&ReadOptions::default(), b"a").unwrap().unwrap());
         let mut table = PinTable::default();
         let before = pinned_results();
-        let (a, _) = table.insert(one());
+        let (a, _) = table.insert(one()).unwrap();
         let batch = db.multi_get(&ReadOptions::default(), &[b"a", b"zz"], true).unwrap();
-        let (b, layout_at) = table.insert(Pinned::Many(batch));
+        let (b, layout_at) = table.insert(Pinned::Many(batch)).unwrap();
         assert!(a != 0 && b != 0 && a != b);
         assert_ne!(layout_at, 0);
         assert_eq!(pinned_results(), before + 2);
@@ -164,16 +198,18 @@ mod tests {
         table.release(a); // twice is harmless
         table.release(0);
         assert_eq!(pinned_results(), before + 1);
-        let (c, _) = table.insert(one());
-        assert!(c != a && c != b);
+        let (c, _) = table.insert(one()).unwrap();
+        assert!(c != a && c != b, "a reused slot gets a new handle");
+        table.release(a); // a stale handle does not release its slot's new result
+        assert_eq!(table.len(), 2);
         assert_eq!(table.len(), 2);
         table.release(b);
         table.release(c);
         assert_eq!(pinned_results(), before);
         assert_eq!(db.properties().pinned_bytes, 0, "the engine got its pinned blocks back");
-        let (d, _) = table.insert(one());
+        let (d, _) = table.insert(one()).unwrap();
+        assert!(d != b && d != c);
         drop(table);
-        assert!(d > c);
         assert_eq!(pinned_results(), before);
     }
 }

@@ -192,7 +192,7 @@ impl Db {
         let stats = &inner.stats;
         stats.add(Ticker::Flushes, 1);
         stats.add(Ticker::FlushWriteBytes, job.bytes_written);
-        if inner.options.clock.is_some() {
+        if inner.options.timer().is_some() {
             stats.record(Histogram::FlushTime, inner.options.now_micros().saturating_sub(job.started_micros));
         }
         self.inner.delete_obsolete_files(st);
@@ -318,7 +318,7 @@ impl Db {
                 s.add(Ticker::CompactionKeyDropObsolete, drops.obsolete);
                 s.add(Ticker::CompactionKeyDropRangeDel, drops.range_del);
                 s.add(Ticker::CompactionRangeDelDropObsolete, drops.range_del_obsolete);
-                if inner.options.clock.is_some() {
+                if inner.options.timer().is_some() {
                     s.record(Histogram::CompactionTime, inner.options.now_micros().saturating_sub(job.started_micros));
                 }
                 self.inner.delete_obsolete_files(st);

@@ -28,8 +28,8 @@ impl Db {
         check_key(key)?;
         self.check_open()?;
         let inner = &*self.inner;
-        let clock = inner.options.clock.clone();
-        let now_fn = clock.as_ref().map(|c| move || c.now_micros());
+        let timer = inner.options.timer();
+        let now_fn = timer.map(|c| move || c.now_micros());
         let now_ref: Option<&dyn Fn() -> u64> = now_fn.as_ref().map(|f| f as &dyn Fn() -> u64);
         let t0 = now_ref.map(|f| f());
         let (sv, seq) = self.read_view(opts.snapshot);
@@ -48,11 +48,12 @@ impl Db {
 
     /// Walks the sources of `sv` for `key` until `ctx` has its answer.
     pub(super) fn lookup(&self, sv: &super::SuperVersion, seq: u64, key: &[u8], ctx: &mut GetContext) -> Result<()> {
-        if lookup_memtables(sv, seq, key, ctx)? {
+        let seek = key::lookup_key(key, seq);
+        // One hash for the memtables' and the tables' bloom filters.
+        let hash = key_hash(key);
+        if lookup_memtables(sv, seq, &seek, hash, ctx)? {
             return Ok(());
         }
-        let seek = key::seek_key(key, seq);
-        let hash = key_hash(key);
         for (level, files) in sv.version.levels.iter().enumerate() {
             if level == 0 {
                 for f in files.iter().filter(|f| f.smallest_user_key() <= key && key <= f.largest_user_key()) {
@@ -89,13 +90,21 @@ impl Db {
     }
 }
 
-/// Offers `key`'s versions in the memtables of `sv`, newest first, to
-/// `ctx`; true once it has its answer.
-pub(super) fn lookup_memtables(sv: &super::SuperVersion, seq: u64, key: &[u8], ctx: &mut GetContext) -> Result<bool> {
+/// Offers the versions of the key of `lookup` (its seek key as of `seq`;
+/// `hash` its user key's `key_hash`) in the memtables of `sv`, newest first,
+/// to `ctx`; true once it has its answer.
+pub(super) fn lookup_memtables(
+    sv: &super::SuperVersion,
+    seq: u64,
+    lookup: &[u8],
+    hash: u64,
+    ctx: &mut GetContext,
+) -> Result<bool> {
+    let key = key::user_key(lookup);
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         ctx.cover(mem.max_covering_tombstone_seq(key, seq));
         let mut err = None;
-        mem.for_each_version(key, seq, |ty, s, v| match ctx.save(ty, s, v) {
+        mem.for_each_version(lookup, hash, |ty, s, v| match ctx.save(ty, s, v) {
             Ok(more) => more,
             Err(e) => {
                 err = Some(e);

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use failure::{Failure, Recovery};
 pub use iter::DbIterator;
 pub use multi_get::{PinnedResults, PinnedValue};
-pub use options::{Clock, Options, ReadOptions, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use options::{Clock, Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
 
@@ -279,7 +279,7 @@ impl Db {
         drop(st);
         inner.stats.add(Ticker::NumberKeysWritten, last + 1 - seq);
         inner.stats.add(Ticker::BytesWritten, batch.approximate_size() as u64);
-        if inner.options.clock.is_some() {
+        if inner.options.timer().is_some() {
             inner.stats.record(Histogram::DbWrite, inner.options.now_micros().saturating_sub(t0));
         }
         Ok(())
@@ -384,7 +384,7 @@ impl Db {
         let file = create_wal(&*inner.fs, &inner.dir, number).map_err(|e| self.fail(st, Stage::Create, e))?;
         st.wal = LogWriter::new(file, 0);
         st.wal_number = number;
-        let mem = Arc::new(MemTable::new(number));
+        let mem = Arc::new(MemTable::with_bloom(number, inner.options.memtable_bloom_bytes()));
         inner.track_memtable(&mem);
         let old = std::mem::replace(&mut st.mem, mem);
         st.imm.push_back(old);

@@ -89,7 +89,9 @@ impl PinnedResults {
 /// One value read without copying; it keeps its block pinned until dropped.
 pub struct PinnedValue {
     value: Bytes,
-    pins: Pins,
+    /// The block (or memtable entry) `value` is a slice of.
+    holder: Bytes,
+    counter: Arc<AtomicU64>,
 }
 
 impl PinnedValue {
@@ -99,7 +101,13 @@ impl PinnedValue {
 
     /// Bytes of the block (or entry) this value keeps alive.
     pub fn pinned_bytes(&self) -> u64 {
-        self.pins.charge
+        self.holder.len() as u64
+    }
+}
+
+impl Drop for PinnedValue {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(self.holder.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -119,9 +127,10 @@ impl Db {
     /// statistics (`rocksdb.number.keys.read`, memtable and level hits).
     pub fn get_pinned(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<PinnedValue>> {
         Ok(self.get_with_holder(opts, key)?.map(|(value, holder)| {
-            let mut pins = Pins::new(self.inner.pinned.clone());
-            pins.pin(holder.unwrap_or_else(|| value.clone()));
-            PinnedValue { value, pins }
+            let holder = holder.unwrap_or_else(|| value.clone());
+            let counter = self.inner.pinned.clone();
+            counter.fetch_add(holder.len() as u64, Ordering::Relaxed);
+            PinnedValue { value, holder, counter }
         }))
     }
 
@@ -167,7 +176,7 @@ impl Db {
                 if lookups.last().is_none_or(|l| l.user_key != keys[i]) {
                     lookups.push(BatchKey {
                         user_key: keys[i],
-                        seek: key::seek_key(keys[i], seq),
+                        seek: key::lookup_key(keys[i], seq),
                         hash: key_hash(keys[i]),
                         ctx: GetContext::new(keys[i], merge_op, None),
                     });
@@ -205,7 +214,7 @@ impl Db {
     /// file.
     fn batched_lookup(&self, sv: &SuperVersion, seq: u64, lookups: &mut [BatchKey]) -> Result<()> {
         for l in lookups.iter_mut() {
-            super::get::lookup_memtables(sv, seq, l.user_key, &mut l.ctx)?;
+            super::get::lookup_memtables(sv, seq, &l.seek, l.hash, &mut l.ctx)?;
         }
         for (level, files) in sv.version.levels.iter().enumerate() {
             if level == 0 {

@@ -134,7 +134,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         let mut reader = LogReader::new(fs.open(&path, false)?, &path)?;
         while let Some((rec, offset)) = reader.next_record()? {
             let batch = WriteBatch::from_record(rec, &path, offset)?;
-            let m = mem.get_or_insert_with(|| MemTable::new(number));
+            let m = mem.get_or_insert_with(|| MemTable::with_bloom(number, options.memtable_bloom_bytes()));
             last_seq = last_seq.max(m.add_batch(&batch));
             if m.approximate_memory_usage() >= options.write_buffer_size {
                 imm.extend(mem.take().map(Arc::new));
@@ -154,7 +154,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
 
     let cache = Arc::new(BlockCache::new(options.block_cache_capacity));
     let stats = Arc::new(Statistics::default());
-    let mem = Arc::new(MemTable::new(wal_number));
+    let mem = Arc::new(MemTable::with_bloom(wal_number, options.memtable_bloom_bytes()));
     let version = versions.current();
     let sv = SuperVersion { mem: mem.clone(), imm: imm.iter().rev().cloned().collect(), version, number: 1 };
     let state = DbState {

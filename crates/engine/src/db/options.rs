@@ -22,6 +22,21 @@ pub trait Clock: Send + Sync {
     fn now_micros(&self) -> u64;
 }
 
+/// Which statistics the engine keeps (RocksDB's `StatsLevel`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatsLevel {
+    /// Every counter, but no durations: the engine never reads the clock
+    /// (RocksDB's `kExceptTimers`). The default: in the browser each
+    /// reading of the clock is a call out of wasm into `performance.now()`,
+    /// and two of them cost a point lookup more than all its counters.
+    #[default]
+    ExceptTimers,
+    /// Durations too, read from [`Options::clock`]: the `rocksdb.db.get.micros`,
+    /// `rocksdb.db.write.micros`, flush and compaction histograms,
+    /// `rocksdb.stall.micros` and `rocksdb.merge.operation.time.nanos`.
+    All,
+}
+
 /// How a database is opened and run.
 #[derive(Clone)]
 pub struct Options {
@@ -46,6 +61,11 @@ pub struct Options {
     pub bloom_bits_per_key: u32,
     /// Bytes of uncompressed blocks the block cache keeps (default 8 MiB).
     pub block_cache_capacity: usize,
+    /// Give each memtable a bloom filter of its user keys, 1/64 of
+    /// `write_buffer_size`, so a point lookup of a key a memtable does not
+    /// hold skips its skip list (RocksDB's `memtable_whole_key_filtering`;
+    /// default true).
+    pub memtable_whole_key_filtering: bool,
     /// L0 files that trigger a compaction into the base level (default 4).
     pub level0_file_num_compaction_trigger: usize,
     /// L0 files at which writes stall: the writer runs compaction itself
@@ -63,8 +83,11 @@ pub struct Options {
     pub disable_auto_compactions: bool,
     /// Combines merge operands (`Db::merge`); required to write or read them.
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
-    /// Clock for duration statistics; none means durations read as zero.
+    /// Clock for duration statistics, read only with [`StatsLevel::All`];
+    /// without one, durations read as zero.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Which statistics are kept (default [`StatsLevel::ExceptTimers`]).
+    pub stats_level: StatsLevel,
     /// Size at which the manifest is rolled over: the next edit goes to a
     /// new manifest that starts with a snapshot of the current state, and
     /// the old one is deleted (default 1 MiB, at least 256 bytes). Without it a
@@ -86,6 +109,7 @@ impl Default for Options {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             block_cache_capacity: 8 << 20,
+            memtable_whole_key_filtering: true,
             level0_file_num_compaction_trigger: 4,
             level0_stop_writes_trigger: 20,
             max_bytes_for_level_base: 16 << 20,
@@ -94,6 +118,7 @@ impl Default for Options {
             disable_auto_compactions: false,
             merge_operator: None,
             clock: None,
+            stats_level: StatsLevel::ExceptTimers,
             max_manifest_file_size: 1 << 20,
         }
     }
@@ -111,6 +136,7 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_cache_capacity", &self.block_cache_capacity)
+            .field("memtable_whole_key_filtering", &self.memtable_whole_key_filtering)
             .field("level0_file_num_compaction_trigger", &self.level0_file_num_compaction_trigger)
             .field("level0_stop_writes_trigger", &self.level0_stop_writes_trigger)
             .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
@@ -197,8 +223,26 @@ impl Options {
         }
     }
 
+    /// Bytes of the bloom filter of a new active memtable (0: none).
+    pub(crate) fn memtable_bloom_bytes(&self) -> usize {
+        if self.memtable_whole_key_filtering {
+            self.write_buffer_size / 64
+        } else {
+            0
+        }
+    }
+
+    /// The clock, when durations are measured (`StatsLevel::All` and a clock).
+    pub(crate) fn timer(&self) -> Option<&dyn Clock> {
+        match self.stats_level {
+            StatsLevel::All => self.clock.as_deref(),
+            StatsLevel::ExceptTimers => None,
+        }
+    }
+
+    /// Now, when durations are measured; 0 otherwise.
     pub(crate) fn now_micros(&self) -> u64 {
-        self.clock.as_ref().map_or(0, |c| c.now_micros())
+        self.timer().map_or(0, |c| c.now_micros())
     }
 }
 

@@ -288,6 +288,35 @@ fn statistics_count_reads_filters_and_cache() {
     assert!(s.to_string().contains("rocksdb.bloom.filter.useful COUNT : "));
 }
 
+/// A clock that counts how often it is read.
+struct CountingClock(std::sync::atomic::AtomicU64);
+
+impl super::Clock for CountingClock {
+    fn now_micros(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[test]
+fn timers_read_the_clock_only_when_the_stats_level_asks_for_them() {
+    for level in [super::StatsLevel::ExceptTimers, super::StatsLevel::All] {
+        let clock = Arc::new(CountingClock(std::sync::atomic::AtomicU64::new(0)));
+        let options = Options { clock: Some(clock.clone()), stats_level: level, ..Options::default() };
+        let db = Db::open(Arc::new(MemFs::new()), "db", options).unwrap();
+        for i in 0..50u32 {
+            db.put(&W, format!("key{i:03}").as_bytes(), b"v").unwrap();
+            db.get(&r(), format!("key{i:03}").as_bytes()).unwrap();
+        }
+        db.flush().unwrap();
+        let gets = db.statistics().histograms.iter().find(|h| h.name == "rocksdb.db.get.micros").map_or(0, |h| h.count);
+        let reads = clock.0.load(std::sync::atomic::Ordering::Relaxed);
+        match level {
+            super::StatsLevel::ExceptTimers => assert_eq!((reads, gets), (0, 0), "the default never reads the clock"),
+            super::StatsLevel::All => assert!(reads >= 200 && gets == 50, "{reads} clock reads, {gets} timed gets"),
+        }
+    }
+}
+
 #[test]
 fn a_failed_output_create_is_retried_not_fatal() {
     let fault = crate::fs::FaultFs::new(Arc::new(MemFs::new()));

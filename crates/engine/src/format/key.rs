@@ -66,6 +66,18 @@ pub fn internal_key(user_key: &[u8], seq: SequenceNumber, ty: ValueType) -> Vec<
     v
 }
 
+/// A seek key held on the stack when it is short (RocksDB's `LookupKey`):
+/// a point lookup builds one per key without allocating.
+pub type LookupKey = smallvec::SmallVec<[u8; 64]>;
+
+/// The [`LookupKey`] for `user_key` as of snapshot `seq` (see [`seek_key`]).
+pub fn lookup_key(user_key: &[u8], seq: SequenceNumber) -> LookupKey {
+    let mut v = LookupKey::new();
+    v.extend_from_slice(user_key);
+    v.extend_from_slice(&pack_tag(seq, TYPE_FOR_SEEK).to_le_bytes());
+    v
+}
+
 /// The key to seek to for `user_key` as of snapshot `seq`.
 pub fn seek_key(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + TAG_LEN);

@@ -35,7 +35,7 @@ pub struct Table {
 /// One key of a batched lookup: its seek key, filter hash and context.
 pub struct BatchKey<'a> {
     pub user_key: &'a [u8],
-    pub seek: Vec<u8>,
+    pub seek: key::LookupKey,
     pub hash: u64,
     pub ctx: GetContext<'a>,
 }

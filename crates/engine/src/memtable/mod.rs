@@ -1,6 +1,9 @@
 //! The memtable: a concurrent skip list (crossbeam) of internal keys. One
 //! writer inserts (under the DB's write lock) while any number of readers
-//! look up and iterate without locks.
+//! look up and iterate without locks. A whole-key bloom filter (`bloom.rs`)
+//! lets point lookups of keys it does not hold skip the skip list.
+
+mod bloom;
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
@@ -11,10 +14,12 @@ use std::sync::{Arc, Mutex, RwLock};
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 
+use self::bloom::WholeKeyBloom;
 use crate::batch::{BatchOp, WriteBatch};
 use crate::format::key::{self, SequenceNumber, ValueType};
 use crate::iter::InternalIterator;
 use crate::range_del::{FragmentedTombstones, Tombstone};
+use crate::sst::filter::key_hash;
 
 /// An encoded internal key ordered as internal keys are.
 #[derive(Clone, Debug)]
@@ -83,17 +88,27 @@ pub struct MemTable {
     range_dels: Mutex<Vec<Tombstone>>,
     range_del_count: AtomicUsize,
     fragmented: RwLock<Option<(usize, Arc<FragmentedTombstones>)>>,
+    /// Every user key inserted (point entries), for lookups to skip the map.
+    bloom: Option<WholeKeyBloom>,
 }
 
 impl MemTable {
+    /// A memtable without a bloom filter (recovery, repair, placeholders).
     pub fn new(wal_number: u64) -> Self {
+        Self::with_bloom(wal_number, 0)
+    }
+
+    /// A memtable with a whole-key bloom filter of `bloom_bytes` (none if 0).
+    pub fn with_bloom(wal_number: u64, bloom_bytes: usize) -> Self {
+        let bloom = (bloom_bytes > 0).then(|| WholeKeyBloom::new(bloom_bytes));
         MemTable {
             map: SkipMap::new(),
-            bytes: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(bloom.as_ref().map_or(0, WholeKeyBloom::size)),
             wal_number,
             range_dels: Mutex::new(Vec::new()),
             range_del_count: AtomicUsize::new(0),
             fragmented: RwLock::new(None),
+            bloom,
         }
     }
 
@@ -110,6 +125,9 @@ impl MemTable {
             self.bytes.fetch_add(user_key.len() + value.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
             self.range_del_count.store(dels.len(), AtomicOrdering::Release);
             return;
+        }
+        if let Some(b) = &self.bloom {
+            b.add(key_hash(user_key));
         }
         // One allocation holds the internal key and the value.
         let mut buf = Vec::with_capacity(user_key.len() + key::TAG_LEN + value.len());
@@ -163,16 +181,20 @@ impl MemTable {
         self.tombstones().map_or(0, |t| t.max_covering_seq(user_key, read_seq))
     }
 
-    /// Feeds the versions of `user_key` visible at `seq`, newest first, to
-    /// `f` until it returns false.
+    /// Feeds the versions of the user key of `lookup` (a seek key: user key
+    /// and the sequence to read at) visible at its sequence, newest first, to
+    /// `f` until it returns false. `hash` is the user key's `key_hash`.
     pub fn for_each_version(
         &self,
-        user_key: &[u8],
-        seq: SequenceNumber,
+        lookup: &[u8],
+        hash: u64,
         mut f: impl FnMut(ValueType, SequenceNumber, &Bytes) -> bool,
     ) {
-        let target = key::seek_key(user_key, seq);
-        let mut entry = self.map.lower_bound(Bound::Included(KeyRef::new(&target)));
+        if self.bloom.as_ref().is_some_and(|b| !b.may_contain(hash)) {
+            return;
+        }
+        let user_key = key::user_key(lookup);
+        let mut entry = self.map.lower_bound(Bound::Included(KeyRef::new(lookup)));
         while let Some(e) = entry {
             match key::parse(&e.key().0) {
                 Some(p) if p.user_key == user_key => {
@@ -186,7 +208,8 @@ impl MemTable {
         }
     }
 
-    /// Approximate bytes held (keys, values and per-entry overhead).
+    /// Approximate bytes held (keys, values, per-entry overhead and the
+    /// bloom filter).
     pub fn approximate_memory_usage(&self) -> usize {
         self.bytes.load(AtomicOrdering::Relaxed)
     }
@@ -255,7 +278,7 @@ mod tests {
 
     fn newest(m: &MemTable, k: &[u8], seq: u64) -> Option<(ValueType, Bytes)> {
         let mut out = None;
-        m.for_each_version(k, seq, |ty, _, v| {
+        m.for_each_version(&key::seek_key(k, seq), key_hash(k), |ty, _, v| {
             out = Some((ty, v.clone()));
             false
         });
@@ -275,7 +298,7 @@ mod tests {
         assert_eq!(newest(&m, b"j", 100), None);
         assert_eq!(newest(&m, b"k2", 3), None);
         let mut all = vec![];
-        m.for_each_version(b"k", 2, |ty, seq, _| {
+        m.for_each_version(&key::seek_key(b"k", 2), key_hash(b"k"), |ty, seq, _| {
             all.push((ty, seq));
             true
         });
