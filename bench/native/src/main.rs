@@ -44,6 +44,7 @@ struct Flags {
     target_file_size_base: u64,
     max_bytes_for_level_base: u64,
     block_size: usize,
+    block_restart_interval: usize,
     disable_auto_compactions: bool,
     batch_size: usize,
     multiread_stride: u64,
@@ -80,6 +81,7 @@ impl Default for Flags {
             target_file_size_base: 64 << 20,
             max_bytes_for_level_base: 256 << 20,
             block_size: 4096,
+            block_restart_interval: 16,
             disable_auto_compactions: false,
             batch_size: 1,
             multiread_stride: 0,
@@ -104,6 +106,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--key-size 16] [--value-size 100] [--db PATH | --db mem:NAME (silt only)] [--use-existing-db 0|1]
   [--compression lz4|none] [--bloom-bits 10] [--cache-size BYTES] [--write-buffer-size BYTES]
   [--target-file-size-base BYTES] [--max-bytes-for-level-base BYTES] [--block-size BYTES]
+  [--block-restart-interval 16]
   [--disable-auto-compactions 0|1] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
@@ -153,6 +156,7 @@ fn parse() -> Result<Flags, String> {
             "--target-file-size-base" => f.target_file_size_base = num(&v)?,
             "--max-bytes-for-level-base" => f.max_bytes_for_level_base = num(&v)?,
             "--block-size" => f.block_size = num(&v)? as usize,
+            "--block-restart-interval" => f.block_restart_interval = num(&v)? as usize,
             "--disable-auto-compactions" => f.disable_auto_compactions = flag(&v)?,
             "--batch-size" => f.batch_size = num(&v)?.max(1) as usize,
             "--multiread-stride" => f.multiread_stride = num(&v)?,
@@ -348,6 +352,7 @@ fn open(f: &Flags) -> Res<Arc<dyn BenchDb>> {
         target_file_size_base: f.target_file_size_base,
         max_bytes_for_level_base: f.max_bytes_for_level_base,
         block_size: f.block_size,
+        block_restart_interval: f.block_restart_interval,
         disable_auto_compactions: f.disable_auto_compactions,
         sync: f.sync,
     };

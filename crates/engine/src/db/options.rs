@@ -53,7 +53,9 @@ pub struct Options {
     pub max_write_buffer_number: usize,
     /// Uncompressed size of a data block (default 4 KiB).
     pub block_size: usize,
-    /// Keys between restart points in a block (default 16).
+    /// Keys between restart points in a data block (default 4: a point
+    /// lookup scans at most 4 entries after its binary search, for 0.7%
+    /// more bytes than LevelDB's 16; docs/format.md).
     pub block_restart_interval: usize,
     /// Block compression (default LZ4).
     pub compression: Compression,
@@ -105,7 +107,7 @@ impl Default for Options {
             write_buffer_size: 4 << 20,
             max_write_buffer_number: 2,
             block_size: 4096,
-            block_restart_interval: 16,
+            block_restart_interval: 4,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             block_cache_capacity: 8 << 20,

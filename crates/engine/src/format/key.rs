@@ -72,10 +72,18 @@ pub type LookupKey = smallvec::SmallVec<[u8; 64]>;
 
 /// The [`LookupKey`] for `user_key` as of snapshot `seq` (see [`seek_key`]).
 pub fn lookup_key(user_key: &[u8], seq: SequenceNumber) -> LookupKey {
-    let mut v = LookupKey::new();
+    let tag = pack_tag(seq, TYPE_FOR_SEEK).to_le_bytes();
+    let n = user_key.len();
+    if n + TAG_LEN <= 64 {
+        let mut buf = [0u8; 64];
+        buf[..n].copy_from_slice(user_key);
+        buf[n..n + TAG_LEN].copy_from_slice(&tag);
+        return LookupKey::from_buf_and_len(buf, n + TAG_LEN);
+    }
+    let mut v = Vec::with_capacity(n + TAG_LEN);
     v.extend_from_slice(user_key);
-    v.extend_from_slice(&pack_tag(seq, TYPE_FOR_SEEK).to_le_bytes());
-    v
+    v.extend_from_slice(&tag);
+    LookupKey::from_vec(v)
 }
 
 /// The key to seek to for `user_key` as of snapshot `seq`.

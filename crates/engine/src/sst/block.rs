@@ -134,7 +134,7 @@ impl Block {
             current: self.restarts_at,
             next: self.restarts_at,
             restart_index: self.num_restarts,
-            key: Vec::new(),
+            key: KeyBuf::default(),
             value: 0..0,
             err: None,
         }
@@ -142,6 +142,62 @@ impl Block {
 
     fn restart_point(&self, i: usize) -> usize {
         decode_fixed32(&self.data[self.restarts_at + 4 * i..]).unwrap_or(0) as usize
+    }
+}
+
+/// The key of a block iterator, rebuilt entry by entry from the shared
+/// prefix of the previous one and the entry's own bytes. Keys up to
+/// `INLINE` bytes live in the iterator itself: a seek allocates nothing.
+struct KeyBuf {
+    inline: [u8; KeyBuf::INLINE],
+    /// Holds the key instead once one was longer than `INLINE`.
+    heap: Vec<u8>,
+    len: usize,
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        KeyBuf { inline: [0; KeyBuf::INLINE], heap: Vec::new(), len: 0 }
+    }
+}
+
+impl KeyBuf {
+    const INLINE: usize = 64;
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+        self.heap.clear();
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        if self.heap.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+
+    /// Keeps the first `shared` bytes (REQUIRES: `shared <= len()`) and
+    /// appends `suffix`.
+    #[inline]
+    fn replace_suffix(&mut self, shared: usize, suffix: &[u8]) {
+        let len = shared + suffix.len();
+        if self.heap.is_empty() && len <= Self::INLINE {
+            self.inline[shared..len].copy_from_slice(suffix);
+        } else {
+            if self.heap.is_empty() {
+                self.heap.extend_from_slice(&self.inline[..shared]);
+            }
+            self.heap.truncate(shared);
+            self.heap.extend_from_slice(suffix);
+        }
+        self.len = len;
     }
 }
 
@@ -154,7 +210,7 @@ pub struct BlockIter {
     /// Offset of the entry after the current one.
     next: usize,
     restart_index: usize,
-    key: Vec<u8>,
+    key: KeyBuf,
     value: std::ops::Range<usize>,
     err: Option<Error>,
 }
@@ -205,8 +261,7 @@ impl BlockIter {
             self.corrupt("entry runs past the block");
             return false;
         }
-        self.key.truncate(shared);
-        self.key.extend_from_slice(&d[p..p + non_shared]);
+        self.key.replace_suffix(shared, &d[p..p + non_shared]);
         let vstart = self.current + p + non_shared;
         self.value = vstart..vstart + vlen;
         self.next = vstart + vlen;
@@ -271,7 +326,7 @@ impl BlockIter {
         }
         self.seek_to_restart(lo);
         while self.parse_next() {
-            if cmp(&self.key, target) != Ordering::Less {
+            if cmp(self.key.as_slice(), target) != Ordering::Less {
                 return;
             }
         }
@@ -284,7 +339,7 @@ impl BlockIter {
             if self.err.is_none() {
                 self.seek_to_last();
             }
-        } else if cmp(&self.key, target) == Ordering::Greater {
+        } else if cmp(self.key.as_slice(), target) == Ordering::Greater {
             self.prev();
         }
     }
@@ -347,7 +402,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn key(&self) -> &[u8] {
-        &self.key
+        self.key.as_slice()
     }
 
     fn value(&self) -> &[u8] {
@@ -405,6 +460,42 @@ mod tests {
             }
             assert!(!it.valid());
             assert!(it.status().is_ok());
+        }
+    }
+
+    #[test]
+    fn keys_longer_than_the_inline_buffer_round_trip_every_way() {
+        // Lengths around KeyBuf::INLINE, sharing long prefixes, so entries
+        // cross between inline and heap keys in both directions.
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = (0..120usize)
+            .map(|i| {
+                let mut uk = vec![b'p'; 40 + (i * 7) % 60];
+                uk.extend_from_slice(format!("{i:04}").as_bytes());
+                (internal_key(&uk, 1, ValueType::Put), vec![i as u8; i % 5])
+            })
+            .collect();
+        entries.sort_by(|a, b| crate::format::key::compare(&a.0, &b.0));
+        for interval in [1, 4, 16] {
+            let mut b = BlockBuilder::new(interval);
+            for (k, v) in &entries {
+                b.add(k, v);
+            }
+            let block = Block::new(Bytes::from(b.finish()), origin()).unwrap();
+            let mut it = block.iter();
+            it.seek_to_first();
+            for (k, v) in &entries {
+                assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+                it.next();
+            }
+            it.seek_to_last();
+            for (k, _) in entries.iter().rev() {
+                assert_eq!(it.key(), &k[..]);
+                it.prev();
+            }
+            for (k, _) in &entries {
+                it.seek(k);
+                assert_eq!(it.key(), &k[..]);
+            }
         }
     }
 

@@ -110,7 +110,22 @@ impl FlatIndex {
     /// The first entry whose separator is >= `target` (an internal key): the
     /// only block that may hold it; `len()` when `target` is past the last.
     pub fn seek(&self, target: &[u8]) -> usize {
-        self.seek_from(0, target)
+        self.search(0, self.len(), target, prefix_of(target))
+    }
+
+    /// The first entry of `lo..hi` at or after `target`, if the answer is in
+    /// there (`hi` otherwise): a binary search.
+    #[inline]
+    fn search(&self, mut lo: usize, mut hi: usize, target: &[u8], prefix: u64) -> usize {
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.at_or_after(mid, target, prefix) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 
     /// [`FlatIndex::seek`] for a `target` known to be >= every separator
@@ -129,15 +144,7 @@ impl FlatIndex {
             step *= 2;
         }
         // The answer is in lo..=hi (hi == n: none at or after).
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.at_or_after(mid, target, prefix) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+        self.search(lo, hi, target, prefix)
     }
 }
 
