@@ -20,6 +20,7 @@ pub struct EngineOptions {
     pub target_file_size_base: u64,
     pub max_bytes_for_level_base: u64,
     pub block_size: usize,
+    /// 0: the engine's default.
     pub block_restart_interval: usize,
     pub disable_auto_compactions: bool,
     pub sync: bool,
@@ -110,7 +111,11 @@ impl Silt {
         let options = Options {
             write_buffer_size: o.write_buffer_size,
             block_size: o.block_size,
-            block_restart_interval: o.block_restart_interval,
+            block_restart_interval: if o.block_restart_interval == 0 {
+                Options::default().block_restart_interval
+            } else {
+                o.block_restart_interval
+            },
             compression: if o.compression_lz4 { Compression::Lz4 } else { Compression::None },
             bloom_bits_per_key: o.bloom_bits,
             block_cache_capacity: o.cache_size,

@@ -44,6 +44,7 @@ struct Flags {
     target_file_size_base: u64,
     max_bytes_for_level_base: u64,
     block_size: usize,
+    /// 0: each engine's own default (Silt 4, RocksDB 16).
     block_restart_interval: usize,
     disable_auto_compactions: bool,
     batch_size: usize,
@@ -81,7 +82,7 @@ impl Default for Flags {
             target_file_size_base: 64 << 20,
             max_bytes_for_level_base: 256 << 20,
             block_size: 4096,
-            block_restart_interval: 16,
+            block_restart_interval: 0,
             disable_auto_compactions: false,
             batch_size: 1,
             multiread_stride: 0,
@@ -106,7 +107,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--key-size 16] [--value-size 100] [--db PATH | --db mem:NAME (silt only)] [--use-existing-db 0|1]
   [--compression lz4|none] [--bloom-bits 10] [--cache-size BYTES] [--write-buffer-size BYTES]
   [--target-file-size-base BYTES] [--max-bytes-for-level-base BYTES] [--block-size BYTES]
-  [--block-restart-interval 16]
+  [--block-restart-interval N (default: each engine's own)]
   [--disable-auto-compactions 0|1] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]

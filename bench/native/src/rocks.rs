@@ -27,7 +27,9 @@ impl Rocks {
         opts.enable_statistics();
         let mut t = BlockBasedOptions::default();
         t.set_block_size(o.block_size);
-        t.set_block_restart_interval(o.block_restart_interval as i32);
+        if o.block_restart_interval != 0 {
+            t.set_block_restart_interval(o.block_restart_interval as i32);
+        }
         if o.bloom_bits > 0 {
             t.set_bloom_filter(f64::from(o.bloom_bits), false);
         }
