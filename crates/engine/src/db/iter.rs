@@ -11,7 +11,7 @@ use super::options::ReadOptions;
 use super::{DbInner, Snapshot, SuperVersion};
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
-use crate::iter::{EmptyIterator, InternalIterator, MergingIterator};
+use crate::iter::{EmptyIterator, InternalIterator, LevelIter, MergingIterator};
 use crate::merge::MergeOperator;
 use crate::range_del::{self, FragmentedTombstones};
 use crate::read::GetContext;
@@ -103,13 +103,22 @@ impl DbIterator {
             children.push(Box::new(m.iter()));
             tombstones.extend(m.tombstones());
         }
-        for (_, f) in sv.version.files() {
-            match f.table(tables) {
-                Ok(t) => {
-                    tombstones.extend(t.tombstones().cloned());
-                    children.push(Box::new(t.iter(fill)));
+        // L0's files overlap: one child each. A lower level's files do not:
+        // one child for the level, opening each file's iterator on arrival.
+        for (level, files) in sv.version.levels.iter().enumerate() {
+            for f in files {
+                match f.table(tables) {
+                    Ok(t) => {
+                        tombstones.extend(t.tombstones().cloned());
+                        if level == 0 {
+                            children.push(Box::new(t.iter(fill)));
+                        }
+                    }
+                    Err(e) => children.push(Box::new(EmptyIterator(Err(e)))),
                 }
-                Err(e) => children.push(Box::new(EmptyIterator(Err(e)))),
+            }
+            if level > 0 && !files.is_empty() {
+                children.push(Box::new(LevelIter::new(files.clone(), tables.clone(), fill)));
             }
         }
         let tombstones = if tombstones.is_empty() {

@@ -1,8 +1,10 @@
 //! Iterators over internal keys, and the merging iterator that combines
 //! memtables and tables into one sorted stream.
 
+mod level;
 mod merging;
 
+pub use level::LevelIter;
 pub use merging::MergingIterator;
 
 use crate::error::Result;

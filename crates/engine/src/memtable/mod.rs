@@ -219,20 +219,42 @@ impl MemTable {
     }
 
     pub fn iter(self: &Arc<Self>) -> MemTableIter {
-        MemTableIter { mem: self.clone(), cur: None }
+        MemTableIter { cur: None, mem: self.clone() }
     }
 }
 
-/// An iterator over a memtable. It holds the memtable alive; each step
-/// re-finds its neighbour in the skip list, so it sees entries inserted
-/// after it was created (the DB iterator filters them by sequence).
+/// An iterator over a memtable, holding it alive. A step follows the skip
+/// list's bottom link from the current entry (O(1) forward; backward is a
+/// search, the skip list has no back links). Entries inserted after the
+/// iterator was made are seen too; the DB iterator filters them by sequence.
 pub struct MemTableIter {
+    /// The current entry. It borrows the skip list inside `mem` for as long
+    /// as the iterator lives (see `extend`): declared before `mem`, so it is
+    /// dropped first.
+    cur: Option<Entry<'static, MemKey, Bytes>>,
     mem: Arc<MemTable>,
-    cur: Option<(Bytes, Bytes)>,
 }
 
-fn owned(e: Option<crossbeam_skiplist::map::Entry<'_, MemKey, Bytes>>) -> Option<(Bytes, Bytes)> {
-    e.map(|e| (e.key().0.clone(), e.value().clone()))
+type Entry<'a, K, V> = crossbeam_skiplist::map::Entry<'a, K, V>;
+
+/// Lets an entry of `mem`'s skip list live as long as an iterator that
+/// holds `mem`.
+///
+/// SAFETY: the caller keeps the `Arc<MemTable>` the entry came from for as
+/// long as the entry, and drops the entry first. The skip list is inside the
+/// `MemTable` behind that `Arc`, so it neither moves nor goes away while the
+/// entry lives; and entries are never removed from a memtable. The two types
+/// differ only in a lifetime.
+unsafe fn extend(e: Option<Entry<'_, MemKey, Bytes>>) -> Option<Entry<'static, MemKey, Bytes>> {
+    // SAFETY: see above.
+    unsafe { std::mem::transmute::<Option<Entry<'_, MemKey, Bytes>>, Option<Entry<'static, MemKey, Bytes>>>(e) }
+}
+
+impl MemTableIter {
+    fn set(&mut self, e: Option<Entry<'_, MemKey, Bytes>>) {
+        // SAFETY: `e` came from `self.mem`'s map, which `self` holds.
+        self.cur = unsafe { extend(e) };
+    }
 }
 
 impl InternalIterator for MemTableIter {
@@ -240,32 +262,40 @@ impl InternalIterator for MemTableIter {
         self.cur.is_some()
     }
     fn seek_to_first(&mut self) {
-        self.cur = owned(self.mem.map.front());
+        let mem = self.mem.clone();
+        self.set(mem.map.front());
     }
     fn seek_to_last(&mut self) {
-        self.cur = owned(self.mem.map.back());
+        let mem = self.mem.clone();
+        self.set(mem.map.back());
     }
     fn seek(&mut self, target: &[u8]) {
-        self.cur = owned(self.mem.map.lower_bound(Bound::Included(KeyRef::new(target))));
+        let mem = self.mem.clone();
+        self.set(mem.map.lower_bound(Bound::Included(KeyRef::new(target))));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.cur = owned(self.mem.map.upper_bound(Bound::Included(KeyRef::new(target))));
+        let mem = self.mem.clone();
+        self.set(mem.map.upper_bound(Bound::Included(KeyRef::new(target))));
     }
     fn next(&mut self) {
-        if let Some((k, _)) = self.cur.take() {
-            self.cur = owned(self.mem.map.lower_bound(Bound::Excluded(KeyRef::new(&k))));
+        if let Some(e) = self.cur.as_mut() {
+            if !e.move_next() {
+                self.cur = None;
+            }
         }
     }
     fn prev(&mut self) {
-        if let Some((k, _)) = self.cur.take() {
-            self.cur = owned(self.mem.map.upper_bound(Bound::Excluded(KeyRef::new(&k))));
+        if let Some(e) = self.cur.as_mut() {
+            if !e.move_prev() {
+                self.cur = None;
+            }
         }
     }
     fn key(&self) -> &[u8] {
-        self.cur.as_ref().map(|(k, _)| &k[..]).unwrap_or(&[])
+        self.cur.as_ref().map_or(&[], |e| &e.key().0[..])
     }
     fn value(&self) -> &[u8] {
-        self.cur.as_ref().map(|(_, v)| &v[..]).unwrap_or(&[])
+        self.cur.as_ref().map_or(&[], |e| &e.value()[..])
     }
     fn status(&self) -> crate::Result<()> {
         Ok(())

@@ -10,4 +10,4 @@ pub mod format;
 mod table;
 
 pub use builder::{TableBuilder, TableOptions};
-pub use table::{BatchKey, Table};
+pub use table::{BatchKey, Table, TableIter};
