@@ -332,17 +332,19 @@ export class Database implements Disposable {
    * `getCopy` to keep a value.
    */
   get(key: Key, options?: ReadOptions): PinnedValue | undefined {
-    const k = keyBytes(key);
-    const snapshot = this.#snapshotOf(options);
-    const answer = this.#exchange.get(k, snapshot);
-    return answer === undefined ? undefined : PinnedValue.wrap(this.#exchange, answer);
+    const snapshot = options === undefined ? 0 : this.#snapshotOf(options);
+    const exchange = this.#exchange;
+    const handle = exchange.get(key, snapshot);
+    return handle === 0 ? undefined : new PinnedValue(exchange, handle, exchange.offset, exchange.length);
   }
 
-  /** A copy of the value of `key` that belongs to the caller, or `undefined`. */
+  /**
+   * A copy of the value of `key` that belongs to the caller, or
+   * `undefined`: one call into wasm and one copy of the value.
+   */
   getCopy(key: Key, options?: ReadOptions): Uint8Array | undefined {
-    const k = keyBytes(key);
-    const snapshot = this.#snapshotOf(options);
-    return this.#call(() => this.#inner.getCopy(k, snapshot));
+    const snapshot = options === undefined ? 0 : this.#snapshotOf(options);
+    return this.#exchange.getCopy(key, snapshot);
   }
 
   /**

@@ -1,9 +1,11 @@
 /**
  * The JavaScript side of a database's exchange buffer
  * (crates/wasm/src/exchange.rs): keys are written straight into wasm
- * memory, one export call runs the read, and the answer (where the values
- * are) is read back from the same buffer. A `get` or a `multiGet` is
- * therefore one crossing of the boundary, whatever the number of keys.
+ * memory (strings encoded in place with `encodeInto`), one export call runs
+ * the read, and the answer (where the values are) is read back from the
+ * same buffer. A `get`, `getCopy` or `multiGet` is therefore one crossing of
+ * the boundary, whatever the number of keys, and allocates nothing but what
+ * it returns.
  *
  * Releasing a result queues its handle here; the queue rides along with
  * the next read (no crossing of its own), or is sent by itself when it is
@@ -12,10 +14,13 @@
  */
 
 import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
-import { keyBytes, describe } from './bytes.js';
+import { checkedBytes, describe, keyBytes } from './bytes.js';
 import { contract } from './contract.js';
+import { countCopied } from './counters.js';
 import { fromWasm, SiltError } from './errors.js';
-import { isWasmMemory, memoryBuffer } from './wasm.js';
+import { isWasmMemory, memoryBuffer, memoryBytesView, memoryMode } from './wasm.js';
+
+const utf8 = new TextEncoder();
 
 // The buffer's layout, from the module's contract (set by the first
 // Exchange, once the module is loaded; module-level for the hot paths).
@@ -27,13 +32,6 @@ let OUT1 = 0;
 let HANDLES = 0;
 /** The length in a layout that marks a key with no value. */
 export let ABSENT = 0;
-
-/** Where one pinned value is. */
-export interface ValueAnswer {
-  handle: number;
-  offset: number;
-  length: number;
-}
 
 /** Where the layout (offset and length of each value) of a batch is. */
 export interface BatchAnswer {
@@ -48,11 +46,14 @@ export class Exchange {
   #size: number;
   #buffer: ArrayBuffer | undefined;
   #bytes: Uint8Array = new Uint8Array(0);
+  /** The request area (from REQUEST on): `encodeInto` writes a key here. */
+  #request: Uint8Array = new Uint8Array(0);
   #words: DataView = new DataView(new ArrayBuffer(0));
   #pending: number[] = [];
   #flushScheduled = false;
-  /** Scratch for the keys of one multiGet (no array allocated per call). */
-  #parts: Uint8Array[] = [];
+  /** The answer of the last `get`: where its value is (no object per get). */
+  offset = 0;
+  length = 0;
 
   /** REQUIRES: the module is loaded. */
   constructor(inner: WasmDatabase) {
@@ -69,6 +70,7 @@ export class Exchange {
     if (buffer === this.#buffer) return;
     this.#buffer = buffer;
     this.#bytes = new Uint8Array(buffer, this.#offset, this.#size);
+    this.#request = new Uint8Array(buffer, this.#offset + REQUEST, this.#size - REQUEST);
     this.#words = new DataView(buffer, this.#offset, this.#size);
   }
 
@@ -89,20 +91,74 @@ export class Exchange {
     this.#pending.length = 0;
   }
 
-  /** The value of `key` pinned, or `undefined`. One call into wasm. */
-  get(key: Uint8Array, snapshot: number): ValueAnswer | undefined {
-    this.#reserve(REQUEST + key.length);
-    this.#bytes.set(key, REQUEST);
+  /**
+   * Writes `key` (a Uint8Array or a string, checked as `keyBytes` does)
+   * at the request; returns its length in bytes.
+   */
+  #writeKey(key: unknown): number {
+    if (key instanceof Uint8Array) {
+      let k = key;
+      const n = k.byteLength;
+      if (n === 0) {
+        checkedBytes(k, 'key'); // a detached view is refused by name
+        this.#views();
+        return 0;
+      }
+      // Growing the buffer may grow wasm memory and detach a view of it
+      // (a pinned value passed back as a key): copy such a key first.
+      if (REQUEST + n > this.#size && isWasmMemory(k.buffer)) k = k.slice();
+      this.#reserve(REQUEST + n);
+      this.#bytes.set(k, REQUEST);
+      return n;
+    }
+    if (typeof key === 'string') {
+      if (!key.isWellFormed()) throw new SiltError('InvalidArgument', 'key is a string with a lone surrogate; it has no UTF-8 encoding');
+      // At most 3 UTF-8 bytes per UTF-16 unit.
+      this.#reserve(REQUEST + 3 * key.length);
+      return encodeAt(key, this.#request);
+    }
+    throw new SiltError('InvalidArgument', `key must be a Uint8Array or a string, got ${describe(key)}`);
+  }
+
+  /**
+   * The value of `key` pinned: returns its handle (0: no value) and leaves
+   * where the value is in `offset` and `length`. One call into wasm.
+   */
+  get(key: unknown, snapshot: number): number {
+    const n = this.#writeKey(key);
     this.#sendReleases();
     let handle: number;
     try {
-      handle = this.#inner.getPinned(key.length, snapshot);
+      handle = this.#inner.getPinned(n, snapshot);
     } catch (e) {
       throw fromWasm(e);
     }
-    if (handle === 0) return undefined;
+    if (handle === 0) return 0;
     this.#views(); // the call may have grown memory
-    return { handle, offset: this.#words.getUint32(OUT0, true), length: this.#words.getUint32(OUT1, true) };
+    this.offset = this.#words.getUint32(OUT0, true);
+    this.length = this.#words.getUint32(OUT1, true);
+    return handle;
+  }
+
+  /**
+   * A copy of the value of `key` that belongs to the caller, or `undefined`.
+   * One call into wasm (the engine keeps the value pinned until the next
+   * call), then one copy out of wasm memory.
+   */
+  getCopy(key: unknown, snapshot: number): Uint8Array | undefined {
+    const n = this.#writeKey(key);
+    this.#sendReleases();
+    try {
+      this.#inner.getTransient(n, snapshot);
+    } catch (e) {
+      throw fromWasm(e);
+    }
+    this.#views();
+    const length = this.#words.getUint32(OUT1, true);
+    if (length === ABSENT) return undefined;
+    const offset = this.#words.getUint32(OUT0, true);
+    countCopied(length);
+    return memoryBytesView().slice(offset, offset + length);
   }
 
   /** The values of `keys`, pinned together. One call into wasm. */
@@ -111,32 +167,44 @@ export class Exchange {
       throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${describe(keys)}`);
     }
     const count = keys.length;
-    const parts = this.#parts;
-    let keyBytesTotal = 0;
+    // Room for the lengths and the keys (strings: 3 bytes per unit at most).
+    let room = 0;
     for (let i = 0; i < count; i++) {
       const k: unknown = keys[i];
-      // A plain view goes as it is; the rest (strings, views of wasm memory
-      // or of a detached buffer) through keyBytes.
-      const b = k instanceof Uint8Array && k.byteLength > 0 && !isWasmMemory(k.buffer) ? k : keyBytes(k, `keys[${i}]`);
-      parts[i] = b;
-      keyBytesTotal += b.length;
+      room += k instanceof Uint8Array ? k.byteLength : typeof k === 'string' ? 3 * k.length : 0;
     }
     const keysAt = REQUEST + 4 * count;
-    this.#reserve(keysAt + keyBytesTotal);
+    let list: unknown[] = keys;
+    if (keysAt + room > this.#size) {
+      // Growing may detach views of wasm memory among the keys: copy those
+      // (into a list of our own: the caller's array is left as it is).
+      list = keys.map((k: unknown) => (k instanceof Uint8Array && k.byteLength > 0 && isWasmMemory(k.buffer) ? k.slice() : k));
+    }
+    this.#reserve(keysAt + room);
     const words = this.#words;
     const bytes = this.#bytes;
     let at = keysAt;
     for (let i = 0; i < count; i++) {
-      const k = parts[i]!;
-      words.setUint32(REQUEST + 4 * i, k.length, true);
-      bytes.set(k, at);
-      at += k.length;
+      const k: unknown = list[i];
+      let n: number;
+      if (k instanceof Uint8Array && k.byteLength > 0) {
+        bytes.set(k, at);
+        n = k.byteLength;
+      } else if (typeof k === 'string' && k.isWellFormed()) {
+        n = encodeAt(k, bytes.subarray(at));
+      } else {
+        // Empty, detached, a lone surrogate, or not a key: checked by name.
+        const b = checkedBytesOf(k, `keys[${i}]`);
+        bytes.set(b, at);
+        n = b.length;
+      }
+      words.setUint32(REQUEST + 4 * i, n, true);
+      at += n;
     }
-    parts.length = 0; // keep no caller's keys alive
     this.#sendReleases();
     let handle: number;
     try {
-      handle = this.#inner.multiGetPinned(count, keyBytesTotal, snapshot, batched);
+      handle = this.#inner.multiGetPinned(count, at - keysAt, snapshot, batched);
     } catch (e) {
       throw fromWasm(e);
     }
@@ -169,4 +237,22 @@ export class Exchange {
     this.#sendReleases();
     this.#inner.releasePinned();
   }
+}
+
+/**
+ * Encodes `s` as UTF-8 at the start of `dst` (room for it checked by the
+ * caller); returns the bytes written. `encodeInto` refuses views of a
+ * resizable buffer (`configureMemory({ resizable: true })`): then encode,
+ * then copy.
+ */
+function encodeAt(s: string, dst: Uint8Array): number {
+  if (memoryMode() !== 'resizable') return utf8.encodeInto(s, dst).written;
+  const b = utf8.encode(s);
+  dst.set(b);
+  return b.length;
+}
+
+/** A key that is not plain bytes or a well-formed string: `keyBytes`' checks and messages. */
+function checkedBytesOf(k: unknown, what: string): Uint8Array {
+  return keyBytes(k, what);
 }

@@ -21,7 +21,7 @@
 import { show } from './bytes.js';
 import { countCopied } from './counters.js';
 import { SiltError } from './errors.js';
-import { ABSENT, type BatchAnswer, type Exchange, type ValueAnswer } from './exchange.js';
+import { ABSENT, type BatchAnswer, type Exchange } from './exchange.js';
 import { memoryBuffer, memoryWords } from './wasm.js';
 
 /** Results freed by the safety net rather than by `release()`. */
@@ -74,33 +74,19 @@ function copyOf(view: Uint8Array): Uint8Array {
   return view.slice();
 }
 
+/**
+ * What every result has: its handle, its release, and the safety net that
+ * releases it if it is garbage collected instead.
+ */
 class Pinned {
   #exchange: Exchange | undefined;
   readonly #handle: number;
-  readonly #count: number;
-  /**
-   * A batch: where its layout (offset and length of each value) is in wasm
-   * memory. One value: its offset and length.
-   */
-  readonly #at: number;
-  readonly #length: number;
-  #buffer: ArrayBuffer | undefined;
-  #views: (Uint8Array | undefined)[] | undefined;
   /** Whether the safety net (FinalizationRegistry) holds this result. */
   #registered = false;
 
-  protected constructor(exchange: Exchange, answer: ValueAnswer | BatchAnswer) {
+  protected constructor(exchange: Exchange, handle: number) {
     this.#exchange = exchange;
-    this.#handle = answer.handle;
-    if ('layoutOffset' in answer) {
-      this.#count = answer.count;
-      this.#at = answer.layoutOffset;
-      this.#length = -1;
-    } else {
-      this.#count = 1;
-      this.#at = answer.offset;
-      this.#length = answer.length;
-    }
+    this.#handle = handle;
     fresh.push(this);
     if (fresh.length >= FRESH_MAX) {
       drainFresh();
@@ -118,38 +104,9 @@ class Pinned {
     safetyNet.register(this, { exchange, handle: this.#handle }, this);
   }
 
-  protected get count(): number {
-    return this.#count;
-  }
-
-  protected view(i: number): Uint8Array | undefined {
+  /** Throws `Released` once released. */
+  protected live(): void {
     if (this.#exchange === undefined) throw new SiltError('Released', 'this result was released; its views are no longer valid');
-    if (!Number.isInteger(i) || i < 0 || i >= this.#count) {
-      throw new SiltError('InvalidArgument', `index ${show(i)} is out of range 0..${this.#count - 1}`);
-    }
-    const buffer = memoryBuffer();
-    if (buffer !== this.#buffer) {
-      // First access, or memory grew and detached the old buffer ('fixed'
-      // mode): views of the old one are dead, make new ones.
-      this.#buffer = buffer;
-      this.#views = undefined;
-    }
-    this.#views ??= [];
-    const views = this.#views;
-    const cached = views[i];
-    if (cached !== undefined) return cached;
-    let view: Uint8Array;
-    if (this.#length >= 0) {
-      view = new Uint8Array(buffer, this.#at, this.#length);
-    } else {
-      const words = memoryWords(); // the layout, read in place
-      const at = (this.#at >>> 2) + 2 * i;
-      const len = words[at + 1]!;
-      if (len === ABSENT) return undefined;
-      view = new Uint8Array(buffer, words[at]!, len);
-    }
-    views[i] = view;
-    return view;
   }
 
   /** Whether `release()` has run. */
@@ -167,10 +124,13 @@ class Pinned {
     const exchange = this.#exchange;
     if (exchange === undefined) return;
     this.#exchange = undefined;
-    this.#views = undefined;
+    this.forget();
     if (this.#registered) safetyNet.unregister(this);
     exchange.release(this.#handle);
   }
+
+  /** Drops the views a subclass keeps. */
+  protected forget(): void {}
 
   [Symbol.dispose](): void {
     this.release();
@@ -179,14 +139,30 @@ class Pinned {
 
 /** The value of one key, pinned. */
 export class PinnedValue extends Pinned {
-  /** @internal */
-  static wrap(exchange: Exchange, answer: ValueAnswer): PinnedValue {
-    return new PinnedValue(exchange, answer);
+  readonly #offset: number;
+  readonly #length: number;
+  #view: Uint8Array | undefined;
+
+  /** @internal Use `db.get()`. */
+  constructor(exchange: Exchange, handle: number, offset: number, length: number) {
+    super(exchange, handle);
+    this.#offset = offset;
+    this.#length = length;
+  }
+
+  protected override forget(): void {
+    this.#view = undefined;
   }
 
   /** A view of the value in wasm memory (no copy). */
   get bytes(): Uint8Array {
-    return this.view(0)!;
+    this.live();
+    const view = this.#view;
+    // A view of a buffer that growth detached ('fixed' mode) reads as
+    // empty: hand out a fresh one.
+    if (view !== undefined && view.buffer === memoryBuffer()) return view;
+    this.#view = new Uint8Array(memoryBuffer(), this.#offset, this.#length);
+    return this.#view;
   }
 
   /** A copy of the value that stays valid after `release()`. */
@@ -202,44 +178,85 @@ export class PinnedValue extends Pinned {
 
 /** The values of the keys of one `multiGet`, pinned, in key order. */
 export class MultiGetResult extends Pinned {
+  readonly #count: number;
+  /** Where the layout (offset and length of each value) is in wasm memory. */
+  readonly #layout: number;
+  #buffer: ArrayBuffer | undefined;
+  #views: (Uint8Array | undefined)[] | undefined;
+
   /** @internal */
   static wrap(exchange: Exchange, answer: BatchAnswer): MultiGetResult {
     return new MultiGetResult(exchange, answer);
   }
 
+  private constructor(exchange: Exchange, answer: BatchAnswer) {
+    super(exchange, answer.handle);
+    this.#count = answer.count;
+    this.#layout = answer.layoutOffset;
+  }
+
+  protected override forget(): void {
+    this.#views = undefined;
+  }
+
+  #view(i: number): Uint8Array | undefined {
+    this.live();
+    if (!Number.isInteger(i) || i < 0 || i >= this.#count) {
+      throw new SiltError('InvalidArgument', `index ${show(i)} is out of range 0..${this.#count - 1}`);
+    }
+    const buffer = memoryBuffer();
+    if (buffer !== this.#buffer) {
+      // First access, or memory grew and detached the old buffer ('fixed'
+      // mode): views of the old one are dead, make new ones.
+      this.#buffer = buffer;
+      this.#views = undefined;
+    }
+    this.#views ??= [];
+    const views = this.#views;
+    const cached = views[i];
+    if (cached !== undefined) return cached;
+    const words = memoryWords(); // the layout, read in place
+    const at = (this.#layout >>> 2) + 2 * i;
+    const len = words[at + 1]!;
+    if (len === ABSENT) return undefined;
+    const view = new Uint8Array(buffer, words[at]!, len);
+    views[i] = view;
+    return view;
+  }
+
   /** Number of keys asked for. */
   get length(): number {
-    return this.count;
+    return this.#count;
   }
 
   /** A view of the value of key `i`, or `undefined` if it has none. */
   get(i: number): Uint8Array | undefined {
-    return this.view(i);
+    return this.#view(i);
   }
 
   /** Whether key `i` has a value. */
   has(i: number): boolean {
-    return this.view(i) !== undefined;
+    return this.#view(i) !== undefined;
   }
 
   /** A copy of the value of key `i` that stays valid after `release()`. */
   copy(i: number): Uint8Array | undefined {
-    const v = this.view(i);
+    const v = this.#view(i);
     return v === undefined ? undefined : copyOf(v);
   }
 
   /** The value of key `i` decoded as UTF-8, or `undefined`. */
   text(i: number): string | undefined {
-    const v = this.view(i);
+    const v = this.#view(i);
     return v === undefined ? undefined : decode(v);
   }
 
   /** Copies of every value. */
   copies(): (Uint8Array | undefined)[] {
-    return Array.from({ length: this.count }, (_, i) => this.copy(i));
+    return Array.from({ length: this.#count }, (_, i) => this.copy(i));
   }
 
   *[Symbol.iterator](): IterableIterator<Uint8Array | undefined> {
-    for (let i = 0; i < this.count; i++) yield this.view(i);
+    for (let i = 0; i < this.#count; i++) yield this.#view(i);
   }
 }

@@ -104,6 +104,18 @@ export function memoryBuffer(): ArrayBuffer {
 }
 
 let words: Uint32Array | undefined;
+let bytesView: Uint8Array | undefined;
+
+/**
+ * All of wasm memory as bytes, for copying values out without making a
+ * view per value (made again when growth replaced the buffer). REQUIRES:
+ * the module is loaded.
+ */
+export function memoryBytesView(): Uint8Array {
+  const buffer = memoryBuffer();
+  if (bytesView === undefined || bytesView.buffer !== buffer) bytesView = new Uint8Array(buffer);
+  return bytesView;
+}
 
 /**
  * All of wasm memory as `u32`s, for reading layouts without making a view

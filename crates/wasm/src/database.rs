@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use silt_engine::fs::Fs;
-use silt_engine::{BatchOp, Db, Error, Options, ReadOptions, Snapshot, WriteOptions};
+use silt_engine::{BatchOp, Db, Error, Options, PinnedValue, ReadOptions, Snapshot, WriteOptions};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::decode_batch;
@@ -53,6 +53,9 @@ pub struct Database {
     pub(crate) exchange: RefCell<Exchange>,
     /// Results JavaScript holds, by handle; kept past `close()`.
     pub(crate) pins: RefCell<PinTable>,
+    /// The value of the last `getCopy`, pinned until the next exchange call
+    /// so that JavaScript can copy it out right after the call returns.
+    pub(crate) transient: RefCell<Option<PinnedValue>>,
 }
 
 fn closed() -> BindingError {
@@ -81,6 +84,7 @@ impl Database {
             next_snapshot: Cell::new(1),
             exchange: RefCell::new(Exchange::default()),
             pins: RefCell::new(PinTable::default()),
+            transient: RefCell::new(None),
         })
     }
 
@@ -198,14 +202,6 @@ impl Database {
         Ok(if frees { self.engine_freeing(WRITE_RESERVE, write) } else { self.engine(WRITE_RESERVE, write) }?)
     }
 
-    /// The value of `key` copied out of wasm memory, or `undefined`.
-    #[wasm_bindgen(js_name = getCopy)]
-    pub fn get_copy(&self, key: &[u8], snapshot: u32) -> JsResult<Option<Vec<u8>>> {
-        let snap = self.snapshot_for(snapshot)?;
-        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
-        Ok(self.engine(0, |db| db.get(&opts, key))?)
-    }
-
     /// Takes a snapshot; returns its id (never 0).
     pub fn snapshot(&self) -> JsResult<u32> {
         let snap = self.engine(0, |db| Ok::<_, Error>(db.snapshot()))?;
@@ -282,6 +278,8 @@ impl Database {
     /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files
     /// (counts, and `paths`: the logical files their headers name).
     pub fn statistics(&self) -> JsResult<JsValue> {
+        // The last getCopy's value was copied out long ago: it pins nothing.
+        self.transient.borrow_mut().take();
         let (properties, tickers, histograms) = self.engine(0, |db| Ok::<_, Error>(engine_statistics(db)))?;
         let n = |x: u64| JsValue::from_f64(x as f64);
         let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
@@ -364,6 +362,7 @@ impl Database {
         let Some(db) = self.db.borrow_mut().take() else {
             return Ok(());
         };
+        self.transient.borrow_mut().take();
         let space = self.pool.as_ref().map(|p| p.use_reserve());
         let result = db.close();
         drop(space);

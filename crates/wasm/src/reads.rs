@@ -1,7 +1,8 @@
-//! Zero-copy reads as JavaScript makes them: one call into wasm per `get`
-//! or `multiGet`, the request and the answer passed through the database's
-//! exchange buffer (`exchange.rs`), the values left pinned where they are
-//! (`results.rs`).
+//! Reads as JavaScript makes them: one call into wasm per `get`,
+//! `getCopy` or `multiGet`, the request and the answer passed through the
+//! database's exchange buffer (`exchange.rs`), the values left pinned where
+//! they are (`results.rs`) or, for a copy, pinned only until JavaScript has
+//! copied them (the next call).
 
 use silt_engine::ReadOptions;
 use wasm_bindgen::prelude::*;
@@ -11,8 +12,10 @@ use crate::error::{BindingError, JsResult};
 use crate::results::{place, Pinned};
 
 impl Database {
-    /// Lets go of the results JavaScript released since the last call.
+    /// Lets go of the results JavaScript released since the last call, and
+    /// of the last `getCopy`'s value (JavaScript copied it already).
     fn drain_releases(&self) {
+        self.transient.borrow_mut().take();
         let released = self.exchange.borrow_mut().take_releases();
         let mut pins = self.pins.borrow_mut();
         for handle in released {
@@ -37,6 +40,24 @@ impl Database {
         let (handle, _) = self.pins.borrow_mut().insert(Pinned::One(value))?;
         self.exchange.borrow_mut().answer(at, len);
         Ok(handle)
+    }
+
+    /// The value of the key of `key_len` bytes in the exchange request,
+    /// pinned until the next call: answers its offset and length (ABSENT =
+    /// none) for JavaScript to copy out at once.
+    pub(crate) fn get_transient_inner(&self, key_len: usize, snapshot: u32) -> Result<(), BindingError> {
+        self.drain_releases();
+        let snap = self.snapshot_for(snapshot)?;
+        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
+        let value = {
+            let exchange = self.exchange.borrow();
+            let key = exchange.key(key_len)?;
+            self.engine(0, |db| db.get_pinned(&opts, key))?
+        };
+        let [at, len] = place(value.as_deref());
+        *self.transient.borrow_mut() = value;
+        self.exchange.borrow_mut().answer(at, len);
+        Ok(())
     }
 
     pub(crate) fn multi_get_pinned_inner(
@@ -77,6 +98,15 @@ impl Database {
     #[wasm_bindgen(js_name = getPinned)]
     pub fn get_pinned(&self, key_len: u32, snapshot: u32) -> JsResult<u32> {
         Ok(self.get_pinned_inner(key_len as usize, snapshot)?)
+    }
+
+    /// The value of the key of `key_len` bytes in the exchange request, for
+    /// JavaScript to copy: writes its offset and length (ABSENT = none) into
+    /// the exchange answer, and keeps it pinned until the next call on the
+    /// database. Releases first, as [`Database::get_pinned`].
+    #[wasm_bindgen(js_name = getTransient)]
+    pub fn get_transient(&self, key_len: u32, snapshot: u32) -> JsResult<()> {
+        Ok(self.get_transient_inner(key_len as usize, snapshot)?)
     }
 
     /// The values of the `count` keys in the exchange request (`key_bytes`
@@ -156,6 +186,26 @@ mod tests {
         assert_eq!(db.get_pinned_inner(1, 0).unwrap(), 0);
         assert_eq!(answer(&db)[1], crate::results::ABSENT);
         assert_eq!(db.held_results(), 1);
+    }
+
+    #[test]
+    fn a_transient_get_answers_where_the_value_is_and_pins_it_until_the_next_call() {
+        let db = db();
+        db.flush().unwrap();
+        write_request(&db, b"c");
+        db.get_transient_inner(1, 0).unwrap();
+        let [at, len] = answer(&db);
+        assert_eq!(len, 7);
+        assert_ne!(at, 0);
+        assert!(db.transient.borrow().is_some(), "pinned until the next call");
+        let pinned =
+            |db: &Database| db.engine(0, |d| Ok::<_, silt_engine::Error>(d.properties().pinned_bytes)).unwrap();
+        assert!(pinned(&db) > 0);
+        write_request(&db, b"zz");
+        db.get_transient_inner(2, 0).unwrap();
+        assert_eq!(answer(&db)[1], crate::results::ABSENT);
+        assert_eq!(pinned(&db), 0, "the next call let go of the previous value");
+        assert_eq!(db.held_results(), 0, "nothing for JavaScript to release");
     }
 
     #[test]

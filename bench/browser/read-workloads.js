@@ -1,0 +1,74 @@
+// The read workloads that bench/run/profile-reads.mjs (Node) and
+// bench/run/profile-browser.mjs (Chromium) time and profile: the suite's
+// data set (common.js) in an in-memory database (openMemory: the same
+// engine, bindings and JavaScript as on OPFS, whose blocks the block cache
+// keeps out of these reads anyway), read as the suite's Silt adapter does.
+// Each workload returns [checksum, operations].
+import { below, checksum, keyOf, rng, valueFor } from './common.js';
+
+/**
+ * Fills `num` keys through `silt` (the siltdb module) and returns the
+ * workloads over `reads` random keys, and the database (close it after).
+ */
+export async function readWorkloads(silt, { num, reads, options = {} }) {
+  const db = await silt.openMemory({ blockCacheCapacity: 64 << 20, writeBufferSize: 4 << 20, ...options });
+  const batch = new silt.WriteBatch();
+  for (let i = 0; i < num; i += 1000) {
+    batch.clear();
+    for (let j = i; j < Math.min(num, i + 1000); j++) batch.put(keyOf(j), valueFor(j));
+    db.write(batch);
+  }
+  await db.idle();
+  const r = rng(7);
+  const keys = Array.from({ length: reads }, () => keyOf(below(r, num)));
+  const workloads = {
+    get() {
+      let s = 0;
+      for (const k of keys) {
+        const v = db.get(k);
+        s += checksum(v.bytes);
+        v.release();
+      }
+      return [s, keys.length];
+    },
+    getCopy() {
+      let s = 0;
+      for (const k of keys) s += checksum(db.getCopy(k));
+      return [s, keys.length];
+    },
+    multiGet() {
+      let s = 0;
+      for (let i = 0; i + 32 <= keys.length; i += 32) {
+        const res = db.multiGet(keys.slice(i, i + 32));
+        for (let j = 0; j < res.length; j++) s += checksum(res.get(j));
+        res.release();
+      }
+      return [s, keys.length];
+    },
+    'seek+100'() {
+      let s = 0;
+      const seeks = Math.max(1, Math.floor(keys.length / 10));
+      for (let i = 0; i < seeks; i++) {
+        let n = 0;
+        for (const [, v] of db.iterator({ gte: keys[i], batchSize: 101 })) {
+          s += checksum(v);
+          if (++n >= 101) break;
+        }
+      }
+      return [s, seeks];
+    },
+  };
+  return { db, workloads };
+}
+
+/** Runs `run` once to warm up, then `reps` times; µs per operation, sorted. */
+export function timeWorkload(run, reps) {
+  run();
+  const times = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const t = performance.now();
+    const [, ops] = run();
+    times.push(((performance.now() - t) * 1000) / ops);
+  }
+  return times.sort((a, b) => a - b);
+}
