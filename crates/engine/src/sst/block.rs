@@ -94,14 +94,25 @@ pub struct BlockOrigin {
     pub offset: u64,
 }
 
-/// A decoded (uncompressed) block. Cheap to clone; values can be handed out
-/// as `Bytes` slices that keep the block alive.
+/// A decoded (uncompressed) block. Cheap to clone: one reference count (a
+/// lookup clones a cached block, and each count it touches is a cache line
+/// more); values can be handed out as `Bytes` slices that keep the block's
+/// bytes alive.
 #[derive(Clone)]
-pub struct Block {
+pub struct Block(Arc<BlockInner>);
+
+pub struct BlockInner {
     data: Bytes,
     restarts_at: usize,
     num_restarts: usize,
     origin: BlockOrigin,
+}
+
+impl std::ops::Deref for Block {
+    type Target = BlockInner;
+    fn deref(&self) -> &BlockInner {
+        &self.0
+    }
 }
 
 impl Block {
@@ -117,7 +128,7 @@ impl Block {
             return Err(corrupt("bad restart count in block"));
         }
         let restarts_at = data.len() - 4 - 4 * num_restarts;
-        Ok(Block { data, restarts_at, num_restarts, origin })
+        Ok(Block(Arc::new(BlockInner { data, restarts_at, num_restarts, origin })))
     }
 
     pub fn size(&self) -> usize {
