@@ -22,6 +22,8 @@ pub struct EngineOptions {
     pub block_size: usize,
     /// 0: the engine's default.
     pub block_restart_interval: usize,
+    /// None: the engine's default.
+    pub data_block_hash_index: Option<bool>,
     pub disable_auto_compactions: bool,
     pub sync: bool,
 }
@@ -116,6 +118,7 @@ impl Silt {
             } else {
                 o.block_restart_interval
             },
+            data_block_hash_index: o.data_block_hash_index.unwrap_or(Options::default().data_block_hash_index),
             compression: if o.compression_lz4 { Compression::Lz4 } else { Compression::None },
             bloom_bits_per_key: o.bloom_bits,
             block_cache_capacity: o.cache_size,

@@ -46,6 +46,8 @@ struct Flags {
     block_size: usize,
     /// 0: each engine's own default (Silt 4, RocksDB 16).
     block_restart_interval: usize,
+    /// None: each engine's own default (Silt binary_and_hash, RocksDB binary).
+    data_block_hash_index: Option<bool>,
     disable_auto_compactions: bool,
     batch_size: usize,
     multiread_stride: u64,
@@ -83,6 +85,7 @@ impl Default for Flags {
             max_bytes_for_level_base: 256 << 20,
             block_size: 4096,
             block_restart_interval: 0,
+            data_block_hash_index: None,
             disable_auto_compactions: false,
             batch_size: 1,
             multiread_stride: 0,
@@ -108,6 +111,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--compression lz4|none] [--bloom-bits 10] [--cache-size BYTES] [--write-buffer-size BYTES]
   [--target-file-size-base BYTES] [--max-bytes-for-level-base BYTES] [--block-size BYTES]
   [--block-restart-interval N (default: each engine's own)]
+  [--data-block-index-type binary|binary_and_hash (default: each engine's own)]
   [--disable-auto-compactions 0|1] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
@@ -158,6 +162,13 @@ fn parse() -> Result<Flags, String> {
             "--max-bytes-for-level-base" => f.max_bytes_for_level_base = num(&v)?,
             "--block-size" => f.block_size = num(&v)? as usize,
             "--block-restart-interval" => f.block_restart_interval = num(&v)? as usize,
+            "--data-block-index-type" => {
+                f.data_block_hash_index = Some(match v.as_str() {
+                    "binary" | "0" => false,
+                    "binary_and_hash" | "1" => true,
+                    _ => return Err(format!("{name}: binary or binary_and_hash, not {v}")),
+                })
+            }
             "--disable-auto-compactions" => f.disable_auto_compactions = flag(&v)?,
             "--batch-size" => f.batch_size = num(&v)?.max(1) as usize,
             "--multiread-stride" => f.multiread_stride = num(&v)?,
@@ -354,6 +365,7 @@ fn open(f: &Flags) -> Res<Arc<dyn BenchDb>> {
         max_bytes_for_level_base: f.max_bytes_for_level_base,
         block_size: f.block_size,
         block_restart_interval: f.block_restart_interval,
+        data_block_hash_index: f.data_block_hash_index,
         disable_auto_compactions: f.disable_auto_compactions,
         sync: f.sync,
     };

@@ -30,6 +30,9 @@ impl Rocks {
         if o.block_restart_interval != 0 {
             t.set_block_restart_interval(o.block_restart_interval as i32);
         }
+        if o.data_block_hash_index == Some(true) {
+            t.set_data_block_index_type(rocksdb::DataBlockIndexType::BinaryAndHash);
+        }
         if o.bloom_bits > 0 {
             t.set_bloom_filter(f64::from(o.bloom_bits), false);
         }

@@ -9,7 +9,7 @@
 //!
 //! | target          | decoder                                                              |
 //! |-----------------|----------------------------------------------------------------------|
-//! | `block`         | block framing (type byte, LZ4) then a data block's entries           |
+//! | `block`         | block framing (type byte, LZ4) then a data block's entries and hash index |
 //! | `index`         | an index block: separators and block handles, and its flat decoding  |
 //! | `filter`        | a FastLocalBloom filter block, probed one by one and in batches      |
 //! | `table`         | a whole table file: footer, metaindex, properties, tombstones, data  |
@@ -31,7 +31,7 @@ use crate::format::key;
 use crate::fs::{Fs, MemFs};
 use crate::iter::InternalIterator;
 use crate::sst::block::{Block, BlockOrigin};
-use crate::sst::filter::BloomFilter;
+use crate::sst::filter::{key_hash, BloomFilter};
 use crate::sst::flat_index::FlatIndex;
 use crate::sst::format::{decode_block_contents, BlockHandle};
 use crate::sst::Table;
@@ -91,7 +91,22 @@ pub fn block(data: &[u8]) -> bool {
     let Ok(b) = Block::new(raw, origin()) else { return false };
     let mut it = b.iter();
     exercise(&mut it, data);
-    let ok = it.status().is_ok();
+    let mut ok = it.status().is_ok();
+    // Point lookups through the block's hash index (block.rs), for the first
+    // keys it holds and for the input: in a block that decoded whole, each
+    // key is found where it is.
+    let mut keys = Vec::new();
+    it.seek_to_first();
+    while it.valid() && keys.len() < 8 {
+        keys.push(it.key().to_vec());
+        it.next();
+    }
+    for k in &keys {
+        it.seek_for_get(k, key_hash(key::user_key(k)));
+        ok &= it.valid() && it.key() == k.as_slice() && it.status().is_ok();
+    }
+    it.seek_for_get(&key::seek_key(rest, 7), key_hash(rest));
+    let _ = it.status();
     // Bytewise seeks too: the range-deletion and metaindex blocks use them.
     let mut it = b.iter();
     it.seek_by(rest, key::bytewise);
@@ -168,11 +183,26 @@ pub fn table(data: &[u8]) -> bool {
     let ok = t.verify().is_ok();
     let mut it = t.iter(true);
     exercise(&mut it, &key::seek_key(data.get(..16).unwrap_or(data), u64::MAX >> 8));
+    // Point lookups (filter, flat index, the blocks' hash indexes) of the
+    // first keys and of the input.
+    let mut keys = vec![data.get(..16).unwrap_or(data).to_vec()];
+    it.seek_to_first();
+    while it.valid() && keys.len() < 9 {
+        keys.push(key::user_key(it.key()).to_vec());
+        it.next();
+    }
+    let mut gets_ok = true;
+    for (n, k) in keys.iter().enumerate() {
+        let mut ctx = crate::read::GetContext::new(k, None, None);
+        let r = t.get(&key::seek_key(k, u64::MAX >> 8), key_hash(k), &mut ctx);
+        // Every key the iterator saw is found.
+        gets_ok &= r.is_ok() && (n == 0 || ctx.is_done());
+    }
     if let Some(ts) = t.tombstones() {
         let _ = ts.max_covering_seq(b"k", u64::MAX >> 8);
         let _ = ts.max_covering_seq(data, 1);
     }
-    ok && it.status().is_ok()
+    ok && gets_ok && it.status().is_ok()
 }
 
 /// The record log and the write batches in its records.
@@ -309,19 +339,23 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     use crate::{Compression, WriteOptions};
 
     let mut out = Vec::new();
-    // Blocks, as the table builder makes them: framed plain and with LZ4.
-    let mut b = BlockBuilder::new(16);
-    for i in 0..200u64 {
-        let k = internal_key(format!("key{i:05}").as_bytes(), 1000 - i, ValueType::Put);
-        b.add(&k, format!("value of key {i} {}", "x".repeat((i % 7) as usize * 10)).as_bytes());
-    }
-    let raw = b.finish();
-    for compression in [Compression::None, Compression::Lz4] {
-        let mut framed = Vec::new();
-        let n = frame_block(&raw, compression, &mut framed);
-        let mut seed = vec![framed[n]];
-        seed.extend_from_slice(&framed[..n]);
-        out.push(("block", seed));
+    // Blocks, as the table builder makes them: framed plain and with LZ4,
+    // with a hash index (format version 2) and without (version 1, LevelDB's
+    // restart interval).
+    for (mut b, count) in [(BlockBuilder::with_hash_index(4), 100u64), (BlockBuilder::new(16), 200)] {
+        for i in 0..count {
+            let k = internal_key(format!("key{i:05}").as_bytes(), 1000 - i, ValueType::Put);
+            let v = format!("value of key {i} {}", "x".repeat((i % 7) as usize * 10));
+            b.add_hashed(&k, v.as_bytes(), key_hash(key::user_key(&k)));
+        }
+        let raw = b.finish();
+        for compression in [Compression::None, Compression::Lz4] {
+            let mut framed = Vec::new();
+            let n = frame_block(&raw, compression, &mut framed);
+            let mut seed = vec![framed[n]];
+            seed.extend_from_slice(&framed[..n]);
+            out.push(("block", seed));
+        }
     }
     let mut ix = BlockBuilder::new(1);
     for i in 0..50u64 {
@@ -382,6 +416,14 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         db.put(&w, format!("k{i:03}").as_bytes(), format!("small value {i}").as_bytes()).expect("seed write");
     }
     db.delete_range(&w, b"k010", b"k015").expect("seed range delete");
+    db.flush().expect("seed flush");
+    drop(db);
+    // And one in format version 1 (no hash index in its data blocks).
+    let opts = Options { block_size: 256, data_block_hash_index: false, ..small_options() };
+    let db = Db::open(fs.clone(), "db", opts).expect("seed database opens");
+    for i in 0..30u32 {
+        db.put(&w, format!("v1k{i:03}").as_bytes(), format!("small value {i}").as_bytes()).expect("seed write");
+    }
     db.flush().expect("seed flush");
     for name in fs.list("db").expect("seed list").iter().filter(|n| n.ends_with(".sst")) {
         let path = format!("db/{name}");

@@ -176,8 +176,19 @@ fn check_iterators(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut Sm
 fn run(seed: u64, steps: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let fs = MemFs::new();
-    let open = |fs: &MemFs| Db::open(Arc::new(fs.clone()), "db", options()).unwrap();
-    let mut db = open(&fs);
+    // Each open writes its tables in one of the table formats: with data
+    // block hash indexes (version 2) or without (version 1, what older
+    // builds wrote), at a restart interval of 1, 4 or 16, so a database
+    // holds tables of every kind side by side.
+    let open = |fs: &MemFs, rng: &mut SmallRng| {
+        let opts = Options {
+            data_block_hash_index: rng.random_bool(0.7),
+            block_restart_interval: [1, 4, 16][rng.random_range(0..3)],
+            ..options()
+        };
+        Db::open(Arc::new(fs.clone()), "db", opts).unwrap()
+    };
+    let mut db = open(&fs, &mut rng);
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = vec![];
     let mut live: Vec<LiveIter> = vec![];
@@ -329,7 +340,7 @@ fn run(seed: u64, steps: usize) {
                 refreshes += db.statistics().ticker("silt.iter.auto.refresh");
                 db.close().unwrap();
                 drop(db);
-                db = open(&fs);
+                db = open(&fs, &mut rng);
             }
             _ => {
                 // An iterator held across writes and flushes keeps its view.
@@ -360,7 +371,7 @@ fn run(seed: u64, steps: usize) {
     check_iterators(&db, &model, None, &mut rng, "final");
     snaps.clear();
     drop(db);
-    let db = open(&fs);
+    let db = open(&fs, &mut rng);
     assert_eq!(common::read_all(&db), model, "seed {seed}: after final reopen");
     if steps >= 2000 {
         refreshes += db.statistics().ticker("silt.iter.auto.refresh");

@@ -61,6 +61,10 @@ pub struct Options {
     pub compression: Compression,
     /// Bloom filter bits per key; 0 disables filters (default 10).
     pub bloom_bits_per_key: u32,
+    /// Give each data block a hash index of its user keys, so a point
+    /// lookup goes straight to the few entries that may hold its key
+    /// (RocksDB's `kDataBlockBinaryAndHash`; default true; docs/format.md).
+    pub data_block_hash_index: bool,
     /// Bytes of uncompressed blocks the block cache keeps (default 8 MiB).
     pub block_cache_capacity: usize,
     /// Give each memtable a bloom filter of its user keys, 1/64 of
@@ -110,6 +114,7 @@ impl Default for Options {
             block_restart_interval: 4,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
+            data_block_hash_index: true,
             block_cache_capacity: 8 << 20,
             memtable_whole_key_filtering: true,
             level0_file_num_compaction_trigger: 4,
@@ -137,6 +142,7 @@ impl std::fmt::Debug for Options {
             .field("block_restart_interval", &self.block_restart_interval)
             .field("compression", &self.compression)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("data_block_hash_index", &self.data_block_hash_index)
             .field("block_cache_capacity", &self.block_cache_capacity)
             .field("memtable_whole_key_filtering", &self.memtable_whole_key_filtering)
             .field("level0_file_num_compaction_trigger", &self.level0_file_num_compaction_trigger)
@@ -214,6 +220,7 @@ impl Options {
             restart_interval: self.block_restart_interval,
             compression: self.compression,
             bloom_bits_per_key: self.bloom_bits_per_key,
+            data_block_hash_index: self.data_block_hash_index,
         }
     }
 

@@ -619,3 +619,52 @@ fn a_pinned_get_is_counted_as_a_get_not_a_multiget() {
     drop(v);
     assert_eq!(db.properties().pinned_bytes, 0);
 }
+
+#[test]
+fn tables_of_format_version_1_read_the_same_and_compact_into_version_2() {
+    // A database written without data-block hash indexes (format version
+    // 1, as builds before them wrote), opened by one that writes them.
+    let fs = MemFs::new();
+    let v1 = Options { data_block_hash_index: false, ..small_options() };
+    let key = |i: u32| format!("key{:06}", i * 7 % 3000).into_bytes();
+    let value = |i: u32| format!("value {i}").repeat(1 + i as usize % 5).into_bytes();
+    {
+        let db = Db::open(Arc::new(fs.clone()), "db", v1).unwrap();
+        for i in 0..3000 {
+            db.put(&W, &key(i), &value(i)).unwrap();
+        }
+        db.delete(&W, &key(5)).unwrap();
+        db.flush().unwrap();
+        while db.do_background_work(64).unwrap().work_left {}
+        db.close().unwrap();
+    }
+    let versions = |fs: &MemFs| -> Vec<u32> {
+        let mut v: Vec<u32> = fs
+            .list("db")
+            .unwrap()
+            .iter()
+            .filter(|n| n.ends_with(".sst"))
+            .map(|n| {
+                let path = format!("db/{n}");
+                let raw = crate::fs::read_all(&*fs.open(&path, false).unwrap(), &path).unwrap();
+                let at = raw.len() - crate::sst::format::FOOTER_LEN;
+                crate::sst::format::Footer::decode(&raw[at..], &path, at as u64).unwrap().format_version
+            })
+            .collect();
+        v.dedup();
+        v
+    };
+    assert_eq!(versions(&fs), [1]);
+    let check = |db: &Db| {
+        for i in 0..3000 {
+            let want = (i != 5).then(|| value(i));
+            assert_eq!(db.get(&r(), &key(i)).unwrap(), want, "key {i}");
+        }
+        assert_eq!(count_entries(db), 2999);
+    };
+    let db = open(&fs);
+    check(&db);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(versions(&fs), [2]);
+    check(&db);
+}

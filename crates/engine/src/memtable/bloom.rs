@@ -17,23 +17,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Probes per key: enough for a false-positive rate well under 1% at the
 /// size below (about 20 bits per key for entries of ~100 bytes).
 const PROBES: u32 = 6;
-const WORDS_PER_LINE: usize = 8;
+
+/// 64 bytes of bits, aligned to a cache line: a probe touches one line.
+#[repr(C, align(64))]
+struct Line([AtomicU64; 8]);
 
 pub struct WholeKeyBloom {
-    words: Box<[AtomicU64]>,
-    lines: u32,
+    lines: Box<[Line]>,
 }
 
 impl WholeKeyBloom {
     /// A filter of about `bytes` bytes (whole 64-byte lines, at least one).
     pub fn new(bytes: usize) -> Self {
-        let lines = (bytes / (WORDS_PER_LINE * 8)).clamp(1, u32::MAX as usize);
-        WholeKeyBloom { words: (0..lines * WORDS_PER_LINE).map(|_| AtomicU64::new(0)).collect(), lines: lines as u32 }
+        let n = (bytes / size_of::<Line>()).clamp(1, u32::MAX as usize);
+        WholeKeyBloom { lines: (0..n).map(|_| Line(Default::default())).collect() }
     }
 
     #[inline]
-    fn line(&self, h: u64) -> usize {
-        ((u64::from(h as u32) * u64::from(self.lines)) >> 32) as usize * WORDS_PER_LINE
+    fn line(&self, h: u64) -> &Line {
+        &self.lines[((u64::from(h as u32) * self.lines.len() as u64) >> 32) as usize]
     }
 
     /// Records a key by its hash.
@@ -42,7 +44,7 @@ impl WholeKeyBloom {
         let mut p = (h >> 32) as u32;
         for _ in 0..PROBES {
             let bit = (p >> (32 - 9)) as usize;
-            self.words[line + bit / 64].fetch_or(1 << (bit % 64), Ordering::Relaxed);
+            line.0[bit / 64].fetch_or(1 << (bit % 64), Ordering::Relaxed);
             p = p.wrapping_mul(0x9e37_79b9);
         }
     }
@@ -54,7 +56,7 @@ impl WholeKeyBloom {
         let mut p = (h >> 32) as u32;
         for _ in 0..PROBES {
             let bit = (p >> (32 - 9)) as usize;
-            if self.words[line + bit / 64].load(Ordering::Relaxed) & (1 << (bit % 64)) == 0 {
+            if line.0[bit / 64].load(Ordering::Relaxed) & (1 << (bit % 64)) == 0 {
                 return false;
             }
             p = p.wrapping_mul(0x9e37_79b9);
@@ -64,7 +66,7 @@ impl WholeKeyBloom {
 
     /// Bytes the filter takes.
     pub fn size(&self) -> usize {
-        self.words.len() * 8
+        self.lines.len() * size_of::<Line>()
     }
 }
 

@@ -3,13 +3,26 @@
 //!
 //! ## Format
 //! ```text
-//! block   := entry*  restart: fixed32le{num_restarts}  num_restarts: fixed32le
+//! block   := entry*  restart: fixed32le{num_restarts}  [hash_index]  footer: fixed32le
+//! footer  := num_restarts | has_hash_index << 31
 //! entry   := shared: varint32  non_shared: varint32  value_len: varint32
 //!            key_delta[non_shared]  value[value_len]
+//! hash_index := bucket: u8{num_buckets}  num_buckets: fixed16le
 //! ```
 //! Every `restart_interval` entries a *restart point* stores its key whole
 //! (`shared == 0`); the restart array holds their offsets, so a seek binary
 //! searches restart points and then scans at most `restart_interval` entries.
+//!
+//! Data blocks may carry a hash index of their user keys (RocksDB's
+//! `kDataBlockBinaryAndHash`): the bucket of a user key (`bucket_of`: from
+//! its `key_hash`, the hash the bloom filters take) holds the restart
+//! interval every entry of the keys hashing there is in, 254 when they are
+//! in more than one (the point lookup then binary-searches), or 255 when no
+//! key of the block hashes there (the key is not in the block). A point
+//! lookup then goes straight to one restart interval, touching two cache
+//! lines of the block instead of one per step of a binary search. Blocks
+//! with more than 253 restart points carry none. A footer without bit 31 is
+//! LevelDB's layout: blocks written before the hash index read the same.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -18,7 +31,25 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::format::coding::{decode_fixed32, decode_varint32, put_fixed32, put_varint32};
+use crate::format::key;
 use crate::iter::InternalIterator;
+
+/// Footer bit of a block with a hash index.
+const HASH_INDEX_FLAG: u32 = 1 << 31;
+/// Bucket values besides restart indexes.
+const BUCKET_COLLISION: u8 = 254;
+const BUCKET_EMPTY: u8 = 255;
+/// The most restart points a hash-indexed block may have (indexes 0..=252).
+const MAX_HASHED_RESTARTS: usize = 253;
+/// Keys per bucket the hash index is sized for (RocksDB's util ratio).
+const HASH_UTIL_RATIO: f64 = 0.75;
+
+/// The bucket of a user key with hash `h` (`sst::filter::key_hash`) among
+/// `num_buckets`.
+#[inline]
+pub fn bucket_of(h: u64, num_buckets: usize) -> usize {
+    ((u64::from((h >> 32) as u32) * num_buckets as u64) >> 32) as usize
+}
 
 /// Builds one block. Keys must be added in increasing order.
 pub struct BlockBuilder {
@@ -28,6 +59,8 @@ pub struct BlockBuilder {
     restart_interval: usize,
     last_key: Vec<u8>,
     entries: usize,
+    /// With a hash index: each entry's user-key hash and restart interval.
+    hashed: Option<Vec<(u64, u8)>>,
 }
 
 impl BlockBuilder {
@@ -39,6 +72,24 @@ impl BlockBuilder {
             restart_interval: restart_interval.max(1),
             last_key: Vec::new(),
             entries: 0,
+            hashed: None,
+        }
+    }
+
+    /// A builder of data blocks with a hash index of their user keys: add
+    /// entries with [`BlockBuilder::add_hashed`].
+    pub fn with_hash_index(restart_interval: usize) -> Self {
+        BlockBuilder { hashed: Some(Vec::new()), ..Self::new(restart_interval) }
+    }
+
+    /// Adds an entry whose user key hashes to `h` (`key_hash`); the hash
+    /// goes into the block's hash index, if it has one.
+    pub fn add_hashed(&mut self, key: &[u8], value: &[u8], h: u64) {
+        self.add(key, value);
+        if let Some(hashed) = self.hashed.as_mut() {
+            // More restart points than a bucket can name: no index (finish).
+            let r = (self.restarts.len() - 1).min(usize::from(u8::MAX)) as u8;
+            hashed.push((h, r));
         }
     }
 
@@ -62,7 +113,8 @@ impl BlockBuilder {
         self.entries += 1;
     }
 
-    /// Size of the block if finished now.
+    /// Size of the block if finished now (the hash index left out: it is
+    /// about one byte per entry).
     pub fn estimated_size(&self) -> usize {
         self.buf.len() + 4 * self.restarts.len() + 4
     }
@@ -77,7 +129,26 @@ impl BlockBuilder {
         for r in &self.restarts {
             put_fixed32(&mut out, *r);
         }
-        put_fixed32(&mut out, self.restarts.len() as u32);
+        let mut footer = self.restarts.len() as u32;
+        if let Some(hashed) = self.hashed.as_mut() {
+            if !hashed.is_empty() && self.restarts.len() <= MAX_HASHED_RESTARTS {
+                let num_buckets = ((hashed.len() as f64 / HASH_UTIL_RATIO) as usize).clamp(1, u16::MAX as usize);
+                let mut buckets = vec![BUCKET_EMPTY; num_buckets];
+                for &(h, r) in hashed.iter() {
+                    let b = &mut buckets[bucket_of(h, num_buckets)];
+                    if *b == BUCKET_EMPTY {
+                        *b = r;
+                    } else if *b != r {
+                        *b = BUCKET_COLLISION;
+                    }
+                }
+                out.extend_from_slice(&buckets);
+                out.extend_from_slice(&(num_buckets as u16).to_le_bytes());
+                footer |= HASH_INDEX_FLAG;
+            }
+            hashed.clear();
+        }
+        put_fixed32(&mut out, footer);
         self.restarts.clear();
         self.restarts.push(0);
         self.counter = 0;
@@ -105,6 +176,8 @@ pub struct BlockInner {
     data: Bytes,
     restarts_at: usize,
     num_restarts: usize,
+    /// The hash index's buckets (offset and count), if the block has one.
+    buckets: Option<(usize, usize)>,
     origin: BlockOrigin,
 }
 
@@ -122,13 +195,26 @@ impl Block {
         if data.len() < 4 {
             return Err(corrupt("block shorter than its restart count"));
         }
-        let num_restarts = decode_fixed32(&data[data.len() - 4..]).unwrap_or(0) as usize;
-        let max = (data.len() - 4) / 4;
-        if num_restarts == 0 || num_restarts > max {
+        let footer = decode_fixed32(&data[data.len() - 4..]).unwrap_or(0);
+        let num_restarts = (footer & !HASH_INDEX_FLAG) as usize;
+        let mut end = data.len() - 4;
+        let mut buckets = None;
+        if footer & HASH_INDEX_FLAG != 0 {
+            let n = match data.get(end.wrapping_sub(2)..end) {
+                Some(&[a, b]) if end >= 2 => usize::from(u16::from_le_bytes([a, b])),
+                _ => return Err(corrupt("block shorter than its hash index")),
+            };
+            if n == 0 || n + 2 > end || num_restarts > MAX_HASHED_RESTARTS {
+                return Err(corrupt("bad hash index in block"));
+            }
+            end -= 2 + n;
+            buckets = Some((end, n));
+        }
+        if num_restarts == 0 || num_restarts > end / 4 {
             return Err(corrupt("bad restart count in block"));
         }
-        let restarts_at = data.len() - 4 - 4 * num_restarts;
-        Ok(Block(Arc::new(BlockInner { data, restarts_at, num_restarts, origin })))
+        let restarts_at = end - 4 * num_restarts;
+        Ok(Block(Arc::new(BlockInner { data, restarts_at, num_restarts, buckets, origin })))
     }
 
     pub fn size(&self) -> usize {
@@ -343,6 +429,35 @@ impl BlockIter {
         }
     }
 
+    /// Positions at the first entry whose internal key is >= `target`, or
+    /// at the end, like `seek`, but for a point lookup of `target`'s user
+    /// key (whose `key_hash` is `h`): with the block's hash index it goes
+    /// straight to the restart interval that holds the key, and to the end
+    /// when the block does not hold it. REQUIRES: an internal-key `target`.
+    pub fn seek_for_get(&mut self, target: &[u8], h: u64) {
+        let Some((at, n)) = self.block.buckets else { return self.seek(target) };
+        self.err = None;
+        match self.block.data[at + bucket_of(h, n)] {
+            BUCKET_EMPTY => {
+                self.current = self.block.restarts_at;
+                self.next = self.block.restarts_at;
+                self.restart_index = self.block.num_restarts;
+                self.key.clear();
+                self.value = 0..0;
+            }
+            BUCKET_COLLISION => self.seek(target),
+            r if usize::from(r) < self.block.num_restarts => {
+                self.seek_to_restart(usize::from(r));
+                while self.parse_next() {
+                    if key::compare(self.key.as_slice(), target) != Ordering::Less {
+                        return;
+                    }
+                }
+            }
+            _ => self.corrupt("hash index names a restart point the block does not have"),
+        }
+    }
+
     /// Positions at the last entry whose key is <= target under `cmp`.
     pub fn seek_for_prev_by(&mut self, target: &[u8], cmp: impl Fn(&[u8], &[u8]) -> Ordering + Copy) {
         self.seek_by(target, cmp);
@@ -530,35 +645,190 @@ mod tests {
         assert_eq!(user_key(it.key()), b"key00198");
     }
 
+    /// A hash-indexed block of `entries` (sorted internal keys).
+    fn build_hashed(entries: &[(Vec<u8>, Vec<u8>)], interval: usize) -> Block {
+        let mut b = BlockBuilder::with_hash_index(interval);
+        for (k, v) in entries {
+            b.add_hashed(k, v, crate::sst::filter::key_hash(user_key(k)));
+        }
+        Block::new(Bytes::from(b.finish()), origin()).unwrap()
+    }
+
+    /// `seek_for_get` must land where `seek` does whenever the key is in
+    /// the block, and otherwise on no entry of the key.
+    fn check_seek_for_get(block: &Block, user: &[u8], seq: u64) {
+        let target = seek_key(user, seq);
+        let h = crate::sst::filter::key_hash(user);
+        let mut a = block.iter();
+        a.seek(&target);
+        let mut b = block.iter();
+        b.seek_for_get(&target, h);
+        b.status().unwrap();
+        if a.valid() && user_key(a.key()) == user {
+            assert!(b.valid(), "{:?}@{seq} not found", String::from_utf8_lossy(user));
+            assert_eq!((a.key(), a.value()), (b.key(), b.value()));
+            // And it steps on like `seek`'s iterator.
+            a.next();
+            b.next();
+            assert_eq!(a.valid(), b.valid());
+            if a.valid() {
+                assert_eq!(a.key(), b.key());
+            }
+        } else {
+            assert!(!b.valid() || user_key(b.key()) != user, "{:?} found where seek finds none", user);
+        }
+    }
+
     #[test]
-    fn garbage_never_panics() {
-        let (block, _) = build(40, 4);
-        let raw = block.data().to_vec();
-        for i in 0..raw.len() {
-            for flip in [0x01u8, 0x80, 0xff] {
-                let mut b = raw.clone();
-                b[i] ^= flip;
-                if let Ok(blk) = Block::new(Bytes::from(b), origin()) {
-                    let mut it = blk.iter();
-                    it.seek_to_first();
-                    let mut n = 0;
-                    while it.valid() && n < 1000 {
-                        it.next();
-                        n += 1;
-                    }
-                    it.seek_to_last();
-                    it.prev();
-                    it.seek(&seek_key(b"key00031", 1));
-                    it.seek_for_prev(&seek_key(b"key00031", 1));
+    fn hash_index_finds_what_seek_finds() {
+        for interval in [1, 2, 4, 16] {
+            // Every key in three versions, so versions straddle restart
+            // points (collisions) at small intervals.
+            let mut entries = Vec::new();
+            for i in 0..60 {
+                for seq in [9, 5, 1] {
+                    let k = format!("key{:05}", i * 2);
+                    entries.push((internal_key(k.as_bytes(), seq, ValueType::Put), format!("v{i}.{seq}").into_bytes()));
                 }
             }
+            let block = build_hashed(&entries, interval);
+            assert!(block.buckets.is_some(), "interval {interval}: no hash index");
+            for i in 0..125 {
+                let k = format!("key{i:05}");
+                for seq in [0, 1, 3, 5, 7, 9, 100] {
+                    check_seek_for_get(&block, k.as_bytes(), seq);
+                }
+            }
+            for k in [&b""[..], b"a", b"key", b"zzz", b"key00119\0"] {
+                check_seek_for_get(&block, k, 100);
+            }
         }
-        for cut in 0..raw.len() {
-            if let Ok(blk) = Block::new(Bytes::copy_from_slice(&raw[..cut]), origin()) {
-                let mut it = blk.iter();
-                it.seek_to_first();
-                while it.valid() {
-                    it.next();
+    }
+
+    #[test]
+    fn hash_index_answers_absent_keys_without_a_search() {
+        let entries: Vec<_> =
+            (0..64).map(|i| (internal_key(format!("k{i}").as_bytes(), 1, ValueType::Put), vec![b'v'])).collect();
+        let block = build_hashed(&entries, 4);
+        let (at, n) = block.buckets.unwrap();
+        assert_eq!(n, (64.0 / HASH_UTIL_RATIO) as usize);
+        let buckets = &block.data()[at..at + n];
+        assert!(buckets.contains(&BUCKET_EMPTY));
+        // Some absent key lands in an empty bucket: the iterator is at the
+        // end at once.
+        let absent = (0..1000)
+            .map(|i| format!("absent{i}"))
+            .find(|k| buckets[bucket_of(crate::sst::filter::key_hash(k.as_bytes()), n)] == BUCKET_EMPTY)
+            .unwrap();
+        let mut it = block.iter();
+        it.seek_for_get(&seek_key(absent.as_bytes(), 9), crate::sst::filter::key_hash(absent.as_bytes()));
+        assert!(!it.valid());
+        it.status().unwrap();
+        // The iterator is still usable afterwards.
+        it.seek_to_first();
+        assert_eq!(user_key(it.key()), b"k0");
+    }
+
+    #[test]
+    fn blocks_with_too_many_restarts_carry_no_hash_index() {
+        let entries: Vec<_> =
+            (0..300).map(|i| (internal_key(format!("key{i:05}").as_bytes(), 1, ValueType::Put), vec![b'v'])).collect();
+        let block = build_hashed(&entries, 1);
+        assert!(block.buckets.is_none());
+        let block = build_hashed(&entries[..253], 1);
+        assert!(block.buckets.is_some());
+        for i in (0..300).step_by(7) {
+            check_seek_for_get(&block, format!("key{i:05}").as_bytes(), 5);
+        }
+    }
+
+    #[test]
+    fn blocks_without_a_hash_index_read_the_same() {
+        // LevelDB's layout (footer bit 31 clear): seek_for_get is seek.
+        let (block, entries) = build(100, 4);
+        assert!(block.buckets.is_none());
+        let hashed = build_hashed(&entries, 4);
+        assert!(hashed.data().len() > block.data().len());
+        for i in 0..210 {
+            let k = format!("key{i:05}");
+            check_seek_for_get(&block, k.as_bytes(), 1);
+            check_seek_for_get(&hashed, k.as_bytes(), 1);
+        }
+        let mut a = block.iter();
+        let mut b = hashed.iter();
+        a.seek_to_first();
+        b.seek_to_first();
+        while a.valid() {
+            assert_eq!((a.key(), a.value()), (b.key(), b.value()));
+            a.next();
+            b.next();
+        }
+        assert!(!b.valid());
+    }
+
+    #[test]
+    fn a_bucket_naming_a_missing_restart_is_corruption() {
+        let entries: Vec<_> =
+            (0..8).map(|i| (internal_key(format!("k{i}").as_bytes(), 1, ValueType::Put), vec![b'v'])).collect();
+        let block = build_hashed(&entries, 4);
+        let (at, n) = block.buckets.unwrap();
+        let mut raw = block.data().to_vec();
+        raw[at..at + n].fill(200);
+        let bad = Block::new(Bytes::from(raw), origin()).unwrap();
+        let mut it = bad.iter();
+        it.seek_for_get(&seek_key(b"k3", 9), crate::sst::filter::key_hash(b"k3"));
+        assert!(!it.valid());
+        assert!(it.status().is_err_and(|e| e.is_corruption()));
+        // A hash index bigger than the block, or on too many restarts.
+        for (count, restarts) in [(u16::MAX, 2u32), (1, 300)] {
+            let mut raw = block.data().to_vec();
+            let len = raw.len();
+            raw[len - 6..len - 4].copy_from_slice(&count.to_le_bytes());
+            raw[len - 4..].copy_from_slice(&(restarts | HASH_INDEX_FLAG).to_le_bytes());
+            assert!(Block::new(Bytes::from(raw), origin()).is_err());
+        }
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let entries: Vec<_> = (0..40)
+            .map(|i| (internal_key(format!("key{:05}", i * 2).as_bytes(), 1, ValueType::Put), vec![b'v'; i % 5]))
+            .collect();
+        let hashed = build_hashed(&entries, 4).data().to_vec();
+        let h = crate::sst::filter::key_hash(b"key00031");
+        for raw in [build(40, 4).0.data().to_vec(), hashed] {
+            for i in 0..raw.len() {
+                for flip in [0x01u8, 0x80, 0xff] {
+                    let mut b = raw.clone();
+                    b[i] ^= flip;
+                    if let Ok(blk) = Block::new(Bytes::from(b), origin()) {
+                        let mut it = blk.iter();
+                        it.seek_to_first();
+                        let mut n = 0;
+                        while it.valid() && n < 1000 {
+                            it.next();
+                            n += 1;
+                        }
+                        it.seek_to_last();
+                        it.prev();
+                        it.seek(&seek_key(b"key00031", 1));
+                        it.seek_for_prev(&seek_key(b"key00031", 1));
+                        it.seek_for_get(&seek_key(b"key00031", 1), h);
+                        while it.valid() && n < 2000 {
+                            it.next();
+                            n += 1;
+                        }
+                    }
+                }
+            }
+            for cut in 0..raw.len() {
+                if let Ok(blk) = Block::new(Bytes::copy_from_slice(&raw[..cut]), origin()) {
+                    let mut it = blk.iter();
+                    it.seek_to_first();
+                    while it.valid() {
+                        it.next();
+                    }
+                    it.seek_for_get(&seek_key(b"key00031", 1), h);
                 }
             }
         }

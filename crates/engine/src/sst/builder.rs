@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use super::block::BlockBuilder;
-use super::filter::FilterBuilder;
-use super::format::{frame_block, BlockHandle, Compression, Footer};
+use super::filter::{key_hash, FilterBuilder};
+use super::format::{frame_block, BlockHandle, Compression, Footer, FORMAT_VERSION};
 use crate::error::Result;
 use crate::format::coding::put_varint64;
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
@@ -20,11 +20,19 @@ pub struct TableOptions {
     pub compression: Compression,
     /// Bloom filter bits per key; 0 writes no filter.
     pub bloom_bits_per_key: u32,
+    /// Give data blocks a hash index of their user keys (block.rs).
+    pub data_block_hash_index: bool,
 }
 
 impl Default for TableOptions {
     fn default() -> Self {
-        TableOptions { block_size: 4096, restart_interval: 16, compression: Compression::Lz4, bloom_bits_per_key: 10 }
+        TableOptions {
+            block_size: 4096,
+            restart_interval: 4,
+            compression: Compression::Lz4,
+            bloom_bits_per_key: 10,
+            data_block_hash_index: true,
+        }
     }
 }
 
@@ -70,7 +78,11 @@ impl TableBuilder {
     pub fn new(file: Arc<dyn File>, opts: TableOptions) -> Self {
         let filter = (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
         TableBuilder {
-            data: BlockBuilder::new(opts.restart_interval),
+            data: if opts.data_block_hash_index {
+                BlockBuilder::with_hash_index(opts.restart_interval)
+            } else {
+                BlockBuilder::new(opts.restart_interval)
+            },
             index: BlockBuilder::new(1),
             file,
             filter,
@@ -100,10 +112,12 @@ impl TableBuilder {
             self.info.smallest_seq = self.info.smallest_seq.min(p.seq);
             self.info.largest_seq = self.info.largest_seq.max(p.seq);
         }
+        // One hash of the user key for the filter and the block's hash index.
+        let h = key_hash(key::user_key(ikey));
         if let Some(f) = self.filter.as_mut() {
-            f.add_key(key::user_key(ikey));
+            f.add_hash(h);
         }
-        self.data.add(ikey, value);
+        self.data.add_hashed(ikey, value, h);
         if self.data.estimated_size() >= self.opts.block_size {
             self.flush_data_block()?;
         }
@@ -188,7 +202,14 @@ impl TableBuilder {
         let metaindex = self.write_block(&metaindex, Compression::None)?;
         let index = self.index.finish();
         let index = self.write_block(&index, Compression::None)?;
-        self.out.extend_from_slice(&Footer { metaindex, index }.encode());
+        self.out.extend_from_slice(
+            &Footer {
+                metaindex,
+                index,
+                format_version: if self.opts.data_block_hash_index { FORMAT_VERSION } else { 1 },
+            }
+            .encode(),
+        );
         self.offset += super::format::FOOTER_LEN as u64;
         self.file.append(&self.out)?;
         self.out.clear();

@@ -58,7 +58,11 @@ impl FilterBuilder {
     }
 
     pub fn add_key(&mut self, user_key: &[u8]) {
-        let h = key_hash(user_key);
+        self.add_hash(key_hash(user_key));
+    }
+
+    /// [`FilterBuilder::add_key`] for a key whose `key_hash` is `h`.
+    pub fn add_hash(&mut self, h: u64) {
         // Consecutive versions of one key hash alike; add each key once.
         if self.hashes.last() != Some(&h) {
             self.hashes.push(h);
@@ -91,10 +95,17 @@ impl FilterBuilder {
     }
 }
 
+/// One 64-byte line of a filter, aligned to a cache line: a probe touches
+/// exactly one line of memory (a filter read from a file at any offset
+/// would straddle two for most keys).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; LINE_BYTES]);
+
 /// A filter read back from a table.
 #[derive(Clone)]
 pub struct BloomFilter {
-    data: bytes::Bytes,
+    lines: std::sync::Arc<[Line]>,
     num_lines: u32,
     probes: u8,
 }
@@ -111,7 +122,9 @@ impl BloomFilter {
         if probes == 0 || probes > 30 {
             return None;
         }
-        Some(BloomFilter { num_lines: ((n - 2) / LINE_BYTES) as u32, probes, data })
+        let lines: std::sync::Arc<[Line]> =
+            data[..n - 2].chunks_exact(LINE_BYTES).map(|c| Line(c.try_into().unwrap_or([0; LINE_BYTES]))).collect();
+        Some(BloomFilter { num_lines: lines.len() as u32, probes, lines })
     }
 
     /// False means the key is certainly absent; true means it may be present.
@@ -126,8 +139,7 @@ impl BloomFilter {
     }
 
     fn line(&self, h: u64) -> &[u8] {
-        let line = fast_range32(h as u32, self.num_lines) as usize * LINE_BYTES;
-        &self.data[line..line + LINE_BYTES]
+        &self.lines[fast_range32(h as u32, self.num_lines) as usize].0
     }
 
     /// The SIMD128 probe: every probe of the key at once.

@@ -9,7 +9,7 @@
 //! type    := 0 none | 1 lz4 (contents = raw_len: varint32 ++ lz4 block)
 //! handle  := offset: varint64  size: varint64      (size excludes the trailer)
 //! footer  := metaindex offset,size: fixed64le x2   index offset,size: fixed64le x2
-//!            format_version: fixed32le (=1)
+//!            format_version: fixed32le (1 or 2)
 //!            masked_crc32c(previous 36 bytes): fixed32le
 //!            magic: fixed64le = 0x5349_4c54_5353_5401 ("SILTSST\x01" read as LE bytes)
 //! ```
@@ -26,7 +26,13 @@ use crate::fs::{read_exact_at, File};
 pub const BLOCK_TRAILER_LEN: usize = 5;
 pub const FOOTER_LEN: usize = 48;
 pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"SILTSST\x01");
-pub const FORMAT_VERSION: u32 = 1;
+/// The table format a table with data-block hash indexes is written in;
+/// tables without them are written in version 1, which readers from before
+/// the hash index also read. Version 2 differs from 1 only in data blocks
+/// (`block.rs`: footer bit 31 and the hash index).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest table format this reader reads.
+pub const MIN_FORMAT_VERSION: u32 = 1;
 /// No block may claim to be larger than this (guards allocations on
 /// corrupt input).
 pub const MAX_BLOCK_LEN: u64 = 256 << 20;
@@ -66,6 +72,8 @@ impl BlockHandle {
 pub struct Footer {
     pub metaindex: BlockHandle,
     pub index: BlockHandle,
+    /// `MIN_FORMAT_VERSION..=FORMAT_VERSION`.
+    pub format_version: u32,
 }
 
 impl Footer {
@@ -75,7 +83,7 @@ impl Footer {
         put_fixed64(&mut v, self.metaindex.size);
         put_fixed64(&mut v, self.index.offset);
         put_fixed64(&mut v, self.index.size);
-        put_fixed32(&mut v, FORMAT_VERSION);
+        put_fixed32(&mut v, self.format_version);
         let crc = mask(crc32c(&v));
         put_fixed32(&mut v, crc);
         put_fixed64(&mut v, TABLE_MAGIC);
@@ -96,13 +104,17 @@ impl Footer {
             return Err(Error::ChecksumMismatch { file: file.to_string(), offset: at, expected: stored, got: actual });
         }
         let version = decode_fixed32(&b[32..]).unwrap_or(0);
-        if version != FORMAT_VERSION {
-            return Err(corrupt(&format!("unsupported table format version {version}")));
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
+            return Err(corrupt(&format!(
+                "unsupported table format version {version} (this build reads {MIN_FORMAT_VERSION} to {FORMAT_VERSION}; \
+                 a newer version of Silt wrote it?)"
+            )));
         }
         let f = |i: usize| decode_fixed64(&b[i..]).unwrap_or(0);
         Ok(Footer {
             metaindex: BlockHandle { offset: f(0), size: f(8) },
             index: BlockHandle { offset: f(16), size: f(24) },
+            format_version: version,
         })
     }
 }
@@ -236,7 +248,11 @@ mod tests {
 
     #[test]
     fn footer_round_trips_and_rejects_damage() {
-        let f = Footer { metaindex: BlockHandle { offset: 1, size: 2 }, index: BlockHandle { offset: 3, size: 4 } };
+        let f = Footer {
+            metaindex: BlockHandle { offset: 1, size: 2 },
+            index: BlockHandle { offset: 3, size: 4 },
+            format_version: FORMAT_VERSION,
+        };
         let b = f.encode();
         assert_eq!(b.len(), FOOTER_LEN);
         assert_eq!(Footer::decode(&b, "x", 0).unwrap(), f);

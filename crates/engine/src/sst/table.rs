@@ -162,7 +162,7 @@ impl Table {
         }
         let handle = self.index.handle(i);
         let block = self.block_for(handle, ctx)?;
-        self.lookup_in_block(&block, handle, seek_key, ctx)
+        self.lookup_in_block(&block, handle, seek_key, hash, ctx)
     }
 
     /// Looks up a batch of keys, sorted by user key, each with its own
@@ -216,7 +216,7 @@ impl Table {
                 current = Some((handle, self.block_for(handle, &mut k.ctx)?));
             }
             if let Some((handle, block)) = &current {
-                self.lookup_in_block(block, *handle, &k.seek, &mut k.ctx)?;
+                self.lookup_in_block(block, *handle, &k.seek, k.hash, &mut k.ctx)?;
             }
         }
         Ok(())
@@ -232,17 +232,19 @@ impl Table {
         block
     }
 
-    /// Feeds the versions of the key of `seek_key` found from `block` on to
-    /// `ctx`, newest first, until it has its answer.
+    /// Feeds the versions of the key of `seek_key` (whose user key's
+    /// `key_hash` is `hash`) found from `block` on to `ctx`, newest first,
+    /// until it has its answer.
     fn lookup_in_block(
         self: &Arc<Self>,
         block: &Block,
         handle: BlockHandle,
         seek_key: &[u8],
+        hash: u64,
         ctx: &mut GetContext,
     ) -> Result<()> {
         let mut it = block.iter();
-        it.seek(seek_key);
+        it.seek_for_get(seek_key, hash);
         let user_key = key::user_key(seek_key);
         let mut first = true;
         let mut last_key = Vec::new();

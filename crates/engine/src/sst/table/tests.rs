@@ -15,9 +15,12 @@ fn ukey(i: u32) -> Vec<u8> {
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn build(fs: &MemFs, n: u32, compression: Compression) -> (Arc<Table>, Entries) {
+    build_with(fs, n, TableOptions { block_size: 512, compression, ..TableOptions::default() })
+}
+
+fn build_with(fs: &MemFs, n: u32, opts: TableOptions) -> (Arc<Table>, Entries) {
     let f = fs.open("000007.sst", true).unwrap();
     f.truncate(0).unwrap();
-    let opts = TableOptions { block_size: 512, compression, ..TableOptions::default() };
     let mut b = TableBuilder::new(f.clone(), opts);
     let mut entries = Vec::new();
     for i in 0..n {
@@ -60,11 +63,32 @@ fn lookup(t: &Arc<Table>, k: &[u8], seq: u64) -> Found {
     }
 }
 
+/// The footer's format version of table file `name`.
+fn format_version(fs: &MemFs, name: &str) -> u32 {
+    let raw = crate::fs::read_all(&*fs.open(name, false).unwrap(), name).unwrap();
+    let at = raw.len() - super::super::format::FOOTER_LEN;
+    super::super::format::Footer::decode(&raw[at..], name, at as u64).unwrap().format_version
+}
+
 #[test]
 fn get_finds_every_key_and_respects_snapshots() {
     let fs = MemFs::new();
-    for c in [Compression::None, Compression::Lz4] {
-        let (t, _) = build(&fs, 2000, c);
+    for (c, hash_index, interval) in [
+        (Compression::None, true, 4),
+        (Compression::Lz4, true, 4),
+        (Compression::Lz4, true, 1),
+        // Format version 1 (no hash index), LevelDB's restart interval.
+        (Compression::Lz4, false, 16),
+    ] {
+        let opts = TableOptions {
+            block_size: 512,
+            compression: c,
+            data_block_hash_index: hash_index,
+            restart_interval: interval,
+            ..TableOptions::default()
+        };
+        let (t, _) = build_with(&fs, 2000, opts);
+        assert_eq!(format_version(&fs, "000007.sst"), if hash_index { 2 } else { 1 });
         for i in 0..2000u32 {
             let k = ukey(i * 2);
             let want = if i % 10 == 0 {
@@ -145,6 +169,23 @@ fn every_byte_flip_gives_an_error_or_the_right_answer() {
                 continue;
             }
         };
+        // Every get gives the right answer or corruption. `entries` holds
+        // each key's newest version first.
+        for (n, (k, v)) in entries.iter().enumerate() {
+            let uk = key::user_key(k);
+            if n > 0 && key::user_key(&entries[n - 1].0) == uk {
+                continue;
+            }
+            let mut ctx = GetContext::new(uk, None, None);
+            match table.get(&seek_key(uk, u64::MAX >> 8), crate::sst::filter::key_hash(uk), &mut ctx) {
+                Err(e) => assert!(e.is_corruption(), "flip at {i}: {e}"),
+                Ok(()) => {
+                    assert!(ctx.is_done(), "flip at {i}: key {n} lost");
+                    let want = (key::parse(k).unwrap().ty == ValueType::Put).then_some(&v[..]);
+                    assert_eq!(ctx.finish().unwrap().as_deref(), want, "flip at {i}: wrong answer");
+                }
+            }
+        }
         let mut it = table.iter(false);
         it.seek_to_first();
         let mut got = Vec::new();
