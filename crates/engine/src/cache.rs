@@ -166,8 +166,13 @@ impl BlockCache {
     }
 
     fn shard(&self, key: Key) -> std::sync::MutexGuard<'_, Shard> {
-        let h = (key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key.1.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)) >> 59;
-        self.shards[h as usize % SHARDS].lock().unwrap_or_else(|p| p.into_inner())
+        let shard = if SHARDS == 1 {
+            0
+        } else {
+            let h = (key.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key.1.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)) >> 59;
+            h as usize % self.shards.len()
+        };
+        self.shards[shard].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn get(&self, file: u64, offset: u64) -> Option<Block> {

@@ -1,8 +1,17 @@
-//! Merges sorted children into one sorted stream, as LevelDB's
-//! `MergingIterator`: a linear scan for the smallest (or largest) child,
-//! which beats a heap for the handful of children an LSM read has.
+//! Merges sorted children into one sorted stream (LevelDB's and RocksDB's
+//! `MergingIterator`).
+//!
+//! Each child's validity and key are cached beside it (RocksDB's
+//! `IteratorWrapper`), so choosing the next entry compares cached slices
+//! instead of calling into every child. The iterator also remembers the
+//! runner-up, the best child other than the current one: the others do not
+//! move while the current one steps, so after a step one comparison with
+//! the runner-up says whether the current child still comes first, and only
+//! when it does not are all children compared again. Long runs from one
+//! child, the common case of a scan, cost one comparison per entry.
 
 use std::cmp::Ordering;
+use std::ptr::NonNull;
 
 use super::InternalIterator;
 use crate::error::Result;
@@ -14,35 +23,133 @@ enum Direction {
     Reverse,
 }
 
+/// A child and its cached key (`None` when the child is not valid).
+struct Child {
+    iter: Box<dyn InternalIterator>,
+    /// `iter.key()` as of the last positioning call. It points into memory
+    /// the child owns or keeps alive (its heap allocation, a block, a
+    /// memtable), which stays put until the child is positioned again; every
+    /// positioning call goes through `Child`, which refreshes this after it.
+    key: Option<NonNull<[u8]>>,
+}
+
+// SAFETY: `key` is a pointer into data the boxed child (which is `Send`)
+// owns or keeps alive; it is only read through `&self`.
+unsafe impl Send for Child {}
+
+impl Child {
+    fn new(iter: Box<dyn InternalIterator>) -> Self {
+        let mut c = Child { iter, key: None };
+        c.update();
+        c
+    }
+
+    #[inline]
+    fn update(&mut self) {
+        self.key = if self.iter.valid() { Some(NonNull::from(self.iter.key())) } else { None };
+    }
+
+    #[inline]
+    fn valid(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// REQUIRES: `valid()`.
+    #[inline]
+    fn key(&self) -> &[u8] {
+        match self.key {
+            // SAFETY: see the field: the child has not moved since `update`.
+            Some(k) => unsafe { k.as_ref() },
+            None => &[],
+        }
+    }
+
+    fn step(&mut self, f: impl FnOnce(&mut dyn InternalIterator)) {
+        f(&mut *self.iter);
+        self.update();
+    }
+}
+
 pub struct MergingIterator {
-    children: Vec<Box<dyn InternalIterator>>,
+    children: Vec<Child>,
     current: Option<usize>,
+    /// The best valid child other than `current` in the current direction
+    /// (smallest forward, largest in reverse), if there is one.
+    runner_up: Option<usize>,
     direction: Direction,
 }
 
 impl MergingIterator {
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
-        MergingIterator { children, current: None, direction: Direction::Forward }
+        MergingIterator {
+            children: children.into_iter().map(Child::new).collect(),
+            current: None,
+            runner_up: None,
+            direction: Direction::Forward,
+        }
     }
 
-    fn find_smallest(&mut self) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if c.valid() && best.is_none_or(|b| key::compare(c.key(), self.children[b].key()) == Ordering::Less) {
-                best = Some(i);
+    /// Whether `a` comes before `b` in the current direction.
+    #[inline]
+    fn before(&self, a: usize, b: usize) -> bool {
+        let o = key::compare(self.children[a].key(), self.children[b].key());
+        match self.direction {
+            Direction::Forward => o == Ordering::Less,
+            Direction::Reverse => o == Ordering::Greater,
+        }
+    }
+
+    /// Finds the best and the runner-up among all children. Ties (which
+    /// only damaged data makes) go to the earlier child forward and the
+    /// later one in reverse, as LevelDB's linear scans do.
+    fn choose(&mut self) {
+        let (mut best, mut second): (Option<usize>, Option<usize>) = (None, None);
+        let n = self.children.len();
+        for j in 0..n {
+            let i = if self.direction == Direction::Forward { j } else { n - 1 - j };
+            if !self.children[i].valid() {
+                continue;
+            }
+            match best {
+                None => best = Some(i),
+                Some(b) if self.before(i, b) => {
+                    second = best;
+                    best = Some(i);
+                }
+                Some(_) => {
+                    if second.is_none_or(|s| self.before(i, s)) {
+                        second = Some(i);
+                    }
+                }
             }
         }
         self.current = best;
+        self.runner_up = second;
     }
 
-    fn find_largest(&mut self) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate().rev() {
-            if c.valid() && best.is_none_or(|b| key::compare(c.key(), self.children[b].key()) == Ordering::Greater) {
-                best = Some(i);
+    /// After the current child stepped: keeps it if it still comes first.
+    #[inline]
+    fn after_step(&mut self, cur: usize) {
+        match self.runner_up {
+            None => {
+                if !self.children[cur].valid() {
+                    self.current = None;
+                }
+            }
+            Some(r) => {
+                if !self.children[cur].valid() || self.before(r, cur) {
+                    self.choose();
+                }
             }
         }
-        self.current = best;
+    }
+
+    fn position_all(&mut self, direction: Direction, f: impl Fn(&mut dyn InternalIterator)) {
+        for c in &mut self.children {
+            c.step(&f);
+        }
+        self.direction = direction;
+        self.choose();
     }
 }
 
@@ -52,27 +159,19 @@ impl InternalIterator for MergingIterator {
     }
 
     fn seek_to_first(&mut self) {
-        self.children.iter_mut().for_each(|c| c.seek_to_first());
-        self.direction = Direction::Forward;
-        self.find_smallest();
+        self.position_all(Direction::Forward, |c| c.seek_to_first());
     }
 
     fn seek_to_last(&mut self) {
-        self.children.iter_mut().for_each(|c| c.seek_to_last());
-        self.direction = Direction::Reverse;
-        self.find_largest();
+        self.position_all(Direction::Reverse, |c| c.seek_to_last());
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.children.iter_mut().for_each(|c| c.seek(target));
-        self.direction = Direction::Forward;
-        self.find_smallest();
+        self.position_all(Direction::Forward, |c| c.seek(target));
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.children.iter_mut().for_each(|c| c.seek_for_prev(target));
-        self.direction = Direction::Reverse;
-        self.find_largest();
+        self.position_all(Direction::Reverse, |c| c.seek_for_prev(target));
     }
 
     fn next(&mut self) {
@@ -82,16 +181,20 @@ impl InternalIterator for MergingIterator {
             let k = self.children[cur].key().to_vec();
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
-                    c.seek(&k);
-                    if c.valid() && key::compare(&k, c.key()) == Ordering::Equal {
-                        c.next();
-                    }
+                    c.step(|it| {
+                        it.seek(&k);
+                        if it.valid() && key::compare(&k, it.key()) == Ordering::Equal {
+                            it.next();
+                        }
+                    });
                 }
             }
             self.direction = Direction::Forward;
+            self.children[cur].step(|it| it.next());
+            return self.choose();
         }
-        self.children[cur].next();
-        self.find_smallest();
+        self.children[cur].step(|it| it.next());
+        self.after_step(cur);
     }
 
     fn prev(&mut self) {
@@ -101,28 +204,32 @@ impl InternalIterator for MergingIterator {
             let k = self.children[cur].key().to_vec();
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
-                    c.seek_for_prev(&k);
-                    if c.valid() && key::compare(&k, c.key()) == Ordering::Equal {
-                        c.prev();
-                    }
+                    c.step(|it| {
+                        it.seek_for_prev(&k);
+                        if it.valid() && key::compare(&k, it.key()) == Ordering::Equal {
+                            it.prev();
+                        }
+                    });
                 }
             }
             self.direction = Direction::Reverse;
+            self.children[cur].step(|it| it.prev());
+            return self.choose();
         }
-        self.children[cur].prev();
-        self.find_largest();
+        self.children[cur].step(|it| it.prev());
+        self.after_step(cur);
     }
 
     fn key(&self) -> &[u8] {
-        self.current.map(|c| self.children[c].key()).unwrap_or(&[])
+        self.current.map_or(&[], |c| self.children[c].key())
     }
 
     fn value(&self) -> &[u8] {
-        self.current.map(|c| self.children[c].value()).unwrap_or(&[])
+        self.current.map_or(&[], |c| self.children[c].iter.value())
     }
 
     fn status(&self) -> Result<()> {
-        self.children.iter().try_for_each(|c| c.status())
+        self.children.iter().try_for_each(|c| c.iter.status())
     }
 }
 

@@ -2,6 +2,14 @@
 //! writer inserts (under the DB's write lock) while any number of readers
 //! look up and iterate without locks. A whole-key bloom filter (`bloom.rs`)
 //! lets point lookups of keys it does not hold skip the skip list.
+//!
+//! Nothing is ever removed from a memtable's skip list: its nodes are freed
+//! all at once when the memtable is dropped, after every reader let go of
+//! it (readers hold an `Arc`). So readers and the writer use crossbeam's
+//! *unprotected* epoch guard, which pins nothing: pinning and unpinning an
+//! epoch on every step and counting references on every entry (what
+//! crossbeam's `SkipMap` does) cost more than the step itself, and they
+//! protect only against removals, which never happen here.
 
 mod bloom;
 
@@ -12,7 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
-use crossbeam_skiplist::SkipMap;
+use crossbeam_epoch::Guard;
+use crossbeam_skiplist::base::SkipList;
 
 use self::bloom::WholeKeyBloom;
 use crate::batch::{BatchOp, WriteBatch};
@@ -79,7 +88,7 @@ impl Ord for MemKey {
 const ENTRY_OVERHEAD: usize = 64;
 
 pub struct MemTable {
-    map: SkipMap<MemKey, Bytes>,
+    map: SkipList<MemKey, Bytes>,
     bytes: AtomicUsize,
     /// Number of the oldest WAL holding this memtable's updates.
     wal_number: u64,
@@ -102,7 +111,7 @@ impl MemTable {
     pub fn with_bloom(wal_number: u64, bloom_bytes: usize) -> Self {
         let bloom = (bloom_bytes > 0).then(|| WholeKeyBloom::new(bloom_bytes));
         MemTable {
-            map: SkipMap::new(),
+            map: SkipList::new(crossbeam_epoch::default_collector().clone()),
             bytes: AtomicUsize::new(bloom.as_ref().map_or(0, WholeKeyBloom::size)),
             wal_number,
             range_dels: Mutex::new(Vec::new()),
@@ -136,7 +145,11 @@ impl MemTable {
         buf.extend_from_slice(value);
         self.bytes.fetch_add(buf.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
         let buf = Bytes::from(buf);
-        self.map.insert(MemKey(buf.slice(..klen)), buf.slice(klen..));
+        // get_or_insert, never insert: insert removes an equal key it finds,
+        // and nothing may ever be removed (see the module doc). An equal
+        // internal key (the same sequence number) is the same update.
+        let guard = unprotected();
+        self.map.get_or_insert(MemKey(buf.slice(..klen)), buf.slice(klen..), guard).release(guard);
     }
 
     /// Inserts every update of `batch`, numbered from its sequence number
@@ -194,7 +207,7 @@ impl MemTable {
             return;
         }
         let user_key = key::user_key(lookup);
-        let mut entry = self.map.lower_bound(Bound::Included(KeyRef::new(lookup)));
+        let mut entry = self.map.lower_bound(Bound::Included(KeyRef::new(lookup)), unprotected());
         while let Some(e) = entry {
             match key::parse(&e.key().0) {
                 Some(p) if p.user_key == user_key => {
@@ -223,6 +236,16 @@ impl MemTable {
     }
 }
 
+/// The guard every access to a memtable's skip list uses: crossbeam's
+/// unprotected guard, which pins no epoch (see the module doc for why that
+/// is sound: no node of a memtable is freed before the memtable).
+fn unprotected() -> &'static Guard {
+    // SAFETY: nodes are never removed from a memtable's skip list (`add`
+    // only inserts, with get_or_insert), so no node is retired while a
+    // reader may see it; the list frees its nodes in its own drop.
+    unsafe { crossbeam_epoch::unprotected() }
+}
+
 /// An iterator over a memtable, holding it alive. A step follows the skip
 /// list's bottom link from the current entry (O(1) forward; backward is a
 /// search, the skip list has no back links). Entries inserted after the
@@ -235,7 +258,11 @@ pub struct MemTableIter {
     mem: Arc<MemTable>,
 }
 
-type Entry<'a, K, V> = crossbeam_skiplist::map::Entry<'a, K, V>;
+// SAFETY: `cur` holds references into the skip list (Send + Sync) and to
+// the static unprotected guard, which has no thread-local state.
+unsafe impl Send for MemTableIter {}
+
+type Entry<'a, K, V> = crossbeam_skiplist::base::Entry<'a, 'a, K, V>;
 
 /// Lets an entry of `mem`'s skip list live as long as an iterator that
 /// holds `mem`.
@@ -263,19 +290,19 @@ impl InternalIterator for MemTableIter {
     }
     fn seek_to_first(&mut self) {
         let mem = self.mem.clone();
-        self.set(mem.map.front());
+        self.set(mem.map.front(unprotected()));
     }
     fn seek_to_last(&mut self) {
         let mem = self.mem.clone();
-        self.set(mem.map.back());
+        self.set(mem.map.back(unprotected()));
     }
     fn seek(&mut self, target: &[u8]) {
         let mem = self.mem.clone();
-        self.set(mem.map.lower_bound(Bound::Included(KeyRef::new(target))));
+        self.set(mem.map.lower_bound(Bound::Included(KeyRef::new(target)), unprotected()));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         let mem = self.mem.clone();
-        self.set(mem.map.upper_bound(Bound::Included(KeyRef::new(target))));
+        self.set(mem.map.upper_bound(Bound::Included(KeyRef::new(target)), unprotected()));
     }
     fn next(&mut self) {
         if let Some(e) = self.cur.as_mut() {
