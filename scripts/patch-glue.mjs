@@ -70,10 +70,10 @@ for (const [from, to, times] of replacements) {
   text = text.replaceAll(from, to);
 }
 
-// Every Vec<u8>/Vec<u32> the glue returns is copied out with .slice().
+// Every Vec<u8>/Vec<u32> the glue returns is copied out with .slice()
+// (today no export returns one: siltdb copies batches out itself).
 const copies = /(getArray(?:U8|U32)FromWasm0\([^()]*\))\.slice\(\)/g;
 const counted = (text.match(copies) ?? []).length;
-if (counted === 0) fail('found no copy out of wasm memory to count');
 text = text.replace(copies, '__siltCopied($1.slice())');
 const uncounted = text.split('\n').filter((l) => /Memory0\(\)\.slice\(|FromWasm0\([^)]*\)\.slice\(/.test(l) && !l.includes('__siltCopied('));
 if (uncounted.length > 0) fail(`copies out of wasm memory left uncounted:\n${uncounted.join('\n')}`);

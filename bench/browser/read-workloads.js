@@ -21,6 +21,13 @@ export async function readWorkloads(silt, { num, reads, options = {} }) {
   await db.idle();
   const r = rng(7);
   const keys = Array.from({ length: reads }, () => keyOf(below(r, num)));
+  /** One scan from each of the first tenth of the keys; [checksum, scans]. */
+  const seeks = (scan) => {
+    let s = 0;
+    const n = Math.max(1, Math.floor(keys.length / 10));
+    for (let i = 0; i < n; i++) s += scan(keys[i]);
+    return [s, n];
+  };
   const workloads = {
     get() {
       let s = 0;
@@ -46,16 +53,42 @@ export async function readWorkloads(silt, { num, reads, options = {} }) {
       return [s, keys.length];
     },
     'seek+100'() {
-      let s = 0;
-      const seeks = Math.max(1, Math.floor(keys.length / 10));
-      for (let i = 0; i < seeks; i++) {
+      return seeks((k) => {
+        let s = 0;
         let n = 0;
-        for (const [, v] of db.iterator({ gte: keys[i], batchSize: 101 })) {
+        for (const [, v] of db.iterator({ gte: k, batchSize: 101 })) {
           s += checksum(v);
           if (++n >= 101) break;
         }
-      }
-      return [s, seeks];
+        return s;
+      });
+    },
+    // The batch API: one batch of 101 entries, values summed where they
+    // are in the batch's bytes (offsets), no object per entry.
+    'seek+100 batch'() {
+      return seeks((k) => {
+        const it = db.iterator({ gte: k, batchSize: 101 });
+        const b = it.nextBatch();
+        let s = 0;
+        const { bytes, offsets } = b;
+        for (let e = 0; e < b.length; e++) {
+          const end = offsets[2 * e + 2];
+          for (let j = offsets[2 * e + 1]; j < end; j++) s += bytes[j];
+        }
+        it.release(); // after reading: it ends the transient batch
+        return s;
+      });
+    },
+    // The batch API with a view per value.
+    'seek+100 views'() {
+      return seeks((k) => {
+        const it = db.iterator({ gte: k, batchSize: 101 });
+        const b = it.nextBatch();
+        let s = 0;
+        for (let e = 0; e < b.length; e++) s += checksum(b.valueAt(e));
+        it.release();
+        return s;
+      });
     },
   };
   return { db, workloads };

@@ -9,7 +9,7 @@ import { WriteBatch } from './batch.js';
 import { keyBytes, packKeys, show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, VerifyReport, WriteOptions } from './database.js';
 import { SiltError, type SiltErrorCode } from './errors.js';
-import { bounds, checkBatchSize, decodeEntries, type Entry } from './iterator.js';
+import { bounds, checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import type { OpenOptions } from './open.js';
 import type { Envelope, IteratorRequestOptions, PackedValues, Request, Response } from './protocol.js';
 
@@ -221,7 +221,7 @@ export class RemoteDatabase {
     }
     const request: Request = { op: 'iterator', options: rest, snapshot: snapshotId(snapshot) };
     let id: Promise<number> | undefined;
-    let pending: Entry[] = [];
+    let pending: EntryBatch | undefined;
     let at = 0;
     let done = false;
     const release = async (): Promise<void> => {
@@ -231,18 +231,17 @@ export class RemoteDatabase {
     };
     const it: AsyncIterableIterator<Entry> & AsyncDisposable = {
       next: async (): Promise<IteratorResult<Entry, undefined>> => {
-        if (at >= pending.length && !done) {
+        if ((pending === undefined || at >= pending.length) && !done) {
           id ??= this.#send(request) as Promise<number>;
-          const batch = (await this.#send({ op: 'next', iterator: await id })) as Uint8Array | undefined;
-          pending = [];
+          const batch = (await this.#send({ op: 'next', iterator: await id })) as { bytes: Uint8Array; offsets: Uint32Array } | undefined;
           at = 0;
+          pending = batch === undefined ? undefined : new EntryBatch(batch.bytes, batch.offsets);
+          // The worker let go of an exhausted (or failed) iterator itself.
           if (batch === undefined) done = true;
-          else decodeEntries(batch, pending);
         }
-        const entry = pending[at];
-        if (entry === undefined) return { done: true, value: undefined };
-        at++;
-        return { done: false, value: entry };
+        if (pending === undefined || at >= pending.length) return { done: true, value: undefined };
+        const i = at++;
+        return { done: false, value: [pending.keyAt(i), pending.valueAt(i)] };
       },
       return: async (): Promise<IteratorResult<Entry, undefined>> => {
         await release();

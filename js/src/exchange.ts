@@ -16,7 +16,7 @@
 import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { checkedBytes, describe, keyBytes } from './bytes.js';
 import { contract } from './contract.js';
-import { countCopied } from './counters.js';
+import { copyOut } from './copies.js';
 import { fromWasm, SiltError } from './errors.js';
 import { isWasmMemory, memoryBuffer, memoryBytesView, memoryMode } from './wasm.js';
 
@@ -143,7 +143,8 @@ export class Exchange {
   /**
    * A copy of the value of `key` that belongs to the caller, or `undefined`.
    * One call into wasm (the engine keeps the value pinned until the next
-   * call), then one copy out of wasm memory.
+   * call), then one copy out of wasm memory (into a shared chunk, see
+   * copies.ts).
    */
   getCopy(key: unknown, snapshot: number): Uint8Array | undefined {
     const n = this.#writeKey(key);
@@ -156,9 +157,7 @@ export class Exchange {
     this.#views();
     const length = this.#words.getUint32(OUT1, true);
     if (length === ABSENT) return undefined;
-    const offset = this.#words.getUint32(OUT0, true);
-    countCopied(length);
-    return memoryBytesView().slice(offset, offset + length);
+    return copyOut(memoryBytesView(), this.#words.getUint32(OUT0, true), length);
   }
 
   /** The values of `keys`, pinned together. One call into wasm. */

@@ -26,7 +26,7 @@ export { connect, RemoteDatabase, RemoteSnapshot, type ConnectOptions, type Remo
 export { Database, type MultiGetOptions, type ReadOptions, type WriteOptions, type Statistics, type VerifyReport } from './database.js';
 export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch } from './batch.js';
-export { Iterator, type IteratorOptions, type Entry } from './iterator.js';
+export { EntryBatch, Iterator, type IteratorOptions, type Entry } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';
 export { Snapshot } from './snapshot.js';
 export type { Key } from './bytes.js';

@@ -6,7 +6,10 @@
 
 import type { Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { keyBytes, show, successor, type Key } from './bytes.js';
+import { copyOut, MAX_POOLED } from './copies.js';
+import { countCopied } from './counters.js';
 import { fromWasm, SiltError } from './errors.js';
+import { memoryBytesView, memoryWords } from './wasm.js';
 import type { Snapshot } from './snapshot.js';
 
 /** Which keys to visit, in which order, as of when. */
@@ -31,7 +34,12 @@ export interface IteratorOptions {
    * `auto_refresh_iterator_with_snapshot`). Default false.
    */
   autoRefresh?: boolean;
-  /** Entries fetched from wasm per crossing (default 256). */
+  /**
+   * Entries per batch (per crossing out of wasm), fixed. By default batches
+   * start at 16 entries and double up to 1,024, so a short scan reads
+   * little and a long one crosses rarely. A batch also stops at 256 KiB
+   * (16 KiB when read entry by entry), past its first entry.
+   */
   batchSize?: number;
 }
 
@@ -47,31 +55,110 @@ export function bounds(o: IteratorOptions): { lower: Uint8Array | undefined; upp
   return { lower, upper };
 }
 
-export function checkBatchSize(n: unknown): number {
-  if (n === undefined) return 256;
+export function checkBatchSize(n: unknown): number | undefined {
+  if (n === undefined) return undefined;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1 << 20) {
     throw new SiltError('InvalidArgument', `batchSize must be an integer from 1 to 1048576, got ${show(n)}`);
   }
   return n;
 }
 
-/** Decodes one batch (format in crates/wasm/src/iterator.rs). */
-export function decodeEntries(batch: Uint8Array, out: Entry[]): void {
-  const { buffer, byteOffset } = batch;
-  const view = new DataView(buffer, byteOffset, batch.byteLength);
-  let at = 0;
-  while (at < batch.length) {
-    const klen = view.getUint32(at, true);
-    const vlen = view.getUint32(at + 4, true);
-    at += 8;
+const FIRST_BATCH = 16;
+const MAX_AUTO_BATCH = 1024;
+/** Bytes per transient batch (`nextBatch`), at most (past one entry). */
+const BATCH_BYTES = 256 * 1024;
+/**
+ * Bytes per batch read entry by entry, at most (past one entry): such a
+ * batch is copied into the shared chunks of copies.ts, which take copies
+ * up to this size.
+ */
+const OWNED_BATCH_BYTES = MAX_POOLED;
+
+/**
+ * Batch memory of released iterators, for the next ones: a new
+ * `ArrayBuffer` costs microseconds in Chromium (see copies.ts), more than a
+ * short scan.
+ */
+const spareScratch: ArrayBuffer[] = [];
+const SPARE_SCRATCH = 4;
+const MAX_SPARE_BYTES = 1 << 20;
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/** Whether ArrayBuffers can be detached by moving their memory (ES2024). */
+const canTransfer = typeof (ArrayBuffer.prototype as { transfer?: unknown }).transfer === 'function';
+
+/**
+ * Entries of one batch of a scan, in scan order: all their keys and values
+ * in one byte array (`bytes`) and where each one is (`offsets`). `keyAt(i)`
+ * and `valueAt(i)` are views of `bytes`, no copies, and so is every entry of
+ * `for (const [key, value] of batch)`.
+ *
+ * A batch from `nextBatch()` or `batches()` is transient: it is valid until
+ * the next call on its iterator, which reuses its memory. Afterwards its
+ * arrays, and every view taken of them, read as empty (their buffer is
+ * detached), and `keyAt` / `valueAt` throw `Released`; never other bytes.
+ * Copy what must outlive it (`batch.valueAt(i).slice()`).
+ */
+export class EntryBatch implements Iterable<Entry> {
+  /** The number of entries. */
+  readonly length: number;
+  /** Every key and value of the batch, back to back. */
+  readonly bytes: Uint8Array;
+  /**
+   * `2 * length + 1` positions in `bytes`: key `i` is
+   * `bytes[offsets[2i] .. offsets[2i+1]]`, its value
+   * `bytes[offsets[2i+1] .. offsets[2i+2]]`.
+   */
+  readonly offsets: Uint32Array;
+
+  /** @internal */
+  constructor(bytes: Uint8Array, offsets: Uint32Array) {
+    this.bytes = bytes;
+    this.offsets = offsets;
+    this.length = (offsets.length - 1) >>> 1;
+  }
+
+  #view(j: number, i: number): Uint8Array {
+    if (i >>> 0 !== i || i >= this.length) {
+      throw new SiltError('InvalidArgument', `entry ${show(i)} is not in this batch of ${this.length}`);
+    }
+    const o = this.offsets;
+    if (o.length === 0) throw new SiltError('Released', 'this batch was replaced by the next call on its iterator');
+    const start = o[j]!;
     // The constructor rather than subarray(): no species lookup per entry.
-    const key = new Uint8Array(buffer, byteOffset + at, klen);
-    out.push([key, new Uint8Array(buffer, byteOffset + at + klen, vlen)]);
-    at += klen + vlen;
+    return new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + start, o[j + 1]! - start);
+  }
+
+  /** The key of entry `i` (a view of `bytes`). */
+  keyAt(i: number): Uint8Array {
+    return this.#view(2 * i, i);
+  }
+
+  /** The value of entry `i` (a view of `bytes`). */
+  valueAt(i: number): Uint8Array {
+    return this.#view(2 * i + 1, i);
+  }
+
+  /** The key of entry `i` decoded as UTF-8. */
+  keyText(i: number): string {
+    return utf8.decode(this.keyAt(i));
+  }
+
+  /** The value of entry `i` decoded as UTF-8. */
+  valueText(i: number): string {
+    return utf8.decode(this.valueAt(i));
+  }
+
+  *[Symbol.iterator](): Generator<Entry, void, undefined> {
+    for (let i = 0; i < this.length; i++) yield [this.keyAt(i), this.valueAt(i)];
+  }
+
+  /** @internal The entries from `i` on, as a batch of their own (offsets copied: the iterator reuses its own). */
+  from(i: number): EntryBatch {
+    return new EntryBatch(this.bytes, this.offsets.slice(2 * i));
   }
 }
-
-const BATCH_BYTES = 256 * 1024;
 
 /** Lets the event loop run a turn: messages, timers, background work. */
 function nextTask(): Promise<void> {
@@ -79,66 +166,190 @@ function nextTask(): Promise<void> {
 }
 
 /**
- * A scan. Use `for (const [k, v] of it)` for a tight loop, or
- * `for await (const [k, v] of it)` to let the worker run other work
- * between batches. Breaking out of either loop releases the iterator;
- * otherwise call `release()` (or `using`) when abandoning it.
+ * A scan. Read it in batches (`for (const batch of it.batches())`, each
+ * batch one crossing out of wasm with no object per entry), entry by entry
+ * (`for (const [k, v] of it)`), or with `for await (const [k, v] of it)` to
+ * let the worker run other work between batches. Batches start small (16
+ * entries) and double up to 1,024 unless `batchSize` fixes them.
+ * `seek(key)` moves a live iterator. Breaking out of any of these loops, or
+ * running one to its end, releases the iterator; otherwise call `release()`
+ * (or `using`) when abandoning it.
  */
 export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, Disposable {
   #inner: WasmIterator | undefined;
-  #batchSize: number;
-  #pending: Entry[] = [];
+  /** Where the engine leaves the place of each batch (crates/wasm/src/iterator.rs). */
+  #header: number;
+  #fixedSize: number | undefined;
+  #size: number;
+  /** The batch read entry by entry (its bytes the caller's own). */
+  #batch: EntryBatch | undefined;
   #at = 0;
+  /** Offsets of `#batch`, reused from batch to batch. */
+  #offsets = new Uint32Array(0);
+  /** The memory of the transient batches `nextBatch` hands out. */
+  #scratch = spareScratch.pop() ?? new ArrayBuffer(0);
+  /** Whether the caller has a transient batch in `#scratch`. */
+  #handedOut = false;
   #done = false;
   /** Released because its database was closed: every later step throws `Closed`. */
   #closed = false;
   #onRelease: () => void;
 
   /** @internal */
-  constructor(inner: WasmIterator, batchSize: number, onRelease: () => void) {
+  constructor(inner: WasmIterator, batchSize: number | undefined, onRelease: () => void) {
     this.#inner = inner;
-    this.#batchSize = batchSize;
+    this.#header = inner.headerPtr() >>> 2;
+    this.#fixedSize = batchSize;
+    this.#size = batchSize ?? FIRST_BATCH;
     this.#onRelease = onRelease;
   }
 
-  /**
-   * @internal The next batch as the engine encodes it (a buffer the caller
-   * owns), or `undefined` at the end; for sending entries to a page.
-   */
-  nextEncoded(): Uint8Array | undefined {
-    if (this.#inner === undefined) {
-      if (this.#closed) throw new SiltError('Closed', 'the database of this iterator was closed');
-      if (this.#done) return undefined;
-      throw new SiltError('Released', 'this iterator was released');
-    }
-    let batch: Uint8Array | undefined;
+  #live(): WasmIterator {
+    const inner = this.#inner;
+    if (inner !== undefined) return inner;
+    if (this.#closed) throw new SiltError('Closed', 'the database of this iterator was closed');
+    throw new SiltError('Released', 'this iterator was released');
+  }
+
+  /** Reads the next batch into the engine iterator's buffers; returns its size. */
+  #fill(inner: WasmIterator, maxBytes: number): number {
+    let n: number;
     try {
-      batch = this.#inner.nextBatch(this.#batchSize, BATCH_BYTES);
+      n = inner.fill(this.#size, maxBytes);
+    } catch (e) {
+      throw fromWasm(e);
+    }
+    // Doubling: a scan reads at most twice the entries it uses.
+    if (this.#fixedSize === undefined && this.#size < MAX_AUTO_BATCH) this.#size *= 2;
+    return n;
+  }
+
+  /** Ends the transient batch the caller has: its arrays read as empty from now on. */
+  #invalidate(): void {
+    if (!this.#handedOut) return;
+    this.#handedOut = false;
+    // transfer() moves the memory to a new buffer and detaches the old one
+    // (and every view of it) at no copy; structuredClone with a transfer
+    // list does the same where transfer() is missing (Node 20, Safari
+    // before 17.4). A buffer the caller transferred elsewhere is detached
+    // already.
+    const old = this.#scratch;
+    if (old.byteLength === 0) this.#scratch = new ArrayBuffer(0);
+    else this.#scratch = canTransfer ? old.transfer() : structuredClone(old, { transfer: [old] });
+  }
+
+  /**
+   * The next entries, as a transient batch (valid until the next call on
+   * this iterator, see `EntryBatch`), or `undefined` at the end, where the
+   * iterator stays live: `seek` may move it again; release it when done.
+   * One crossing into wasm and one copy of the entries' bytes, into memory
+   * the iterator reuses. A read error is thrown; the iterator then stays
+   * where it was.
+   */
+  nextBatch(): EntryBatch | undefined {
+    const inner = this.#live();
+    this.#invalidate();
+    // Entries left of a batch read entry by entry come first.
+    const left = this.#batch;
+    if (left !== undefined) {
+      this.#batch = undefined;
+      if (this.#at < left.length) return left.from(this.#at);
+    }
+    const n = this.#fill(inner, BATCH_BYTES);
+    if (n === 0) return undefined;
+    const words = memoryWords();
+    const h = this.#header;
+    const data = words[h]!;
+    const length = words[h + 1]!;
+    const at = words[h + 2]! >>> 2;
+    const count = 2 * n + 1;
+    const need = 4 * count + length;
+    if (this.#scratch.byteLength < need) this.#scratch = new ArrayBuffer(Math.max(need, 2 * this.#scratch.byteLength, 4096));
+    const offsets = new Uint32Array(this.#scratch, 0, count);
+    offsets.set(words.subarray(at, at + count));
+    const bytes = new Uint8Array(this.#scratch, 4 * count, length);
+    bytes.set(memoryBytesView().subarray(data, data + length));
+    countCopied(length);
+    this.#handedOut = true;
+    return new EntryBatch(bytes, offsets);
+  }
+
+  /** The next batch for reading entry by entry: its bytes the caller's own. */
+  #nextOwned(inner: WasmIterator): EntryBatch | undefined {
+    const n = this.#fill(inner, OWNED_BATCH_BYTES);
+    if (n === 0) return undefined;
+    const words = memoryWords();
+    const h = this.#header;
+    const at = words[h + 2]! >>> 2;
+    const count = 2 * n + 1;
+    if (this.#offsets.length < count) this.#offsets = new Uint32Array(Math.max(count, 2 * this.#offsets.length));
+    const offsets = this.#offsets.subarray(0, count);
+    offsets.set(words.subarray(at, at + count));
+    return new EntryBatch(copyOut(memoryBytesView(), words[h]!, words[h + 1]!), offsets);
+  }
+
+  /**
+   * Moves the iterator to the first key >= `key` (the last key <= `key` in
+   * reverse), within its bounds; the next entry or batch starts there.
+   */
+  seek(key: Key): void {
+    const k = keyBytes(key);
+    const inner = this.#live();
+    try {
+      inner.seek(k);
+    } catch (e) {
+      throw fromWasm(e);
+    }
+    this.#invalidate();
+    this.#batch = undefined;
+    this.#at = 0;
+    this.#size = this.#fixedSize ?? FIRST_BATCH;
+  }
+
+  /**
+   * The batches from here to the end; breaking out of the loop or running
+   * it to the end releases the iterator.
+   */
+  *batches(): Generator<EntryBatch, void, undefined> {
+    try {
+      for (let b = this.nextBatch(); b !== undefined; b = this.nextBatch()) yield b;
+    } finally {
+      this.release();
+      if (!this.#closed) this.#done = true;
+    }
+  }
+
+  /** The next batch for entry-by-entry reading; releases at the end or on error. */
+  #refill(): EntryBatch | undefined {
+    if (this.#done) return undefined;
+    const inner = this.#live(); // Closed or Released
+    this.#invalidate();
+    let b: EntryBatch | undefined;
+    try {
+      b = this.#nextOwned(inner);
     } catch (e) {
       this.release();
       this.#done = true;
-      throw fromWasm(e);
+      throw e;
     }
-    if (batch === undefined) {
+    if (b === undefined) {
       this.release();
       this.#done = true;
     }
-    return batch;
-  }
-
-  #fill(): void {
-    this.#pending = [];
+    this.#batch = b;
     this.#at = 0;
-    const batch = this.nextEncoded();
-    if (batch !== undefined) decodeEntries(batch, this.#pending);
+    return b;
   }
 
   next(): IteratorResult<Entry, undefined> {
-    if (this.#at >= this.#pending.length) this.#fill();
-    const entry = this.#pending[this.#at];
-    if (entry === undefined) return { done: true, value: undefined };
-    this.#at++;
-    return { done: false, value: entry };
+    let b = this.#batch;
+    if (b === undefined || this.#at >= b.length) {
+      if (this.#done) return { done: true, value: undefined };
+      b = this.#refill();
+      if (b === undefined) return { done: true, value: undefined };
+    }
+    const i = this.#at++;
+    return { done: false, value: [b.keyAt(i), b.valueAt(i)] };
   }
 
   [Symbol.iterator](): this {
@@ -151,7 +362,8 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
       async next(): Promise<IteratorResult<Entry, undefined>> {
         // Before each batch, a turn of the event loop: requests, timers and
         // background work (flushes, compactions) run between batches.
-        if (self.#at >= self.#pending.length && !self.#done) await nextTask();
+        const b = self.#batch;
+        if ((b === undefined || self.#at >= b.length) && !self.#done) await nextTask();
         return self.next();
       },
       async return(): Promise<IteratorResult<Entry, undefined>> {
@@ -184,7 +396,11 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const inner = this.#inner;
     if (inner === undefined) return;
     this.#inner = undefined;
-    this.#pending = [];
+    this.#invalidate();
+    const scratch = this.#scratch;
+    if (scratch.byteLength > 0 && scratch.byteLength <= MAX_SPARE_BYTES && spareScratch.length < SPARE_SCRATCH) spareScratch.push(scratch);
+    this.#scratch = new ArrayBuffer(0);
+    this.#batch = undefined;
     this.#at = 0;
     inner.release();
     inner.free();

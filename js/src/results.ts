@@ -19,6 +19,7 @@
  */
 
 import { show } from './bytes.js';
+import { copyOut } from './copies.js';
 import { countCopied } from './counters.js';
 import { SiltError } from './errors.js';
 import { ABSENT, type BatchAnswer, type Exchange } from './exchange.js';
@@ -70,8 +71,7 @@ function decode(view: Uint8Array): string {
 
 /** A copy of a view, counted as bytes copied out of wasm memory. */
 function copyOf(view: Uint8Array): Uint8Array {
-  countCopied(view.length);
-  return view.slice();
+  return copyOut(view, 0, view.length);
 }
 
 /**

@@ -8,7 +8,7 @@ import { WriteBatch } from './batch.js';
 import { countCopied } from './counters.js';
 import type { Database } from './database.js';
 import { SiltError } from './errors.js';
-import type { Iterator } from './iterator.js';
+import type { EntryBatch, Iterator } from './iterator.js';
 import { open } from './open.js';
 import type { Envelope, PackedValues, Request, Response } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
@@ -60,8 +60,13 @@ async function handle(r: Request): Promise<[unknown, Transferable[]]> {
       opened().write(WriteBatch.fromEncoded(r.batch, r.count), r.sync === undefined ? {} : { sync: r.sync });
       return [undefined, []];
     case 'get': {
-      const v = opened().getCopy(r.key, snapshotOf(r.snapshot));
-      return [v, v ? [v.buffer] : []];
+      // A copy in a buffer of its own, to transfer (getCopy's copies may
+      // share a chunk with others, copies.ts).
+      using v = opened().get(r.key, snapshotOf(r.snapshot));
+      if (v === undefined) return [undefined, []];
+      const copy = v.bytes.slice();
+      countCopied(copy.length);
+      return [copy, [copy.buffer]];
     }
     case 'multiGet': {
       using result = opened().multiGet(r.keys, snapshotOf(r.snapshot));
@@ -101,9 +106,22 @@ async function handle(r: Request): Promise<[unknown, Transferable[]]> {
     case 'next': {
       const it = iterators.get(r.iterator);
       if (it === undefined) throw new SiltError('Released', 'this iterator was released');
-      const batch = it.nextEncoded();
-      if (batch === undefined) iterators.delete(r.iterator);
-      return [batch, batch ? [batch.buffer] : []];
+      let batch: EntryBatch | undefined;
+      try {
+        batch = it.nextBatch();
+      } catch (e) {
+        it.release();
+        iterators.delete(r.iterator);
+        throw e;
+      }
+      if (batch === undefined) {
+        it.release();
+        iterators.delete(r.iterator);
+        return [undefined, []];
+      }
+      // Both arrays are views of the iterator's batch memory (copied out of
+      // wasm memory): transferred to the page, the iterator makes new memory.
+      return [{ bytes: batch.bytes, offsets: batch.offsets }, [batch.bytes.buffer]];
     }
     case 'releaseIterator':
       iterators.get(r.iterator)?.release();

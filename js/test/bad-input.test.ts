@@ -22,6 +22,7 @@ import {
   SiltError,
   WriteBatch,
   type Database,
+  type EntryBatch,
   type Iterator,
   type Snapshot,
 } from '../src/index.js';
@@ -351,9 +352,17 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       snapshot: snapshotChoice,
       steps: fc.nat({ max: 30 }),
       keep: fc.boolean(),
+      batches: fc.boolean(),
     }),
   },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('stepIterator' as const), which, steps: fc.nat({ max: 10 }), release: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ t: fc.constant('stepIterator' as const), which, steps: fc.nat({ max: 10 }), release: fc.boolean(), batches: fc.boolean() }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('seekIterator' as const), which, key: fc.oneof({ weight: 5, arbitrary: validKey }, { weight: 1, arbitrary: junk }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ t: 'flush' as const }) },
   {
     weight: 1,
@@ -394,6 +403,9 @@ interface LiveIterator {
   it: Iterator;
   expected: [string, Uint8Array][];
   at: number;
+  reverse: boolean;
+  /** The last transient batch it handed out: the next call must end it. */
+  batch?: EntryBatch;
   /** Its database was closed since: every step throws `Closed`. */
   dbClosed: boolean;
 }
@@ -738,8 +750,8 @@ class Model {
           valid,
           () => {
             if (!r.ok) return;
-            const live: LiveIterator = { it: r.value, expected: expectedScan(view, options), at: 0, dbClosed: false };
-            this.stepIterator(live, a.keep ? a.steps : Infinity);
+            const live: LiveIterator = { it: r.value, expected: expectedScan(view, options), at: 0, dbClosed: false, reverse: options.reverse === true };
+            this.stepIterator(live, a.keep ? a.steps : Infinity, a.batches);
             if (a.keep) this.iterators.push(live);
             else attempt('iterator.release', () => live.it.release());
           },
@@ -750,11 +762,46 @@ class Model {
       case 'stepIterator': {
         const live = this.iterators[a.which % Math.max(1, this.iterators.length)];
         if (live === undefined) return;
-        this.stepIterator(live, a.steps);
+        this.stepIterator(live, a.steps, a.batches);
         if (a.release) {
           attempt('iterator.release', () => live.it.release());
-          this.stepIterator(live, 1);
+          this.stepIterator(live, 1, a.batches);
         }
+        return;
+      }
+      case 'seekIterator': {
+        const live = this.iterators[a.which % Math.max(1, this.iterators.length)];
+        if (live === undefined) return;
+        const released = live.it.released;
+        const r = attempt('iterator.seek', () => live.it.seek(a.key as string));
+        this.endBatch(live);
+        const k = keyOf(a.key);
+        if (live.dbClosed) {
+          check(
+            !r.ok && (r.error.code === 'Closed' || (k === undefined && r.error.code === 'InvalidArgument')),
+            () => 'a seek on an iterator of a closed database worked',
+          );
+          return;
+        }
+        if (released) {
+          check(
+            !r.ok && (r.error.code === 'Released' || (k === undefined && r.error.code === 'InvalidArgument')),
+            () => 'a seek on a released iterator worked',
+          );
+          return;
+        }
+        if (k === undefined) {
+          check(!r.ok && r.error.code === 'InvalidArgument', () => `a seek to ${String(a.key)} was not refused as InvalidArgument`);
+          return;
+        }
+        // A key too long is the engine's to refuse.
+        if (!r.ok && r.error.code === 'InvalidArgument') return;
+        check(r.ok, () => `iterator.seek threw ${!r.ok && r.error.code}: ${!r.ok && r.error.message}`);
+        // Forward: the first key >= the target; reverse (expected is
+        // descending): the first key <= it. Bounds hold either way.
+        const target = hex(k);
+        const at = live.expected.findIndex(([key]) => (live.reverse ? key <= target : key >= target));
+        live.at = at < 0 ? live.expected.length : at;
         return;
       }
       case 'flush':
@@ -815,10 +862,27 @@ class Model {
     }
   }
 
-  stepIterator(live: LiveIterator, steps: number): void {
+  /** The transient batch `live` handed out last must read as empty now. */
+  endBatch(live: LiveIterator): void {
+    const b = live.batch;
+    if (b === undefined) return;
+    live.batch = undefined;
+    check(b.bytes.length === 0 && b.offsets.length === 0, () => 'a transient batch still reads after the next call on its iterator');
+    if (b.length > 0) {
+      const r = attempt('batch.keyAt', () => b.keyAt(0));
+      check(!r.ok && r.error.code === 'Released', () => `keyAt on an ended batch: ${r.ok ? 'it worked' : r.error.code}`);
+    }
+  }
+
+  stepIterator(live: LiveIterator, steps: number, batches = false): void {
+    if (batches) {
+      this.stepBatches(live, steps);
+      return;
+    }
     for (let n = 0; n < steps; n++) {
       const released = live.it.released;
       const r = attempt('iterator.next', () => live.it.next());
+      this.endBatch(live);
       if (live.dbClosed) {
         check(!r.ok && r.error.code === 'Closed', () => `an iterator of a closed database went on: ${r.ok ? 'it worked' : r.error.code}`);
         return;
@@ -842,6 +906,41 @@ class Model {
       const [k, v] = r.value.value;
       check(hex(k) === want![0] && eq(v, want![1]), () => `iterator entry ${live.at}: ${hex(k)}, want ${want![0]}`);
       live.at++;
+    }
+  }
+
+  /** `steps` transient batches of `live`, each entry checked. */
+  stepBatches(live: LiveIterator, steps: number): void {
+    for (let n = 0; n < steps; n++) {
+      const released = live.it.released;
+      const r = attempt('iterator.nextBatch', () => live.it.nextBatch());
+      this.endBatch(live);
+      if (live.dbClosed) {
+        check(!r.ok && r.error.code === 'Closed', () => `an iterator of a closed database gave a batch: ${r.ok ? 'it worked' : r.error.code}`);
+        return;
+      }
+      if (released) {
+        check(!r.ok && r.error.code === 'Released', () => `a released iterator gave a batch: ${r.ok ? 'it worked' : r.error.code}`);
+        return;
+      }
+      check(r.ok, () => `iterator.nextBatch threw ${!r.ok && r.error.code}: ${!r.ok && r.error.message}`);
+      if (!r.ok) return;
+      const b = r.value;
+      if (b === undefined) {
+        // The end: the iterator stays live (seek may move it again).
+        check(live.at === live.expected.length, () => `the batches ended at ${live.at} of ${live.expected.length}`);
+        check(!live.it.released, () => 'the end of the batches released the iterator');
+        return;
+      }
+      check(b.length > 0, () => 'an empty batch');
+      for (let i = 0; i < b.length; i++) {
+        const want = live.expected[live.at];
+        check(want !== undefined, () => `the batches went past their ${live.expected.length} entries`);
+        if (want === undefined) return;
+        check(hex(b.keyAt(i)) === want[0] && eq(b.valueAt(i), want[1]), () => `batch entry ${live.at}: ${hex(b.keyAt(i))}, want ${want[0]}`);
+        live.at++;
+      }
+      live.batch = b;
     }
   }
 

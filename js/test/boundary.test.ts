@@ -111,3 +111,17 @@ test('an error still comes across as a SiltError with its code', async () => {
     expect((e as SiltError).code).toBe('InvalidArgument');
   }
 });
+
+test('a scan is one call into wasm per batch, and copies each batch out once', async () => {
+  const db = await loaded();
+  const it = db.iterator({ gte: key(100), batchSize: 50 });
+  const before = boundaryCounters();
+  expect(it.nextBatch()!.length).toBe(50);
+  expect(it.nextBatch()!.length).toBe(50);
+  const after = boundaryCounters();
+  expect(delta(before, after, 'iterator_fill')).toBe(2);
+  expect(after.calls - before.calls).toBe(2);
+  // The entries' bytes (keys and values) crossed once; no more.
+  expect(after.copiedBytes - before.copiedBytes).toBe(2 * 50 * (key(0).length + 100));
+  it.release();
+});

@@ -132,3 +132,23 @@ test('an async iterator that outlives close() fails with a SiltError Closed, and
   expect(r.released).toBe(true);
   expect(r.count).toBe(3000);
 });
+
+test('batch scans on OPFS: every entry of a snapshot in both directions and within bounds while writes and compactions land; seek; transient batches read as empty after the next call', async ({
+  page,
+}) => {
+  test.setTimeout(60_000);
+  const r = await runFresh<{
+    canTransfer: boolean;
+    scans: { bounds: unknown; expected: number; read: number; batches: number; mismatch: unknown; seekOk: boolean }[];
+  }>(page, 'batchScans', { name: 'batches', n: 6000 });
+  expect(r.canTransfer).toBe(true);
+  expect(r.scans.length).toBe(4);
+  for (const s of r.scans) {
+    expect(s.mismatch, JSON.stringify(s.bounds)).toBeNull();
+    expect(s.read).toBe(s.expected);
+    expect(s.expected).toBeGreaterThan(400);
+    // Batches start at 16 entries and double: several per scan.
+    expect(s.batches).toBeGreaterThan(3);
+    expect(s.seekOk).toBe(true);
+  }
+});

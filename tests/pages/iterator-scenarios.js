@@ -261,3 +261,67 @@ export async function iteratorOutlivesClose({ name }) {
   reopened.close();
   return { seen, error, again, released: it.released, count };
 }
+
+/**
+ * The batch API on OPFS (tables in several levels, L0, the memtable, a
+ * range tombstone): `nextBatch` in both directions, within bounds, at a
+ * snapshot while writes, flushes and a compaction land between batches,
+ * against the model; `seek` on the live iterator; and a transient batch
+ * read after the next call (it must read as empty, here where
+ * `ArrayBuffer.prototype.transfer` exists).
+ */
+export async function batchScans({ name, n }) {
+  const { db, model } = await build(name, n);
+  const snapshot = db.snapshot();
+  const sorted = [...model.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const out = { canTransfer: typeof ArrayBuffer.prototype.transfer === 'function', scans: [] };
+  const scans = [
+    { reverse: false },
+    { reverse: true },
+    { reverse: false, gte: key(1000), lt: key(3000) },
+    { reverse: true, gt: key(n - 500), lte: key(n - 3) },
+  ];
+  let round = 0;
+  for (const bounds of scans) {
+    const inRange = sorted.filter(
+      ([k]) =>
+        (bounds.gte === undefined || k >= bounds.gte) &&
+        (bounds.gt === undefined || k > bounds.gt) &&
+        (bounds.lt === undefined || k < bounds.lt) &&
+        (bounds.lte === undefined || k <= bounds.lte),
+    );
+    if (bounds.reverse) inRange.reverse();
+    const it = db.iterator({ ...bounds, snapshot, autoRefresh: true });
+    let at = 0;
+    let mismatch = null;
+    let batches = 0;
+    let stale = null;
+    for (let b = it.nextBatch(); b !== undefined; b = it.nextBatch()) {
+      if (stale !== null && (stale.bytes.length !== 0 || stale.view.length !== 0)) mismatch ??= { staleBatchStillReads: true };
+      batches++;
+      for (let i = 0; i < b.length; i++, at++) {
+        const want = inRange[at];
+        const k = b.keyText(i);
+        const v = b.valueText(i);
+        if (mismatch === null && (want === undefined || want[0] !== k || want[1] !== v)) mismatch = { at, got: [k, v], want: want ?? null };
+      }
+      stale = { bytes: b.bytes, view: b.valueAt(0) };
+      // Writes the snapshot does not see, then a flush and a compaction, between batches.
+      if (batches % 3 === 0) {
+        mutate(db, round++, 500, n);
+        db.flush();
+        if (batches % 6 === 0) await db.compactRange();
+      }
+    }
+    // seek on the live iterator: back to the middle of the range.
+    const mid = inRange[Math.floor(inRange.length / 2)];
+    it.seek(mid[0]);
+    const again = it.nextBatch();
+    const seekOk = again !== undefined && again.keyText(0) === mid[0] && again.valueText(0) === mid[1];
+    it.release();
+    out.scans.push({ bounds, expected: inRange.length, read: at, batches, mismatch, seekOk });
+  }
+  snapshot.release();
+  db.close();
+  return out;
+}

@@ -1,13 +1,19 @@
 //! Iterators for JavaScript: entries leave wasm in batches, one boundary
-//! crossing per batch rather than per entry.
+//! crossing per batch rather than per entry, and no object per entry.
 //!
 //! ## Format
-//! A batch is a byte buffer JavaScript owns (a copy, so it survives any
-//! later change of wasm memory):
+//! `fill` writes a batch of `n` entries into two buffers the iterator owns
+//! and reuses, and their places into its header (three `u32` words at
+//! `headerPtr()`, a fixed address):
 //! ```text
-//! batch := entry+
-//! entry := klen:u32le vlen:u32le key value
+//! header  := data_ptr: u32  data_len: u32  offsets_ptr: u32
+//! data    := (key value){n}                   keys and values, back to back
+//! offsets := u32{2n + 1}                      into data: key i is
+//!            data[offsets[2i] .. offsets[2i+1]], value i is
+//!            data[offsets[2i+1] .. offsets[2i+2]]; offsets[0] = 0
 //! ```
+//! JavaScript copies both out before the next call on the iterator (which
+//! rewrites them); see `js/src/iterator.ts`.
 
 use std::rc::Rc;
 
@@ -19,65 +25,104 @@ use crate::error::{BindingError, Code, JsResult};
 /// A positioned scan over a database, forward or in reverse.
 #[wasm_bindgen]
 pub struct Iterator {
-    /// `None` once exhausted or released: the SuperVersion it held (and so
-    /// every memtable and table file it pinned) is let go at once.
+    /// `None` once released: the SuperVersion it held (and so every
+    /// memtable and table file it pinned) is let go at once.
     it: Option<DbIterator>,
     /// Keeps the snapshot read at alive for as long as the scan.
     _snapshot: Option<Rc<Snapshot>>,
     reverse: bool,
     started: bool,
-    released: bool,
+    data: Vec<u8>,
+    offsets: Vec<u32>,
+    header: Box<[u32; 3]>,
 }
 
 impl Iterator {
     pub(crate) fn new(it: DbIterator, snapshot: Option<Rc<Snapshot>>, reverse: bool) -> Self {
-        Iterator { it: Some(it), _snapshot: snapshot, reverse, started: false, released: false }
+        Iterator {
+            it: Some(it),
+            _snapshot: snapshot,
+            reverse,
+            started: false,
+            data: Vec::new(),
+            offsets: Vec::new(),
+            header: Box::new([0; 3]),
+        }
     }
 
-    /// The next batch, or `None` at the end.
-    pub(crate) fn next_batch_inner(
-        &mut self,
-        max_entries: u32,
-        max_bytes: u32,
-    ) -> Result<Option<Vec<u8>>, BindingError> {
-        if self.released {
-            return Err(BindingError::new(Code::Released, "this iterator was released"));
-        }
-        let Some(it) = self.it.as_mut() else {
-            return Ok(None);
-        };
-        if !self.started {
-            self.started = true;
-            if self.reverse {
+    fn live(&mut self) -> Result<&mut DbIterator, BindingError> {
+        self.it.as_mut().ok_or_else(|| BindingError::new(Code::Released, "this iterator was released"))
+    }
+
+    /// Fills the next batch; returns its number of entries, 0 at the end.
+    pub(crate) fn fill_inner(&mut self, max_entries: u32, max_bytes: u32) -> Result<u32, BindingError> {
+        let reverse = self.reverse;
+        let started = std::mem::replace(&mut self.started, true);
+        let it = self.it.as_mut().ok_or_else(|| BindingError::new(Code::Released, "this iterator was released"))?;
+        if !started {
+            if reverse {
                 it.seek_to_last();
             } else {
                 it.seek_to_first();
             }
         }
-        let batch = fill_batch(it, self.reverse, max_entries.max(1) as usize, max_bytes as usize);
+        self.data.clear();
+        self.offsets.clear();
+        let n =
+            fill_batch(it, reverse, max_entries.max(1) as usize, max_bytes as usize, &mut self.data, &mut self.offsets);
         if !it.valid() {
-            let status = it.status();
-            self.it = None;
-            status?;
+            it.status()?;
         }
-        Ok((!batch.is_empty()).then_some(batch))
+        // Addresses in wasm memory (32-bit there; the header is only read
+        // by JavaScript).
+        *self.header =
+            [self.data.as_ptr() as usize as u32, self.data.len() as u32, self.offsets.as_ptr() as usize as u32];
+        Ok(n as u32)
+    }
+
+    /// Positions at the first key >= `target` (forward) or the last key <=
+    /// `target` (reverse), within the bounds; the next batch starts there.
+    pub(crate) fn seek_inner(&mut self, target: &[u8]) -> Result<(), BindingError> {
+        let reverse = self.reverse;
+        self.started = true;
+        let it = self.live()?;
+        if reverse {
+            it.seek_for_prev(target);
+        } else {
+            it.seek(target);
+        }
+        if !it.valid() {
+            it.status()?;
+        }
+        Ok(())
+    }
+
+    /// The last batch: its data and offsets (see the module's format).
+    #[cfg(test)]
+    pub(crate) fn batch(&self) -> (&[u8], &[u32]) {
+        (&self.data, &self.offsets)
     }
 }
 
-/// Appends entries from the iterator's position until it is exhausted or
-/// the batch holds `max_entries` or at least `max_bytes` (always at least
-/// one entry when one is there).
-pub(crate) fn fill_batch(it: &mut DbIterator, reverse: bool, max_entries: usize, max_bytes: usize) -> Vec<u8> {
-    // Room for a typical batch up front: growing from empty copied the
-    // batch several times over.
-    let mut out = Vec::with_capacity(max_bytes.min(max_entries.saturating_mul(128)).min(64 << 10));
+/// Appends entries from the iterator's position to `data` and `offsets`
+/// until it is exhausted or the batch holds `max_entries` or at least
+/// `max_bytes` (always at least one entry when one is there); returns how
+/// many.
+pub(crate) fn fill_batch(
+    it: &mut DbIterator,
+    reverse: bool,
+    max_entries: usize,
+    max_bytes: usize,
+    data: &mut Vec<u8>,
+    offsets: &mut Vec<u32>,
+) -> usize {
+    offsets.push(data.len() as u32);
     let mut n = 0;
-    while it.valid() && n < max_entries && (n == 0 || out.len() < max_bytes) {
-        let (k, v) = (it.key(), it.value());
-        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-        out.extend_from_slice(k);
-        out.extend_from_slice(v);
+    while it.valid() && n < max_entries && (n == 0 || data.len() < max_bytes) {
+        data.extend_from_slice(it.key());
+        offsets.push(data.len() as u32);
+        data.extend_from_slice(it.value());
+        offsets.push(data.len() as u32);
         n += 1;
         if reverse {
             it.prev();
@@ -85,24 +130,37 @@ pub(crate) fn fill_batch(it: &mut DbIterator, reverse: bool, max_entries: usize,
             it.next();
         }
     }
-    out
+    n
 }
 
 #[wasm_bindgen]
 impl Iterator {
-    /// The next entries (see the module's format), or `undefined` at the
-    /// end. A read error is thrown, after which the iterator is at its end.
-    #[wasm_bindgen(js_name = nextBatch)]
-    pub fn next_batch(&mut self, max_entries: u32, max_bytes: u32) -> JsResult<Option<Vec<u8>>> {
-        Ok(self.next_batch_inner(max_entries, max_bytes)?)
+    /// Reads the next entries into the iterator's buffers (see the
+    /// module's format); returns how many, 0 at the end. A read error is
+    /// thrown; a later `seek` may go on.
+    pub fn fill(&mut self, max_entries: u32, max_bytes: u32) -> JsResult<u32> {
+        Ok(self.fill_inner(max_entries, max_bytes)?)
+    }
+
+    /// Where the header (data pointer, data length, offsets pointer) of the
+    /// last batch is in wasm memory; the same for the iterator's life.
+    #[wasm_bindgen(js_name = headerPtr)]
+    pub fn header_ptr(&self) -> u32 {
+        self.header.as_ptr() as usize as u32
+    }
+
+    /// Repositions the iterator at `target` (see `seek_inner`).
+    pub fn seek(&mut self, target: &[u8]) -> JsResult<()> {
+        Ok(self.seek_inner(target)?)
     }
 
     /// Lets go of everything the iterator holds. Releasing twice does
-    /// nothing; `nextBatch` afterwards throws `Released`.
+    /// nothing; `fill` and `seek` afterwards throw `Released`.
     pub fn release(&mut self) {
-        self.released = true;
         self.it = None;
         self._snapshot = None;
+        self.data = Vec::new();
+        self.offsets = Vec::new();
     }
 }
 
@@ -115,17 +173,19 @@ mod tests {
 
     use super::*;
 
-    fn entries(batch: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out = Vec::new();
-        let mut at = 0;
-        let word = |at: usize| u32::from_le_bytes(batch[at..at + 4].try_into().unwrap()) as usize;
-        while at < batch.len() {
-            let (k, v) = (word(at), word(at + 4));
-            at += 8;
-            out.push((batch[at..at + k].to_vec(), batch[at + k..at + k + v].to_vec()));
-            at += k + v;
-        }
-        out
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn entries(it: &Iterator, n: u32) -> Entries {
+        let (data, offsets) = it.batch();
+        assert_eq!(offsets.len(), 2 * n as usize + 1);
+        assert_eq!(offsets[0], 0);
+        assert_eq!(*offsets.last().unwrap() as usize, data.len());
+        (0..n as usize)
+            .map(|i| {
+                let at = |j: usize| offsets[j] as usize;
+                (data[at(2 * i)..at(2 * i + 1)].to_vec(), data[at(2 * i + 1)..at(2 * i + 2)].to_vec())
+            })
+            .collect()
     }
 
     fn db_with(n: u32) -> Db {
@@ -136,16 +196,22 @@ mod tests {
         db
     }
 
-    fn drain(db: &Db, opts: &ReadOptions, reverse: bool, max_entries: u32, max_bytes: u32) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut it = Iterator::new(db.iter(opts).unwrap(), None, reverse);
+    fn drain_from(it: &mut Iterator, max_entries: u32, max_bytes: u32) -> Entries {
         let mut all = Vec::new();
-        while let Some(batch) = it.next_batch_inner(max_entries, max_bytes).unwrap() {
-            let got = entries(&batch);
-            assert!(!got.is_empty() && got.len() <= max_entries.max(1) as usize);
-            all.extend(got);
+        loop {
+            let n = it.fill_inner(max_entries, max_bytes).unwrap();
+            if n == 0 {
+                break;
+            }
+            assert!(n <= max_entries.max(1));
+            all.extend(entries(it, n));
         }
-        assert!(it.it.is_none(), "an exhausted iterator lets go of its SuperVersion");
         all
+    }
+
+    fn drain(db: &Db, opts: &ReadOptions, reverse: bool, max_entries: u32, max_bytes: u32) -> Entries {
+        let mut it = Iterator::new(db.iter(opts).unwrap(), None, reverse);
+        drain_from(&mut it, max_entries, max_bytes)
     }
 
     #[test]
@@ -176,19 +242,50 @@ mod tests {
     }
 
     #[test]
+    fn seek_repositions_a_live_iterator_in_its_direction_and_bounds() {
+        let db = db_with(50);
+        let opts = ReadOptions { upper_bound: Some(b"k040".to_vec()), ..ReadOptions::default() };
+        let mut it = Iterator::new(db.iter(&opts).unwrap(), None, false);
+        it.seek_inner(b"k010").unwrap();
+        assert_eq!(it.fill_inner(2, 1 << 20).unwrap(), 2);
+        assert_eq!(entries(&it, 2)[0].0, b"k010");
+        // Back to an earlier key, then run to the end of the bounds.
+        it.seek_inner(b"k0055").unwrap();
+        let rest = drain_from(&mut it, 8, 1 << 20);
+        assert_eq!(rest.first().unwrap().0, b"k006");
+        assert_eq!(rest.len(), 34);
+        // An exhausted iterator seeks again.
+        it.seek_inner(b"k039").unwrap();
+        assert_eq!(drain_from(&mut it, 8, 1 << 20).len(), 1);
+        it.seek_inner(b"k040").unwrap();
+        assert_eq!(it.fill_inner(8, 1 << 20).unwrap(), 0);
+        // Reverse: the last key <= the target.
+        let mut it = Iterator::new(db.iter(&ReadOptions::default()).unwrap(), None, true);
+        it.seek_inner(b"k0205").unwrap();
+        assert_eq!(it.fill_inner(3, 1 << 20).unwrap(), 3);
+        let keys: Vec<_> = entries(&it, 3).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, [b"k020", b"k019", b"k018"].map(|k| k.to_vec()));
+    }
+
+    #[test]
     fn a_released_iterator_refuses_to_go_on() {
         let db = db_with(3);
         let mut it = Iterator::new(db.iter(&ReadOptions::default()).unwrap(), None, false);
         it.release();
-        assert_eq!(it.next_batch_inner(10, 10).unwrap_err().code, "Released");
+        assert_eq!(it.fill_inner(10, 10).unwrap_err().code, "Released");
+        assert_eq!(it.seek_inner(b"k").unwrap_err().code, "Released");
+        it.release();
     }
 
     #[test]
     fn a_byte_budget_still_returns_one_large_entry() {
         let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
         db.put(&WriteOptions::default(), b"big", &[7u8; 10_000]).unwrap();
-        let all = drain(&db, &ReadOptions::default(), false, 10, 16);
-        assert_eq!(all.len(), 1);
-        assert_eq!(all[0].1.len(), 10_000);
+        db.put(&WriteOptions::default(), b"big2", &[8u8; 10_000]).unwrap();
+        let mut it = Iterator::new(db.iter(&ReadOptions::default()).unwrap(), None, false);
+        assert_eq!(it.fill_inner(10, 16).unwrap(), 1);
+        assert_eq!(entries(&it, 1)[0].1.len(), 10_000);
+        assert_eq!(it.fill_inner(10, 16).unwrap(), 1);
+        assert_eq!(it.fill_inner(10, 16).unwrap(), 0);
     }
 }
