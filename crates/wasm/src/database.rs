@@ -359,6 +359,20 @@ impl Database {
     /// reports an error while closing, everything is closed all the same
     /// and the error is thrown.
     pub fn close(&self) -> JsResult<()> {
+        Ok(self.close_inner(true)?)
+    }
+
+    /// Closes the database as `close` does, but leaves the pooled files
+    /// open: the caller keeps the pool for a reopen (siltdb parks it, see
+    /// js/src/parking.ts) and closes it itself.
+    #[wasm_bindgen(js_name = closeKeepingPool)]
+    pub fn close_keeping_pool(&self) -> JsResult<()> {
+        Ok(self.close_inner(false)?)
+    }
+}
+
+impl Database {
+    pub(crate) fn close_inner(&self, close_pool: bool) -> Result<(), BindingError> {
         let Some(db) = self.db.borrow_mut().take() else {
             return Ok(());
         };
@@ -368,12 +382,15 @@ impl Database {
         drop(space);
         drop(db);
         self.snapshots.borrow_mut().clear();
-        if let Some(p) = &self.pool {
+        if let (true, Some(p)) = (close_pool, &self.pool) {
             p.close();
         }
-        Ok(result.map_err(BindingError::from)?)
+        result.map_err(BindingError::from)
     }
+}
 
+#[wasm_bindgen]
+impl Database {
     /// Whether `close()` has run.
     #[wasm_bindgen(getter, js_name = isClosed)]
     pub fn is_closed(&self) -> bool {

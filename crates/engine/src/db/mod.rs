@@ -495,10 +495,32 @@ impl Db {
             let mut st = lock(&inner.state);
             let r = if st.wal_dirty && st.bg_error.is_none() { st.wal.sync() } else { Ok(()) };
             st.wal_dirty = false;
+            if r.is_ok() && st.bg_error.is_none() {
+                self.flush_for_close(&mut st);
+            }
             r
         };
         lock(&inner.lock).take();
         result
+    }
+
+    /// At close, with every write already durable in the WAL: flushes the
+    /// memtables if they hold at least `flush_on_close_bytes`, so that the
+    /// next open has (almost) nothing to replay. Best effort: if a step
+    /// fails, the WAL still has everything and the next open replays it.
+    fn flush_for_close(&self, st: &mut DbState) {
+        let held: usize = st.mem.data_bytes() + st.imm.iter().map(|m| m.data_bytes()).sum::<usize>();
+        if held == 0 || held < self.inner.options.flush_on_close_bytes {
+            return;
+        }
+        if !st.mem.is_empty() && self.switch_memtable(st).is_err() {
+            return;
+        }
+        while !st.imm.is_empty() {
+            if self.flush_step(st, usize::MAX).is_err() {
+                return;
+            }
+        }
     }
 }
 

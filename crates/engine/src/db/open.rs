@@ -1,5 +1,6 @@
-//! Opening a database: lock, pick the manifest, replay the WALs, start a new
-//! WAL and a new manifest, delete what is obsolete.
+//! Opening a database: lock, pick the manifest, replay the WALs, go on
+//! with the newest WAL and the manifest (or, after a crash tore them, start
+//! new ones), delete what is obsolete. A clean open writes nothing.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -13,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::fs::{join, Fs};
 use crate::memtable::MemTable;
 use crate::stats::Statistics;
-use crate::version::Recovered;
 use crate::version::{parse_file_name, wal_path, FileKind, TableContext, VersionSet};
+use crate::version::{Recovered, VersionEdit};
 use crate::wal::{LogReader, LogWriter};
 
 pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
@@ -129,9 +130,12 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     let mut imm: VecDeque<Arc<MemTable>> = VecDeque::new();
     let mut mem: Option<MemTable> = None;
     let mut last_seq = versions.last_sequence;
-    for &number in &wals {
+    // The newest WAL, if it ends in whole records: it takes the new writes.
+    let mut reusable = None;
+    for (i, &number) in wals.iter().enumerate() {
         let path = wal_path(&dir, number);
-        let mut reader = LogReader::new(fs.open(&path, false)?, &path)?;
+        let file = fs.open(&path, false)?;
+        let mut reader = LogReader::new(file.clone(), &path)?;
         while let Some((rec, offset)) = reader.next_record()? {
             let batch = WriteBatch::from_record(rec, &path, offset)?;
             let m = mem.get_or_insert_with(|| MemTable::with_bloom(number, options.memtable_bloom_bytes()));
@@ -140,27 +144,51 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
                 imm.extend(mem.take().map(Arc::new));
             }
         }
+        if i + 1 == wals.len() && reader.tail_corruption().is_none() {
+            let len = file.len()?;
+            reusable = Some((number, file, len));
+        }
     }
-    imm.extend(mem.take().filter(|m| !m.is_empty()).map(Arc::new));
     versions.last_sequence = last_seq;
 
-    // A fresh WAL for new writes; the recovered ones stay until flushed.
-    let wal_number = versions.new_file_number();
-    let wal_file = super::create_wal(&*fs, &dir, wal_number)?;
-    versions.log_number = imm.front().map_or(wal_number, |m| m.wal_number());
-    // A fresh manifest, so no edit is ever appended after a torn record.
+    // A clean open writes nothing: the newest WAL goes on taking writes
+    // (its memtable stays the active one) and edits go on into the
+    // recovered manifest. After a crash that tore the newest WAL, or in a
+    // new database, a fresh WAL and a fresh manifest (no record is ever
+    // appended after a torn one); the recovered memtables then wait for
+    // the background work to flush them.
+    let (mem, wal_number, wal) = match reusable {
+        Some((number, file, len)) => {
+            let mem = mem.take().unwrap_or_else(|| MemTable::with_bloom(number, options.memtable_bloom_bytes()));
+            (Arc::new(mem), number, LogWriter::new(file, len))
+        }
+        None => {
+            imm.extend(mem.take().filter(|m| !m.is_empty()).map(Arc::new));
+            let number = versions.new_file_number();
+            let file = super::create_wal(&*fs, &dir, number)?;
+            (Arc::new(MemTable::with_bloom(number, options.memtable_bloom_bytes())), number, LogWriter::new(file, 0))
+        }
+    };
     versions.max_manifest_file_size = options.max_manifest_file_size;
-    versions.write_new_manifest()?;
+    // The oldest WAL still needed: the oldest memtable's.
+    let needed = imm.front().map_or(mem.wal_number(), |m| m.wal_number());
+    if !versions.has_manifest_writer() {
+        versions.log_number = needed;
+        versions.write_new_manifest()?;
+    } else if needed > versions.log_number {
+        // A new WAL replaced a torn one that held nothing to keep: record
+        // that the older WALs are done with, so they can go.
+        versions.log_and_apply(VersionEdit { log_number: Some(needed), ..VersionEdit::default() })?;
+    }
 
     let cache = Arc::new(BlockCache::new(options.block_cache_capacity));
     let stats = Arc::new(Statistics::default());
-    let mem = Arc::new(MemTable::with_bloom(wal_number, options.memtable_bloom_bytes()));
     let version = versions.current();
     let sv = SuperVersion { mem: mem.clone(), imm: imm.iter().rev().cloned().collect(), version, number: 1 };
     let state = DbState {
         mem,
         imm,
-        wal: LogWriter::new(wal_file, 0),
+        wal,
         wal_number,
         wal_dirty: false,
         versions,

@@ -61,6 +61,11 @@ pub struct Options {
     pub compression: Compression,
     /// Bloom filter bits per key; 0 disables filters (default 10).
     pub bloom_bits_per_key: u32,
+    /// `close()` flushes the memtables to table files when they hold at
+    /// least this many bytes of entries, so that the next open replays at
+    /// most about this much WAL; smaller memtables are left to the WAL
+    /// (default 128 KiB; `usize::MAX`: never flush at close).
+    pub flush_on_close_bytes: usize,
     /// Give each data block a hash index of its user keys, so a point
     /// lookup goes straight to the few entries that may hold its key
     /// (RocksDB's `kDataBlockBinaryAndHash`; default true; docs/format.md).
@@ -115,6 +120,7 @@ impl Default for Options {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             data_block_hash_index: true,
+            flush_on_close_bytes: 128 << 10,
             block_cache_capacity: 8 << 20,
             memtable_whole_key_filtering: true,
             level0_file_num_compaction_trigger: 4,
@@ -143,6 +149,7 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("data_block_hash_index", &self.data_block_hash_index)
+            .field("flush_on_close_bytes", &self.flush_on_close_bytes)
             .field("block_cache_capacity", &self.block_cache_capacity)
             .field("memtable_whole_key_filtering", &self.memtable_whole_key_filtering)
             .field("level0_file_num_compaction_trigger", &self.level0_file_num_compaction_trigger)

@@ -227,6 +227,11 @@ impl MemTable {
         self.bytes.load(AtomicOrdering::Relaxed)
     }
 
+    /// Approximate bytes of the entries (without the bloom filter).
+    pub fn data_bytes(&self) -> usize {
+        self.approximate_memory_usage() - self.bloom.as_ref().map_or(0, WholeKeyBloom::size)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.map.is_empty() && self.range_del_count.load(AtomicOrdering::Acquire) == 0
     }

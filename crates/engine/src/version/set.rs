@@ -102,6 +102,14 @@ impl VersionSet {
             }
         }
         set.manifest_number = number;
+        // A manifest that ends in whole records takes the next edits too,
+        // so a clean open writes no manifest; one with a torn tail never
+        // gets another record after it (open writes a new one).
+        if reader.tail_corruption().is_none() {
+            let file = fs.open(&path, false)?;
+            let len = file.len()?;
+            set.manifest = Some(LogWriter::new(file, len));
+        }
         Ok(Recovered::Ok(set))
     }
 
@@ -118,6 +126,12 @@ impl VersionSet {
 
     pub fn manifest_number(&self) -> u64 {
         self.manifest_number
+    }
+
+    /// Whether edits can be appended to the current manifest (false for a
+    /// new database, or a recovered manifest that ends in a torn record).
+    pub fn has_manifest_writer(&self) -> bool {
+        self.manifest.is_some()
     }
 
     pub fn new_file_number(&mut self) -> u64 {

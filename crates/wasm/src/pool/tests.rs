@@ -461,3 +461,48 @@ fn a_flush_or_compaction_that_runs_out_of_space_is_dropped_and_retried_not_fatal
     assert_eq!(db.get(&r, format!("key{last:07}").as_bytes()).unwrap(), Some(vec![(last % 251) as u8; 200]));
     db.verify().unwrap();
 }
+
+#[test]
+fn a_database_closed_keeping_its_pool_reopens_on_it_and_a_clean_reopen_writes_nothing() {
+    use std::rc::Rc;
+
+    use crate::database::Database;
+    use crate::options::OpenOptions;
+
+    let (pool, slots) = pool_of(24);
+    let options = || OpenOptions { write_buffer_size: 1 << 20, ..OpenOptions::default() }.to_engine(None);
+    let open =
+        |pool: &TestPool| Database::open_with(Arc::new(pool.clone()), "db", options(), Some(Rc::new(pool.clone())));
+    // Small data (left to the WAL at close), then enough that close flushes it.
+    for (round, n) in [(0u32, 50u32), (1, 3_000)] {
+        let db = open(&pool).unwrap();
+        for i in 0..n {
+            db.put(format!("r{round}-{i:05}").as_bytes(), &[i as u8; 100], false).unwrap();
+        }
+        db.close_inner(false).unwrap();
+        // The pool is still open: its files are there for the next open.
+        assert_eq!(PoolControl::stats(&pool).files, 24);
+        let files_before = PoolControl::paths(&pool);
+        for s in &slots {
+            s.fail_writes_after(0);
+        }
+        let db = open(&pool).unwrap_or_else(|e| panic!("round {round}: a clean reopen wrote: {}", e.message));
+        assert_eq!(PoolControl::paths(&pool), files_before, "round {round}: a clean reopen changed the files");
+        for i in (0..n).step_by(7) {
+            let k = format!("r{round}-{i:05}");
+            let got = db.engine(0, |e| e.get(&ReadOptions::default(), k.as_bytes())).unwrap();
+            assert_eq!(got, Some(vec![i as u8; 100]), "round {round} key {i}");
+        }
+        for s in &slots {
+            s.fail_writes_after(usize::MAX);
+        }
+        if round == 1 {
+            // The flush at close left nothing in the WAL.
+            let props = db.engine(0, |e| Ok::<_, Error>(e.properties())).unwrap();
+            assert_eq!(props.immutable_memtables, 0);
+            assert!(props.files_per_level[0] > 0, "close flushed nothing");
+        }
+        db.close_inner(false).unwrap();
+    }
+    pool.close();
+}
