@@ -223,6 +223,14 @@ class BackgroundPump {
   }
 }
 
+/** @internal What happens to a database's files and lock at close (open.ts). */
+export interface Closer {
+  /** Whether to close leaving the pooled files open (to park them). */
+  keepFiles(): boolean;
+  /** The engine closed; `kept`: its files are still open. */
+  closed(kept: boolean): void;
+}
+
 /**
  * An open Silt database, in the thread that opened it.
  *
@@ -237,19 +245,22 @@ export class Database implements Disposable {
   #keeper: PoolKeeper | undefined;
   #sync: boolean;
   #pump: BackgroundPump;
-  #onClose: () => void;
+  #closer: Closer;
   #liveIterators = new Set<Iterator>();
   #exchange: Exchange;
 
   /** @internal Use `open()` or `openMemory()`. */
-  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, onClose: () => void) {
+  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
     this.#inner = inner;
     this.#name = name;
     this.#keeper = keeper;
     this.#sync = sync;
-    this.#onClose = onClose;
+    this.#closer = closer;
     this.#pump = new BackgroundPump(inner, keeper);
     this.#exchange = new Exchange(inner);
+    // Memtables recovered from a WAL whose tail a crash tore are flushed
+    // in the background from the start, not at the first write.
+    this.#pump.kick();
   }
 
   /** The name the database was opened with. */
@@ -485,13 +496,17 @@ export class Database implements Disposable {
     this.#pump.stop();
     for (const it of this.#liveIterators) it.closeWithDatabase();
     this.#exchange.flush();
+    const keep = this.#closer.keepFiles();
+    let kept = false;
     try {
-      this.#inner.close();
+      if (keep) this.#inner.closeKeepingPool();
+      else this.#inner.close();
+      kept = keep;
     } catch (e) {
       throw fromWasm(e);
     } finally {
-      this.#keeper?.close();
-      this.#onClose();
+      if (!kept) this.#keeper?.close();
+      this.#closer.closed(kept);
     }
   }
 

@@ -4,6 +4,7 @@
  */
 
 import { SiltError } from './errors.js';
+import { askHolder } from './parking.js';
 
 /** What siltdb uses of `navigator.locks`. */
 export interface LockManagerLike {
@@ -25,22 +26,54 @@ const releasing = new Map<string, Promise<unknown>>();
 /**
  * Takes the database's lock. Without `wait`, a lock held elsewhere fails
  * at once with `DatabaseLocked`; with it, this waits until the lock is free
- * or `signal` aborts (then `DatabaseLocked` too).
+ * or `signal` aborts (then `DatabaseLocked` too). A holder that only keeps
+ * the database parked after closing it (parking.ts) is asked to let go
+ * first, and does.
  */
 export async function acquireLock(locks: LockManagerLike, name: string, wait: boolean, signal: AbortSignal | undefined): Promise<HeldLock> {
   const key = `siltdb:${name}`;
   await releasing.get(key);
   if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up waiting for database "${name}": the wait was aborted`);
-  return new Promise<HeldLock>((resolve, reject) => {
+  const now = await requestLock(locks, key, name, { ifAvailable: true });
+  if (now !== null) return now;
+  const answer = await askHolder(name, wait);
+  if (answer === 'released') {
+    // Being released there: wait for it, but not for ever.
+    const soon = AbortSignal.timeout(RELEASE_WAIT_MS);
+    const both = signal && typeof AbortSignal.any === 'function' ? AbortSignal.any([signal, soon]) : soon;
+    try {
+      const got = await requestLock(locks, key, name, { signal: both });
+      if (got !== null) return got;
+    } catch (e) {
+      // The caller gave up; otherwise it took too long: held after all.
+      if (signal?.aborted) throw e;
+    }
+  }
+  if (!wait) throw locked(name);
+  const got = await requestLock(locks, key, name, signal ? { signal } : {});
+  if (got === null) throw locked(name);
+  return got;
+}
+
+/** How long to wait for a parked holder that said it lets go. */
+const RELEASE_WAIT_MS = 2_000;
+
+function locked(name: string): SiltError {
+  return new SiltError('DatabaseLocked', `database "${name}" is open in another tab or worker (its Web Lock is held); open it with { wait: true } to wait`);
+}
+
+/**
+ * One lock request: the lock, or null when `ifAvailable` found it held.
+ * An aborted wait is `DatabaseLocked`.
+ */
+function requestLock(locks: LockManagerLike, key: string, name: string, options: { ifAvailable?: boolean; signal?: AbortSignal }): Promise<HeldLock | null> {
+  return new Promise<HeldLock | null>((resolve, reject) => {
     let free!: () => void;
     const held = new Promise<void>((r) => (free = r));
-    const options = wait ? (signal ? { signal } : {}) : { ifAvailable: true };
     const done: Promise<unknown> = locks
       .request(key, options, (lock) => {
         if (lock === null) {
-          reject(
-            new SiltError('DatabaseLocked', `database "${name}" is open in another tab or worker (its Web Lock is held); open it with { wait: true } to wait`),
-          );
+          resolve(null);
           return undefined;
         }
         let released = false;
@@ -55,7 +88,7 @@ export async function acquireLock(locks: LockManagerLike, name: string, wait: bo
         return held;
       })
       .catch((e: unknown) => {
-        const aborted = (e as { name?: unknown }).name === 'AbortError';
+        const aborted = (e as { name?: unknown }).name === 'AbortError' || (e as { name?: unknown }).name === 'TimeoutError';
         reject(
           aborted
             ? new SiltError('DatabaseLocked', `gave up waiting for database "${name}": the wait was aborted`, { cause: e })

@@ -5,9 +5,10 @@
 
 import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
 import { show } from './bytes.js';
-import { Database } from './database.js';
+import { Database, type Closer } from './database.js';
 import { fromWasm, SiltError } from './errors.js';
 import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
+import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from './parking.js';
 import { PoolKeeper, type DirectoryLike } from './pool.js';
 import { refreshStorageEstimate } from './storage.js';
 import { loadWasm } from './wasm.js';
@@ -209,34 +210,42 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   await loadWasm();
   const storage = browserStorage();
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
-  // So that the first statistics() already has the origin's usage and
-  // quota; but an estimate that does not come never holds up the open.
-  await Promise.race([refreshStorageEstimate(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
-  return openOn({ root, locks: storage.locks }, name, options);
+  // Started now, never awaited: statistics() has the origin's usage and
+  // quota once the browser answers (usually before open returns).
+  refreshStorageEstimate().catch(() => {});
+  return openOn({ root, locks: storage.locks }, name, options, true);
 }
 
-/** @internal `open` on the given storage (the Node tests use fakes). */
-export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}): Promise<Database> {
+/**
+ * @internal `open` on the given storage (the Node tests use fakes). With
+ * `parkable`, a close keeps the files open and the lock held for a moment
+ * for a reopen in this realm (parking.ts).
+ */
+export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}, parkable = false): Promise<Database> {
   checkName(name);
   const { engine, o } = checkOptions(options);
   await loadWasm();
   const wasm = toWasm(engine);
-  const lock: HeldLock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
-  let keeper: PoolKeeper | undefined;
+  const reserve = o.poolReserve ?? 16;
+  const parked = parkable ? takeParked(name, reserve) : undefined;
+  const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  let keeper: PoolKeeper | undefined = parked?.keeper;
   try {
-    const create = o.createIfMissing ?? true;
-    const dir = await domCall(`opening the directory of database "${name}"`, async () => {
-      const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
-      try {
-        return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
-      } catch (e) {
-        if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
-          throw new SiltError('InvalidArgument', `database "${name}" does not exist (createIfMissing is off)`);
+    if (keeper === undefined) {
+      const create = o.createIfMissing ?? true;
+      const dir = await domCall(`opening the directory of database "${name}"`, async () => {
+        const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
+        try {
+          return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
+        } catch (e) {
+          if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
+            throw new SiltError('InvalidArgument', `database "${name}" does not exist (createIfMissing is off)`);
+          }
+          throw e;
         }
-        throw e;
-      }
-    });
-    keeper = await PoolKeeper.open(dir, o.poolReserve ?? 16);
+      });
+      keeper = await PoolKeeper.open(dir, reserve);
+    }
     const k = keeper;
     let inner: WasmDatabase;
     try {
@@ -244,14 +253,27 @@ export async function openOn(env: StorageEnv, name: string, options: OpenOptions
     } catch (e) {
       throw fromWasm(e);
     }
-    // Opening used pooled files (a manifest, a log): start with a full reserve.
+    // Opening may have used pooled files (a log, a manifest after a
+    // crash): start with a full reserve.
     try {
       await keeper.topUp();
     } catch (e) {
       inner.close();
       throw e;
     }
-    return new Database(inner, name, keeper, o.sync ?? false, () => lock.release());
+    const holder = parkable ? holdOpen(name) : undefined;
+    const closer: Closer = {
+      keepFiles: () => holder !== undefined && mayPark(holder),
+      closed(kept) {
+        if (holder !== undefined && kept) {
+          park(name, holder, k, lock, reserve);
+          return;
+        }
+        if (holder !== undefined) closedForGood(name, holder);
+        lock.release();
+      },
+    };
+    return new Database(inner, name, keeper, o.sync ?? false, closer);
   } catch (e) {
     keeper?.close();
     lock.release();
@@ -280,7 +302,7 @@ export async function openMemory(options: OpenOptions = {}): Promise<Database> {
   } catch (e) {
     throw fromWasm(e);
   }
-  return new Database(inner, 'memory', undefined, o.sync ?? false, () => {});
+  return new Database(inner, 'memory', undefined, o.sync ?? false, { keepFiles: () => false, closed() {} });
 }
 
 /**
@@ -296,6 +318,7 @@ export async function removeDatabase(name: string): Promise<void> {
     throw new SiltError('NotSupported', 'removeDatabase() needs OPFS and Web Locks (a browser)');
   }
   const storage = g.navigator.storage;
+  releaseParked(name);
   const lock = await acquireLock(g.navigator.locks, name, true, AbortSignal.timeout(2_000));
   try {
     await domCall(`removing database "${name}"`, async () => {

@@ -6,6 +6,7 @@
 
 import { WriteBatch } from './batch.js';
 import { countCopied } from './counters.js';
+import { releaseParked } from './parking.js';
 import type { Database } from './database.js';
 import { SiltError } from './errors.js';
 import type { EntryBatch, Iterator } from './iterator.js';
@@ -142,7 +143,13 @@ async function handle(r: Request): Promise<[unknown, Transferable[]]> {
     case 'close':
       snapshots.clear();
       iterators.clear();
-      db?.close();
+      if (db !== undefined) {
+        const name = db.name;
+        db.close();
+        // The page terminates this worker next: parking its files would
+        // only delay their release.
+        releaseParked(name);
+      }
       db = undefined;
       return [undefined, []];
   }

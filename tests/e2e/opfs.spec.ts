@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, expect, test } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium.js';
-import { newWorker, openHarness, runFresh } from './harness.js';
+import { newWorker, openHarness, run, runFresh } from './harness.js';
 
 test.beforeEach(async ({ page }) => {
   const problems: string[] = [];
@@ -121,4 +121,46 @@ test('open() in a second worker of the same page gets DatabaseLocked at once', a
   expect(Date.now() - t0).toBeLessThan(3_000);
   await page.evaluate((w) => window.silt.terminate(w), holder);
   expect(await runFresh(page, 'tryOpen', { name: 'held', wait: true })).toBe('opened');
+});
+
+test('a closed database stays parked in its worker: a reopen there takes its open files, another worker gets it at once, and nobody waits on it', async ({
+  page,
+}) => {
+  const first = await newWorker(page);
+  const r = await run<{
+    heldWhileParked: boolean;
+    reopenMs: number;
+    handlesOpened: number;
+    filesBefore: number;
+    filesAfter: number;
+    last: string;
+    count: number;
+    heldAfterClose: boolean;
+  }>(page, first, 'parkAndReopen', { name: 'parked', n: 5000 });
+  expect(r.heldWhileParked).toBe(true);
+  expect(r.last).toMatch(/^value-4999-/);
+  expect(r.count).toBe(5000);
+  // The reopen took the pooled files still open: it opened only those its
+  // top-up added (the flush at close used some of the reserve).
+  expect(r.filesBefore).toBeGreaterThan(10);
+  expect(r.handlesOpened).toBe(r.filesAfter - r.filesBefore);
+  expect(r.heldAfterClose).toBe(true); // parked again
+  // Another worker, without waiting: the parked holder lets go when asked.
+  const t0 = Date.now();
+  expect(await runFresh(page, 'tryOpen', { name: 'parked', read: 'parked' })).toBe('opened yes');
+  expect(Date.now() - t0).toBeLessThan(3_000);
+  // An open database is not given up: the asker gets DatabaseLocked at once.
+  const holder = await newWorker(page);
+  await page.evaluate((w) => window.silt.start(w, 'stream', { name: 'parked' }), holder);
+  await page.waitForFunction((w) => ((window.silt.progress(w).acked as number) ?? -1) >= 0, holder);
+  const t1 = Date.now();
+  expect(await runFresh(page, 'tryOpen', { name: 'parked' })).toBe('DatabaseLocked');
+  expect(Date.now() - t1).toBeLessThan(3_000);
+  await page.evaluate((w) => window.silt.terminate(w), holder);
+  // And a parked database lets go by itself after a few seconds.
+  const w = await newWorker(page);
+  await run(page, w, 'tryOpen', { name: 'parked', wait: true });
+  expect(await run(page, w, 'lockHeld', { name: 'parked' })).toBe(true);
+  await page.waitForTimeout(6_000);
+  expect(await run(page, w, 'lockHeld', { name: 'parked' })).toBe(false);
 });

@@ -190,12 +190,64 @@ const scenarios = {
     return { code, writes: i, ms, last, pool: s };
   },
 
+  /**
+   * Parking (js/src/parking.ts): closes `name` after writing, then reopens
+   * it at once in this worker (its files were kept open: fast, same data),
+   * then closes it and leaves it parked for the test to claim from another
+   * worker. Reports timings and whether the lock is still held.
+   */
+  async parkAndReopen({ name, n }) {
+    const held = async () => (await navigator.locks.query()).held.some((l) => l.name === `siltdb:${name}`);
+    const db = await open(name, { writeBufferSize: 256 * 1024 });
+    const batch = new WriteBatch();
+    for (let i = 0; i < n; i++) batch.put(key(i), enc.encode(valueFor(i)));
+    db.write(batch);
+    const filesBefore = db.statistics().pool.files;
+    db.close();
+    const heldWhileParked = await held();
+    // Count the sync access handles the reopen opens.
+    const proto = FileSystemFileHandle.prototype;
+    const original = proto.createSyncAccessHandle;
+    let handlesOpened = 0;
+    proto.createSyncAccessHandle = function (...args) {
+      handlesOpened++;
+      return original.apply(this, args);
+    };
+    const t0 = performance.now();
+    let again;
+    try {
+      again = await open(name);
+    } finally {
+      proto.createSyncAccessHandle = original;
+    }
+    const reopenMs = performance.now() - t0;
+    const out = {
+      heldWhileParked,
+      reopenMs,
+      handlesOpened,
+      filesBefore,
+      filesAfter: again.statistics().pool.files,
+      last: dec.decode(again.getCopy(key(n - 1))),
+      count: [...again.iterator()].length,
+    };
+    again.put('parked', enc.encode('yes'), { sync: true });
+    again.close();
+    out.heldAfterClose = await held();
+    return out;
+  },
+
+  /** Whether this realm sees `name`'s Web Lock held right now. */
+  async lockHeld({ name }) {
+    return (await navigator.locks.query()).held.some((l) => l.name === `siltdb:${name}`);
+  },
+
   /** Tries to open; reports the error code, or 'opened'. */
-  async tryOpen({ name, wait }) {
+  async tryOpen({ name, wait, read }) {
     try {
       const db = await open(name, { wait: !!wait });
+      const value = read ? (db.getCopy(read) ?? null) : undefined;
       db.close();
-      return 'opened';
+      return read ? `opened ${value === null ? 'missing' : dec.decode(value)}` : 'opened';
     } catch (e) {
       return e instanceof SiltError ? e.code : `not a SiltError: ${e}`;
     }
