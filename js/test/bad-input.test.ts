@@ -285,8 +285,9 @@ type Action =
   | { t: 'snapshot' }
   | { t: 'releaseSnapshot'; which: number }
   | { t: 'foreignSnapshot' }
-  | { t: 'iterate'; options: Record<string, unknown>; snapshot: number; steps: number; keep: boolean }
-  | { t: 'stepIterator'; which: number; steps: number; release: boolean }
+  | { t: 'iterate'; options: Record<string, unknown>; snapshot: number; steps: number; keep: boolean; batches: boolean }
+  | { t: 'stepIterator'; which: number; steps: number; release: boolean; batches: boolean }
+  | { t: 'seekIterator'; which: number; key: unknown }
   | { t: 'flush' }
   | { t: 'compactRange'; begin: unknown; end: unknown }
   | { t: 'idle' }
@@ -405,7 +406,7 @@ interface LiveIterator {
   at: number;
   reverse: boolean;
   /** The last transient batch it handed out: the next call must end it. */
-  batch?: EntryBatch;
+  batch?: EntryBatch | undefined;
   /** Its database was closed since: every step throws `Closed`. */
   dbClosed: boolean;
 }
