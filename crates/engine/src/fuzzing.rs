@@ -335,7 +335,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     use crate::fs::read_all;
     use crate::sst::block::BlockBuilder;
     use crate::sst::filter::FilterBuilder;
-    use crate::sst::format::frame_block;
+    use crate::sst::format::{frame_block, Checksum};
     use crate::{Compression, WriteOptions};
 
     let mut out = Vec::new();
@@ -351,7 +351,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         let raw = b.finish();
         for compression in [Compression::None, Compression::Lz4] {
             let mut framed = Vec::new();
-            let n = frame_block(&raw, compression, &mut framed);
+            let n = frame_block(&raw, compression, Checksum::Xxh3, &mut framed);
             let mut seed = vec![framed[n]];
             seed.extend_from_slice(&framed[..n]);
             out.push(("block", seed));
@@ -419,7 +419,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     db.flush().expect("seed flush");
     drop(db);
     // And one in format version 1 (no hash index in its data blocks).
-    let opts = Options { block_size: 256, data_block_hash_index: false, ..small_options() };
+    let opts = Options { block_size: 256, format_version: 1, ..small_options() };
     let db = Db::open(fs.clone(), "db", opts).expect("seed database opens");
     for i in 0..30u32 {
         db.put(&w, format!("v1k{i:03}").as_bytes(), format!("small value {i}").as_bytes()).expect("seed write");

@@ -176,12 +176,13 @@ fn check_iterators(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut Sm
 fn run(seed: u64, steps: usize) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let fs = MemFs::new();
-    // Each open writes its tables in one of the table formats: with data
-    // block hash indexes (version 2) or without (version 1, what older
-    // builds wrote), at a restart interval of 1, 4 or 16, so a database
-    // holds tables of every kind side by side.
+    // Each open writes its tables in one of the table formats: 2 (XXH3
+    // checksums) with or without data-block hash indexes, or 1 (CRC32C, what
+    // older builds wrote), at a restart interval of 1, 4 or 16, so a
+    // database holds tables of every kind side by side.
     let open = |fs: &MemFs, rng: &mut SmallRng| {
         let opts = Options {
+            format_version: if rng.random_bool(0.3) { 1 } else { 2 },
             data_block_hash_index: rng.random_bool(0.7),
             block_restart_interval: [1, 4, 16][rng.random_range(0..3)],
             ..options()

@@ -70,6 +70,11 @@ pub struct Options {
     /// lookup goes straight to the few entries that may hold its key
     /// (RocksDB's `kDataBlockBinaryAndHash`; default true; docs/format.md).
     pub data_block_hash_index: bool,
+    /// The table format new table files are written in: 2 (the default:
+    /// XXH3 block checksums, data-block hash indexes) or 1 (CRC32C
+    /// checksums, LevelDB's blocks), which builds that predate format 2
+    /// read. Every build reads both (RocksDB's `format_version`).
+    pub format_version: u32,
     /// Bytes of uncompressed blocks the block cache keeps (default 8 MiB).
     pub block_cache_capacity: usize,
     /// Give each memtable a bloom filter of its user keys, 1/64 of
@@ -120,6 +125,7 @@ impl Default for Options {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             data_block_hash_index: true,
+            format_version: crate::sst::format::FORMAT_VERSION,
             flush_on_close_bytes: 128 << 10,
             block_cache_capacity: 8 << 20,
             memtable_whole_key_filtering: true,
@@ -149,6 +155,7 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("data_block_hash_index", &self.data_block_hash_index)
+            .field("format_version", &self.format_version)
             .field("flush_on_close_bytes", &self.flush_on_close_bytes)
             .field("block_cache_capacity", &self.block_cache_capacity)
             .field("memtable_whole_key_filtering", &self.memtable_whole_key_filtering)
@@ -181,6 +188,11 @@ impl Options {
         check(
             (2..=64).contains(&self.max_write_buffer_number),
             format!("max_write_buffer_number must be 2..=64, got {}", self.max_write_buffer_number),
+        )?;
+        check(
+            (crate::sst::format::MIN_FORMAT_VERSION..=crate::sst::format::FORMAT_VERSION)
+                .contains(&self.format_version),
+            format!("format_version must be 1 or 2, got {}", self.format_version),
         )?;
         check(
             (256..=(4 << 20)).contains(&self.block_size),
@@ -228,6 +240,7 @@ impl Options {
             compression: self.compression,
             bloom_bits_per_key: self.bloom_bits_per_key,
             data_block_hash_index: self.data_block_hash_index,
+            format_version: self.format_version,
         }
     }
 

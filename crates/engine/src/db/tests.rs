@@ -622,10 +622,10 @@ fn a_pinned_get_is_counted_as_a_get_not_a_multiget() {
 
 #[test]
 fn tables_of_format_version_1_read_the_same_and_compact_into_version_2() {
-    // A database written without data-block hash indexes (format version
-    // 1, as builds before them wrote), opened by one that writes them.
+    // A database written in table format 1 (CRC32C, no data-block hash
+    // indexes, as builds before format 2 wrote), opened by one that writes 2.
     let fs = MemFs::new();
-    let v1 = Options { data_block_hash_index: false, ..small_options() };
+    let v1 = Options { format_version: 1, ..small_options() };
     let key = |i: u32| format!("key{:06}", i * 7 % 3000).into_bytes();
     let value = |i: u32| format!("value {i}").repeat(1 + i as usize % 5).into_bytes();
     {

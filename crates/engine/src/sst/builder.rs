@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::block::BlockBuilder;
 use super::filter::{key_hash, FilterBuilder};
-use super::format::{frame_block, BlockHandle, Compression, Footer, FORMAT_VERSION};
+use super::format::{frame_block, BlockHandle, Checksum, Compression, Footer, FORMAT_VERSION};
 use crate::error::Result;
 use crate::format::coding::put_varint64;
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
@@ -20,8 +20,11 @@ pub struct TableOptions {
     pub compression: Compression,
     /// Bloom filter bits per key; 0 writes no filter.
     pub bloom_bits_per_key: u32,
-    /// Give data blocks a hash index of their user keys (block.rs).
+    /// Give data blocks a hash index of their user keys (block.rs; format 2 only).
     pub data_block_hash_index: bool,
+    /// The table format to write: 2 (XXH3 checksums, hash indexes), or 1
+    /// (CRC32C, LevelDB's blocks) for readers that predate format 2.
+    pub format_version: u32,
 }
 
 impl Default for TableOptions {
@@ -32,6 +35,7 @@ impl Default for TableOptions {
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             data_block_hash_index: true,
+            format_version: FORMAT_VERSION,
         }
     }
 }
@@ -78,7 +82,7 @@ impl TableBuilder {
     pub fn new(file: Arc<dyn File>, opts: TableOptions) -> Self {
         let filter = (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
         TableBuilder {
-            data: if opts.data_block_hash_index {
+            data: if opts.data_block_hash_index && opts.format_version >= 2 {
                 BlockBuilder::with_hash_index(opts.restart_interval)
             } else {
                 BlockBuilder::new(opts.restart_interval)
@@ -153,7 +157,7 @@ impl TableBuilder {
 
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
         let start = self.out.len();
-        let size = frame_block(raw, compression, &mut self.out);
+        let size = frame_block(raw, compression, Checksum::of_version(self.opts.format_version), &mut self.out);
         let handle = BlockHandle { offset: self.offset, size: size as u64 };
         self.offset += (self.out.len() - start) as u64;
         if self.out.len() >= FLUSH_AT {
@@ -202,14 +206,7 @@ impl TableBuilder {
         let metaindex = self.write_block(&metaindex, Compression::None)?;
         let index = self.index.finish();
         let index = self.write_block(&index, Compression::None)?;
-        self.out.extend_from_slice(
-            &Footer {
-                metaindex,
-                index,
-                format_version: if self.opts.data_block_hash_index { FORMAT_VERSION } else { 1 },
-            }
-            .encode(),
-        );
+        self.out.extend_from_slice(&Footer { metaindex, index, format_version: self.opts.format_version }.encode());
         self.offset += super::format::FOOTER_LEN as u64;
         self.file.append(&self.out)?;
         self.out.clear();

@@ -9,7 +9,7 @@ use super::block::{Block, BlockIter, BlockOrigin};
 use super::builder::{META_FILTER, META_PROPERTIES, META_RANGE_DEL};
 use super::filter::BloomFilter;
 use super::flat_index::FlatIndex;
-use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use super::format::{read_block, BlockHandle, Checksum, Footer, FOOTER_LEN};
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber};
@@ -25,6 +25,8 @@ pub struct Table {
     path: Arc<str>,
     number: u64,
     file_len: u64,
+    /// How its blocks are checksummed (by its format version).
+    checksum: Checksum,
     index: FlatIndex,
     filter: Option<BloomFilter>,
     tombstones: Option<Arc<FragmentedTombstones>>,
@@ -65,10 +67,15 @@ impl Table {
         let at = file_len - FOOTER_LEN as u64;
         read_exact_at(&*file, path, at, &mut fbuf)?;
         let footer = Footer::decode(&fbuf, path, at)?;
+        let checksum = Checksum::of_version(footer.format_version);
         let origin = |offset| BlockOrigin { file: Arc::from(path), offset };
-        let index_block = Block::new(read_block(&*file, path, file_len, footer.index)?, origin(footer.index.offset))?;
+        let index_block =
+            Block::new(read_block(&*file, path, file_len, footer.index, checksum)?, origin(footer.index.offset))?;
         let index = FlatIndex::decode(&index_block, path, footer.index.offset, footer.index.offset)?;
-        let meta = Block::new(read_block(&*file, path, file_len, footer.metaindex)?, origin(footer.metaindex.offset))?;
+        let meta = Block::new(
+            read_block(&*file, path, file_len, footer.metaindex, checksum)?,
+            origin(footer.metaindex.offset),
+        )?;
         let mut filter = None;
         let mut tombstones = None;
         let mut it = meta.iter();
@@ -77,21 +84,22 @@ impl Table {
             let handle = BlockHandle::decode(it.value())
                 .ok_or_else(|| Error::corruption(path, footer.metaindex.offset, "bad handle in metaindex"))?;
             match it.key() {
-                META_FILTER => filter = BloomFilter::new(read_block(&*file, path, file_len, handle)?),
+                META_FILTER => filter = BloomFilter::new(read_block(&*file, path, file_len, handle, checksum)?),
                 META_RANGE_DEL => {
-                    let block = Block::new(read_block(&*file, path, file_len, handle)?, origin(handle.offset))?;
+                    let block =
+                        Block::new(read_block(&*file, path, file_len, handle, checksum)?, origin(handle.offset))?;
                     tombstones = Some(Arc::new(read_tombstones(&block, path, handle.offset)?));
                 }
                 META_PROPERTIES => {
                     // Read to verify its checksum; nothing in it is needed to serve reads.
-                    read_block(&*file, path, file_len, handle)?;
+                    read_block(&*file, path, file_len, handle, checksum)?;
                 }
                 _ => {}
             }
             it.next();
         }
         it.status()?;
-        Ok(Table { file, path: Arc::from(path), number, file_len, index, filter, tombstones, cache, stats })
+        Ok(Table { file, path: Arc::from(path), number, file_len, checksum, index, filter, tombstones, cache, stats })
     }
 
     /// Whether the filter allows `hash` (always true without a filter).
@@ -124,7 +132,7 @@ impl Table {
             return Ok(b);
         }
         counts.miss += 1;
-        let data = read_block(&*self.file, &self.path, self.file_len, handle)?;
+        let data = read_block(&*self.file, &self.path, self.file_len, handle, self.checksum)?;
         let block = Block::new(data, BlockOrigin { file: self.path.clone(), offset: handle.offset })?;
         if fill_cache {
             self.cache.insert(self.number, handle.offset, block.clone());

@@ -73,22 +73,24 @@ fn format_version(fs: &MemFs, name: &str) -> u32 {
 #[test]
 fn get_finds_every_key_and_respects_snapshots() {
     let fs = MemFs::new();
-    for (c, hash_index, interval) in [
-        (Compression::None, true, 4),
-        (Compression::Lz4, true, 4),
-        (Compression::Lz4, true, 1),
-        // Format version 1 (no hash index), LevelDB's restart interval.
-        (Compression::Lz4, false, 16),
+    for (c, hash_index, interval, version) in [
+        (Compression::None, true, 4, 2),
+        (Compression::Lz4, true, 4, 2),
+        (Compression::Lz4, true, 1, 2),
+        (Compression::Lz4, false, 4, 2),
+        // Format version 1 (CRC32C, no hash index), LevelDB's restart interval.
+        (Compression::Lz4, true, 16, 1),
     ] {
         let opts = TableOptions {
             block_size: 512,
             compression: c,
             data_block_hash_index: hash_index,
             restart_interval: interval,
+            format_version: version,
             ..TableOptions::default()
         };
         let (t, _) = build_with(&fs, 2000, opts);
-        assert_eq!(format_version(&fs, "000007.sst"), if hash_index { 2 } else { 1 });
+        assert_eq!(format_version(&fs, "000007.sst"), version);
         for i in 0..2000u32 {
             let k = ukey(i * 2);
             let want = if i % 10 == 0 {
