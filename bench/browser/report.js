@@ -38,50 +38,103 @@ export function speedup(results, workload, other) {
 
 const isMultiGet = (w) => w.startsWith('multireadrandom');
 
+/** A row of `result` by workload and way (`via`; undefined: the main row). */
+function rowOf(result, workload, via) {
+  return via === undefined ? mainRow(result, workload) : result?.rows.find((r) => r.workload === workload && r.via === via);
+}
+
+/** The fastest main row of `workload` among the engines `ids` that ran (an engine's best configuration). */
+function bestOf(results, ids, workload) {
+  return ids
+    .map((id) => [id, mainRow(results[id], workload)])
+    .filter(([, r]) => r)
+    .reduce((a, b) => (a === undefined || b[1].usPerOp < a[1].usPerOp ? b : a), undefined);
+}
+
 /**
- * The suite's goals (the targets Silt is measured against; docs/bench/browser.md
- * reports them), each { workload, goal, value, met } where `value`
- * is the measured ratio (or milliseconds) and `met` is true, false, or
- * undefined when an engine it needs did not run.
+ * The suite's goals (issue 20's targets; docs/bench/browser.md reports
+ * them), each { workload, goal, value, unit, met } where `value` is the
+ * measured time, ratio or size and `met` is true, false, or undefined when
+ * an engine or row it needs did not run. `bundles` (engine id → { gzip })
+ * adds the size goal.
  */
-export function goals(results) {
+export function goals(results, bundles = {}) {
   const out = [];
-  const ratioGoal = (workload, other, min, label, strict = false) => {
-    const r = speedup(results, workload, other);
-    out.push({ workload, goal: label, value: r, unit: '×', met: r === undefined ? undefined : strict ? r > min : r >= min });
+  const num = results[SILT]?.params.num ?? Object.values(results)[0]?.params.num;
+  const big = num !== undefined && num >= 1_000_000;
+  const push = (workload, goal, value, unit, met) => out.push({ workload, goal, value, unit, met: value === undefined ? undefined : met });
+  /** Silt's row at most `max` µs. */
+  const atMost = (workload, via, max, label, id = SILT) => {
+    const r = rowOf(results[id], workload, via);
+    push(workload, label, r?.usPerOp, 'µs', r !== undefined && r.usPerOp <= max);
   };
-  const workloads = workloadsOf(results);
-  for (const w of workloads) {
+  /** Silt (tuned, main row) at least `min` times faster than `other`'s main row. */
+  const faster = (workload, other, min, label) => {
+    const r = speedup(results, workload, other);
+    push(workload, label, r, '×', r >= min);
+  };
+  /** Silt's defaults within `max`× of the tuned row (the same way). */
+  const defaultsWithin = (workload, via, max, label) => {
+    const t = rowOf(results[SILT], workload, via);
+    const d = rowOf(results['silt:defaults'], workload, via);
+    push(workload, label, t && d ? d.usPerOp / t.usPerOp : undefined, '× of tuned', t && d && d.usPerOp / t.usPerOp <= max);
+  };
+  for (const w of workloadsOf(results)) {
     if (w === 'readrandom') {
-      ratioGoal(w, 'sqlite', 10, 'Silt ≥ 10× faster than SQLite-wasm');
-      ratioGoal(w, 'indexeddb', 100, 'Silt ≥ 100× faster than IndexedDB');
+      if (!big) {
+        atMost(w, 'view', 1.0, 'get with a view ≤ 1.0 µs');
+        atMost(w, 'getCopy', 1.3, 'getCopy ≤ 1.3 µs');
+        defaultsWithin(w, 'view', 1.2, 'get (view) with default options ≤ 1.2× tuned');
+        defaultsWithin(w, 'getCopy', 1.2, 'getCopy with default options ≤ 1.2× tuned');
+        faster(w, 'leveldb', 1.5, 'Silt ≥ 1.5× LevelDB-in-wasm (values summed in C)');
+        faster(w, 'sqlite:exclusive', 7, 'Silt ≥ 7× SQLite-wasm (exclusive locking)');
+      } else {
+        atMost(w, 'view', 4.0, 'get with default options ≤ 4 µs (1M keys)', 'silt:defaults');
+        const d = rowOf(results['silt:defaults'], w, 'view');
+        const q = mainRow(results['sqlite:exclusive'], w);
+        push(
+          w,
+          'Silt with default options ≥ 3× SQLite-wasm (exclusive)',
+          d && q ? q.usPerOp / d.usPerOp : undefined,
+          '×',
+          d && q && q.usPerOp / d.usPerOp >= 3,
+        );
+      }
     }
-    if (isMultiGet(w) && w.includes('batch 32')) ratioGoal(w, 'sqlite', 5, "Silt ≥ 5× faster per key than SQLite-wasm's best way");
-    if (w === 'fillseq' || w === 'fillrandom') ratioGoal(w, 'sqlite', 3, "Silt ≥ 3× SQLite-wasm's ops/s");
-    if (w.startsWith('seekrandom') && w.includes('seek_nexts 100)')) ratioGoal(w, 'sqlite', 5, 'Silt ≥ 5× faster than SQLite-wasm');
-    if (results.leveldb) {
-      if (isMultiGet(w)) ratioGoal(w, 'leveldb', 1, 'Silt beats LevelDB-in-wasm', true);
-      else ratioGoal(w, 'leveldb', 1, 'Silt at least matches LevelDB-in-wasm');
+    if (isMultiGet(w) && w.includes('batch 32')) {
+      if (w.endsWith('stride 0)')) atMost(w, undefined, 1.0, 'multiGet of 32 random keys ≤ 1.0 µs per key');
+      if (w.endsWith('stride 16)')) atMost(w, undefined, 0.6, 'multiGet at stride 16 ≤ 0.6 µs per key');
+      const sqlite = bestOf(results, ['sqlite', 'sqlite:exclusive', 'sqlite:defaults'], w);
+      const s = mainRow(results[SILT], w);
+      push(
+        w,
+        "Silt ≥ 2× SQLite-wasm's best way",
+        sqlite && s ? sqlite[1].usPerOp / s.usPerOp : undefined,
+        '×',
+        sqlite && s && sqlite[1].usPerOp / s.usPerOp >= 2,
+      );
+      faster(w, 'leveldb', 1.3, 'Silt ≥ 1.3× LevelDB-in-wasm');
+    }
+    if (w.startsWith('seekrandom') && w.includes('seek_nexts 100)')) {
+      if (!big) atMost(w, undefined, 20, 'seek + 100, every key and value delivered to JavaScript, ≤ 20 µs');
+      faster(w, 'leveldb', 1.3, 'Silt ≥ 1.3× LevelDB-in-wasm (values summed in C)');
     }
     if (w === 'reopen') {
-      const s = mainRow(results[SILT], w);
-      const num = results[SILT]?.params.num;
-      out.push({
-        workload: w,
-        goal: `Silt reopens a ${num?.toLocaleString('en') ?? '?'}-key database in < 50 ms${num !== undefined && num < 100_000 ? ' (the goal is for 100,000 keys)' : ''}`,
-        value: s?.medianMs,
-        unit: 'ms',
-        met: s === undefined ? undefined : s.medianMs < 50,
-      });
+      const r = mainRow(results[SILT], w);
+      const max = big ? 20 : 5;
+      push(w, `reopen of the ${num?.toLocaleString('en') ?? '?'}-key database ≤ ${max} ms`, r?.medianMs, 'ms', r !== undefined && r.medianMs <= max);
     }
   }
+  const b = bundles[SILT];
+  if (b) out.push({ workload: 'bundle', goal: 'shipped wasm + JS ≤ 250 KB gzipped', value: b.gzip / 1000, unit: 'KB', met: b.gzip <= 250_000 });
   return out;
 }
 
 /** A goal as text: "met (12.3×)", "MISSED (4.1×)", "n/a (engine not run)". */
 export function goalText(g) {
   if (g.met === undefined) return 'n/a (engine not run)';
-  const v = g.unit === 'ms' ? `${g.value.toFixed(1)} ms` : `${g.value >= 100 ? g.value.toFixed(0) : g.value.toFixed(2)}×`;
+  const n = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));
+  const v = g.unit === 'ms' ? `${g.value.toFixed(1)} ms` : g.unit === '×' ? `${n(g.value)}×` : `${n(g.value)} ${g.unit}`;
   return `${g.met ? 'met' : 'MISSED'} (${v})`;
 }
 

@@ -7,7 +7,8 @@
 
 /** The order engines are shown in; engines not named here follow, by id. */
 const ORDER = ['silt', 'indexeddb', 'sqlite', 'leveldb'];
-const dbName = (id) => `bench-${id}`;
+/** Database names: `sqlite:exclusive` → `bench-sqlite-exclusive`. */
+const dbName = (id) => `bench-${id.replace(':', '-')}`;
 
 /** One engine's worker: requests as Promises, progress to a callback. */
 class EngineWorker {
@@ -68,8 +69,19 @@ export async function listEngines() {
   const res = await fetch(new URL('./engines/', import.meta.url));
   if (!res.ok) throw new Error(`GET /bench/engines/ answered ${res.status}`);
   const ids = await res.json();
-  const rank = (id) => (ORDER.includes(id) ? ORDER.indexOf(id) : ORDER.length);
-  return ids.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return sortEngines(ids);
+}
+
+/** Engine ids (configurations included, `engine:config`) in the order tables show them. */
+export function sortEngines(ids) {
+  const rank = (id) => {
+    const base = id.split(':')[0];
+    return ORDER.includes(base) ? ORDER.indexOf(base) : ORDER.length;
+  };
+  return [...ids].sort(
+    (a, b) =>
+      rank(a) - rank(b) || a.split(':')[0].localeCompare(b.split(':')[0]) || (a.includes(':') ? 1 : 0) - (b.includes(':') ? 1 : 0) || a.localeCompare(b),
+  );
 }
 
 /**

@@ -289,5 +289,93 @@ async function iteratorTable({ name, num, reps, nextsList, entriesPerRun, cacheB
   return out;
 }
 
+/**
+ * What reading one block from OPFS costs a get, and what it is made of:
+ * gets of random keys with a block cache too small to hold anything (every
+ * data block read from OPFS, its checksum checked, decompressed, parsed)
+ * against the same gets with every block cached, for 4 and 16 KiB blocks,
+ * LZ4 and no compression; and the bare OPFS read (a sync access handle's
+ * read of that many bytes at a random offset of a file as large as the
+ * tables) in the same worker. The difference between a missing and a
+ * cached get is the block read; less the bare read, what Silt adds to it.
+ */
+async function blockReadTable({ name, num, reads, reps }) {
+  const rows = [];
+  for (const blockSize of [4096, 16384]) {
+    for (const compression of ['lz4', 'none']) {
+      const dbName = `${name}-${blockSize}-${compression}`;
+      await removeDatabase(dbName).catch(() => {});
+      const options = { compression, blockSize, bloomBitsPerKey: 10, writeBufferSize: 4 << 20, poolReserve: 32 };
+      let db = await open(dbName, { ...options, blockCacheCapacity: 64 << 20 });
+      const r = rng(17);
+      await fill(db, num, () => r() % num);
+      await db.compactRange();
+      const tableBytes = db.statistics().properties.tableBytes;
+      db.close();
+      const keys = Array.from({ length: reads }, () => keyOf(r() % num));
+      const timeGets = () => {
+        let found = 0;
+        const t0 = performance.now();
+        for (const k of keys) {
+          const v = db.get(k);
+          if (v !== undefined) {
+            found += v.bytes.length > 0 ? 1 : 0;
+            v.release();
+          }
+        }
+        return { us: ((performance.now() - t0) * 1000) / keys.length, found };
+      };
+      const measure = async (cacheBytes) => {
+        db = await open(dbName, { ...options, blockCacheCapacity: cacheBytes });
+        timeGets(); // warm: tables open, and with a cache, every block read cached
+        const before = db.statistics().tickers;
+        const runs = [];
+        for (let rep = 0; rep < reps; rep++) {
+          runs.push(timeGets().us);
+          await tick();
+        }
+        const after = db.statistics().tickers;
+        const misses = (after['rocksdb.block.cache.miss'] ?? 0) - (before['rocksdb.block.cache.miss'] ?? 0);
+        db.close();
+        return { us: median(runs), runs, blockReadsPerGet: misses / (reads * reps) };
+      };
+      const cached = await measure(64 << 20);
+      const missing = await measure(1);
+      rows.push({ blockSize, compression, tableBytes, cached, missing });
+      await removeDatabase(dbName).catch(() => {});
+    }
+  }
+  // The bare OPFS read: random offsets of a file as large as the lz4 tables.
+  const root = await navigator.storage.getDirectory();
+  const file = await root.getFileHandle('silt-bench-block-read.bin', { create: true });
+  const h = await file.createSyncAccessHandle();
+  const size = 32 << 20;
+  const raw = [];
+  try {
+    h.truncate(0);
+    const chunk = new Uint8Array(1 << 20);
+    for (let at = 0; at < size; at += chunk.length) {
+      for (let i = 0; i < chunk.length; i += 4096) chunk[i] = (at + i) & 0xff;
+      h.write(chunk, { at });
+    }
+    h.flush();
+    const r = rng(23);
+    for (const bytes of [4096, 16384]) {
+      const buf = new Uint8Array(bytes);
+      const times = [];
+      for (let rep = 0; rep < reps; rep++) {
+        const t0 = performance.now();
+        for (let i = 0; i < reads; i++) h.read(buf, { at: (r() % (size / bytes)) * bytes });
+        times.push(((performance.now() - t0) * 1000) / reads);
+      }
+      raw.push({ bytes, us: median(times), runs: times });
+    }
+  } finally {
+    h.close();
+    await root.removeEntry('silt-bench-block-read.bin').catch(() => {});
+  }
+  return { num, reads, reps, rows, raw };
+}
+
 /** The tables worker.js runs by name. */
-export const TABLES = { multiGetTable, iteratorTable };
+export const TABLES = { multiGetTable, iteratorTable, blockReadTable };

@@ -1,6 +1,9 @@
 // The generic benchmark worker: one dedicated module worker per engine.
 // `new Worker('/bench/worker.js?engine=<id>', { type: 'module' })` loads the
-// adapter bench/browser/engines/<id>.js and then answers requests
+// adapter bench/browser/engines/<id>.js and then answers requests. An id
+// `<engine>:<config>` (say `sqlite:exclusive`) loads the same adapter and
+// runs it as `adapter.withConfig(config)` (another configuration of the
+// same engine, e.g. its library defaults)
 //
 //   { id, cmd: 'describe' }                 the adapter's label, storage, options, files, and
 //                                           which of its files the server does not have
@@ -16,7 +19,7 @@
 import { runSuite, verifyPersisted } from './workloads.js';
 
 const REQUIRED = ['open', 'putBatch', 'get', 'multiGet', 'scan', 'close', 'destroy'];
-const ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const ID = /^[a-z0-9][a-z0-9_-]{0,63}(:[a-z0-9][a-z0-9_-]{0,31})?$/;
 
 const engine = new URL(self.location.href).searchParams.get('engine');
 let adapter;
@@ -25,16 +28,24 @@ let adapter;
 function load() {
   adapter ??= (async () => {
     if (engine === null || !ID.test(engine)) {
-      throw new Error(`the worker needs ?engine=<id> (lower-case letters, digits, '-', '_'); got ${JSON.stringify(engine)}`);
+      throw new Error(`the worker needs ?engine=<id> or <id>:<config> (lower-case letters, digits, '-', '_'); got ${JSON.stringify(engine)}`);
     }
+    const [base, config] = engine.split(':');
     let mod;
     try {
-      mod = await import(`./engines/${engine}.js`);
+      mod = await import(`./engines/${base}.js`);
     } catch (e) {
-      throw new Error(`engine ${engine}: could not load /bench/engines/${engine}.js: ${e?.message ?? e}`, { cause: e });
+      throw new Error(`engine ${engine}: could not load /bench/engines/${base}.js: ${e?.message ?? e}`, { cause: e });
     }
-    const a = mod.default;
-    if (a === null || typeof a !== 'object') throw new Error(`engine ${engine}: /bench/engines/${engine}.js has no default export object`);
+    let a = mod.default;
+    if (a === null || typeof a !== 'object') throw new Error(`engine ${engine}: /bench/engines/${base}.js has no default export object`);
+    if (config !== undefined) {
+      const known = Object.keys(a.configs ?? {});
+      if (typeof a.withConfig !== 'function' || !known.includes(config)) {
+        throw new Error(`engine ${engine}: the adapter has no configuration ${JSON.stringify(config)} (it has: ${known.join(', ') || 'none'})`);
+      }
+      a = await a.withConfig(config);
+    }
     if (a.id !== engine) throw new Error(`engine ${engine}: the adapter's id is ${JSON.stringify(a.id)}, not its file name`);
     const missing = REQUIRED.filter((f) => typeof a[f] !== 'function');
     if (missing.length > 0) throw new Error(`engine ${engine}: the adapter lacks ${missing.map((f) => `${f}()`).join(', ')}`);
@@ -59,6 +70,7 @@ const commands = {
     const a = await load();
     const { id, label, storage, options, files, persistent } = a;
     return {
+      configs: id.includes(':') ? [] : Object.keys(a.configs ?? {}),
       id,
       label: String(label ?? id),
       storage: String(storage ?? '?'),

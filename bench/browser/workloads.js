@@ -22,7 +22,7 @@
 //   settle(handle)   called (and timed, reported apart) after each fill:
 //                    lets background work (flushes, compactions) catch up
 //                    before reads are timed;
-//   variants         { multiGet: { name: fn }, scan: { name: fn } }: other
+//   variants         { get | multiGet | scan: { name: fn } }: other
 //                    ways of doing an operation, each measured as its own row;
 //                    the workload's main row is then the fastest of them
 //                    (named in the row's `via`).
@@ -267,7 +267,7 @@ export async function runSuite(adapter, params, progress = () => {}) {
     const readIdx = Array.from({ length: p.reads }, () => below(kr, num));
     const readKeys = readIdx.map((i) => keys[i]);
     say(`readrandom (${p.reads.toLocaleString('en')} gets)`);
-    rows.push(row('readrandom', 'op', p.reads, await timed(id, 'readrandom', reps, sumOf(readIdx), () => getLoop(adapter.get, h, readKeys))));
+    rows.push(...(await measureWays(adapter, 'readrandom', 'op', p.reads, reps, sumOf(readIdx), waysOf(adapter, 'get'), (fn) => getLoop(fn, h, readKeys))));
 
     for (const stride of p.strides) {
       const mr = rng(211 + stride);

@@ -28,6 +28,7 @@ import { gzipSync } from 'node:zlib';
 import { formatCell, goals, goalText, mainRow, SILT, speedup, UNIT_TEXT, variantRows, workloadsOf } from '../browser/report.js';
 import { list, parseArgs, runMain } from './args.mjs';
 import { withBenchPage, waitReady } from './browser-session.mjs';
+import { sortEngines } from '../browser/runner.js';
 import { metaMarkdown, startRun } from './machine.mjs';
 
 const USAGE = 'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M]';
@@ -37,7 +38,7 @@ const FLAGS = {
   seeks: 1_000,
   'seek-nexts': 100,
   reps: 5,
-  engines: 'silt,indexeddb,sqlite,leveldb',
+  engines: 'silt,silt:defaults,silt:connect,indexeddb,sqlite,sqlite:exclusive,sqlite:defaults,leveldb,leveldb:js,leveldb:defaults',
   out: 'docs/bench',
   'timeout-min': 30,
 };
@@ -126,11 +127,14 @@ async function main() {
       const meta = runInfo.finish({ browser });
       const run = { meta, params, engines, skipped, errors, results, persistence, bundles };
       mkdirSync(o.out, { recursive: true });
-      writeFileSync(join(o.out, 'browser.json'), jsonLines(run));
-      const md = markdown(run);
-      writeFileSync(join(o.out, 'browser.md'), md);
+      // The default N writes browser.md; another N its own files, which
+      // browser.md then includes (the 1,000,000-key table).
+      const base = params.num === FLAGS.num ? 'browser' : `browser-${params.num}`;
+      writeFileSync(join(o.out, `${base}.json`), jsonLines(run));
+      const md = markdown(run, o.out);
+      writeFileSync(join(o.out, `${base}.md`), md);
       process.stdout.write(`\n${tableMarkdown(run)}\n${goalsMarkdown(run)}\n`);
-      log(`wrote ${join(o.out, 'browser.md')} and ${join(o.out, 'browser.json')}`);
+      log(`wrote ${join(o.out, `${base}.md`)} and ${join(o.out, `${base}.json`)}`);
     },
     { timeoutMin: o['timeout-min'], log },
   );
@@ -163,7 +167,7 @@ function jsonLines(run) {
     for (const row of r.rows) lines.push({ type: 'result', engine: id, ...row });
   }
   for (const [id, p] of Object.entries(run.persistence)) lines.push({ type: 'persistence', engine: id, ...p });
-  for (const g of goals(run.results)) lines.push({ type: 'goal', ...g });
+  for (const g of goals(run.results, run.bundles)) lines.push({ type: 'goal', ...g });
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
 }
 
@@ -171,39 +175,58 @@ const labelOf = (run, id) => run.engines[id]?.label ?? id;
 const ratioText = (x) => (x === undefined ? '–' : `${x >= 100 ? x.toFixed(0) : x.toFixed(2)}×`);
 const opsText = (row) => (row ? `${Math.round(row.opsPerSec).toLocaleString('en')}/s` : '–');
 
+/** One row per engine (and configuration), one column per workload. */
 function tableMarkdown(run) {
-  const ids = Object.keys(run.results);
-  const others = run.results[SILT] ? ids.filter((id) => id !== SILT) : [];
-  const byWorkload = new Map();
-  for (const g of goals(run.results)) byWorkload.set(g.workload, [...(byWorkload.get(g.workload) ?? []), `${g.goal}: ${goalText(g)}`]);
-  let md = `| workload | unit | ${ids.map((id) => labelOf(run, id)).join(' | ')} | ${others.map((id) => `Silt vs ${labelOf(run, id)}`).join(' | ')}${others.length ? ' | ' : ''}goals |\n`;
-  md += `|---|---|${ids.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}${others.length ? '|' : ''}---|\n`;
-  for (const w of workloadsOf(run.results)) {
-    const rows = ids.map((id) => mainRow(run.results[id], w));
-    const unit = rows.find(Boolean)?.unit;
-    const cells = rows.map((r) => {
+  const ids = sortEngines(Object.keys(run.results));
+  const ws = workloadsOf(run.results);
+  const unitOf = (w) => ids.map((id) => mainRow(run.results[id], w)).find(Boolean)?.unit;
+  let md = `| engine | ${ws.map((w) => `${w} (${UNIT_TEXT[unitOf(w)] ?? ''})`).join(' | ')} |\n|---|${ws.map(() => '---:').join('|')}|\n`;
+  for (const id of ids) {
+    const cells = ws.map((w) => {
+      const r = mainRow(run.results[id], w);
       if (!r) return '–';
       let c = formatCell(r);
       if (w.startsWith('fill')) c += ` (${opsText(r)})`;
       if (r.via) c += ` (${r.via})`;
       return c;
     });
-    md += `| ${w} | ${UNIT_TEXT[unit] ?? ''} | ${cells.join(' | ')} | ${others.map((id) => ratioText(speedup(run.results, w, id))).join(' | ')}${others.length ? ' | ' : ''}${(byWorkload.get(w) ?? []).join('; ')} |\n`;
+    md += `| ${labelOf(run, id)} | ${cells.join(' | ')} |\n`;
+  }
+  const others = run.results[SILT] ? ids.filter((id) => id !== SILT) : [];
+  if (others.length) {
+    md += `\nHow many times faster Silt (tuned) is than each (its main row against theirs):\n\n| against | ${ws.join(' | ')} |\n|---|${ws.map(() => '---:').join('|')}|\n`;
+    for (const id of others) md += `| ${labelOf(run, id)} | ${ws.map((w) => ratioText(speedup(run.results, w, id))).join(' | ')} |\n`;
   }
   return md;
 }
 
 function goalsMarkdown(run) {
-  const gs = goals(run.results);
+  const gs = goals(run.results, run.bundles);
   const missed = gs.filter((g) => g.met === false);
-  return (
-    `Goals: ${gs.filter((g) => g.met).length} met, ${missed.length} missed, ${gs.filter((g) => g.met === undefined).length} not measured.` +
-    (missed.length ? ` Missed: ${missed.map((g) => `${g.workload}: ${g.goal} (${goalText(g)})`).join('; ')}.` : '') +
-    '\n'
-  );
+  let md = `Goals: ${gs.filter((g) => g.met).length} met, ${missed.length} missed, ${gs.filter((g) => g.met === undefined).length} not measured.\n\n| workload | goal | result |\n|---|---|---|\n`;
+  for (const g of gs) md += `| ${g.workload} | ${g.goal} | ${goalText(g)} |\n`;
+  return md;
 }
 
-function markdown(run) {
+/** The run another N left in `out` (browser-<num>.json), if any. */
+function otherRun(out, num) {
+  const file = join(out, `browser-${num}.json`);
+  if (!existsSync(file)) return undefined;
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const header = lines.find((l) => l.type === 'header');
+  const results = {};
+  for (const l of lines.filter((x) => x.type === 'result')) {
+    results[l.engine] ??= { engine: l.engine, params: header.params, rows: [] };
+    results[l.engine].rows.push(l);
+  }
+  const bundles = Object.fromEntries(Object.entries(header.engines).map(([id, e]) => [id, e.bundle]));
+  return { meta: header, params: header.params, engines: header.engines, results, bundles };
+}
+
+function markdown(run, out) {
   const p = run.params;
   const ids = Object.keys(run.results);
   let md =
@@ -229,7 +252,22 @@ function markdown(run) {
     `against the sum predicted from the keys: a wrong value fails the run.\n\n` +
     metaMarkdown(run.meta) +
     `\n`;
-  md += `## Results (median time per operation, lower is better; "Silt vs X" = how many times faster Silt is)\n\n${tableMarkdown(run)}\n${goalsMarkdown(run)}`;
+  md +=
+    `Engines: each with its tuned options and, where it has them, its library defaults (\`:defaults\`, what a new ` +
+    `user gets); SQLite also with \`locking_mode=EXCLUSIVE\`; LevelDB also with its values handed to JavaScript as a binding ` +
+    `would (\`:js\`: each value copied into a Uint8Array, summed in JavaScript) besides summed in C where it holds them; ` +
+    `Silt also through \`connect()\` (the Promise API of a page). Where an engine has several ways of an operation ` +
+    `(Silt: a pinned view or \`getCopy\`; the batch API or \`for...of\`), each is measured (see "Every way measured") ` +
+    `and the fastest is its row.\n\n`;
+  md += `## Results, N = ${p.num.toLocaleString('en')} (median time per operation, lower is better)\n\n${tableMarkdown(run)}\n${goalsMarkdown(run)}`;
+  if (p.num === FLAGS.num) {
+    const big = otherRun(out, 1_000_000);
+    if (big) {
+      md +=
+        `\n## Results, N = 1,000,000 (\`npm run bench -- --num 1000000\`; its own run: ${big.meta.date})\n\n` +
+        `${tableMarkdown(big)}\n${goalsMarkdown(big)}\nThe whole run: docs/bench/browser-1000000.md.\n`;
+    }
+  }
   // The analysis of the misses is written by hand beside the results.
   const findings = new URL('../../docs/bench/browser-findings.md', import.meta.url);
   if (existsSync(findings)) md += `\n${readFileSync(findings, 'utf8')}`;

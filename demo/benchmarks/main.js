@@ -5,7 +5,7 @@
 // tests/e2e/bench.spec.ts, which reload the page between the suite and the
 // persistence check.
 import { formatCell, goals, goalText, mainRow, SILT, speedup, UNIT_TEXT, variantRows, workloadsOf } from '/bench/report.js';
-import { bundleSizes, describe, destroy, listEngines, runEngine, runScenario, verify } from '/bench/runner.js';
+import { bundleSizes, describe, destroy, listEngines, runEngine, runScenario, sortEngines, verify } from '/bench/runner.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -207,14 +207,19 @@ async function run(p, ids) {
 
 async function start() {
   const ids = await listEngines();
-  state.engines = await Promise.all(ids.map(describe));
+  const bases = await Promise.all(ids.map(describe));
+  // Each engine's other configurations (library defaults, ...): listed,
+  // not chosen by default.
+  const configs = await Promise.all(bases.flatMap((e) => (e.available ? (e.configs ?? []) : []).map((c) => describe(`${e.id}:${c}`))));
+  const byId = new Map([...bases, ...configs].map((e) => [e.id, e]));
+  state.engines = sortEngines([...byId.keys()]).map((id) => byId.get(id));
   const box = $('engines');
   for (const e of state.engines) {
     const label = document.createElement('label');
     const input = document.createElement('input');
     input.type = 'checkbox';
     input.value = e.id;
-    input.checked = e.available;
+    input.checked = e.available && !e.id.includes(':');
     input.disabled = !e.available;
     label.append(input, ` ${e.label ?? e.id}`);
     if (!e.available) label.title = e.reason;

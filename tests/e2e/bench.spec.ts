@@ -3,7 +3,8 @@
 // every workload with the expected checksums (checked inside the worker: a
 // wrong value fails the run), persistent engines read their data back after
 // a page reload, and a wrong value is caught. Silt, IndexedDB and SQLite-wasm
-// always run. LevelDB-in-wasm is a peer built by `npm run bench:setup`, not
+// always run, each configuration of them too (library defaults, connect(),
+// exclusive locking). LevelDB-in-wasm is a peer built by `npm run bench:setup`, not
 // by `npm test`: it runs when its build exists, and the test says so (an
 // annotation) when it does not; any other unavailable engine fails.
 import { existsSync, readdirSync } from 'node:fs';
@@ -64,16 +65,23 @@ async function openBench(page: Page, query = ''): Promise<Engine[]> {
 }
 
 test('every engine adapter runs every workload with the expected checksums, and persistent engines survive a reload', async ({ page }) => {
-  test.setTimeout(50_000);
+  test.setTimeout(150_000);
   const problems = watch(page);
   const engines = await openBench(page);
   // The page lists exactly the adapter files, and each can run (a missing
-  // vendor build is a failure with its reason, never a silent skip).
-  expect(engines.map((e) => e.id).sort()).toEqual(adapterFiles);
+  // vendor build is a failure with its reason, never a silent skip), with
+  // their other configurations (library defaults, ...).
+  expect(
+    engines
+      .filter((e) => !e.id.includes(':'))
+      .map((e) => e.id)
+      .sort(),
+  ).toEqual(adapterFiles);
   expect(adapterFiles).toEqual(expect.arrayContaining(['indexeddb', 'silt', 'sqlite']));
+  expect(engines.map((e) => e.id)).toEqual(expect.arrayContaining(['silt:defaults', 'silt:connect', 'sqlite:exclusive', 'sqlite:defaults']));
   // Soft assertions: one broken engine does not hide how the others did.
   for (const e of engines) {
-    if (e.id === 'leveldb' && !levelDbBuilt) {
+    if (e.id.startsWith('leveldb') && !levelDbBuilt) {
       expect(e.available, 'LevelDB is unavailable while its build is missing').toBe(false);
       test.info().annotations.push({ type: 'not run', description: `leveldb: not built (npm run bench:setup builds it): ${e.reason}` });
       console.log(`bench.spec: LevelDB-in-wasm is not built, so it did not run (npm run bench:setup builds it)`);
@@ -169,8 +177,9 @@ test('the Benchmarks view runs the suite live: table, goals, charts, persistence
   await page.locator('#run').click();
   await expect(page.locator('body')).toHaveAttribute('data-state', 'done', { timeout: 40_000 });
   await expect(page.locator('#error')).toBeHidden();
-  // The engines that can run (LevelDB only once built; see the first test).
-  const ids = engines.filter((e) => e.available).map((e) => e.id);
+  // The engines that can run and are chosen by default (LevelDB only once
+  // built; see the first test; other configurations are left to choose).
+  const ids = engines.filter((e) => e.available && !e.id.includes(':')).map((e) => e.id);
   // One column per engine and one "Silt vs" column per other engine.
   await expect(page.locator('#results thead th')).toHaveCount(2 + ids.length + ids.length - 1);
   await expect(page.locator('#results tbody tr')).toHaveCount(WORKLOADS.length);
@@ -189,6 +198,7 @@ test('the Benchmarks view runs the suite live: table, goals, charts, persistence
   // SQLite measured both ways of multiGet; IndexedDB both ways of scanning.
   const vias = (id: string) => new Set(run.results[id].rows.filter((r) => r.variant).map((r) => r.via));
   expect(vias('sqlite')).toEqual(new Set(['IN (32 ?)', '32 point lookups']));
+  expect(vias('silt')).toEqual(new Set(['view', 'getCopy', 'batch', 'for...of']));
   expect(vias('indexeddb')).toEqual(new Set(['cursor', 'getAll']));
   expect(problems).toEqual([]);
 });

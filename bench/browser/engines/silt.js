@@ -1,13 +1,16 @@
-// Silt through the `siltdb` package, in this dedicated worker, on OPFS:
+// Silt through the `siltdb` package, on OPFS: in this dedicated worker with
 // synchronous calls and zero-copy reads (every byte of every view is read,
-// then the result is released).
-import { open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
+// then the result is released), tuned (`silt`) or with the library's
+// defaults (`silt:defaults`, what a new user gets); or through connect()
+// (`silt:connect`), the Promise API a page uses, whose values come back as
+// copies across a postMessage.
+import { connect, open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
 import { checksum, moduleGraph } from '../common.js';
 
-// The engine's defaults, but a block cache that holds the whole data set
-// (SQLite gets the same budget as its page cache), and more free OPFS files
-// ready for a bulk load (siltdb's README: PoolExhausted).
-const options = {
+// Tuned: a block cache that holds the whole data set (SQLite gets the same
+// budget as its page cache), and more free OPFS files ready for a bulk load
+// (siltdb's README: PoolExhausted).
+const TUNED = {
   blockCacheCapacity: 64 << 20,
   bloomBitsPerKey: 10,
   compression: 'lz4',
@@ -50,77 +53,165 @@ function scanEntries(db, startKey, n) {
   return sum;
 }
 
+/** A get through a pinned view: read every byte, release. */
+function getView(db, key) {
+  const v = db.get(key);
+  if (v === undefined) return -1;
+  const sum = checksum(v.bytes);
+  v.release();
+  return sum;
+}
+
+/** A get through a copy the caller owns. */
+function getCopy(db, key) {
+  const v = db.getCopy(key);
+  return v === undefined ? -1 : checksum(v);
+}
+
+/** The worker adapter (synchronous, zero-copy), with `options` given to open(). */
+function inWorker(id, label, options, describeOptions) {
+  return {
+    id,
+    label,
+    storage: 'OPFS',
+    options: {
+      ...describeOptions,
+      api: 'open() in the worker; get: a pinned view read byte by byte then released, or getCopy (both measured); multiGet views; scans: iterator({ gte, batchSize: n }).nextBatch() (one bytes array and offsets), or for...of entries (both measured)',
+      settle: 'await db.idle() after each fill (flushes and compactions caught up; timed apart)',
+    },
+    files: FILES,
+    persistent: true,
+
+    async open(name) {
+      // A database closed by a worker that was just terminated (a reload)
+      // releases its Web Lock a moment later: wait for it, within reason.
+      return open(name, { ...options, wait: true, signal: AbortSignal.timeout(10_000) });
+    },
+
+    /**
+     * One WriteBatch, written atomically. A write that stalls does compaction
+     * work itself and may run out of pooled OPFS files (PoolExhausted, nothing
+     * written): as siltdb's README says, wait for background work and write
+     * it again.
+     */
+    putBatch(db, keys, values) {
+      batch.clear();
+      for (let i = 0; i < keys.length; i++) batch.put(keys[i], values[i]);
+      try {
+        db.write(batch);
+      } catch (e) {
+        if (e?.code !== 'PoolExhausted') throw e;
+        return db.idle().then(() => db.write(batch));
+      }
+    },
+
+    get: getView,
+
+    multiGet(db, keys) {
+      const res = db.multiGet(keys);
+      let sum = 0;
+      for (let i = 0; i < res.length; i++) {
+        const b = res.get(i);
+        if (b !== undefined) sum += checksum(b);
+      }
+      res.release();
+      return sum;
+    },
+
+    scan: scanBatch,
+
+    variants: {
+      get: { view: getView, getCopy },
+      scan: { batch: scanBatch, 'for...of': scanEntries },
+    },
+
+    settle(db) {
+      return db.idle();
+    },
+
+    async close(db) {
+      db.close();
+    },
+
+    async destroy(name) {
+      await removeDatabase(name);
+    },
+  };
+}
+
+/** Through connect(): siltdb's own worker, started from this one; every call a Promise. */
+function viaConnect(id, label, options) {
+  return {
+    id,
+    label,
+    storage: 'OPFS',
+    options: {
+      ...options,
+      api: 'connect() (the Promise API a page uses; its worker started from this one): get and multiGet return copies, scans are for await over iterator({ gte, batchSize: n })',
+      settle: 'none: connect() has no idle(); background work runs in its worker between requests',
+    },
+    files: FILES,
+    persistent: true,
+
+    async open(name) {
+      return connect(name, { ...options, wait: true, signal: AbortSignal.timeout(10_000) });
+    },
+
+    async putBatch(db, keys, values) {
+      batch.clear();
+      for (let i = 0; i < keys.length; i++) batch.put(keys[i], values[i]);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await db.write(batch);
+        } catch (e) {
+          if (e?.code !== 'PoolExhausted' || attempt > 100) throw e;
+          await new Promise((r) => setTimeout(r, 10)); // its worker tops the pool up meanwhile
+        }
+      }
+    },
+
+    async get(db, key) {
+      const v = await db.get(key);
+      return v === undefined ? -1 : checksum(v);
+    },
+
+    async multiGet(db, keys) {
+      const values = await db.multiGet(keys);
+      let sum = 0;
+      for (const v of values) if (v !== undefined) sum += checksum(v);
+      return sum;
+    },
+
+    async scan(db, startKey, n) {
+      let sum = 0;
+      let read = 0;
+      for await (const [, v] of db.iterator({ gte: startKey, batchSize: n })) {
+        sum += checksum(v);
+        if (++read >= n) break;
+      }
+      return sum;
+    },
+
+    async close(db) {
+      await db.close();
+    },
+
+    async destroy(name) {
+      await removeDatabase(name);
+    },
+  };
+}
+
+// What a user of open() ships: the package's module graph and the wasm.
+const FILES = await moduleGraph('/siltdb/dist/index.js', ['/siltdb/pkg/silt_wasm_bg.wasm']);
+
+const CONFIGS = {
+  defaults: () => inWorker('silt:defaults', 'Silt, library defaults', {}, { options: 'none: open(name) as a new user calls it (siltdb defaults)' }),
+  connect: () => viaConnect('silt:connect', 'Silt via connect()', TUNED),
+};
+
 export default {
-  id: 'silt',
-  label: 'Silt (siltdb)',
-  storage: 'OPFS',
-  options: {
-    ...options,
-    sync: 'false (writes reach OPFS without a flush per write; the default)',
-    api: 'open() in the worker; get / multiGet views read byte by byte, then released; scans: iterator({ gte, batchSize: n }).nextBatch() (one bytes array and offsets), and for...of entries',
-    settle: 'await db.idle() after each fill (flushes and compactions caught up; timed apart)',
-  },
-  // What a user of open() ships: the package's module graph and the wasm.
-  files: await moduleGraph('/siltdb/dist/index.js', ['/siltdb/pkg/silt_wasm_bg.wasm']),
-  persistent: true,
-
-  async open(name) {
-    // A database closed by a worker that was just terminated (a reload)
-    // releases its Web Lock a moment later: wait for it, within reason.
-    return open(name, { ...options, wait: true, signal: AbortSignal.timeout(10_000) });
-  },
-
-  /**
-   * One WriteBatch, written atomically. A write that stalls does compaction
-   * work itself and may run out of pooled OPFS files (PoolExhausted, nothing
-   * written): as siltdb's README says, wait for background work and write
-   * it again.
-   */
-  putBatch(db, keys, values) {
-    batch.clear();
-    for (let i = 0; i < keys.length; i++) batch.put(keys[i], values[i]);
-    try {
-      db.write(batch);
-    } catch (e) {
-      if (e?.code !== 'PoolExhausted') throw e;
-      return db.idle().then(() => db.write(batch));
-    }
-  },
-
-  get(db, key) {
-    const v = db.get(key);
-    if (v === undefined) return -1;
-    const sum = checksum(v.bytes);
-    v.release();
-    return sum;
-  },
-
-  multiGet(db, keys) {
-    const res = db.multiGet(keys);
-    let sum = 0;
-    for (let i = 0; i < res.length; i++) {
-      const b = res.get(i);
-      if (b !== undefined) sum += checksum(b);
-    }
-    res.release();
-    return sum;
-  },
-
-  scan: scanBatch,
-
-  variants: {
-    scan: { batch: scanBatch, 'for...of': scanEntries },
-  },
-
-  settle(db) {
-    return db.idle();
-  },
-
-  async close(db) {
-    db.close();
-  },
-
-  async destroy(name) {
-    await removeDatabase(name);
-  },
+  ...inWorker('silt', 'Silt (siltdb)', TUNED, { ...TUNED, sync: 'false (writes reach OPFS without a flush per write; the default)' }),
+  configs: Object.fromEntries(Object.keys(CONFIGS).map((c) => [c, c])),
+  withConfig: (config) => CONFIGS[config](),
 };

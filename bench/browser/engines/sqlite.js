@@ -141,99 +141,121 @@ function multiGetInList(h, keys) {
   return rows === keys.length ? sum : multiGetPointLookups(h, keys);
 }
 
-export default {
-  id: 'sqlite',
-  label: 'SQLite-wasm (opfs-sahpool)',
-  storage: 'OPFS (opfs-sahpool)',
-  // Filled in by open() with what SQLite reports (version, page size, journal mode).
-  options: {
-    schema: 'CREATE TABLE kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID',
-    vfs: VFS,
-    pragmas: PRAGMAS,
-    cacheBytes: CACHE_KIB * 1024,
-    writes: 'INSERT OR REPLACE, BEGIN/COMMIT per putBatch',
-    binding: 'keys and values copied into one scratch buffer in wasm memory, bound SQLITE_STATIC',
-    reads: 'values read in place (sqlite3_column_blob), every byte',
-    multiGet: "32 point lookups on one prepared statement, or SELECT v FROM kv WHERE k IN (32 ?): both measured, the faster is SQLite's row",
-    scan: 'SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?',
-  },
-  files: ['/vendor/sqlite-wasm/index.mjs', '/vendor/sqlite-wasm/sqlite3.wasm'],
-  persistent: true,
+function make(id, label, pragmas, describe) {
+  return {
+    id,
+    label,
+    storage: 'OPFS (opfs-sahpool)',
+    // Filled in by open() with what SQLite reports (version, page size, journal mode).
+    options: {
+      schema: 'CREATE TABLE kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID',
+      vfs: VFS,
+      pragmas,
+      ...describe,
+      cacheBytes: pragmas.cache_size === undefined ? 'the default (2,000 KiB)' : CACHE_KIB * 1024,
+      writes: 'INSERT OR REPLACE, BEGIN/COMMIT per putBatch',
+      binding: 'keys and values copied into one scratch buffer in wasm memory, bound SQLITE_STATIC',
+      reads: 'values read in place (sqlite3_column_blob), every byte',
+      multiGet: "32 point lookups on one prepared statement, or SELECT v FROM kv WHERE k IN (32 ?): both measured, the faster is SQLite's row",
+      scan: 'SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?',
+    },
+    files: ['/vendor/sqlite-wasm/index.mjs', '/vendor/sqlite-wasm/sqlite3.wasm'],
+    persistent: true,
 
-  async open(name) {
-    const pool = await init();
-    const db = new pool.OpfsSAHPoolDb(fileOf(name));
-    try {
-      for (const [k, v] of Object.entries(PRAGMAS)) db.exec(`PRAGMA ${k} = ${v}`);
-      db.exec('CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID');
-      const h = {
-        db,
-        scratch: sqlite3.wasm.alloc(16 * MAX_KEYS + 4096),
-        put: db.prepare('INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)'),
-        get: db.prepare('SELECT v FROM kv WHERE k = ?'),
-        scan: db.prepare('SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?'),
-        inList: new Map(),
-      };
-      handles.add(h);
-      const pragma = (p) => db.selectValue(`PRAGMA ${p}`);
-      Object.assign(this.options, {
-        version: sqlite3.version.libVersion,
-        package: '@sqlite.org/sqlite-wasm',
-        journal_mode: pragma('journal_mode'),
-        page_size: pragma('page_size'),
-        locking_mode: pragma('locking_mode'),
-      });
-      return h;
-    } catch (e) {
-      db.close();
-      throw e;
-    }
-  },
-
-  putBatch(h, keys, values) {
-    h.db.exec('BEGIN');
-    try {
-      const s = h.put;
-      for (let i = 0; i < keys.length; i++) {
-        bindBytes(h, s, 1, keys[i], 0);
-        bindBytes(h, s, 2, values[i], 16);
-        s.step();
-        s.reset();
+    async open(name) {
+      const pool = await init();
+      const db = new pool.OpfsSAHPoolDb(fileOf(name));
+      try {
+        for (const [k, v] of Object.entries(pragmas)) db.exec(`PRAGMA ${k} = ${v}`);
+        db.exec('CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID');
+        const h = {
+          db,
+          scratch: sqlite3.wasm.alloc(16 * MAX_KEYS + 4096),
+          put: db.prepare('INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)'),
+          get: db.prepare('SELECT v FROM kv WHERE k = ?'),
+          scan: db.prepare('SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?'),
+          inList: new Map(),
+        };
+        handles.add(h);
+        const pragma = (p) => db.selectValue(`PRAGMA ${p}`);
+        Object.assign(this.options, {
+          version: sqlite3.version.libVersion,
+          package: '@sqlite.org/sqlite-wasm',
+          journal_mode: pragma('journal_mode'),
+          page_size: pragma('page_size'),
+          locking_mode: pragma('locking_mode'),
+        });
+        return h;
+      } catch (e) {
+        db.close();
+        throw e;
       }
-      h.db.exec('COMMIT');
-    } catch (e) {
-      h.db.exec('ROLLBACK');
-      throw e;
-    }
-  },
+    },
 
-  get: pointLookup,
-  multiGet: multiGetInList,
+    putBatch(h, keys, values) {
+      h.db.exec('BEGIN');
+      try {
+        const s = h.put;
+        for (let i = 0; i < keys.length; i++) {
+          bindBytes(h, s, 1, keys[i], 0);
+          bindBytes(h, s, 2, values[i], 16);
+          s.step();
+          s.reset();
+        }
+        h.db.exec('COMMIT');
+      } catch (e) {
+        h.db.exec('ROLLBACK');
+        throw e;
+      }
+    },
 
-  scan(h, startKey, n) {
-    const s = h.scan;
-    bindBytes(h, s, 1, startKey, 0);
-    s.bind(2, n);
-    let sum = 0;
-    while (s.step()) sum += blobChecksum(s.pointer, 1);
-    s.reset();
-    return sum;
-  },
+    get: pointLookup,
+    multiGet: multiGetInList,
 
-  variants: {
-    multiGet: { 'IN (32 ?)': multiGetInList, '32 point lookups': multiGetPointLookups },
-  },
+    scan(h, startKey, n) {
+      const s = h.scan;
+      bindBytes(h, s, 1, startKey, 0);
+      s.bind(2, n);
+      let sum = 0;
+      while (s.step()) sum += blobChecksum(s.pointer, 1);
+      s.reset();
+      return sum;
+    },
 
-  async close(h) {
-    if (!handles.delete(h)) return;
-    for (const s of [h.put, h.get, h.scan, ...h.inList.values()]) s.finalize();
-    sqlite3.wasm.dealloc(h.scratch);
-    h.db.close();
-  },
+    variants: {
+      multiGet: { 'IN (32 ?)': multiGetInList, '32 point lookups': multiGetPointLookups },
+    },
 
-  async destroy(name) {
-    const pool = await init();
-    pool.unlink(fileOf(name));
-    pool.unlink(`${fileOf(name)}-journal`);
-  },
+    async close(h) {
+      if (!handles.delete(h)) return;
+      for (const s of [h.put, h.get, h.scan, ...h.inList.values()]) s.finalize();
+      sqlite3.wasm.dealloc(h.scratch);
+      h.db.close();
+    },
+
+    async destroy(name) {
+      const pool = await init();
+      pool.unlink(fileOf(name));
+      pool.unlink(`${fileOf(name)}-journal`);
+    },
+  };
+}
+
+const CONFIGS = {
+  // locking_mode=EXCLUSIVE: the database file stays locked between
+  // transactions, so SQLite skips re-checking it (and its cache) each time.
+  exclusive: () => make('sqlite:exclusive', 'SQLite-wasm, exclusive locking', { ...PRAGMAS, locking_mode: 'EXCLUSIVE' }, {}),
+  defaults: () =>
+    make(
+      'sqlite:defaults',
+      'SQLite-wasm, library defaults',
+      {},
+      { defaults: 'no PRAGMA: SQLite defaults (2,000 KiB page cache, synchronous FULL, normal locking)' },
+    ),
+};
+
+export default {
+  ...make('sqlite', 'SQLite-wasm (opfs-sahpool)', PRAGMAS, {}),
+  configs: Object.fromEntries(Object.keys(CONFIGS).map((c) => [c, c])),
+  withConfig: (config) => CONFIGS[config](),
 };

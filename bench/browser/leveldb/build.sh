@@ -117,7 +117,7 @@ fi
 # with MEMFS (emscripten 3.1.6 has no OPFS backend; see README.md).
 # INITIAL_MEMORY 32 MiB holds the 8 MiB block cache and two 4 MiB memtables
 # without growing at once; ALLOW_MEMORY_GROWTH lets it grow past that.
-exports=_malloc,_free,_ldb_last_error,_ldb_open,_ldb_close,_ldb_destroy,_ldb_put_batch,_ldb_get,_ldb_multi_get,_ldb_scan,_ldb_property,_ldb_settle
+exports=_malloc,_free,_ldb_last_error,_ldb_open,_ldb_close,_ldb_destroy,_ldb_put_batch,_ldb_get,_ldb_multi_get,_ldb_scan,_ldb_property,_ldb_settle,_ldb_out,_ldb_get_copy,_ldb_multi_get_copy,_ldb_scan_copy
 LDFLAGS="-O3 -msimd128 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createLevelDB -sENVIRONMENT=worker,node
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=33554432 -sEXPORTED_FUNCTIONS=$exports
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString"

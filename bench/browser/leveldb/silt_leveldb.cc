@@ -125,6 +125,7 @@ struct LdbHandle {
   const leveldb::FilterPolicy* filter = nullptr;
   leveldb::WriteBatch batch;  // reused by every put batch: keeps its buffer
   std::string property;       // the last ldb_property result
+  std::string out;            // values handed to JavaScript by the *_copy calls
 
   ~LdbHandle() {
     delete db;  // first: it uses the cache and the filter policy
@@ -289,6 +290,86 @@ EMSCRIPTEN_KEEPALIVE double ldb_scan(LdbHandle* h, const uint8_t* start, uint32_
     return -1;
   }
   return static_cast<double>(total);
+}
+
+// ## Values handed to JavaScript
+//
+// The *_copy calls do what a binding that returns values to JavaScript
+// does (classic-level in Node, say): the value is copied out of LevelDB
+// (Get into a std::string through classic-level's StringValueSink, as its
+// binding does, or from the iterator) into h->out, which
+// ldb_out() points at, for JavaScript to copy each value into a Uint8Array
+// of its own. The benchmark sums those bytes in JavaScript, as for every
+// engine but the rows above.
+
+// Where the last *_copy call left its output; valid until the next call.
+EMSCRIPTEN_KEEPALIVE const char* ldb_out(LdbHandle* h) { return h->out.data(); }
+
+// The value of key[0, key_len) into h->out: its length, -1 when absent, -2 on error.
+EMSCRIPTEN_KEEPALIVE int32_t ldb_get_copy(LdbHandle* h, const uint8_t* key, uint32_t key_len) {
+  leveldb::StringValueSink sink(&h->out);
+  leveldb::Status s =
+      h->db->Get(leveldb::ReadOptions(), leveldb::Slice(reinterpret_cast<const char*>(key), key_len), &sink);
+  if (s.ok()) return static_cast<int32_t>(h->out.size());
+  if (s.IsNotFound()) return -1;
+  Fail("LevelDB get: " + s.ToString());
+  return -2;
+}
+
+// The values of `count` keys packed in buf[0, len) into h->out, each as
+// (i32 length or -1 when absent, bytes). Returns 0, or -1 on error.
+EMSCRIPTEN_KEEPALIVE int32_t ldb_multi_get_copy(LdbHandle* h, const uint8_t* buf, uint32_t len, uint32_t count) {
+  const uint8_t* pos = buf;
+  const uint8_t* end = buf + len;
+  leveldb::ReadOptions read_options;
+  std::string value;
+  leveldb::StringValueSink sink(&value);
+  h->out.clear();
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t key_len;
+    leveldb::Slice key;
+    if (!TakeLength(&pos, end, &key_len) || !TakeSlice(&pos, end, key_len, &key)) {
+      Fail("ldb_multi_get_copy: key " + std::to_string(i) + " of " + std::to_string(count) + " runs past the " +
+           std::to_string(len) + "-byte buffer");
+      return -1;
+    }
+    leveldb::Status s = h->db->Get(read_options, key, &sink);
+    int32_t n = -1;
+    if (s.ok()) {
+      n = static_cast<int32_t>(value.size());
+    } else if (!s.IsNotFound()) {
+      Fail("LevelDB get (multiGet key " + std::to_string(i) + "): " + s.ToString());
+      return -1;
+    }
+    h->out.append(reinterpret_cast<const char*>(&n), 4);
+    if (n >= 0) h->out.append(value);
+  }
+  return 0;
+}
+
+// Seeks to the first key >= start[0, start_len) and copies up to `n`
+// entries into h->out, each as (u32 key length, u32 value length, key,
+// value). Returns the number of entries, or -1 on error.
+EMSCRIPTEN_KEEPALIVE int32_t ldb_scan_copy(LdbHandle* h, const uint8_t* start, uint32_t start_len, uint32_t n) {
+  leveldb::Iterator* it = h->db->NewIterator(leveldb::ReadOptions());
+  h->out.clear();
+  uint32_t read = 0;
+  for (it->Seek(leveldb::Slice(reinterpret_cast<const char*>(start), start_len)); read < n && it->Valid();
+       it->Next(), read++) {
+    leveldb::Slice k = it->key();
+    leveldb::Slice v = it->value();
+    uint32_t lens[2] = {static_cast<uint32_t>(k.size()), static_cast<uint32_t>(v.size())};
+    h->out.append(reinterpret_cast<const char*>(lens), 8);
+    h->out.append(k.data(), k.size());
+    h->out.append(v.data(), v.size());
+  }
+  leveldb::Status s = it->status();
+  delete it;
+  if (!s.ok()) {
+    Fail("LevelDB scan: " + s.ToString());
+    return -1;
+  }
+  return static_cast<int32_t>(read);
 }
 
 // LevelDB's DB::GetProperty ("leveldb.stats", "leveldb.num-files-at-level<N>",
