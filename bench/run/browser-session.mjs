@@ -47,8 +47,9 @@ export async function withBenchPage(f, { timeoutMin, log }) {
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
     await page.goto(`${url}benchmarks/`);
     await waitReady(page);
-    const ua = await page.evaluate(() => navigator.userAgent);
-    return await f({ page, url, browser: `${chromiumVersion()} (headless, ${executablePath}; ${ua})` });
+    const { ua, mem } = await page.evaluate(() => ({ ua: navigator.userAgent, mem: navigator.deviceMemory }));
+    // deviceMemory picks siltdb's default block cache (js/src/open.ts).
+    return await f({ page, url, browser: `${chromiumVersion()} (headless, ${executablePath}; ${ua}; deviceMemory ${mem ?? 'n/a'} GiB)` });
   } finally {
     clearTimeout(watchdog);
     await context?.close().catch(() => {});

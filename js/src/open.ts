@@ -40,7 +40,14 @@ export interface OpenOptions {
   maxWriteBufferNumber?: number;
   /** Uncompressed bytes per data block (default 4096). */
   blockSize?: number;
-  /** Bytes of blocks the block cache keeps (default 8 MiB). */
+  /**
+   * Bytes of uncompressed blocks the block cache keeps. The default is
+   * sized for browser data sets and bounded by the device: 1/64 of
+   * `navigator.deviceMemory` between 16 and 64 MiB (so 64 MiB on a device
+   * reporting 4 GiB or more), 32 MiB where the browser does not say. The
+   * cache only grows as blocks are read, but wasm memory it took is not
+   * returned to the system until the worker ends.
+   */
   blockCacheCapacity?: number;
   /** Bloom filter bits per key, 0 for none (default 10). */
   bloomBitsPerKey?: number;
@@ -107,6 +114,24 @@ function bool(o: Record<string, unknown>, key: string, dflt: boolean): boolean {
   return v;
 }
 
+const MiB = 1 << 20;
+
+/**
+ * The block cache a database gets when its options name none: 1/64 of the
+ * device's memory in GiB as the browser reports it (`navigator.deviceMemory`,
+ * which Chromium rounds to 0.25..8), clamped to 16..64 MiB; 32 MiB when the
+ * browser does not report it (Firefox, Safari).
+ */
+export function defaultBlockCacheCapacity(deviceMemoryGiB: number | undefined): number {
+  if (deviceMemoryGiB === undefined || !Number.isFinite(deviceMemoryGiB) || deviceMemoryGiB <= 0) return 32 * MiB;
+  return Math.min(64 * MiB, Math.max(16 * MiB, Math.floor((deviceMemoryGiB * 1024 * MiB) / 64)));
+}
+
+function deviceMemory(): number | undefined {
+  const n = (globalThis as { navigator?: { deviceMemory?: unknown } }).navigator;
+  return typeof n?.deviceMemory === 'number' ? n.deviceMemory : undefined;
+}
+
 /** Engine options, checked, before the module that takes them is loaded. */
 interface Checked {
   createIfMissing: boolean;
@@ -142,7 +167,7 @@ function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
     writeBufferSize: uint(o, 'writeBufferSize', 64 * 1024, 1 << 30),
     maxWriteBufferNumber: uint(o, 'maxWriteBufferNumber', 2, 64),
     blockSize: uint(o, 'blockSize', 256, 4 << 20),
-    blockCacheCapacity: uint(o, 'blockCacheCapacity', 1, 2 ** 32 - 1),
+    blockCacheCapacity: uint(o, 'blockCacheCapacity', 1, 2 ** 32 - 1) || defaultBlockCacheCapacity(deviceMemory()),
     bloomBitsPerKey: o.bloomBitsPerKey === undefined ? -1 : uint(o, 'bloomBitsPerKey', 0, 64),
     noCompression: o.compression === 'none',
     maxBytes: uint(o, 'maxBytes', 1 << 20, Number.MAX_SAFE_INTEGER),

@@ -2,6 +2,7 @@
 // statistics of the worker API, on an in-memory database in Node.
 import { describe, expect, test } from 'vitest';
 import { Snapshot, WriteBatch, type Entry } from '../src/index.js';
+import { defaultBlockCacheCapacity } from '../src/open.js';
 import { bytes, caught, fresh, rejected, text } from './helpers.js';
 
 const keys = (entries: Entry[]) => entries.map(([k]) => text(k));
@@ -319,5 +320,26 @@ describe('background work and statistics', () => {
     const after = db.statistics().properties;
     expect(after.tableBytes).toBeLessThan(before / 5);
     expect(keys([...db.iterator()]).length).toBe(100);
+  });
+});
+
+describe('the default block cache', () => {
+  test('is 1/64 of the device memory the browser reports, from 16 to 64 MiB, and 32 MiB when it says nothing', () => {
+    const MiB = 1 << 20;
+    expect(defaultBlockCacheCapacity(undefined)).toBe(32 * MiB);
+    expect(defaultBlockCacheCapacity(Number.NaN)).toBe(32 * MiB);
+    expect(defaultBlockCacheCapacity(0)).toBe(32 * MiB);
+    expect(defaultBlockCacheCapacity(0.25)).toBe(16 * MiB);
+    expect(defaultBlockCacheCapacity(1)).toBe(16 * MiB);
+    expect(defaultBlockCacheCapacity(2)).toBe(32 * MiB);
+    expect(defaultBlockCacheCapacity(4)).toBe(64 * MiB);
+    expect(defaultBlockCacheCapacity(8)).toBe(64 * MiB);
+  });
+
+  test('is what a database opened without the option reports; an explicit capacity wins', async () => {
+    const dflt = (await fresh()).statistics().properties.blockCacheCapacity;
+    const reported = (globalThis as { navigator?: { deviceMemory?: number } }).navigator?.deviceMemory;
+    expect(dflt).toBe(defaultBlockCacheCapacity(reported));
+    expect((await fresh({ blockCacheCapacity: 1 << 20 })).statistics().properties.blockCacheCapacity).toBe(1 << 20);
   });
 });
