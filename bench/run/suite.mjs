@@ -22,6 +22,7 @@
 //
 //   node bench/run/suite.mjs [--num 100000] [--reads 10000] [--seeks 1000] [--seek-nexts 100] [--reps 5]
 //                            [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
+//   node bench/run/suite.mjs --render     (browser.md again from browser.json and browser-1000000.json)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -31,7 +32,7 @@ import { withBenchPage, waitReady } from './browser-session.mjs';
 import { sortEngines } from '../browser/runner.js';
 import { metaMarkdown, startRun } from './machine.mjs';
 
-const USAGE = 'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M]';
+const USAGE = 'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render]';
 const FLAGS = {
   num: 100_000,
   reads: 10_000,
@@ -41,6 +42,7 @@ const FLAGS = {
   engines: 'silt,silt:defaults,silt:connect,indexeddb,sqlite,sqlite:exclusive,sqlite:defaults,leveldb,leveldb:js,leveldb:defaults',
   out: 'docs/bench',
   'timeout-min': 30,
+  render: false,
 };
 
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
@@ -61,6 +63,15 @@ async function bundle(url, files) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2), FLAGS, USAGE);
+  if (o.render) {
+    // browser.md again from browser.json (and browser-1000000.json, and the
+    // findings), without running anything.
+    const run = runFromJson(join(o.out, 'browser.json'));
+    if (!run) throw new Error(`no ${join(o.out, 'browser.json')} to render`);
+    writeFileSync(join(o.out, 'browser.md'), markdown(run, o.out));
+    log(`wrote ${join(o.out, 'browser.md')} from ${join(o.out, 'browser.json')}`);
+    return;
+  }
   const params = { num: o.num, reads: o.reads, seeks: o.seeks, seekNexts: o['seek-nexts'], reps: o.reps };
   const wanted = list(o.engines);
   const runInfo = startRun(
@@ -208,23 +219,28 @@ function goalsMarkdown(run) {
   return md;
 }
 
-/** The run another N left in `out` (browser-<num>.json), if any. */
-function otherRun(out, num) {
-  const file = join(out, `browser-${num}.json`);
+/** A run as jsonLines wrote it, read back (for --render and the 1M table). */
+function runFromJson(file) {
   if (!existsSync(file)) return undefined;
   const lines = readFileSync(file, 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
-  const header = lines.find((l) => l.type === 'header');
+  const { type: _, params, engines, skipped, errors, ...meta } = lines.find((l) => l.type === 'header');
   const results = {};
-  for (const l of lines.filter((x) => x.type === 'result')) {
-    results[l.engine] ??= { engine: l.engine, params: header.params, rows: [] };
-    results[l.engine].rows.push(l);
+  const persistence = {};
+  for (const { type, engine, ...rest } of lines) {
+    if (type === 'result') {
+      results[engine] ??= { engine, params, rows: [] };
+      results[engine].rows.push(rest);
+    } else if (type === 'persistence') persistence[engine] = rest;
   }
-  const bundles = Object.fromEntries(Object.entries(header.engines).map(([id, e]) => [id, e.bundle]));
-  return { meta: header, params: header.params, engines: header.engines, results, bundles };
+  const bundles = Object.fromEntries(Object.entries(engines).map(([id, e]) => [id, e.bundle]));
+  return { meta, params, engines, skipped: skipped ?? {}, errors: errors ?? {}, results, persistence, bundles };
 }
+
+/** The run another N left in `out` (browser-<num>.json), if any. */
+const otherRun = (out, num) => runFromJson(join(out, `browser-${num}.json`));
 
 function markdown(run, out) {
   const p = run.params;

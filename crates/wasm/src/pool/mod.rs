@@ -362,9 +362,8 @@ impl<S: SlotFile> Pool<S> {
         let sized = st.slots.iter().position(|s| free(s) && lock(&s.data.size).physical >= HEADER_SIZE);
         let Some(index) = sized.or_else(|| st.slots.iter().position(free)) else {
             st.exhausted += 1;
-            return Err(Error::Io {
+            return Err(Error::PoolExhausted {
                 file: path.to_string(),
-                op: "create",
                 message: format!(
                     "the OPFS file pool is exhausted: all {} pooled files are in use; \
                      the pool is topped up between calls (let the worker's event loop run), \

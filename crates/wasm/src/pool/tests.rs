@@ -127,10 +127,11 @@ fn an_exhausted_pool_fails_the_create_at_once_and_works_again_when_topped_up() {
     assert_eq!(pool.exhausted_count(), 0);
     let err = pool.open("d/3", true).err().expect("create in a full pool");
     match &err {
-        Error::Io { op: "create", message, .. } => {
+        Error::PoolExhausted { file, message } => {
+            assert_eq!(file, "d/3");
             assert!(message.contains("pool is exhausted"), "{message}")
         }
-        other => panic!("want an Io create error, got {other:?}"),
+        other => panic!("want PoolExhausted, got {other:?}"),
     }
     assert_eq!(pool.exhausted_count(), 1);
     assert!(!pool.exists("d/3").unwrap());
@@ -214,6 +215,63 @@ fn an_oversize_path_is_refused() {
     let long = format!("d/{}", "n".repeat(MAX_PATH_LEN));
     assert!(matches!(pool.open(&long, true), Err(Error::InvalidArgument(_))));
     assert_eq!(pool.free_count(), 1);
+}
+
+/// A writer that stalls on a full L0 compacts it itself, in one go: that
+/// compaction may need more files than the pool has free. The write then
+/// fails with PoolExhausted (the code siltdb tells its users to retry after
+/// an await), writes nothing, keeps the compaction's progress, and goes
+/// through once the pool is topped up.
+#[test]
+fn a_stall_compaction_that_runs_out_of_pooled_files_fails_the_write_with_pool_exhausted_and_resumes() {
+    let (pool, _slots) = pool_of(12);
+    let options = Options {
+        write_buffer_size: 256 << 10,
+        max_write_buffer_number: 2,
+        target_file_size_base: 64 << 10,
+        level0_file_num_compaction_trigger: 2,
+        level0_stop_writes_trigger: 4,
+        compression: silt_engine::Compression::None,
+        ..Options::default()
+    };
+    let db = Db::open(Arc::new(pool.clone()), "db", options).unwrap();
+    let value =
+        |i: u32| -> Vec<u8> { (0..200u32).map(|j| (i.wrapping_mul(2_654_435_761) >> (j % 24)) as u8).collect() };
+    let mut written = 0u32;
+    let mut refused = None;
+    for i in 0..20_000u32 {
+        match db.put(&WriteOptions::default(), format!("key{i:06}").as_bytes(), &value(i)) {
+            Ok(()) => written = i + 1,
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let err = refused.expect("a burst with no background work runs the pool out");
+    assert!(matches!(err, Error::PoolExhausted { .. }), "want PoolExhausted, got {err:?}");
+    assert!(pool.exhausted_count() > 0);
+    // What siltdb does between calls: top the pool up, run background work.
+    let mut n = 12;
+    loop {
+        while pool.free_count() < 8 {
+            pool.add(Arc::new(MemSlot::default()), &format!("{n:04}.silt")).unwrap();
+            n += 1;
+        }
+        if !db.do_background_work(64).map_err(|f| f.error).unwrap().work_left {
+            break;
+        }
+    }
+    db.put(&WriteOptions::default(), b"after", b"x").unwrap();
+    for i in 0..written {
+        let got = db.get(&ReadOptions::default(), format!("key{i:06}").as_bytes()).unwrap();
+        assert_eq!(got, Some(value(i)), "key{i:06}");
+    }
+    assert_eq!(
+        db.get(&ReadOptions::default(), format!("key{written:06}").as_bytes()).unwrap(),
+        None,
+        "the refused write wrote nothing"
+    );
 }
 
 #[test]
