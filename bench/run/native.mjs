@@ -44,6 +44,7 @@ function run(engine, db, extra) {
     .map((l) => JSON.parse(l));
 }
 
+const MEMTABLE_KEYS = 200_000;
 const results = [];
 const cell = {};
 const note = (engine, name, r) => {
@@ -94,6 +95,29 @@ for (const engine of engines) {
   const median = (v) => [...v].sort((x, y) => x.micros_per_op - y.micros_per_op)[1];
   note(engine, 'readrandom (no range tombstones, median of 3)', median(a));
   note(engine, 'readrandom (1,000 range tombstones, median of 3)', median(b));
+  // The data still in the memtable, as most browser databases are: 200,000
+  // keys into the 64 MiB write buffer, then read in the same process (a
+  // reopen would replay or flush it).
+  const inMem = run(engine, `/tmp/silt-bench-native-mem-${engine}`, [
+    '--num',
+    String(MEMTABLE_KEYS),
+    '--reads',
+    String(MEMTABLE_KEYS),
+    '--seek-nexts',
+    '100',
+    '--benchmarks',
+    'fillrandom,readrandom,seekrandom',
+  ]);
+  note(
+    engine,
+    `memtable, ${MEMTABLE_KEYS.toLocaleString('en')} keys: readrandom`,
+    inMem.find((r) => r.benchmark === 'readrandom'),
+  );
+  note(
+    engine,
+    `memtable, ${MEMTABLE_KEYS.toLocaleString('en')} keys: seekrandom (seek_nexts 100)`,
+    inMem.find((r) => r.benchmark === 'seekrandom'),
+  );
 }
 
 const fp = (r) => {

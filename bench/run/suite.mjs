@@ -32,7 +32,8 @@ import { withBenchPage, waitReady } from './browser-session.mjs';
 import { sortEngines } from '../browser/runner.js';
 import { metaMarkdown, startRun } from './machine.mjs';
 
-const USAGE = 'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render]';
+const USAGE =
+  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render]';
 const FLAGS = {
   num: 100_000,
   reads: 10_000,
