@@ -22,7 +22,7 @@
 //
 //   node bench/run/suite.mjs [--num 100000] [--reads 10000] [--seeks 1000] [--seek-nexts 100] [--reps 5]
 //                            [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
-//   node bench/run/suite.mjs --render     (browser.md again from browser.json and browser-1000000.json)
+//   node bench/run/suite.mjs --render     (browser.md and browser-1000000.md again from their JSON)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -67,10 +67,12 @@ async function main() {
   if (o.render) {
     // browser.md again from browser.json (and browser-1000000.json, and the
     // findings), without running anything.
-    const run = runFromJson(join(o.out, 'browser.json'));
-    if (!run) throw new Error(`no ${join(o.out, 'browser.json')} to render`);
-    writeFileSync(join(o.out, 'browser.md'), markdown(run, o.out));
-    log(`wrote ${join(o.out, 'browser.md')} from ${join(o.out, 'browser.json')}`);
+    for (const base of ['browser-1000000', 'browser']) {
+      const run = runFromJson(join(o.out, `${base}.json`));
+      if (!run) continue;
+      writeFileSync(join(o.out, `${base}.md`), markdown(run, o.out));
+      log(`wrote ${join(o.out, `${base}.md`)} from ${join(o.out, `${base}.json`)}`);
+    }
     return;
   }
   const params = { num: o.num, reads: o.reads, seeks: o.seeks, seekNexts: o['seek-nexts'], reps: o.reps };
