@@ -81,6 +81,12 @@ impl Drop for Entry {
 /// Bits of a handle that name its slot; the rest count the slot's reuses.
 const SLOT_BITS: u32 = 20;
 const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
+/// Handles stay below 2^30, so that V8 keeps them as small integers (Smis):
+/// a handle past that range is a heap number in JavaScript, and code that
+/// had only seen Smis is deoptimized when one arrives (a get, release and
+/// the release queue, once every 1,024 gets of a loop that reuses a slot).
+const HANDLE_BITS: u32 = 30;
+const GENERATION_MASK: u32 = (1 << (HANDLE_BITS - SLOT_BITS)) - 1;
 
 /// One slot of the table: the result it holds, and how often it was reused.
 #[derive(Default)]
@@ -92,7 +98,7 @@ struct Slot {
 /// The pinned results of one database, by handle (never 0): a slab, so an
 /// insert and a release are an index each, with no hashing. A handle is its
 /// slot (plus one) and the slot's generation, so a released handle does not
-/// name the next result put in its slot (until 2^12 reuses of that slot
+/// name the next result put in its slot (until 2^10 reuses of that slot
 /// later: siltdb never releases a handle twice).
 #[derive(Default)]
 pub(crate) struct PinTable {
@@ -137,7 +143,7 @@ impl PinTable {
             return;
         }
         slot.entry = None;
-        slot.generation = (slot.generation + 1) & (u32::MAX >> SLOT_BITS);
+        slot.generation = (slot.generation + 1) & GENERATION_MASK;
         self.free.push(index);
         self.live -= 1;
     }
@@ -211,5 +217,21 @@ mod tests {
         assert!(d != b && d != c);
         drop(table);
         assert_eq!(pinned_results(), before);
+    }
+
+    #[test]
+    fn handles_stay_small_integers_for_javascript_however_often_a_slot_is_reused() {
+        let db = db();
+        let mut table = PinTable::default();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..5_000 {
+            let (h, _) =
+                table.insert(Pinned::One(db.get_pinned(&ReadOptions::default(), b"a").unwrap().unwrap())).unwrap();
+            assert!(h != 0 && h < 1 << 30, "handle {h:#x} is not a Smi in V8");
+            seen.insert(h);
+            table.release(h);
+        }
+        assert_eq!(seen.len(), 1 << (HANDLE_BITS - SLOT_BITS), "one slot cycles through every generation");
+        assert_eq!(table.len(), 0);
     }
 }
