@@ -119,8 +119,9 @@ const MiB = 1 << 20;
 /**
  * The block cache a database gets when its options name none: 1/64 of the
  * device's memory in GiB as the browser reports it (`navigator.deviceMemory`,
- * which Chromium rounds to 0.25..8), clamped to 16..64 MiB; 32 MiB when the
- * browser does not report it (Firefox, Safari).
+ * a rounded power of two: Chromium 156 said 16 on a 24 GiB machine),
+ * clamped to 16..64 MiB; 32 MiB when the browser does not report it
+ * (Firefox, Safari).
  */
 export function defaultBlockCacheCapacity(deviceMemoryGiB: number | undefined): number {
   if (deviceMemoryGiB === undefined || !Number.isFinite(deviceMemoryGiB) || deviceMemoryGiB <= 0) return 32 * MiB;
