@@ -153,11 +153,6 @@ export class EntryBatch implements Iterable<Entry> {
   *[Symbol.iterator](): Generator<Entry, void, undefined> {
     for (let i = 0; i < this.length; i++) yield [this.keyAt(i), this.valueAt(i)];
   }
-
-  /** @internal The entries from `i` on, as a batch of their own (offsets copied: the iterator reuses its own). */
-  from(i: number): EntryBatch {
-    return new EntryBatch(this.bytes, this.offsets.slice(2 * i));
-  }
 }
 
 /** Lets the event loop run a turn: messages, timers, background work. */
@@ -250,10 +245,11 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const inner = this.#live();
     this.#invalidate();
     // Entries left of a batch read entry by entry come first.
+    // (Handed out as transient too, like every batch of nextBatch.)
     const left = this.#batch;
     if (left !== undefined) {
       this.#batch = undefined;
-      if (this.#at < left.length) return left.from(this.#at);
+      if (this.#at < left.length) return this.#handOut(left.bytes, left.offsets.subarray(2 * this.#at));
     }
     const n = this.#fill(inner, BATCH_BYTES);
     if (n === 0) return undefined;
@@ -262,14 +258,19 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const data = words[h]!;
     const length = words[h + 1]!;
     const at = words[h + 2]! >>> 2;
-    const count = 2 * n + 1;
-    const need = 4 * count + length;
+    countCopied(length);
+    return this.#handOut(memoryBytesView().subarray(data, data + length), words.subarray(at, at + 2 * n + 1));
+  }
+
+  /** A transient batch of `bytes` and `offsets`, copied into `#scratch`. */
+  #handOut(src: Uint8Array, srcOffsets: Uint32Array): EntryBatch {
+    const count = srcOffsets.length;
+    const need = 4 * count + src.length;
     if (this.#scratch.byteLength < need) this.#scratch = new ArrayBuffer(Math.max(need, 2 * this.#scratch.byteLength, 4096));
     const offsets = new Uint32Array(this.#scratch, 0, count);
-    offsets.set(words.subarray(at, at + count));
-    const bytes = new Uint8Array(this.#scratch, 4 * count, length);
-    bytes.set(memoryBytesView().subarray(data, data + length));
-    countCopied(length);
+    offsets.set(srcOffsets);
+    const bytes = new Uint8Array(this.#scratch, 4 * count, src.length);
+    bytes.set(src);
     this.#handedOut = true;
     return new EntryBatch(bytes, offsets);
   }

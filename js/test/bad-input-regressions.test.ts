@@ -86,3 +86,22 @@ test('null is not a boolean for batched, reverse and autoRefresh, as for sync', 
     expect(err.message).toMatch(/must be a boolean, got null/);
   }
 });
+
+test('the rest of a batch read entry by entry, handed out by nextBatch, is transient like every batch: the next call empties it', async () => {
+  const db = await fresh();
+  for (let i = 0; i < 10; i++) db.put(`k${i}`, new Uint8Array([i]));
+  for (const nextCall of ['next', 'nextBatch', 'seek'] as const) {
+    const it = db.iterator();
+    expect(it.next().value?.[1]).toEqual(new Uint8Array([0])); // reads a batch, uses one entry
+    const rest = it.nextBatch()!;
+    expect(rest.length).toBe(9);
+    expect(rest.keyText(0)).toBe('k1');
+    if (nextCall === 'next')
+      expect(it.next().done).toBe(true); // the first batch held all ten
+    else if (nextCall === 'nextBatch') it.nextBatch();
+    else it.seek('k5');
+    expect(rest.bytes.length).toBe(0);
+    expect(rest.offsets.length).toBe(0);
+    it.release();
+  }
+});
