@@ -4,7 +4,7 @@
 //! they are (`results.rs`) or, for a copy, pinned only until JavaScript has
 //! copied them (the next call).
 
-use silt_engine::ReadOptions;
+use silt_engine::{PinnedValue, ReadOptions};
 use wasm_bindgen::prelude::*;
 
 use crate::database::Database;
@@ -23,16 +23,19 @@ impl Database {
         }
     }
 
-    pub(crate) fn get_pinned_inner(&self, key_len: usize, snapshot: u32) -> Result<u32, BindingError> {
+    /// The value of the key of `key_len` bytes in the exchange request, as
+    /// of `snapshot` (0: the latest), after the queued releases are let go.
+    fn lookup(&self, key_len: usize, snapshot: u32) -> Result<Option<PinnedValue>, BindingError> {
         self.drain_releases();
         let snap = self.snapshot_for(snapshot)?;
         let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
-        let value = {
-            let exchange = self.exchange.borrow();
-            let key = exchange.key(key_len)?;
-            self.engine(0, |db| db.get_pinned(&opts, key))?
-        };
-        let Some(value) = value else {
+        let exchange = self.exchange.borrow();
+        let key = exchange.key(key_len)?;
+        self.engine(0, |db| db.get_pinned(&opts, key))
+    }
+
+    pub(crate) fn get_pinned_inner(&self, key_len: usize, snapshot: u32) -> Result<u32, BindingError> {
+        let Some(value) = self.lookup(key_len, snapshot)? else {
             self.exchange.borrow_mut().answer(0, crate::results::ABSENT);
             return Ok(0);
         };
@@ -46,14 +49,7 @@ impl Database {
     /// pinned until the next call: answers its offset and length (ABSENT =
     /// none) for JavaScript to copy out at once.
     pub(crate) fn get_transient_inner(&self, key_len: usize, snapshot: u32) -> Result<(), BindingError> {
-        self.drain_releases();
-        let snap = self.snapshot_for(snapshot)?;
-        let opts = ReadOptions { snapshot: snap.as_deref(), ..ReadOptions::default() };
-        let value = {
-            let exchange = self.exchange.borrow();
-            let key = exchange.key(key_len)?;
-            self.engine(0, |db| db.get_pinned(&opts, key))?
-        };
+        let value = self.lookup(key_len, snapshot)?;
         let [at, len] = place(value.as_deref());
         *self.transient.borrow_mut() = value;
         self.exchange.borrow_mut().answer(at, len);
