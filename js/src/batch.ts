@@ -9,10 +9,18 @@
  */
 
 import { keyBytes, valueBytes, type Key } from './bytes.js';
+import { SiltError } from './errors.js';
+
+/** One update of a batch, decoded (`end` for a range delete). */
+export type BatchOp =
+  | { kind: 'put'; key: Uint8Array; value: Uint8Array }
+  | { kind: 'delete'; key: Uint8Array }
+  | { kind: 'deleteRange'; key: Uint8Array; end: Uint8Array };
 
 const PUT = 0x01;
 const DELETE = 0x00;
 const DELETE_RANGE = 0x03;
+const BOOKKEEPING_PUT = 0x81;
 
 export class WriteBatch {
   #buf: Uint8Array = new Uint8Array(256);
@@ -33,6 +41,24 @@ export class WriteBatch {
     this.#len += v.length;
     this.#count++;
     return this;
+  }
+
+  /**
+   * @internal A put of the package's own bookkeeping (a `connect()`
+   * leader's write record): stored as a put, but a batch of deletes that
+   * carries it still frees space in a full database (the engine's
+   * `WriteBatch::put_bookkeeping`).
+   */
+  static putBookkeeping(b: WriteBatch, key: Uint8Array, value: Uint8Array): void {
+    b.#reserve(9 + key.length + value.length);
+    b.#buf[b.#len++] = BOOKKEEPING_PUT;
+    b.#u32(key.length);
+    b.#u32(value.length);
+    b.#buf.set(key, b.#len);
+    b.#len += key.length;
+    b.#buf.set(value, b.#len);
+    b.#len += value.length;
+    b.#count++;
   }
 
   /** Removes `key` when the batch is written. */
@@ -94,6 +120,42 @@ export class WriteBatch {
     b.#len = bytes.length;
     b.#count = count;
     return b;
+  }
+
+  /**
+   * @internal The updates of an encoded batch, in order (views of `bytes`).
+   * Throws `InvalidArgument` for bytes `WriteBatch` did not write.
+   */
+  static decode(bytes: Uint8Array): BatchOp[] {
+    const ops: BatchOp[] = [];
+    const u32 = (at: number): number => {
+      if (at + 4 > bytes.length) throw bad();
+      return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+    };
+    const take = (at: number, n: number): Uint8Array => {
+      if (at + n > bytes.length) throw bad();
+      return bytes.subarray(at, at + n);
+    };
+    const bad = () => new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
+    let at = 0;
+    while (at < bytes.length) {
+      const tag = bytes[at++];
+      if (tag === PUT || tag === DELETE_RANGE) {
+        const a = u32(at);
+        const b = u32(at + 4);
+        const first = take(at + 8, a);
+        const second = take(at + 8 + a, b);
+        at += 8 + a + b;
+        ops.push(tag === PUT ? { kind: 'put', key: first, value: second } : { kind: 'deleteRange', key: first, end: second });
+      } else if (tag === DELETE) {
+        const a = u32(at);
+        ops.push({ kind: 'delete', key: take(at + 4, a) });
+        at += 4 + a;
+      } else {
+        throw bad();
+      }
+    }
+    return ops;
   }
 
   #reserve(n: number): void {

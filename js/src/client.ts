@@ -1,17 +1,43 @@
 /**
- * `connect()`: the database from a page's main thread. It starts a worker
- * (worker.ts) that opens the database with `open()`, and sends it every
- * call; each call returns a Promise, and values come back as copies the
- * caller owns (transferred, not copied twice).
+ * `connect()`: one database shared by every page, iframe and worker of an
+ * origin, with Promises.
+ *
+ * Each realm has one connection per database, however many `connect()`
+ * calls share it. Every connection queues for the database's Web Lock; the
+ * one whose realm holds it starts a worker (worker.ts) that opens the
+ * database and leads: it serves its own page through the worker's port and
+ * every other connection (a follower) through a BroadcastChannel of that
+ * follower's (protocol.ts, leader.ts). When the leader's realm goes, the
+ * lock passes to the next connection in the queue, which leads from then
+ * on; followers attach to it and send again what had no answer. Writes are
+ * recorded with their request ids, so nothing is applied twice. Snapshots
+ * and iterators lived in the old leader: using one afterwards fails with
+ * `LeaderChanged`. docs/tabs.md has the whole design.
+ *
+ * Values come back as copies the caller owns.
  */
 
 import { WriteBatch } from './batch.js';
 import { keyBytes, packKeys, show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, VerifyReport, WriteOptions } from './database.js';
-import { SiltError, type SiltErrorCode } from './errors.js';
+import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from './errors.js';
 import { bounds, checkBatchSize, EntryBatch, type Entry } from './iterator.js';
-import type { OpenOptions } from './open.js';
-import type { Envelope, IteratorRequestOptions, PackedValues, Request, Response } from './protocol.js';
+import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
+import { checkName, checkOptions, type OpenOptions } from './open.js';
+import {
+  names,
+  type ChangeHistory,
+  type ChangeRecord,
+  type Envelope,
+  type IteratorRequestOptions,
+  type PackedValues,
+  type Request,
+  type Response,
+  type RosterMessage,
+  type SnapshotInfo,
+  type Welcome,
+  type WorkerReport,
+} from './protocol.js';
 
 /** Iterator options of a connection; the snapshot is a `RemoteSnapshot`. */
 export interface RemoteIteratorOptions extends IteratorRequestOptions {
@@ -23,85 +49,486 @@ export interface RemoteReadOptions {
   snapshot?: RemoteSnapshot;
 }
 
-class Channel {
-  #worker: Worker;
-  #pending = new Map<number, { resolve(v: unknown): void; reject(e: SiltError): void }>();
-  #next = 1;
-  #dead: SiltError | undefined;
+/** Statistics of a connection: the database's, and the leader's. */
+export interface RemoteStatistics extends Statistics {
+  tabs: {
+    /** Writes sent again after a failover and found already applied (acknowledged, not applied twice). */
+    duplicateWrites: number;
+    /** Followers that attached to this leader. */
+    attached: number;
+    /** Connections the leader forgot because they closed or went. */
+    dropped: number;
+    /** Connections the leader serves now, its own page included. */
+    connections: number;
+  };
+}
 
-  constructor(worker: Worker) {
+/** A committed update, as `watch` reports it. */
+export interface Change {
+  /** Its sequence number: every update of the database has the next one. */
+  seq: number;
+  kind: 'put' | 'delete' | 'deleteRange';
+  key: Uint8Array;
+  /** The end (excluded) of a `deleteRange`. */
+  end?: Uint8Array;
+}
+
+/**
+ * Changes `from..to` (sequence numbers, both included) may have happened
+ * and were not seen: the leader no longer keeps them (a catch-up older than
+ * its history, a tab that led went before publishing them, or a watcher
+ * that fell too far behind). Read again what you show.
+ */
+export interface Gap {
+  kind: 'gap';
+  from: number;
+  to: number;
+}
+
+export type WatchEvent = Change | Gap;
+
+/** What `watch` reports: a range of keys (bounds as iterators'), and where to start. */
+export interface WatchOptions {
+  gt?: Key;
+  gte?: Key;
+  lt?: Key;
+  lte?: Key;
+  /**
+   * Start after this sequence number (a snapshot's `sequence`, or the `seq`
+   * of the last change seen): changes since then come first, or a `Gap` if
+   * the leader no longer has them. Default: from now on.
+   */
+  since?: number;
+}
+
+/** A watch: an async iterable of events, closed with `close()` (or by leaving `for await`). */
+export interface Watch extends AsyncIterableIterator<WatchEvent>, AsyncDisposable {
+  close(): void;
+}
+
+/** How many events an unread watch holds before it drops them for one `Gap`. */
+export const WATCH_QUEUE_LIMIT = 10_000;
+/** Silence from a lock holder after which it is taken for an exclusive `open()`. */
+const LEADER_SILENCE_MS = 1_000;
+/** How long a follower waits for the leader's welcome before asking again. */
+const WELCOME_MS = 1_000;
+
+type Pending = { id: number; request: Request; resolve(v: unknown): void; reject(e: SiltError): void };
+
+function randomId(): string {
+  const c = (globalThis as { crypto?: Crypto }).crypto;
+  if (c?.randomUUID) return c.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+function toError(e: { code: string; message: string }): SiltError {
+  const known = (SILT_ERROR_CODES as readonly string[]).includes(e.code);
+  return new SiltError(known ? (e.code as SiltErrorCode) : 'Internal', known ? e.message : `${e.code}: ${e.message}`);
+}
+
+function compare(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function leaderChanged(what: string): SiltError {
+  return new SiltError('LeaderChanged', `${what} lived in the tab that led this database, and that tab went (closed, reloaded or crashed); take a new one`);
+}
+
+/** Requests that use a snapshot or iterator of the leader they were made on. */
+function usesLeaderState(r: Request): boolean {
+  return (
+    r.op === 'next' ||
+    r.op === 'releaseIterator' ||
+    r.op === 'releaseSnapshot' ||
+    ((r.op === 'get' || r.op === 'multiGet' || r.op === 'iterator') && r.snapshot !== 0)
+  );
+}
+
+/** The connections of this realm, by database name. */
+const connections = new Map<string, Connection>();
+
+/** @internal One realm's connection to one database; `RemoteDatabase`s share it. */
+export class Connection {
+  readonly name: string;
+  /** This connection's id (its requests', its write records', its client lock's). */
+  readonly client = randomId();
+  #names: ReturnType<typeof names>;
+  #options: Omit<OpenOptions, 'signal' | 'wait'>;
+  #wait: boolean;
+  #given: Worker | undefined;
+  #locks: LockManagerLike;
+  #roster: BroadcastChannel;
+  #changes: BroadcastChannel;
+  #parking: BroadcastChannel;
+  #own: BroadcastChannel | undefined;
+  #worker: Worker | undefined;
+  #role: 'none' | 'follower' | 'leading' | 'leader' = 'none';
+  /** The leader requests go to (this connection's id when it leads). */
+  #leader: string | undefined;
+  /** Whether the leader has welcomed this connection (requests can go out). */
+  #linked = false;
+  #seenLeader = false;
+  /** Grows at each change of leader; snapshots and iterators remember theirs. */
+  epoch = 0;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #dead: SiltError | undefined;
+  #lock: HeldLock | undefined;
+  #candidacy = new AbortController();
+  #releaseClientLock: (() => void) | undefined;
+  #welcomeTimer: ReturnType<typeof setTimeout> | undefined;
+  #ready: Promise<void>;
+  #settleReady!: (error?: SiltError) => void;
+  #isReady = false;
+  #closing = false;
+  #onResume: (() => void) | undefined;
+  refs = 0;
+  readonly watchers = new Set<Watcher>();
+
+  constructor(name: string, options: Omit<OpenOptions, 'signal'>, given: Worker | undefined, locks: LockManagerLike) {
+    this.name = name;
+    this.#names = names(name);
+    const { wait, ...rest } = options;
+    this.#options = rest;
+    this.#wait = wait ?? false;
+    this.#given = given;
+    this.#locks = locks;
+    this.#ready = new Promise<void>((resolve, reject) => {
+      this.#settleReady = (error) => {
+        if (this.#isReady) return;
+        this.#isReady = true;
+        if (error) reject(error);
+        else resolve();
+      };
+    });
+    this.#ready.catch(() => {});
+    this.#roster = new BroadcastChannel(this.#names.roster);
+    this.#roster.addEventListener('message', (ev: MessageEvent<RosterMessage>) => this.#onRoster(ev.data));
+    this.#changes = new BroadcastChannel(this.#names.changes);
+    this.#changes.addEventListener('message', (ev: MessageEvent<ChangeRecord>) => {
+      for (const w of this.watchers) w.onRecord(ev.data);
+    });
+    // A page frozen (a hidden tab, bfcache) may have missed change records:
+    // its watches check when it resumes.
+    const doc = (globalThis as { document?: EventTarget & { visibilityState?: string } }).document;
+    if (doc !== undefined) {
+      this.#onResume = () => {
+        if (doc.visibilityState !== 'hidden') for (const w of this.watchers) void w.check();
+      };
+      doc.addEventListener('resume', this.#onResume);
+      doc.addEventListener('visibilitychange', this.#onResume);
+    }
+    // Exclusive open()s ask whoever holds the lock to let go if only parked
+    // (parking.ts): a leader is not parked.
+    this.#parking = new BroadcastChannel(`siltdb:${name}`);
+    this.#parking.addEventListener('message', (ev: MessageEvent<{ t?: string; id?: string }>) => {
+      if (ev.data?.t === 'ask' && (this.#role === 'leader' || this.#role === 'leading')) this.#parking.postMessage({ t: 'busy', id: ev.data.id });
+    });
+  }
+
+  /** Whether this connection's worker leads. */
+  get isLeader(): boolean {
+    return this.#role === 'leader';
+  }
+
+  /** Resolves once requests can be served (this connection leads, or a leader welcomed it). */
+  get ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  async start(): Promise<void> {
+    // Held while this connection lives: the leader learns it went when the
+    // lock comes free.
+    await new Promise<void>((granted, failed) => {
+      this.#locks
+        .request(this.#names.clientLock(this.client), {}, () => {
+          granted();
+          return new Promise<void>((r) => (this.#releaseClientLock = r));
+        })
+        .catch((e: unknown) => failed(new SiltError('Internal', `Web Lock request failed: ${String(e)}`, { cause: e })));
+    });
+    acquireLock(this.#locks, this.name, true, this.#candidacy.signal).then(
+      (lock) => this.#lead(lock),
+      (e: unknown) => {
+        if (!this.#candidacy.signal.aborted) this.#fail(e instanceof SiltError ? e : new SiltError('Internal', String(e)));
+      },
+    );
+    this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
+    setTimeout(() => void this.#checkExclusive(), LEADER_SILENCE_MS);
+  }
+
+  /** Nobody answered as leader: an exclusive `open()` may hold the lock. */
+  async #checkExclusive(): Promise<void> {
+    if (this.#isReady || this.#seenLeader || this.#role !== 'none' || this.#wait) return;
+    const query = (this.#locks as { query?: () => Promise<{ held?: { name?: string }[] }> }).query;
+    const state = query ? await query.call(this.#locks).catch(() => undefined) : undefined;
+    const held = state?.held?.some((l) => l.name === `siltdb:${this.name}`) ?? true;
+    if (!held || this.#isReady || this.#seenLeader || this.#role !== 'none') return;
+    this.#fail(
+      new SiltError(
+        'DatabaseLocked',
+        `database "${this.name}" is open with open() in a worker, which keeps it to itself (its Web Lock is held, and no connect() leads it); ` +
+          'connect() with { wait: true } waits until it is closed',
+      ),
+    );
+  }
+
+  #onRoster(m: RosterMessage): void {
+    if (this.#dead !== undefined) return;
+    switch (m.t) {
+      case 'who':
+        if (this.#role === 'leader' || this.#role === 'leading') {
+          this.#roster.postMessage({ t: 'leader', leader: this.client, ready: this.#role === 'leader' } satisfies RosterMessage);
+        }
+        return;
+      case 'leader':
+        if (m.leader === this.client) return;
+        this.#seenLeader = true;
+        if (m.ready && (this.#role === 'none' || this.#role === 'follower') && (m.leader !== this.#leader || !this.#linked)) this.#follow(m.leader);
+        return;
+      case 'hello':
+        if (this.#role === 'leader' && m.leader === this.client) this.#worker?.postMessage({ t: 'attach', client: m.client });
+        return;
+    }
+  }
+
+  /** Sends requests to leader `leader` from now on (once it welcomes this connection). */
+  #follow(leader: string): void {
+    if (this.#leader !== leader) {
+      this.#leader = leader;
+      this.epoch++;
+    }
+    this.#role = 'follower';
+    this.#linked = false;
+    if (this.#own === undefined) {
+      const own = new BroadcastChannel(this.#names.client(this.client));
+      own.addEventListener('message', (ev: MessageEvent<Response | Welcome>) => {
+        const m = ev.data;
+        if ('t' in m) {
+          if (m.t === 'welcome') this.#welcomed(m.leader, m.seq);
+        } else this.#onResponse(m);
+      });
+      this.#own = own;
+    }
+    this.#roster.postMessage({ t: 'hello', client: this.client, leader } satisfies RosterMessage);
+    clearTimeout(this.#welcomeTimer);
+    this.#welcomeTimer = setTimeout(() => {
+      // No welcome: that leader went meanwhile. Ask who leads now.
+      if (this.#role === 'follower' && !this.#linked && this.#dead === undefined) {
+        this.#leader = undefined;
+        this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
+      }
+    }, WELCOME_MS);
+  }
+
+  #welcomed(leader: string, seq: number): void {
+    if (this.#role !== 'follower' || leader !== this.#leader || this.#linked) return;
+    clearTimeout(this.#welcomeTimer);
+    this.#linked = true;
+    this.#settleReady();
+    this.#resend();
+    for (const w of this.watchers) w.onLeader(seq);
+  }
+
+  /** This connection's page holds the database's lock: start the worker and lead. */
+  #lead(lock: HeldLock): void {
+    if (this.#closing || this.#dead !== undefined) {
+      lock.release();
+      return;
+    }
+    this.#lock = lock;
+    this.#role = 'leading';
+    this.#leader = this.client;
+    this.#linked = false;
+    this.epoch++;
+    clearTimeout(this.#welcomeTimer);
+    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false } satisfies RosterMessage);
+    let worker: Worker;
+    try {
+      worker = this.#given ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'siltdb' });
+    } catch (e) {
+      this.#fail(new SiltError('InitFailed', `the siltdb worker could not be started: ${String(e)}`, { cause: e }));
+      return;
+    }
     this.#worker = worker;
-    worker.addEventListener('message', (event: MessageEvent<Response>) => {
-      const r = event.data;
-      const p = this.#pending.get(r.id);
-      if (!p) return;
-      this.#pending.delete(r.id);
-      if (r.ok) p.resolve(r.value);
-      else p.reject(new SiltError(r.error.code as SiltErrorCode, r.error.message));
+    worker.addEventListener('message', (ev: MessageEvent<Response | WorkerReport>) => {
+      const m = ev.data;
+      if (!('t' in m)) {
+        this.#onResponse(m);
+        return;
+      }
+      if (m.t === 'opened') {
+        this.#role = 'leader';
+        this.#linked = true;
+        this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq } satisfies RosterMessage);
+        this.#settleReady();
+        this.#resend();
+        for (const w of this.watchers) w.onLeader(m.seq);
+      } else if (m.t === 'openFailed') {
+        this.#fail(toError(m.error));
+      }
     });
     worker.addEventListener('error', (event: ErrorEvent) => {
       event.preventDefault();
-      this.kill(new SiltError('Internal', `the siltdb worker failed: ${event.message || 'it could not be loaded'}`));
+      const code = this.#role === 'leading' ? 'InitFailed' : 'Internal';
+      this.#fail(new SiltError(code, `the siltdb worker failed: ${event.message || 'it could not be loaded'}`));
     });
+    try {
+      worker.postMessage({ t: 'open', name: this.name, options: this.#options, leader: this.client });
+    } catch (e) {
+      this.#fail(new SiltError('InvalidArgument', `the options cannot be sent to the database's worker: ${String(e)}`, { cause: e }));
+    }
   }
 
-  send(request: Request): Promise<unknown> {
-    if (this.#dead) return Promise.reject(this.#dead);
-    const id = this.#next++;
-    return new Promise((resolve, reject) => {
-      const envelope: Envelope = { id, request };
-      try {
-        this.#worker.postMessage(envelope);
-      } catch (e) {
-        // What the structured clone refuses (a function, a Symbol) never
-        // reached the worker, which goes on serving.
-        const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
-        reject(new SiltError('InvalidArgument', `the arguments of ${request.op} cannot be sent to the worker: ${detail}`, { cause: e }));
-        return;
+  #onResponse(r: Response): void {
+    // An answer from a leader that has since been replaced: the request was
+    // sent again to the new one, whose answer counts.
+    if (r.from !== this.#leader) return;
+    const p = this.#pending.get(r.id);
+    if (p === undefined) return;
+    this.#pending.delete(r.id);
+    if (r.ok) p.resolve(r.value);
+    else p.reject(toError(r.error));
+  }
+
+  /** Sends every unanswered request to the (new) leader, in order. */
+  #resend(): void {
+    for (const p of [...this.#pending.values()].sort((a, b) => a.id - b.id)) {
+      if ((p as Pending & { epoch?: number }).epoch !== this.epoch && usesLeaderState(p.request)) {
+        this.#pending.delete(p.id);
+        if (p.request.op === 'releaseIterator' || p.request.op === 'releaseSnapshot') p.resolve(undefined);
+        else p.reject(leaderChanged(p.request.op === 'next' ? 'this iterator' : 'this snapshot'));
+        continue;
       }
-      this.#pending.set(id, { resolve, reject });
+      this.#post(p);
+    }
+  }
+
+  #post(p: Pending): void {
+    (p as Pending & { epoch?: number }).epoch = this.epoch;
+    const envelope: Envelope = { id: p.id, client: this.client, request: p.request };
+    try {
+      if (this.#role === 'leader') this.#worker!.postMessage(envelope);
+      else this.#own!.postMessage(envelope);
+    } catch (e) {
+      // What the structured clone refuses (a function, a Symbol) never
+      // reached the leader, which goes on serving.
+      this.#pending.delete(p.id);
+      const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
+      p.reject(new SiltError('InvalidArgument', `the arguments of ${p.request.op} cannot be sent to the database's worker: ${detail}`, { cause: e }));
+    }
+  }
+
+  /** Sends `request` to the leader; `epoch` (for snapshot and iterator requests) is the leader they were made on. */
+  send(request: Request, epoch?: number): Promise<unknown> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    if (epoch !== undefined && epoch !== this.epoch) {
+      return Promise.reject(leaderChanged(request.op === 'next' || request.op === 'releaseIterator' ? 'this iterator' : 'this snapshot'));
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const p: Pending = { id, request, resolve, reject };
+      this.#pending.set(id, p);
+      if (this.#linked) this.#post(p);
     });
   }
 
-  /** Stops the worker; every pending and later call fails with `error`. */
-  kill(error: SiltError): void {
+  /** The connection cannot go on: every pending and later call fails with `error`. */
+  #fail(error: SiltError): void {
     if (this.#dead) return;
     this.#dead = error;
-    this.#worker.terminate();
+    this.#settleReady(error);
+    this.#teardown();
     for (const p of this.#pending.values()) p.reject(error);
     this.#pending.clear();
+    for (const w of [...this.watchers]) w.close();
+  }
+
+  #teardown(): void {
+    clearTimeout(this.#welcomeTimer);
+    this.#candidacy.abort();
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    this.#lock?.release();
+    this.#lock = undefined;
+    this.#releaseClientLock?.();
+    this.#roster.close();
+    this.#changes.close();
+    this.#parking.close();
+    this.#own?.close();
+    if (this.#onResume !== undefined) {
+      const doc = (globalThis as { document?: EventTarget }).document;
+      doc?.removeEventListener('resume', this.#onResume);
+      doc?.removeEventListener('visibilitychange', this.#onResume);
+    }
+    if (connections.get(this.name) === this) connections.delete(this.name);
+  }
+
+  /** Closes the connection: a follower says goodbye; a leader closes the database and lets the next connection lead. */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    if (connections.get(this.name) === this) connections.delete(this.name);
+    for (const w of [...this.watchers]) w.close();
+    try {
+      if (this.#role === 'leader' && this.#worker !== undefined) {
+        const worker = this.#worker;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          worker.addEventListener('message', (ev: MessageEvent<WorkerReport>) => {
+            if ((ev.data as { t?: string }).t === 'closed') {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          worker.postMessage({ t: 'close' });
+        });
+      } else if (this.#role === 'follower' && this.#linked) {
+        await Promise.race([this.send({ op: 'bye' }).catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
+      }
+    } finally {
+      this.#fail(new SiltError('Closed', 'the database was closed'));
+    }
   }
 }
 
-/** A snapshot held by the worker of a connection. */
+/** A snapshot held by the leader of a connection. */
 export class RemoteSnapshot {
   /** @internal */
   id: number;
-  #channel: Channel;
+  /** @internal */
+  readonly epoch: number;
+  /** The sequence number of the last write the snapshot sees (for `watch({ since })`). */
+  readonly sequence: number;
+  #connection: Connection;
 
   /** @internal */
-  constructor(channel: Channel, id: number) {
-    this.#channel = channel;
-    this.id = id;
+  constructor(connection: Connection, info: SnapshotInfo, epoch: number) {
+    this.#connection = connection;
+    this.id = info.id;
+    this.sequence = info.seq;
+    this.epoch = epoch;
+  }
+
+  /** @internal */
+  connectionIs(c: Connection): boolean {
+    return this.#connection === c;
   }
 
   async release(): Promise<void> {
     if (this.id === 0) return;
     const id = this.id;
     this.id = 0;
-    await this.#channel.send({ op: 'releaseSnapshot', snapshot: id });
+    // A snapshot of a leader that went is gone with it: nothing to release.
+    if (this.epoch !== this.#connection.epoch) return;
+    await this.#connection.send({ op: 'releaseSnapshot', snapshot: id }, this.epoch);
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
-}
-
-function snapshotId(s: RemoteSnapshot | undefined): number {
-  if (s === undefined) return 0;
-  if (!(s instanceof RemoteSnapshot)) throw new SiltError('InvalidArgument', 'snapshot must be a RemoteSnapshot of this connection');
-  if (s.id === 0) throw new SiltError('Released', 'this snapshot was released');
-  return s.id;
 }
 
 function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
@@ -115,29 +542,214 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
 }
 
+type Range = { lower?: Uint8Array; lowerOpen: boolean; upper?: Uint8Array; upperOpen: boolean };
+
+/** @internal One `watch` of a connection. */
+class Watcher {
+  #connection: Connection;
+  #range: Range;
+  #callback: ((e: WatchEvent) => void) | undefined;
+  /** The last sequence number accounted for (undefined until the start is known). */
+  #last: number | undefined;
+  #syncing = false;
+  #buffer: ChangeRecord[] = [];
+  #queue: WatchEvent[] = [];
+  #wake: (() => void) | undefined;
+  #closed = false;
+
+  constructor(connection: Connection, range: Range, since: number | undefined, callback: ((e: WatchEvent) => void) | undefined) {
+    this.#connection = connection;
+    this.#range = range;
+    this.#callback = callback;
+    void this.#resync(since ?? null);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#connection.watchers.delete(this);
+    this.#queue = [];
+    this.#buffer = [];
+    this.#wake?.();
+  }
+
+  /** The realm was frozen or hidden: whatever was published meanwhile may not have arrived. */
+  async check(): Promise<void> {
+    if (this.#closed || this.#last === undefined || this.#syncing) return;
+    const latest = (await this.#connection.send({ op: 'latestSequence' }).catch(() => undefined)) as number | undefined;
+    if (latest !== undefined) this.onLeader(latest);
+  }
+
+  /** A new leader (its latest sequence number `seq`): catch up from it. */
+  onLeader(seq: number): void {
+    if (this.#closed || this.#last === undefined || this.#syncing) return;
+    if (seq > this.#last) void this.#resync(this.#last);
+    else if (seq < this.#last) {
+      // Writes this watcher saw are not in the database the new leader
+      // opened (lost with the machine's crash): say so.
+      this.#emit({ kind: 'gap', from: seq + 1, to: this.#last });
+      this.#last = seq;
+    }
+  }
+
+  onRecord(r: ChangeRecord): void {
+    if (this.#closed) return;
+    if (this.#syncing || this.#last === undefined) {
+      if (this.#buffer.length < WATCH_QUEUE_LIMIT) this.#buffer.push(r);
+      return;
+    }
+    this.#apply(r);
+  }
+
+  #apply(r: ChangeRecord): void {
+    const last = this.#last!;
+    if (r.last <= last) return;
+    if (r.first > last + 1) {
+      // Records in between were missed (this realm was frozen, or a leader
+      // went): ask the leader for them.
+      this.#buffer.push(r);
+      void this.#resync(last);
+      return;
+    }
+    for (const op of r.ops)
+      if (op.seq > last && this.#matches(op.key, op.end)) this.#emit({ seq: op.seq, kind: op.kind, key: op.key, ...(op.end ? { end: op.end } : {}) });
+    this.#last = r.last;
+  }
+
+  async #resync(since: number | null): Promise<void> {
+    if (this.#syncing) return;
+    this.#syncing = true;
+    let h: ChangeHistory;
+    try {
+      h = (await this.#connection.send({ op: 'changes', since })) as ChangeHistory;
+    } catch {
+      // The connection closed.
+      this.close();
+      return;
+    }
+    if (this.#closed) return;
+    if (since === null) this.#last = h.latest;
+    else {
+      this.#last = since;
+      if (since < h.base) {
+        this.#emit({ kind: 'gap', from: since + 1, to: h.base });
+        this.#last = h.base;
+      }
+    }
+    this.#syncing = false;
+    const pending = [...h.records, ...this.#buffer].sort((a, b) => a.first - b.first);
+    this.#buffer = [];
+    for (const r of pending) {
+      if (this.#syncing) this.#buffer.push(r);
+      else this.#apply(r);
+    }
+  }
+
+  #matches(key: Uint8Array, end: Uint8Array | undefined): boolean {
+    const { lower, lowerOpen, upper, upperOpen } = this.#range;
+    if (end === undefined) {
+      if (lower !== undefined) {
+        const c = compare(key, lower);
+        if (c < 0 || (c === 0 && lowerOpen)) return false;
+      }
+      if (upper !== undefined) {
+        const c = compare(key, upper);
+        if (c > 0 || (c === 0 && upperOpen)) return false;
+      }
+      return true;
+    }
+    // [key, end) overlaps the range.
+    if (upper !== undefined) {
+      const c = compare(key, upper);
+      if (c > 0 || (c === 0 && upperOpen)) return false;
+    }
+    if (lower !== undefined && compare(end, lower) <= 0) return false;
+    return true;
+  }
+
+  #emit(e: WatchEvent): void {
+    if (this.#closed) return;
+    if (this.#callback !== undefined) {
+      try {
+        this.#callback(e);
+      } catch (err) {
+        // The app's callback threw: report it, go on with the next change.
+        setTimeout(() => {
+          throw err;
+        });
+      }
+      return;
+    }
+    if (this.#queue.length >= WATCH_QUEUE_LIMIT) {
+      // Nobody reads: keep one gap for everything dropped, never more memory.
+      const first = this.#queue.find((q) => q.kind !== 'gap') as Change | undefined;
+      const head = this.#queue[0]!;
+      const from = head.kind === 'gap' ? head.from : (first?.seq ?? 0);
+      const to = e.kind === 'gap' ? e.to : e.seq;
+      this.#queue = [{ kind: 'gap', from, to }];
+      this.#wake?.();
+      return;
+    }
+    this.#queue.push(e);
+    this.#wake?.();
+  }
+
+  async next(): Promise<IteratorResult<WatchEvent, undefined>> {
+    for (;;) {
+      if (this.#closed) return { done: true, value: undefined };
+      const e = this.#queue.shift();
+      if (e !== undefined) return { done: false, value: e };
+      await new Promise<void>((r) => (this.#wake = r));
+      this.#wake = undefined;
+    }
+  }
+}
+
+function watchRange(o: WatchOptions): Range {
+  // bounds() makes both ends half-open: [lower, upper).
+  const { lower, upper } = bounds(o);
+  return { ...(lower ? { lower } : {}), lowerOpen: false, ...(upper ? { upper } : {}), upperOpen: true };
+}
+
 /**
- * A database opened in a worker, used from here with Promises. Calls run
- * in the order they are made. Values returned are copies owned by the
- * caller.
+ * A database shared by every tab through `connect()`, used with Promises.
+ * Calls of one connection run in the order they are made. Values returned
+ * are copies owned by the caller.
  */
 export class RemoteDatabase {
-  #channel: Channel;
-  #name: string;
+  #connection: Connection;
   #closed = false;
 
   /** @internal */
-  constructor(channel: Channel, name: string) {
-    this.#channel = channel;
-    this.#name = name;
+  constructor(connection: Connection) {
+    this.#connection = connection;
   }
 
   get name(): string {
-    return this.#name;
+    return this.#connection.name;
   }
 
-  #send(request: Request): Promise<unknown> {
+  /** Whether this realm's worker serves the database now (for every tab), rather than another tab's. */
+  get isLeader(): boolean {
+    return this.#connection.isLeader;
+  }
+
+  #send(request: Request, epoch?: number): Promise<unknown> {
     if (this.#closed) return Promise.reject(new SiltError('Closed', 'the database was closed'));
-    return this.#channel.send(request);
+    return this.#connection.send(request, epoch);
+  }
+
+  #snapshot(s: RemoteSnapshot | undefined): { snapshot: number; epoch?: number } {
+    if (s === undefined) return { snapshot: 0 };
+    if (!(s instanceof RemoteSnapshot) || !s.connectionIs(this.#connection))
+      throw new SiltError('InvalidArgument', 'snapshot must be a RemoteSnapshot of this connection');
+    if (s.id === 0) throw new SiltError('Released', 'this snapshot was released');
+    if (s.epoch !== this.#connection.epoch) throw leaderChanged('this snapshot');
+    return { snapshot: s.id, epoch: s.epoch };
   }
 
   put(key: Key, value: Uint8Array, options?: WriteOptions): Promise<void> {
@@ -180,7 +792,10 @@ export class RemoteDatabase {
 
   /** A copy of the value of `key`, or `undefined`. */
   get(key: Key, options?: RemoteReadOptions): Promise<Uint8Array | undefined> {
-    return call(async () => (await this.#send({ op: 'get', key: keyBytes(key), snapshot: snapshotId(options?.snapshot) })) as Uint8Array | undefined);
+    return call(async () => {
+      const { snapshot, epoch } = this.#snapshot(options?.snapshot);
+      return (await this.#send({ op: 'get', key: keyBytes(key), snapshot }, epoch)) as Uint8Array | undefined;
+    });
   }
 
   /** Copies of the values of `keys` (read at one point in time), in order. */
@@ -188,7 +803,8 @@ export class RemoteDatabase {
     return call(async () => {
       packKeys(keys); // checks every key here, with its index in the message
       const bytesKeys = keys.map((k) => keyBytes(k));
-      const { bytes, lens } = (await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot: snapshotId(options?.snapshot) })) as PackedValues;
+      const { snapshot, epoch } = this.#snapshot(options?.snapshot);
+      const { bytes, lens } = (await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues;
       const out: (Uint8Array | undefined)[] = [];
       let at = 0;
       for (const len of lens) {
@@ -203,12 +819,21 @@ export class RemoteDatabase {
   }
 
   snapshot(): Promise<RemoteSnapshot> {
-    return call(async () => new RemoteSnapshot(this.#channel, (await this.#send({ op: 'snapshot' })) as number));
+    return call(async () => {
+      const info = (await this.#send({ op: 'snapshot' })) as SnapshotInfo;
+      return new RemoteSnapshot(this.#connection, info, this.#connection.epoch);
+    });
+  }
+
+  /** The sequence number of the last write (for `watch({ since })`). */
+  latestSequence(): Promise<number> {
+    return call(async () => (await this.#send({ op: 'latestSequence' })) as number);
   }
 
   /**
    * An async iterator over the keys within `options`' bounds; entries come
-   * over in batches. Breaking out of `for await` releases it.
+   * over in batches. Breaking out of `for await` releases it. If the tab
+   * that leads goes meanwhile, the next step fails with `LeaderChanged`.
    */
   iterator(options: RemoteIteratorOptions = {}): AsyncIterableIterator<Entry> & AsyncDisposable {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
@@ -219,24 +844,38 @@ export class RemoteDatabase {
       const v = rest[flag];
       if (v !== undefined && typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${flag} must be a boolean, got ${show(v)}`);
     }
-    const request: Request = { op: 'iterator', options: rest, snapshot: snapshotId(snapshot) };
-    let id: Promise<number> | undefined;
+    const snap = this.#snapshot(snapshot);
+    const request: Request = { op: 'iterator', options: rest, snapshot: snap.snapshot };
+    let opened: Promise<{ id: number; epoch: number }> | undefined;
     let pending: EntryBatch | undefined;
     let at = 0;
     let done = false;
+    const open = (): Promise<{ id: number; epoch: number }> =>
+      (opened ??= (async () => {
+        const id = (await this.#send(request, snap.epoch)) as number;
+        return { id, epoch: this.#connection.epoch };
+      })());
     const release = async (): Promise<void> => {
       if (done) return;
       done = true;
-      if (id !== undefined) await this.#send({ op: 'releaseIterator', iterator: await id });
+      if (opened === undefined) return;
+      const { id, epoch } = await opened;
+      if (epoch === this.#connection.epoch) await this.#send({ op: 'releaseIterator', iterator: id }, epoch);
     };
     const it: AsyncIterableIterator<Entry> & AsyncDisposable = {
       next: async (): Promise<IteratorResult<Entry, undefined>> => {
         if ((pending === undefined || at >= pending.length) && !done) {
-          id ??= this.#send(request) as Promise<number>;
-          const batch = (await this.#send({ op: 'next', iterator: await id })) as { bytes: Uint8Array; offsets: Uint32Array } | undefined;
+          const { id, epoch } = await open();
+          let batch: { bytes: Uint8Array; offsets: Uint32Array } | undefined;
+          try {
+            batch = (await this.#send({ op: 'next', iterator: id }, epoch)) as typeof batch;
+          } catch (e) {
+            done = true;
+            throw e;
+          }
           at = 0;
           pending = batch === undefined ? undefined : new EntryBatch(batch.bytes, batch.offsets);
-          // The worker let go of an exhausted (or failed) iterator itself.
+          // The leader let go of an exhausted (or failed) iterator itself.
           if (batch === undefined) done = true;
         }
         if (pending === undefined || at >= pending.length) return { done: true, value: undefined };
@@ -255,13 +894,46 @@ export class RemoteDatabase {
     return it;
   }
 
+  /**
+   * Committed changes to keys in `options`' range, from every tab, in
+   * commit order: an async iterable (`for await (const e of db.watch())`),
+   * or, given `callback`, calls to it. Each change once, with its sequence
+   * number; a `Gap` where changes could not be had (see `Gap`). A watch that
+   * is not read holds at most `WATCH_QUEUE_LIMIT` events, then one `Gap`
+   * instead: it never slows writers or grows without bound.
+   */
+  watch(options: WatchOptions = {}, callback?: (event: WatchEvent) => void): Watch {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'watch options must be an object');
+    if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+    if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
+    const since = options.since;
+    if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
+      throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
+    }
+    const w = new Watcher(this.#connection, watchRange(options), since, callback);
+    this.#connection.watchers.add(w);
+    const watch: Watch = {
+      next: () => w.next(),
+      return: async () => {
+        w.close();
+        return { done: true, value: undefined };
+      },
+      close: () => w.close(),
+      [Symbol.asyncIterator]() {
+        return watch;
+      },
+      [Symbol.asyncDispose]: async () => w.close(),
+    };
+    return watch;
+  }
+
   flush(): Promise<void> {
     return call(async () => {
       await this.#send({ op: 'flush' });
     });
   }
 
-  /** Resolves when the worker's background work has caught up. */
+  /** Resolves when the leader's background work has caught up. */
   idle(): Promise<void> {
     return call(async () => {
       await this.#send({ op: 'idle' });
@@ -269,8 +941,8 @@ export class RemoteDatabase {
   }
 
   /** Statistics; `storage` is a fresh estimate, taken for this call. */
-  statistics(): Promise<Statistics> {
-    return call(async () => (await this.#send({ op: 'statistics' })) as Statistics);
+  statistics(): Promise<RemoteStatistics> {
+    return call(async () => (await this.#send({ op: 'statistics' })) as RemoteStatistics);
   }
 
   /**
@@ -282,17 +954,15 @@ export class RemoteDatabase {
   }
 
   /**
-   * Closes the database (its Web Lock is released) and stops the worker.
-   * Closing twice does nothing.
+   * Lets go of this handle. The connection closes with the realm's last
+   * handle: a follower leaves; a leader closes the database (its Web Lock
+   * is released, and another tab's connection leads). Closing twice does
+   * nothing.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      await this.#channel.send({ op: 'close' });
-    } finally {
-      this.#channel.kill(new SiltError('Closed', 'the database was closed'));
-    }
+    if (--this.#connection.refs === 0) await this.#connection.close();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -302,14 +972,19 @@ export class RemoteDatabase {
 
 /** Options of `connect`: those of `open`, and how to start the worker. */
 export interface ConnectOptions extends OpenOptions {
-  /** The worker to use (default: siltdb's own worker module). */
+  /** The worker to use if this connection comes to lead (default: siltdb's own worker module). */
   worker?: Worker;
 }
 
 /**
- * Opens the database `name` in a new worker and connects to it from this
- * thread (a page's main thread, typically). Fails like `open()`: with
- * `DatabaseLocked` if another tab has it open (unless `wait` is set).
+ * Connects to the database `name`, shared by every page, iframe and worker
+ * of the origin that connects to it: the first connection opens it in a
+ * worker it starts, and serves the others; when it goes, another takes
+ * over. Several `connect()`s in one realm share one connection (the first
+ * one's options apply; the engine options of the connection that leads
+ * apply to all). Fails with `DatabaseLocked` if a worker holds the database
+ * with `open()`, which does not share it (unless `wait` is set: then this
+ * waits until it is closed).
  */
 export async function connect(name: string, options: ConnectOptions = {}): Promise<RemoteDatabase> {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'options must be an object');
@@ -319,18 +994,34 @@ export async function connect(name: string, options: ConnectOptions = {}): Promi
   if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as Worker).postMessage !== 'function')) {
     throw new SiltError('InvalidArgument', 'worker must be a Worker');
   }
-  if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`);
-  const worker = given ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'siltdb' });
-  const channel = new Channel(worker);
-  const onAbort = () => channel.kill(new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`));
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    await channel.send({ op: 'open', name, options: openOptions });
-  } catch (e) {
-    channel.kill(e instanceof SiltError ? e : new SiltError('Internal', String(e)));
-    throw e;
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
+  checkName(name);
+  // Here, not in the worker: bad options fail this call, whoever leads.
+  checkOptions(openOptions);
+  const g = globalThis as { navigator?: { locks?: LockManagerLike }; BroadcastChannel?: unknown; Worker?: unknown };
+  if (!g.navigator?.locks || typeof g.BroadcastChannel !== 'function' || (typeof g.Worker !== 'function' && given === undefined)) {
+    throw new SiltError(
+      'NotSupported',
+      'connect() needs Web Locks, BroadcastChannel and Worker, which a browser page, iframe or worker has (on a server, connect in the browser)',
+    );
   }
-  return new RemoteDatabase(channel, name);
+  if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`);
+  let c = connections.get(name);
+  if (c === undefined) {
+    c = new Connection(name, openOptions, given, g.navigator.locks);
+    connections.set(name, c);
+    c.start().catch(() => {});
+  }
+  const connection = c;
+  connection.refs++;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      connection.ready.then(resolve, reject).finally(() => signal?.removeEventListener('abort', onAbort));
+    });
+  } catch (e) {
+    if (--connection.refs === 0) await connection.close().catch(() => {});
+    throw e;
+  }
+  return new RemoteDatabase(connection);
 }

@@ -268,6 +268,15 @@ export class Database implements Disposable {
     return this.#name;
   }
 
+  /**
+   * The sequence number of the last write (0 for a new database). Each
+   * update of a write takes the next number, in order; `connect()`'s change
+   * events (`watch`) carry them.
+   */
+  get latestSequence(): number {
+    return this.#call(() => this.#inner.latestSequence);
+  }
+
   /** Whether `close()` has run. */
   get closed(): boolean {
     return this.#inner.isClosed;

@@ -43,8 +43,12 @@ export const BINDING_ERROR_CODES = ['Released'] as const;
  *   instantiated (for example, a browser without SIMD128).
  * - `Internal`: the engine trapped (a bug), or the worker behind a
  *   connection died; the module should not be used any further.
+ * - `LeaderChanged`: a snapshot or iterator of a `connect()` connection
+ *   lived in the tab that led, and that tab went (closed, reloaded,
+ *   crashed); take a new one. Writes and plain reads are retried on the
+ *   new leader instead, and never fail this way.
  */
-export const PACKAGE_ERROR_CODES = ['DatabaseLocked', 'InitFailed', 'Internal'] as const;
+export const PACKAGE_ERROR_CODES = ['DatabaseLocked', 'InitFailed', 'Internal', 'LeaderChanged'] as const;
 
 /** Every code a `SiltError` can have. */
 export const SILT_ERROR_CODES: readonly SiltErrorCode[] = [...ENGINE_ERROR_CODES, ...BINDING_ERROR_CODES, ...PACKAGE_ERROR_CODES];

@@ -22,7 +22,21 @@ import { simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
 import { loadWasm } from './wasm.js';
 
 export { open, openMemory, removeDatabase, type OpenOptions } from './open.js';
-export { connect, RemoteDatabase, RemoteSnapshot, type ConnectOptions, type RemoteIteratorOptions, type RemoteReadOptions } from './client.js';
+export {
+  connect,
+  RemoteDatabase,
+  RemoteSnapshot,
+  WATCH_QUEUE_LIMIT,
+  type Change,
+  type ConnectOptions,
+  type Gap,
+  type RemoteIteratorOptions,
+  type RemoteReadOptions,
+  type RemoteStatistics,
+  type Watch,
+  type WatchEvent,
+  type WatchOptions,
+} from './client.js';
 export { Database, type MultiGetOptions, type ReadOptions, type WriteOptions, type Statistics, type VerifyReport } from './database.js';
 export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch } from './batch.js';

@@ -85,7 +85,8 @@ const ROOT_DIR = 'siltdb';
 /** The engine's directory inside the pool (a path prefix only). */
 const ENGINE_DIR = 'db';
 
-function checkName(name: unknown): string {
+/** @internal Checks a database name (connect() checks it before it starts anything). */
+export function checkName(name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new SiltError('InvalidArgument', `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${show(name)}`);
   }
@@ -147,8 +148,8 @@ interface Checked {
   timers: boolean;
 }
 
-/** Checks every option (types and ranges) without touching wasm. */
-function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
+/** @internal Checks every option (types and ranges) without touching wasm (connect() checks them on the page). */
+export function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
   if (options === null || typeof options !== 'object') {
     throw new SiltError('InvalidArgument', 'options must be an object');
   }
@@ -231,6 +232,11 @@ async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
  * or worker meanwhile fails with `DatabaseLocked`, or waits if `wait` is set.
  */
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
+  return openInBrowser(name, options, true, undefined);
+}
+
+/** `open` on this browser's OPFS and Web Locks; `held`: the lock is the caller's. */
+async function openInBrowser(name: string, options: OpenOptions, parkable: boolean, held: HeldLock | undefined): Promise<Database> {
   checkName(name);
   checkOptions(options);
   await loadWasm();
@@ -239,7 +245,16 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
   // Started now, never awaited: statistics() has the origin's usage and
   // quota once the browser answers (usually before open returns).
   refreshStorageEstimate().catch(() => {});
-  return openOn({ root, locks: storage.locks }, name, options, true);
+  return openOn({ root, locks: storage.locks }, name, options, parkable, held);
+}
+
+/**
+ * @internal `open` for the worker of a `connect()` connection, whose page
+ * already holds the database's Web Lock (client.ts): the lock is neither
+ * taken nor released here, and a close does not park.
+ */
+export function openHeld(name: string, options: OpenOptions = {}): Promise<Database> {
+  return openInBrowser(name, options, false, { release() {} });
 }
 
 /**
@@ -247,14 +262,14 @@ export async function open(name: string, options: OpenOptions = {}): Promise<Dat
  * `parkable`, a close keeps the files open and the lock held for a moment
  * for a reopen in this realm (parking.ts).
  */
-export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}, parkable = false): Promise<Database> {
+export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}, parkable = false, held?: HeldLock): Promise<Database> {
   checkName(name);
   const { engine, o } = checkOptions(options);
   await loadWasm();
   const wasm = toWasm(engine);
   const reserve = o.poolReserve ?? 16;
   const parked = parkable ? takeParked(name, reserve) : undefined;
-  const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  const lock: HeldLock = held ?? parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
   let keeper: PoolKeeper | undefined = parked?.keeper;
   try {
     if (keeper === undefined) {

@@ -1,7 +1,18 @@
 /**
- * Messages between `connect()` on a page and the worker it starts
- * (worker.ts). Keys and values travel as copies; buffers the worker
- * creates for the page are transferred, not copied again.
+ * Messages of `connect()`: between a connection and the worker that leads
+ * (worker.ts, leader.ts), and between the connections of one database in
+ * every tab, iframe and worker of the origin (client.ts). docs/tabs.md
+ * describes the protocol as a whole.
+ *
+ * Channels (BroadcastChannel names; `<name>` is the database's):
+ * - `siltdb:<name>:roster`: who leads. `who` asks, `leader` answers and
+ *   announces a new leader; `hello` asks the leader to attach a follower.
+ * - `siltdb:<name>:c:<client>`: one follower's requests and their responses
+ *   (only the follower and the leader open it, so nobody else receives them).
+ * - `siltdb:<name>:changes`: every committed write's change record.
+ * Web Locks: `siltdb:<name>` (the database, held by the leader's realm) and
+ * `siltdb:<name>:client:<client>` (held by each connection while it lives,
+ * so the leader learns when a follower is gone).
  */
 
 import type { Key } from './bytes.js';
@@ -18,7 +29,6 @@ export type IteratorRequestOptions = {
 };
 
 export type Request =
-  | { op: 'open'; name: string; options: Omit<OpenOptions, 'signal'> }
   | { op: 'put'; key: Key; value: Uint8Array; sync?: boolean }
   | { op: 'delete'; key: Key; sync?: boolean }
   | { op: 'deleteRange'; start: Key; end: Key; sync?: boolean }
@@ -35,11 +45,70 @@ export type Request =
   | { op: 'idle' }
   | { op: 'statistics' }
   | { op: 'verify' }
-  | { op: 'close' };
+  | { op: 'latestSequence' }
+  /** Change records after `since` (null: none, only where history starts now). */
+  | { op: 'changes'; since: number | null }
+  /** The follower leaves: its snapshots, iterators and write record go. */
+  | { op: 'bye' };
 
-export type Envelope = { id: number; request: Request };
+/**
+ * A request of connection `client`, numbered by it (`id` grows by one per
+ * request). A write's id is recorded with the write, so the same write sent
+ * again after a failover is recognised and not applied twice.
+ */
+export type Envelope = { id: number; client: string; request: Request };
 
-export type Response = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { code: string; message: string } };
+/** The answer to request `id`, from leader `from`. */
+export type Response =
+  | { id: number; from: string; ok: true; value: unknown }
+  | { id: number; from: string; ok: false; error: { code: string; message: string } };
 
 /** `multiGet` over the wire: every value back to back, and their lengths (-1 = none). */
 export type PackedValues = { bytes: Uint8Array; lens: Int32Array };
+
+/** A snapshot as the leader reports it: its id there, and its sequence number. */
+export type SnapshotInfo = { id: number; seq: number };
+
+/** One update of a committed write, as change events carry it. */
+export type ChangeOp = { seq: number; kind: 'put' | 'delete' | 'deleteRange'; key: Uint8Array; end?: Uint8Array };
+
+/**
+ * One committed write: it took sequence numbers `first..last` (its updates,
+ * and the connection's write record, which is not reported in `ops`).
+ */
+export type ChangeRecord = { first: number; last: number; ops: ChangeOp[] };
+
+/**
+ * What the leader keeps of recent writes: every record after `base` (the
+ * sequence number before the oldest kept), and the latest sequence number.
+ */
+export type ChangeHistory = { base: number; latest: number; records: ChangeRecord[] };
+
+/** Messages on the roster channel. */
+export type RosterMessage =
+  | { t: 'who' }
+  /** `leader` leads; `ready` once it has the database open (then `seq` is its latest sequence). */
+  | { t: 'leader'; leader: string; ready: boolean; seq?: number }
+  | { t: 'hello'; client: string; leader: string };
+
+/** The leader's answer to `hello`, on the follower's own channel. */
+export type Welcome = { t: 'welcome'; leader: string; seq: number };
+
+/** From a connection to the worker it started, besides envelopes. */
+export type WorkerControl =
+  | { t: 'open'; name: string; options: Omit<OpenOptions, 'signal' | 'wait'>; leader: string }
+  | { t: 'attach'; client: string }
+  | { t: 'close' };
+
+/** From the worker to its connection, besides responses. */
+export type WorkerReport = { t: 'opened'; seq: number } | { t: 'openFailed'; error: { code: string; message: string } } | { t: 'closed' };
+
+/** The channel names and lock names of database `name`. */
+export function names(name: string) {
+  return {
+    roster: `siltdb:${name}:roster`,
+    changes: `siltdb:${name}:changes`,
+    client: (client: string) => `siltdb:${name}:c:${client}`,
+    clientLock: (client: string) => `siltdb:${name}:client:${client}`,
+  };
+}

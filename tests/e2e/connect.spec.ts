@@ -1,7 +1,7 @@
 // connect() from a page's main thread: the Promise API over siltdb's own
 // worker, and one writer per database across tabs.
 import { expect, test, type Page } from '@playwright/test';
-import { openHarness } from './harness.js';
+import { newWorker, openHarness, run } from './harness.js';
 
 type Lib = typeof import('../../js/src/index.js');
 declare global {
@@ -91,31 +91,30 @@ test('the Promise API: writes, copies back, multiGet, scans, snapshots, statisti
   expect(after).toBe('Closed');
 });
 
-test('two tabs: the second gets DatabaseLocked at once, or waits for the first to close', async ({ context }) => {
+test('a database open() holds in a worker: connect() gets DatabaseLocked, or waits for it to close', async ({ context }) => {
   const a = await context.newPage();
   const b = await context.newPage();
   await loadLib(a);
   await loadLib(b);
-  await a.evaluate(async () => {
-    window.db = await window.lib.connect('shared');
-    await window.db.put('from', new TextEncoder().encode('tab A'));
-  });
+  const worker = await newWorker(a);
+  expect(await run(a, worker, 'holdOpen', { name: 'exclusive', value: 'tab A' })).toBe('held');
 
   const locked = await b.evaluate(async () => {
     const t0 = performance.now();
     try {
-      await window.lib.connect('shared');
+      await window.lib.connect('exclusive');
       return { code: 'opened', ms: performance.now() - t0 };
     } catch (e) {
       return { code: (e as { code: string }).code, message: (e as Error).message, ms: performance.now() - t0 };
     }
   });
   expect(locked.code).toBe('DatabaseLocked');
+  expect(locked.message).toContain('open() in a worker');
   expect(locked.ms).toBeLessThan(3_000);
 
-  // B waits; A's data is there once A has closed.
+  // B waits; A's data is there once A's worker has closed it.
   await b.evaluate(() => {
-    (window as unknown as { waiting: Promise<string> }).waiting = window.lib.connect('shared', { wait: true }).then(async (db) => {
+    (window as unknown as { waiting: Promise<string> }).waiting = window.lib.connect('exclusive', { wait: true }).then(async (db) => {
       const v = await db.get('from');
       await db.close();
       return new TextDecoder().decode(v!);
@@ -127,16 +126,14 @@ test('two tabs: the second gets DatabaseLocked at once, or waits for the first t
       Promise.race([(window as unknown as { waiting: Promise<string> }).waiting, new Promise((r) => setTimeout(() => r('still waiting'), 50))]),
     ),
   ).toBe('still waiting');
-  await a.evaluate(() => window.db!.close());
+  expect(await run(a, worker, 'closeHeld', {})).toBe('closed');
   expect(await b.evaluate(() => (window as unknown as { waiting: Promise<string> }).waiting)).toBe('tab A');
 
   // An aborted wait gives DatabaseLocked too.
-  await a.evaluate(async () => {
-    window.db = await window.lib.connect('shared');
-  });
+  expect(await run(a, worker, 'holdOpen', { name: 'exclusive', value: 'tab A' })).toBe('held');
   const aborted = await b.evaluate(async () => {
     const ctl = new AbortController();
-    const p = window.lib.connect('shared', { wait: true, signal: ctl.signal });
+    const p = window.lib.connect('exclusive', { wait: true, signal: ctl.signal });
     setTimeout(() => ctl.abort(), 100);
     try {
       await p;
@@ -146,5 +143,11 @@ test('two tabs: the second gets DatabaseLocked at once, or waits for the first t
     }
   });
   expect(aborted).toBe('DatabaseLocked');
-  await a.evaluate(() => window.db!.close());
+  // And while a tab's connect() leads, open() in a worker gets DatabaseLocked at once.
+  expect(await run(a, worker, 'closeHeld', {})).toBe('closed');
+  await b.evaluate(async () => {
+    window.db = await window.lib.connect('exclusive');
+  });
+  expect(await run(a, await newWorker(a), 'tryOpen', { name: 'exclusive' })).toBe('DatabaseLocked');
+  await b.evaluate(() => window.db!.close());
 });

@@ -1,5 +1,5 @@
 // Driving tests/pages/harness.html: workers that run named scenarios.
-import type { Page } from '@playwright/test';
+import { test, type Page } from '@playwright/test';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 
@@ -35,4 +35,24 @@ export async function run<T>(page: Page, worker: number, scenario: string, args:
 /** Runs a scenario in a fresh worker. */
 export async function runFresh<T>(page: Page, scenario: string, args: unknown): Promise<T> {
   return run<T>(page, await newWorker(page), scenario, args);
+}
+
+/** The seed of this run: SILT_SEED, or a new one (printed, so a failure can be replayed). */
+export function seedFor(what: string): number {
+  const seed = process.env.SILT_SEED ? Number(process.env.SILT_SEED) : Math.floor(Math.random() * 2 ** 32);
+  console.log(`${what}: seed ${seed} (replay with SILT_SEED=${seed})`);
+  test.info().annotations.push({ type: 'seed', description: String(seed) });
+  return seed;
+}
+
+/** mulberry32: a test's random numbers, from its run's seed. */
+export function schedule(seed: number): () => number {
+  let a = (seed ^ 0x5bd1e995) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium.js';
-import { openHarness } from './harness.js';
+import { openHarness, schedule, seedFor } from './harness.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
 const KILLS = SOAK ? Number(process.env.SILT_KILLS ?? 300) : 25;
@@ -36,26 +36,6 @@ declare global {
   interface Window {
     reliability: Reliability;
   }
-}
-
-/** The seed of this run: SILT_SEED, or a new one (printed, so a failure can be replayed). */
-function seedFor(what: string): number {
-  const seed = process.env.SILT_SEED ? Number(process.env.SILT_SEED) : Math.floor(Math.random() * 2 ** 32);
-  console.log(`${what}: seed ${seed} (replay with SILT_SEED=${seed})`);
-  test.info().annotations.push({ type: 'seed', description: String(seed) });
-  return seed;
-}
-
-/** mulberry32: the kill schedule's random numbers, from the run's seed. */
-function schedule(seed: number): () => number {
-  let a = (seed ^ 0x5bd1e995) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -241,6 +241,19 @@ const scenarios = {
     return (await navigator.locks.query()).held.some((l) => l.name === `siltdb:${name}`);
   },
 
+  /** Opens `name` with open() and keeps it open (exclusive) until `closeHeld`; writes `value` under 'from'. */
+  async holdOpen({ name, value }) {
+    held = await open(name);
+    held.put('from', new TextEncoder().encode(value));
+    return 'held';
+  },
+
+  async closeHeld() {
+    held?.close();
+    held = undefined;
+    return 'closed';
+  },
+
   /** Tries to open; reports the error code, or 'opened'. */
   async tryOpen({ name, wait, read }) {
     try {
@@ -253,6 +266,9 @@ const scenarios = {
     }
   },
 };
+
+/** The database `holdOpen` keeps open. */
+let held;
 
 // Iterators (iterator-scenarios.js) and the boundary counters (boundary-scenarios.js).
 Object.assign(scenarios, iteratorScenarios, boundaryScenarios);

@@ -18,10 +18,16 @@ use crate::format::key::{SequenceNumber, ValueType};
 
 pub(crate) const HEADER_LEN: usize = 12;
 
+/// The most bytes (key and value) a bookkeeping put may take.
+pub const BOOKKEEPING_MAX: usize = 1024;
+
 /// A sequence of updates applied atomically by `Db::write`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
+    /// Puts added with [`WriteBatch::put_bookkeeping`] (not in `rep`: a
+    /// property of this write, not of the record the WAL keeps).
+    bookkeeping_puts: u32,
 }
 
 impl Default for WriteBatch {
@@ -52,12 +58,30 @@ impl BatchOp<'_> {
 
 impl WriteBatch {
     pub fn new() -> Self {
-        WriteBatch { rep: vec![0; HEADER_LEN] }
+        WriteBatch { rep: vec![0; HEADER_LEN], bookkeeping_puts: 0 }
     }
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
         self.push(ValueType::Put, key, Some(value))
+    }
+
+    /// Sets `key` to `value` as the embedder's bookkeeping, stored as a plain
+    /// put: siltdb records the id of each request it applies this way, in
+    /// the request's own batch. Unlike other puts, a bookkeeping put of at
+    /// most [`BOOKKEEPING_MAX`] bytes does not stop a batch of deletes from
+    /// counting as one that frees space, which a full database still takes
+    /// (see `Db::write`); a larger one is an ordinary put.
+    pub fn put_bookkeeping(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
+        if key.len() + value.len() <= BOOKKEEPING_MAX {
+            self.bookkeeping_puts += 1;
+        }
+        self.put(key, value)
+    }
+
+    /// Puts added by [`WriteBatch::put_bookkeeping`].
+    pub fn bookkeeping_puts(&self) -> u32 {
+        self.bookkeeping_puts
     }
 
     /// Removes `key`.
@@ -102,6 +126,7 @@ impl WriteBatch {
 
     /// Removes every update.
     pub fn clear(&mut self) {
+        self.bookkeeping_puts = 0;
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
     }
@@ -123,7 +148,7 @@ impl WriteBatch {
         if rec.len() < HEADER_LEN {
             return Err(Error::corruption(file, offset, "write batch shorter than its header"));
         }
-        let batch = WriteBatch { rep: rec };
+        let batch = WriteBatch { rep: rec, bookkeeping_puts: 0 };
         let mut n = 0u32;
         for op in batch.iter() {
             op.map_err(|reason| Error::corruption(file, offset, reason))?;

@@ -39,7 +39,7 @@ mod stats;
 mod version;
 mod wal;
 
-pub use batch::{BatchOp, WriteBatch};
+pub use batch::{BatchOp, WriteBatch, BOOKKEEPING_MAX};
 pub use db::{
     repair, Clock, Db, DbIterator, DbProperties, Failure, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
     Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,

@@ -7,6 +7,8 @@
 //! op   := 0x01 klen:u32 vlen:u32 key value     put
 //!       | 0x00 klen:u32 key                    delete
 //!       | 0x03 slen:u32 elen:u32 start end     delete_range [start, end)
+//!       | 0x81 klen:u32 vlen:u32 key value     bookkeeping put (`WriteBatch::put_bookkeeping`:
+//!                                              a connect() leader's write record)
 //! ```
 //! (The keys of a `multiGet` travel through the exchange buffer, see
 //! `exchange.rs`.)
@@ -18,6 +20,7 @@ use crate::error::BindingError;
 const DELETE: u8 = 0x00;
 const PUT: u8 = 0x01;
 const DELETE_RANGE: u8 = 0x03;
+const BOOKKEEPING_PUT: u8 = 0x81;
 
 /// Decodes a write batch encoded by `siltdb`. Keys and values are checked
 /// by the engine when the batch is written.
@@ -37,12 +40,16 @@ pub(crate) fn decode_batch(mut buf: &[u8]) -> Result<WriteBatch, BindingError> {
     }
     while let Some(tag) = take(&mut buf, 1) {
         match tag[0] {
-            PUT => {
+            tag @ (PUT | BOOKKEEPING_PUT) => {
                 let klen = u32_of(&mut buf).ok_or_else(|| bad("truncated key length"))?;
                 let vlen = u32_of(&mut buf).ok_or_else(|| bad("truncated value length"))?;
                 let key = take(&mut buf, klen).ok_or_else(|| bad("truncated key"))?;
                 let value = take(&mut buf, vlen).ok_or_else(|| bad("truncated value"))?;
-                batch.put(key, value);
+                if tag == PUT {
+                    batch.put(key, value);
+                } else {
+                    batch.put_bookkeeping(key, value);
+                }
             }
             DELETE => {
                 let klen = u32_of(&mut buf).ok_or_else(|| bad("truncated key length"))?;

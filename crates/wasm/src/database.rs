@@ -197,7 +197,16 @@ impl Database {
     /// batch of deletes only may use the space reserve.
     pub fn write(&self, ops: &[u8], sync: bool) -> JsResult<()> {
         let batch = decode_batch(ops)?;
-        let frees = batch.iter().all(|op| matches!(op, Ok(BatchOp::Delete { .. } | BatchOp::RangeDelete { .. })));
+        // Deletes only, and bookkeeping puts (the engine's rule, Db::write).
+        let mut puts = 0;
+        let frees = batch.iter().all(|op| match op {
+            Ok(BatchOp::Delete { .. } | BatchOp::RangeDelete { .. }) => true,
+            Ok(BatchOp::Put { .. }) => {
+                puts += 1;
+                puts <= batch.bookkeeping_puts()
+            }
+            _ => false,
+        });
         let write = |db: &Db| db.write(&Self::write_options(sync), batch);
         Ok(if frees { self.engine_freeing(WRITE_RESERVE, write) } else { self.engine(WRITE_RESERVE, write) }?)
     }
@@ -395,6 +404,14 @@ impl Database {
     #[wasm_bindgen(getter, js_name = isClosed)]
     pub fn is_closed(&self) -> bool {
         self.db.borrow().is_none()
+    }
+
+    /// The sequence number of the last applied write (0 for a new
+    /// database; each update of a write takes one). Exact as a JavaScript
+    /// number below 2^53. `Closed` once closed.
+    #[wasm_bindgen(getter, js_name = latestSequence)]
+    pub fn latest_sequence(&self) -> JsResult<f64> {
+        Ok(self.engine(0, |db| Ok::<_, Error>(db.latest_sequence() as f64))?)
     }
 }
 

@@ -221,12 +221,17 @@ impl Db {
     /// of it is there or none; readers never see part of it.
     pub fn write(&self, opts: &WriteOptions, mut batch: WriteBatch) -> Result<()> {
         self.check_open()?;
-        // Deletes only: the batch frees space (see make_room_for_write).
+        // Deletes only (and bookkeeping puts): the batch frees space (see
+        // make_room_for_write).
         let mut frees_space = true;
+        let mut puts = 0u32;
         for op in batch.iter() {
             match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
                 BatchOp::Put { key, value } => {
-                    frees_space = false;
+                    puts += 1;
+                    if puts > batch.bookkeeping_puts() {
+                        frees_space = false;
+                    }
                     check_key(key)?;
                     check_value(value)?;
                 }

@@ -1,0 +1,520 @@
+/**
+ * The leader: the worker of one `connect()` connection, whose page holds
+ * the database's Web Lock, serves every connection of the origin to that
+ * database: its own page through the worker's port, and each follower (a
+ * connection in another tab, iframe or worker) through a BroadcastChannel
+ * of its own (protocol.ts). Requests run one at a time, in arrival order.
+ *
+ * Writes are applied exactly once across failovers: each carries its
+ * connection's request id, and the leader writes that id into the same
+ * atomic batch, under a reserved key of the connection
+ * (`RESERVED` + `client/<id>`). A write sent again to a new leader after the
+ * old one went (its answer lost) finds its id recorded and is acknowledged
+ * without being applied again. A record goes when its connection closes or
+ * dies (its client lock is then free).
+ *
+ * Every committed write is published as a change record on the changes
+ * channel and kept in a bounded history for `watch({ since })`.
+ */
+
+import { WriteBatch, type BatchOp } from './batch.js';
+import { countCopied } from './counters.js';
+import type { Database } from './database.js';
+import { SiltError } from './errors.js';
+import type { EntryBatch, Iterator } from './iterator.js';
+import type { LockManagerLike } from './lock.js';
+import {
+  names,
+  type ChangeHistory,
+  type ChangeOp,
+  type ChangeRecord,
+  type Envelope,
+  type PackedValues,
+  type Request,
+  type Response,
+  type SnapshotInfo,
+} from './protocol.js';
+import type { Snapshot } from './snapshot.js';
+import { refreshStorageEstimate } from './storage.js';
+
+const utf8 = new TextEncoder();
+
+/**
+ * Keys from these bytes on (eight 0xff bytes, then `siltdb/`) are the
+ * package's own in a database shared through `connect()`: its write
+ * records. `connect()` refuses to read or write them and hides them from
+ * iterators; a range delete over them leaves them be.
+ */
+export const RESERVED = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...utf8.encode('siltdb/')]);
+/** The first key after every reserved key. */
+const RESERVED_END = RESERVED.slice();
+RESERVED_END[RESERVED_END.length - 1]! += 1;
+const RECORDS = Uint8Array.from([...RESERVED, ...utf8.encode('client/')]);
+
+export function isReserved(key: Uint8Array): boolean {
+  if (key.length < RESERVED.length || key[0] !== 0xff) return false;
+  for (let i = 0; i < RESERVED.length; i++) if (key[i] !== RESERVED[i]) return false;
+  return true;
+}
+
+function compare(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function recordKey(client: string): Uint8Array {
+  const id = utf8.encode(client);
+  const k = new Uint8Array(RECORDS.length + id.length);
+  k.set(RECORDS);
+  k.set(id, RECORDS.length);
+  return k;
+}
+
+/** A write record's value: the request id and the time it was written (ms), as float64s. */
+function recordValue(id: number): Uint8Array {
+  const v = new Float64Array([id, Date.now()]);
+  return new Uint8Array(v.buffer);
+}
+
+function recordId(value: Uint8Array): number {
+  if (value.length < 8) return 0;
+  return new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(0, true);
+}
+
+function reserved(what: string): SiltError {
+  return new SiltError('InvalidArgument', `${what} is reserved: keys starting with eight 0xff bytes and "siltdb/" hold connect()'s write records`);
+}
+
+/** How much change history the leader keeps for `watch({ since })`. */
+export const HISTORY_RECORDS = 10_000;
+export const HISTORY_BYTES = 4 << 20;
+
+interface Client {
+  id: string;
+  snapshots: Map<number, Snapshot>;
+  iterators: Map<number, Iterator>;
+  post(r: Response, transfer: Transferable[]): void;
+  channel: BroadcastChannel | undefined;
+}
+
+/** Counters of the leader, for tests and statistics. */
+export interface LeaderCounters {
+  /** Writes acknowledged without being applied: sent again after a failover, already recorded. */
+  duplicateWrites: number;
+  /** Followers attached, ever. */
+  attached: number;
+  /** Connections whose state went because they closed or died. */
+  dropped: number;
+}
+
+export class Leader {
+  #db: Database;
+  #id: string;
+  #names: ReturnType<typeof names>;
+  #locks: LockManagerLike | undefined;
+  #clients = new Map<string, Client>();
+  #applied = new Map<string, number>();
+  #history: ChangeRecord[] = [];
+  #historyBytes = 0;
+  #base: number;
+  #changes: BroadcastChannel | undefined;
+  #queue: Promise<void> = Promise.resolve();
+  #nextId = 1;
+  #closed = false;
+  readonly counters: LeaderCounters = { duplicateWrites: 0, attached: 0, dropped: 0 };
+
+  constructor(db: Database, name: string, id: string, locks: LockManagerLike | undefined) {
+    this.#db = db;
+    this.#id = id;
+    this.#names = names(name);
+    this.#locks = locks;
+    this.#base = db.latestSequence;
+    this.#changes = typeof BroadcastChannel === 'function' ? new BroadcastChannel(this.#names.changes) : undefined;
+  }
+
+  /** The sequence number of the last write. */
+  get latest(): number {
+    return this.#db.latestSequence;
+  }
+
+  /**
+   * Drops the write records of connections that are gone (their client
+   * lock is free), and watches the others'.
+   */
+  async sweep(): Promise<void> {
+    const gone: Uint8Array[] = [];
+    const alive: string[] = [];
+    const it = this.#db.iterator({ gte: RECORDS, lt: RESERVED_END });
+    try {
+      for (const [k] of it) {
+        const client = new TextDecoder().decode(k.subarray(RECORDS.length));
+        if (this.#locks === undefined) continue;
+        const free = await new Promise<boolean>((resolve) => {
+          this.#locks!.request(this.#names.clientLock(client), { ifAvailable: true }, (lock) => {
+            resolve(lock !== null);
+            return undefined;
+          }).catch(() => resolve(false));
+        });
+        if (free) gone.push(k.slice());
+        else alive.push(client);
+      }
+    } finally {
+      it.release();
+    }
+    if (gone.length > 0) {
+      const b = new WriteBatch();
+      for (const k of gone) b.delete(k);
+      this.#commit(b, []);
+    }
+    for (const client of alive) this.#watchLiveness(client);
+  }
+
+  /** Serves this worker's own page as connection `id`. */
+  addLocal(id: string, post: (r: Response, transfer: Transferable[]) => void): void {
+    this.#clients.set(id, { id, snapshots: new Map(), iterators: new Map(), post, channel: undefined });
+  }
+
+  /**
+   * Attaches follower `client` (it said hello): opens its channel, serves
+   * it, and welcomes it. A follower that attaches again keeps its state.
+   */
+  attach(client: string): void {
+    if (this.#closed || typeof BroadcastChannel !== 'function') return;
+    let c = this.#clients.get(client);
+    if (c === undefined) {
+      const channel = new BroadcastChannel(this.#names.client(client));
+      const state: Client = {
+        id: client,
+        snapshots: new Map(),
+        iterators: new Map(),
+        // No transfer list on a BroadcastChannel: buffers are cloned.
+        post: (r) => channel.postMessage(r),
+        channel,
+      };
+      c = state;
+      channel.addEventListener('message', (ev: MessageEvent<Envelope>) => {
+        const m = ev.data;
+        if (typeof m?.id === 'number' && m.request !== undefined) this.enqueue(state, m);
+      });
+      this.#clients.set(client, c);
+      this.counters.attached++;
+      this.#watchLiveness(client);
+    }
+    c.channel?.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest });
+  }
+
+  /** When `client`'s lock comes free, it is gone: drop what it held. */
+  #watchLiveness(client: string): void {
+    this.#locks
+      ?.request(this.#names.clientLock(client), {}, () => {
+        if (!this.#closed) this.#enqueueTask(() => this.#drop(client, true));
+        return undefined;
+      })
+      .catch(() => {});
+  }
+
+  /** Forgets connection `client`: its snapshots, iterators, channel and (with `record`) its write record. */
+  #drop(client: string, record: boolean): void {
+    const c = this.#clients.get(client);
+    if (c !== undefined) {
+      for (const s of c.snapshots.values()) s.release();
+      for (const it of c.iterators.values()) it.release();
+      c.channel?.close();
+      this.#clients.delete(client);
+      this.counters.dropped++;
+    }
+    this.#applied.delete(client);
+    if (record && !this.#db.closed) {
+      const b = new WriteBatch().delete(recordKey(client));
+      this.#commit(b, []);
+    }
+  }
+
+  #enqueueTask(task: () => void | Promise<void>): void {
+    this.#queue = this.#queue.then(async () => {
+      try {
+        await task();
+      } catch {
+        // A background task (dropping a gone connection) that fails leaves
+        // the record for the next leader's sweep.
+      }
+    });
+  }
+
+  /** Queues one request of `client`; its response goes back to it. */
+  enqueue(client: Client | string, envelope: Envelope): void {
+    const c = typeof client === 'string' ? this.#clients.get(client) : client;
+    if (c === undefined) return;
+    this.#queue = this.#queue.then(async () => {
+      let response: Response;
+      let transfer: Transferable[] = [];
+      try {
+        if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+        const [value, t] = await this.#handle(c, envelope.id, envelope.request);
+        response = { id: envelope.id, from: this.#id, ok: true, value };
+        transfer = t;
+      } catch (e) {
+        const err = e instanceof SiltError ? e : new SiltError('Internal', e instanceof Error ? e.message : String(e));
+        response = { id: envelope.id, from: this.#id, ok: false, error: { code: err.code, message: err.message } };
+      }
+      try {
+        c.post(response, transfer);
+      } catch {
+        // The follower's channel was closed meanwhile.
+      }
+    });
+  }
+
+  /** Stops serving: every connection's state goes (the database is closed next). */
+  async close(): Promise<void> {
+    await this.#queue;
+    this.#closed = true;
+    for (const c of this.#clients.values()) {
+      for (const s of c.snapshots.values()) s.release();
+      for (const it of c.iterators.values()) it.release();
+      c.channel?.close();
+    }
+    this.#clients.clear();
+    this.#changes?.close();
+  }
+
+  #appliedOf(client: string): number {
+    let id = this.#applied.get(client);
+    if (id === undefined) {
+      const v = this.#db.getCopy(recordKey(client));
+      id = v === undefined ? 0 : recordId(v);
+      this.#applied.set(client, id);
+    }
+    return id;
+  }
+
+  /**
+   * Applies the updates `ops` of request `id` of `client`, with its record,
+   * unless that request was applied already.
+   */
+  #write(client: string, id: number, ops: BatchOp[], sync: boolean | undefined): void {
+    if (id <= this.#appliedOf(client)) {
+      this.counters.duplicateWrites++;
+      return;
+    }
+    const b = new WriteBatch();
+    const visible: ChangeOp[] = [];
+    let at = 0;
+    for (const op of ops) {
+      if (op.kind === 'put') {
+        if (isReserved(op.key)) throw reserved('the key');
+        b.put(op.key, op.value);
+        visible.push({ seq: at++, kind: 'put', key: op.key.slice() });
+      } else if (op.kind === 'delete') {
+        if (isReserved(op.key)) throw reserved('the key');
+        b.delete(op.key);
+        visible.push({ seq: at++, kind: 'delete', key: op.key.slice() });
+      } else {
+        // Around the reserved keys: [start, RESERVED) and [RESERVED_END, end).
+        const pieces: [Uint8Array, Uint8Array][] = [];
+        if (compare(op.key, RESERVED) < 0) pieces.push([op.key, compare(op.end, RESERVED) < 0 ? op.end : RESERVED]);
+        if (compare(op.end, RESERVED_END) > 0) pieces.push([compare(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end]);
+        for (const [s, e] of pieces) {
+          if (compare(s, e) >= 0) continue;
+          b.deleteRange(s, e);
+          visible.push({ seq: at++, kind: 'deleteRange', key: s.slice(), end: e.slice() });
+        }
+      }
+    }
+    WriteBatch.putBookkeeping(b, recordKey(client), recordValue(id));
+    const options = sync === undefined ? {} : { sync };
+    this.#commit(b, visible, options);
+    this.#applied.set(client, id);
+  }
+
+  /** Writes `b` and publishes it; `ops`' seq fields are positions in `b`. */
+  #commit(b: WriteBatch, ops: ChangeOp[], options: { sync?: boolean } = {}): void {
+    const first = this.#db.latestSequence + 1;
+    this.#db.write(b, options);
+    const last = this.#db.latestSequence;
+    for (const op of ops) op.seq += first;
+    this.#publish({ first, last, ops });
+  }
+
+  #publish(record: ChangeRecord): void {
+    this.#history.push(record);
+    let bytes = 0;
+    for (const op of record.ops) bytes += op.key.length + (op.end?.length ?? 0) + 16;
+    this.#historyBytes += bytes;
+    while (this.#history.length > HISTORY_RECORDS || (this.#historyBytes > HISTORY_BYTES && this.#history.length > 1)) {
+      const old = this.#history.shift()!;
+      for (const op of old.ops) this.#historyBytes -= op.key.length + (op.end?.length ?? 0) + 16;
+      this.#base = old.last;
+    }
+    try {
+      this.#changes?.postMessage(record);
+    } catch {
+      // Closed: the leader is stopping.
+    }
+  }
+
+  #history_(since: number | null): ChangeHistory {
+    const latest = this.latest;
+    if (since === null) return { base: latest, latest, records: [] };
+    return { base: this.#base, latest, records: this.#history.filter((r) => r.last > since) };
+  }
+
+  #snapshotOf(c: Client, id: number): { snapshot?: Snapshot } {
+    if (id === 0) return {};
+    const s = c.snapshots.get(id);
+    if (s === undefined) throw new SiltError('Released', 'this snapshot was released');
+    return { snapshot: s };
+  }
+
+  /** Runs one request; returns its value and the buffers to transfer. */
+  async #handle(c: Client, id: number, r: Request): Promise<[unknown, Transferable[]]> {
+    const db = this.#db;
+    switch (r.op) {
+      case 'put':
+        this.#write(c.id, id, [{ kind: 'put', key: keyOf(r.key), value: r.value }], r.sync);
+        return [undefined, []];
+      case 'delete':
+        this.#write(c.id, id, [{ kind: 'delete', key: keyOf(r.key) }], r.sync);
+        return [undefined, []];
+      case 'deleteRange':
+        this.#write(c.id, id, [{ kind: 'deleteRange', key: keyOf(r.start), end: keyOf(r.end) }], r.sync);
+        return [undefined, []];
+      case 'write':
+        this.#write(c.id, id, WriteBatch.decode(r.batch), r.sync);
+        return [undefined, []];
+      case 'compactRange':
+        await db.compactRange(r.begin, r.end);
+        return [undefined, []];
+      case 'get': {
+        const key = keyOf(r.key);
+        if (isReserved(key)) throw reserved('the key');
+        // A copy in a buffer of its own, to transfer (getCopy's copies may
+        // share a chunk with others, copies.ts).
+        using v = db.get(key, this.#snapshotOf(c, r.snapshot));
+        if (v === undefined) return [undefined, []];
+        const copy = v.bytes.slice();
+        countCopied(copy.length);
+        return [copy, [copy.buffer]];
+      }
+      case 'multiGet': {
+        const keys = r.keys.map(keyOf);
+        for (const k of keys) if (isReserved(k)) throw reserved('a key');
+        using result = db.multiGet(keys, this.#snapshotOf(c, r.snapshot));
+        const lens = new Int32Array(result.length);
+        let total = 0;
+        for (let i = 0; i < result.length; i++) {
+          const v = result.get(i);
+          lens[i] = v === undefined ? -1 : v.length;
+          total += v?.length ?? 0;
+        }
+        const bytes = new Uint8Array(total); // one copy for the page, transferred
+        countCopied(total);
+        let at = 0;
+        for (let i = 0; i < result.length; i++) {
+          const v = result.get(i);
+          if (v === undefined) continue;
+          bytes.set(v, at);
+          at += v.length;
+        }
+        const packed: PackedValues = { bytes, lens };
+        return [packed, [bytes.buffer, lens.buffer]];
+      }
+      case 'snapshot': {
+        const sid = this.#nextId++;
+        c.snapshots.set(sid, db.snapshot());
+        const info: SnapshotInfo = { id: sid, seq: db.latestSequence };
+        return [info, []];
+      }
+      case 'releaseSnapshot':
+        c.snapshots.get(r.snapshot)?.release();
+        c.snapshots.delete(r.snapshot);
+        return [undefined, []];
+      case 'iterator': {
+        const iid = this.#nextId++;
+        c.iterators.set(iid, db.iterator({ ...r.options, ...this.#snapshotOf(c, r.snapshot) }));
+        return [iid, []];
+      }
+      case 'next': {
+        const it = c.iterators.get(r.iterator);
+        if (it === undefined) throw new SiltError('Released', 'this iterator was released');
+        for (;;) {
+          let batch: EntryBatch | undefined;
+          try {
+            batch = it.nextBatch();
+          } catch (e) {
+            it.release();
+            c.iterators.delete(r.iterator);
+            throw e;
+          }
+          if (batch === undefined) {
+            it.release();
+            c.iterators.delete(r.iterator);
+            return [undefined, []];
+          }
+          const shown = withoutReserved(batch);
+          if (shown === undefined) continue; // every entry was a record
+          // Views of the iterator's batch memory (copied out of wasm memory):
+          // transferred to the page, the iterator makes new memory.
+          return [shown, [shown.bytes.buffer]];
+        }
+      }
+      case 'releaseIterator':
+        c.iterators.get(r.iterator)?.release();
+        c.iterators.delete(r.iterator);
+        return [undefined, []];
+      case 'flush':
+        db.flush();
+        return [undefined, []];
+      case 'idle':
+        await db.idle();
+        return [undefined, []];
+      case 'statistics':
+        await refreshStorageEstimate(); // a Promise API can afford a fresh estimate
+        return [{ ...db.statistics(), tabs: { ...this.counters, connections: this.#clients.size } }, []];
+      case 'verify':
+        return [db.verify(), []];
+      case 'latestSequence':
+        return [db.latestSequence, []];
+      case 'changes':
+        return [this.#history_(r.since), []];
+      case 'bye':
+        if (c.channel !== undefined) this.#drop(c.id, true);
+        return [undefined, []];
+    }
+  }
+}
+
+function keyOf(k: string | Uint8Array): Uint8Array {
+  return typeof k === 'string' ? utf8.encode(k) : k;
+}
+
+/** `batch` without the reserved keys: itself, a copy, or undefined when none is left. */
+function withoutReserved(batch: EntryBatch): { bytes: Uint8Array; offsets: Uint32Array } | undefined {
+  const o = batch.offsets;
+  const b = batch.bytes;
+  let hidden = 0;
+  for (let i = 0; i < batch.length; i++) {
+    if (b[o[2 * i]!] === 0xff && isReserved(b.subarray(o[2 * i]!, o[2 * i + 1]!))) hidden++;
+  }
+  if (hidden === 0) return { bytes: b, offsets: o };
+  if (hidden === batch.length) return undefined;
+  const bytes = new Uint8Array(b.length);
+  const offsets = new Uint32Array(2 * (batch.length - hidden) + 1);
+  let at = 0;
+  let j = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const ks = o[2 * i]!;
+    const vs = o[2 * i + 1]!;
+    const ve = o[2 * i + 2]!;
+    if (b[ks] === 0xff && isReserved(b.subarray(ks, vs))) continue;
+    offsets[j++] = at;
+    bytes.set(b.subarray(ks, vs), at);
+    at += vs - ks;
+    offsets[j++] = at;
+    bytes.set(b.subarray(vs, ve), at);
+    at += ve - vs;
+  }
+  offsets[j] = at;
+  return { bytes: bytes.subarray(0, at), offsets };
+}

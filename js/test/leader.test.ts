@@ -1,0 +1,132 @@
+// The leader of connect() (src/leader.ts) in Node, on an in-memory
+// database: write records make a write sent again after a failover count
+// once, even when another connection wrote the same key in between;
+// reserved keys stay hidden and whole; change history is contiguous.
+import { describe, expect, it } from 'vitest';
+import { Leader } from '../src/leader.js';
+import type { ChangeHistory, Envelope, Request, Response } from '../src/protocol.js';
+import { bytes, fresh, text } from './helpers.js';
+
+/** A leader with connections `names`, each collecting its responses. */
+function serve(leader: Leader, names: string[]) {
+  const responses = new Map<string, Response[]>();
+  for (const n of names) {
+    responses.set(n, []);
+    leader.addLocal(n, (r) => responses.get(n)!.push(r));
+  }
+  /** Sends request `id` of `client` and waits for its answer. */
+  const ask = async (client: string, id: number, request: Request): Promise<Response> => {
+    const envelope: Envelope = { id, client, request };
+    leader.enqueue(client, envelope);
+    for (;;) {
+      const r = responses.get(client)!.find((x) => x.id === id);
+      if (r !== undefined) {
+        responses.set(
+          client,
+          responses.get(client)!.filter((x) => x !== r),
+        );
+        return r;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  };
+  return ask;
+}
+
+const value = (r: Response) => {
+  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+  return r.value;
+};
+
+describe('the leader', () => {
+  it('applies a write sent again (same connection, same id) once, even after another connection wrote the key', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'dedupe', 'A', undefined);
+    const ask = serve(leader, ['A', 'B']);
+    value(await ask('A', 1, { op: 'put', key: 'k', value: bytes('a1') }));
+    value(await ask('B', 1, { op: 'put', key: 'k', value: bytes('b1') }));
+    // A's answer was lost with a leader; A sends the write again.
+    value(await ask('A', 1, { op: 'put', key: 'k', value: bytes('a1') }));
+    expect(text(db.getCopy('k'))).toBe('b1');
+    expect(leader.counters.duplicateWrites).toBe(1);
+
+    // A new leader on the same database (a failover) knows it from the record.
+    await leader.close();
+    const next = new Leader(db, 'dedupe', 'B', undefined);
+    const ask2 = serve(next, ['A', 'B']);
+    value(await ask2('A', 1, { op: 'put', key: 'k', value: bytes('a1') }));
+    value(await ask2('A', 2, { op: 'deleteRange', start: 'a', end: 'z' }));
+    value(await ask2('A', 2, { op: 'deleteRange', start: 'a', end: 'z' }));
+    value(await ask2('B', 2, { op: 'put', key: 'k', value: bytes('b2') }));
+    value(await ask2('A', 2, { op: 'deleteRange', start: 'a', end: 'z' }));
+    expect(text(db.getCopy('k'))).toBe('b2');
+    expect(next.counters.duplicateWrites).toBe(3);
+    // A write that failed records nothing: the next one with a new id applies.
+    const bad = await ask2('A', 3, { op: 'put', key: new Uint8Array(70_000), value: bytes('x') });
+    expect(bad.ok).toBe(false);
+    value(await ask2('A', 4, { op: 'put', key: 'k2', value: bytes('a4') }));
+    expect(text(db.getCopy('k2'))).toBe('a4');
+    await next.close();
+  });
+
+  it('keeps its write records out of reads and scans, and out of range deletes', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'reserved', 'A', undefined);
+    const ask = serve(leader, ['A']);
+    value(await ask('A', 1, { op: 'put', key: new Uint8Array([0xff, 0xff]), value: bytes('high') }));
+    value(await ask('A', 2, { op: 'put', key: 'low', value: bytes('low') }));
+    const reserved = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/A')]);
+    // The record is there (read past connect(), straight from the database)...
+    expect(db.getCopy(reserved)).toBeDefined();
+    // ...but connect() neither reads nor writes it, and scans skip it.
+    for (const request of [
+      { op: 'get', key: reserved, snapshot: 0 },
+      { op: 'put', key: reserved, value: bytes('x') },
+      { op: 'multiGet', keys: ['low', reserved], snapshot: 0 },
+    ] as Request[]) {
+      const r = await ask('A', 3, request);
+      expect(r.ok ? 'ok' : r.error.code).toBe('InvalidArgument');
+    }
+    const it = value(await ask('A', 4, { op: 'iterator', options: { batchSize: 1 }, snapshot: 0 })) as number;
+    const seen: string[] = [];
+    for (;;) {
+      const b = value(await ask('A', 5 + seen.length, { op: 'next', iterator: it })) as { bytes: Uint8Array; offsets: Uint32Array } | undefined;
+      if (b === undefined) break;
+      for (let i = 0; 2 * i + 1 < b.offsets.length; i++) seen.push(Array.from(b.bytes.subarray(b.offsets[2 * i]!, b.offsets[2 * i + 1]!)).join(','));
+    }
+    expect(seen).toEqual(['255,255', Array.from(bytes('low')).join(',')].sort());
+    // A range delete of everything leaves the records: a retry is still recognised.
+    value(await ask('A', 100, { op: 'deleteRange', start: new Uint8Array([0]), end: new Uint8Array(12).fill(0xff) }));
+    expect(db.getCopy('low')).toBeUndefined();
+    expect(db.getCopy(new Uint8Array([0xff, 0xff]))).toBeUndefined();
+    expect(db.getCopy(reserved)).toBeDefined();
+    value(await ask('A', 100, { op: 'deleteRange', start: new Uint8Array([0]), end: new Uint8Array(12).fill(0xff) }));
+    expect(leader.counters.duplicateWrites).toBe(1);
+    await leader.close();
+  });
+
+  it('keeps a contiguous history of change records, each with its updates and sequence numbers', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'history', 'A', undefined);
+    const ask = serve(leader, ['A']);
+    const start = db.latestSequence;
+    value(await ask('A', 1, { op: 'put', key: 'a', value: bytes('1') }));
+    value(await ask('A', 2, { op: 'delete', key: 'a' }));
+    value(await ask('A', 3, { op: 'deleteRange', start: 'a', end: 'c' }));
+    const h = value(await ask('A', 4, { op: 'changes', since: start })) as ChangeHistory;
+    expect(h.base).toBe(start);
+    expect(h.latest).toBe(db.latestSequence);
+    expect(h.records.map((r) => r.ops.map((o) => `${o.kind} ${text(o.key)} ${o.seq - r.first}`))).toEqual([['put a 0'], ['delete a 0'], ['deleteRange a 0']]);
+    let at = start;
+    for (const r of h.records) {
+      expect(r.first).toBe(at + 1);
+      // Each write also took a sequence number for its record.
+      expect(r.last).toBe(r.first + r.ops.length);
+      at = r.last;
+    }
+    expect(at).toBe(h.latest);
+    const now = value(await ask('A', 5, { op: 'changes', since: null })) as ChangeHistory;
+    expect(now).toEqual({ base: h.latest, latest: h.latest, records: [] });
+    await leader.close();
+  });
+});

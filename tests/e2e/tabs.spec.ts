@@ -1,0 +1,478 @@
+// Many tabs, one database: connect() from several pages shares one database
+// through the tab that leads; failover when it goes; change events (watch)
+// everywhere. docs/tabs.md describes the design these tests check.
+import { expect, test, type BrowserContext, type Page } from '@playwright/test';
+import { openHarness, schedule, seedFor } from './harness.js';
+
+type Lib = typeof import('../../js/src/index.js');
+type Db = Awaited<ReturnType<Lib['connect']>>;
+declare global {
+  interface Window {
+    lib: Lib;
+    db?: Db;
+    tab: TabState;
+  }
+}
+
+/** What a page under test keeps: its connection, its writer's progress, its watch log. */
+interface TabState {
+  id: string;
+  acked: number[];
+  issued: number;
+  errors: string[];
+  ackTimes: number[];
+  events: { seq: number; kind: string; key: string }[];
+  gaps: { from: number; to: number }[];
+  stop: boolean;
+  writing?: Promise<void>;
+  watchStart?: number;
+}
+
+async function tab(context: BrowserContext, name: string, id: string): Promise<Page> {
+  const page = await context.newPage();
+  await openHarness(page);
+  await page.evaluate(
+    async ([name, id]) => {
+      window.lib = (await import('/siltdb/dist/index.js' as string)) as Lib;
+      window.db = await window.lib.connect(name!);
+      window.tab = { id: id!, acked: [], issued: 0, errors: [], ackTimes: [], events: [], gaps: [], stop: false };
+    },
+    [name, id],
+  );
+  return page;
+}
+
+/** The page whose connection leads now (waits for one: a failover may be under way). */
+async function leaderOf(pages: Page[]): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    for (let i = 0; i < pages.length; i++) {
+      const p = pages[i]!;
+      if (!p.isClosed() && (await p.evaluate(() => window.db?.isLeader ?? false).catch(() => false))) return i;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no tab leads');
+}
+
+const SOAK = process.env.SILT_SOAK === '1';
+
+/**
+ * Starts the page's writer: batches of `log/<tab>/<n>` and `last/<tab>`,
+ * up to four in flight, until `tab.stop`; and a watch of `log/` from the
+ * sequence number it reads first.
+ */
+async function startWork(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const { db, tab, lib } = window;
+    const enc = new TextEncoder();
+    const dec = new TextDecoder();
+    const since = await db!.latestSequence();
+    tab.watchStart = Date.now();
+    void (async () => {
+      for await (const e of db!.watch({ since, gte: 'log/', lt: 'log0' })) {
+        if (e.kind === 'gap') tab.gaps.push({ from: e.from, to: e.to });
+        else tab.events.push({ seq: e.seq, kind: e.kind, key: dec.decode(e.key) });
+      }
+    })();
+    const issuedAt: number[] = [];
+    (tab as unknown as { issuedAt: number[] }).issuedAt = issuedAt;
+    tab.writing = (async () => {
+      const inflight = new Set<Promise<void>>();
+      for (let n = 0; !tab.stop; n++) {
+        issuedAt[n] = Date.now();
+        tab.issued = n + 1;
+        const key = `log/${tab.id}/${String(n).padStart(6, '0')}`;
+        const p: Promise<void> = db!.write(new lib.WriteBatch().put(key, enc.encode(String(n))).put(`last/${tab.id}`, enc.encode(String(n)))).then(
+          () => {
+            tab.acked.push(n);
+            tab.ackTimes.push(Date.now());
+          },
+          (e: { code?: string; message?: string }) => {
+            tab.errors.push(`${n}: ${e.code}: ${e.message}`);
+          },
+        );
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p));
+        if (inflight.size >= 4) await Promise.race(inflight);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await Promise.all(inflight);
+    })();
+  });
+}
+
+type Collected = {
+  id: string;
+  acked: number[];
+  issued: number;
+  errors: string[];
+  events: TabState['events'];
+  gaps: TabState['gaps'];
+  watchStart: number;
+  issuedAt: number[];
+};
+
+async function collect(page: Page): Promise<Collected> {
+  return page.evaluate(() => {
+    const t = window.tab;
+    return {
+      id: t.id,
+      acked: [...t.acked],
+      issued: t.issued,
+      errors: [...t.errors],
+      events: [...t.events],
+      gaps: [...t.gaps],
+      watchStart: t.watchStart ?? 0,
+      issuedAt: [...(t as unknown as { issuedAt: number[] }).issuedAt],
+    };
+  });
+}
+
+test('two connect()s in one page share one connection, and one worker', async ({ page }) => {
+  await openHarness(page);
+  const r = await page.evaluate(async () => {
+    const lib = (await import('/siltdb/dist/index.js' as string)) as Lib;
+    const a = await lib.connect('share-one');
+    const b = await lib.connect('share-one');
+    await a.put('k', new TextEncoder().encode('from a'));
+    const seen = new TextDecoder().decode((await b.get('k'))!);
+    const stats = await b.statistics();
+    await a.close();
+    // b still works after a's close: the connection lives while a handle does.
+    await b.put('k2', new Uint8Array([1]));
+    const still = (await b.get('k2'))?.[0];
+    await b.close();
+    let after = 'none';
+    try {
+      await b.get('k');
+    } catch (e) {
+      after = (e as { code: string }).code;
+    }
+    return { seen, leaders: [a.isLeader, b.isLeader], connections: stats.tabs.connections, still, after };
+  });
+  expect(r).toEqual({ seen: 'from a', leaders: [true, true], connections: 1, still: 1, after: 'Closed' });
+});
+
+test('three tabs share one database: every operation works from a follower, and reads see every tab', async ({ context }) => {
+  const pages = [await tab(context, 'three', 'A'), await tab(context, 'three', 'B'), await tab(context, 'three', 'C')];
+  const leaders = await Promise.all(pages.map((p) => p.evaluate(() => window.db!.isLeader)));
+  expect(leaders.filter(Boolean)).toHaveLength(1);
+  // Concurrent writers in all three, each its own keys and one shared batch key.
+  await Promise.all(
+    pages.map((p) =>
+      p.evaluate(async () => {
+        const enc = new TextEncoder();
+        const { db, tab } = window;
+        const work: Promise<void>[] = [];
+        for (let i = 0; i < 100; i++) {
+          work.push(db!.put(`k/${tab.id}/${String(i).padStart(3, '0')}`, enc.encode(`${tab.id}${i}`)));
+          if (i % 10 === 0)
+            work.push(db!.write(new window.lib.WriteBatch().put(`b/${tab.id}/${i}`, enc.encode('x')).delete(`k/${tab.id}/${String(i).padStart(3, '0')}`)));
+        }
+        await Promise.all(work);
+      }),
+    ),
+  );
+  // Every tab reads every tab's writes, with get, multiGet, iterators and snapshots.
+  for (const p of pages) {
+    const r = await p.evaluate(async () => {
+      const { db } = window;
+      const dec = new TextDecoder();
+      const keys: string[] = [];
+      for await (const [k] of db!.iterator({ gte: 'k/', lt: 'k0' })) keys.push(dec.decode(k));
+      const snap = await db!.snapshot();
+      await db!.put('after-snapshot', new Uint8Array([1]));
+      const atSnap = await db!.get('after-snapshot', { snapshot: snap });
+      const now = await db!.get('after-snapshot');
+      const reverse: string[] = [];
+      for await (const [k] of db!.iterator({ gte: 'b/', lt: 'b0', reverse: true, snapshot: snap, batchSize: 2 })) reverse.push(dec.decode(k));
+      await snap.release();
+      const multi = (await db!.multiGet(['k/A/001', 'k/B/002', 'k/C/099', 'k/A/000'])).map((v) => (v ? dec.decode(v) : null));
+      await db!.delete('after-snapshot');
+      let reserved = 'none';
+      try {
+        await db!.put(new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...new TextEncoder().encode('siltdb/x')]), new Uint8Array(1));
+      } catch (e) {
+        reserved = (e as { code: string }).code;
+      }
+      // A scan of everything shows no write record.
+      let all = 0;
+      let hidden = 0;
+      for await (const [k] of db!.iterator()) {
+        all++;
+        if (k[0] === 0xff) hidden++;
+      }
+      return { keys: keys.length, atSnap: atSnap === undefined, now: now?.[0], reverse: reverse.length, multi, reserved, all, hidden, leader: db!.isLeader };
+    });
+    expect(r).toMatchObject({
+      keys: 270,
+      atSnap: true,
+      now: 1,
+      reverse: 30,
+      multi: ['A1', 'B2', 'C99', null],
+      reserved: 'InvalidArgument',
+      all: 300,
+      hidden: 0,
+    });
+  }
+  const stats = await pages[0]!.evaluate(() => window.db!.statistics());
+  expect(stats.tabs.connections).toBe(3);
+  for (const p of pages) await p.evaluate(() => window.db!.close());
+});
+
+test('watch: every tab sees every change once, in order, with its kind; since catches up; a range filters', async ({ context }) => {
+  const a = await tab(context, 'watched', 'A');
+  const b = await tab(context, 'watched', 'B');
+  await b.evaluate(() => {
+    const { tab, db } = window;
+    const dec = new TextDecoder();
+    void (async () => {
+      for await (const e of db!.watch({ gte: 'w/', lt: 'w0' })) {
+        if (e.kind === 'gap') tab.gaps.push({ from: e.from, to: e.to });
+        else tab.events.push({ seq: e.seq, kind: e.kind, key: dec.decode(e.key) });
+      }
+    })();
+  });
+  const start = await a.evaluate(async () => {
+    const { db } = window;
+    const start = await db!.latestSequence();
+    const seen: string[] = [];
+    db!.watch({ gte: 'w/' }, (e) => {
+      if (e.kind !== 'gap') seen.push(`${e.kind} ${new TextDecoder().decode(e.key)}`);
+    });
+    (window as unknown as { seen: string[] }).seen = seen;
+    return start;
+  });
+  // Writes from both tabs.
+  await a.evaluate(async () => {
+    await window.db!.put('w/1', new Uint8Array([1]));
+    await window.db!.put('outside', new Uint8Array([1]));
+  });
+  await b.evaluate(async () => {
+    await window.db!.write(new window.lib.WriteBatch().put('w/2', new Uint8Array([2])).delete('w/1'));
+    await window.db!.deleteRange('w/0', 'w/9');
+  });
+  await expect.poll(() => b.evaluate(() => window.tab.events.length)).toBe(4);
+  const events = await b.evaluate(() => window.tab.events);
+  expect(events.map((e) => `${e.kind} ${e.key}`)).toEqual(['put w/1', 'put w/2', 'delete w/1', 'deleteRange w/0']);
+  for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
+  await expect.poll(() => a.evaluate(() => (window as unknown as { seen: string[] }).seen.length)).toBe(4);
+  // A late watcher with since gets the same changes from the leader's history.
+  const caught = await b.evaluate(async (since) => {
+    const out: string[] = [];
+    const w = window.db!.watch({ since, gte: 'w/', lt: 'w0' });
+    for await (const e of w) {
+      out.push(e.kind === 'gap' ? 'gap' : `${e.kind} ${new TextDecoder().decode(e.key)}`);
+      if (out.length === 4) break;
+    }
+    return out;
+  }, start);
+  expect(caught).toEqual(['put w/1', 'put w/2', 'delete w/1', 'deleteRange w/0']);
+  expect(await b.evaluate(() => window.tab.gaps)).toEqual([]);
+  await b.evaluate(() => window.db!.close());
+  await a.evaluate(() => window.db!.close());
+});
+
+test('the leader closes: a follower takes over, keeps its data, and writes go on', async ({ context }) => {
+  const a = await tab(context, 'handover', 'A');
+  const b = await tab(context, 'handover', 'B');
+  expect(await a.evaluate(() => window.db!.isLeader)).toBe(true);
+  await b.evaluate(() => window.db!.put('before', new Uint8Array([7])));
+  const snapshotHeld = await b.evaluate(async () => {
+    (window as unknown as { snap: unknown }).snap = await window.db!.snapshot();
+    return true;
+  });
+  expect(snapshotHeld).toBe(true);
+  const t0 = Date.now();
+  await a.close({ runBeforeUnload: false });
+  const r = await b.evaluate(async () => {
+    const v = await window.db!.get('before');
+    await window.db!.put('after', new Uint8Array([8]));
+    let stale = 'none';
+    try {
+      await window.db!.get('before', { snapshot: (window as unknown as { snap: Awaited<ReturnType<Db['snapshot']>> }).snap });
+    } catch (e) {
+      stale = (e as { code: string }).code;
+    }
+    return { v: v?.[0], leader: window.db!.isLeader, stale, after: (await window.db!.get('after'))?.[0] };
+  });
+  const ms = Date.now() - t0;
+  expect(r).toEqual({ v: 7, leader: true, stale: 'LeaderChanged', after: 8 });
+  expect(ms).toBeLessThan(5_000);
+  await b.evaluate(() => window.db!.close());
+});
+
+test('failover at seeded random points: the leader closed, reloaded or crashed mid-stream; every acknowledged write there once, in order, and watched once', async ({
+  context,
+}) => {
+  const rounds = SOAK ? 100 : 20;
+  test.setTimeout(SOAK ? 30 * 60_000 : 180_000);
+  const rnd = schedule(seedFor('failover'));
+  let nextTab = 0;
+  const newTab = async () => {
+    const p = await tab(context, 'failover', `T${nextTab++}`);
+    await startWork(p);
+    return p;
+  };
+  const pages = [await newTab(), await newTab(), await newTab()];
+  const gone: Collected[] = [];
+  const failovers: { how: string; ms: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    await new Promise((r) => setTimeout(r, 100 + rnd() * 400));
+    const i = await leaderOf(pages);
+    const victim = pages[i]!;
+    // What the victim had acknowledged so far (anything later is not checked).
+    gone.push(await collect(victim));
+    const how = (['close', 'reload', 'crash'] as const)[Math.floor(rnd() * 3)]!;
+    if (how === 'close') await victim.close({ runBeforeUnload: false });
+    else if (how === 'crash') {
+      const crashed = victim.waitForEvent('crash', { timeout: 10_000 });
+      const cdp = await context.newCDPSession(victim);
+      void cdp.send('Page.crash').catch(() => {});
+      await crashed;
+      await victim.close().catch(() => {});
+    } else {
+      // Measured from the reload's start: the old page goes meanwhile.
+      const other = pages.find((p, j) => j !== i && !p.isClosed())!;
+      const measured = other.evaluate(async () => {
+        const t0 = performance.now();
+        await window.db!.get('last/T0');
+        return performance.now() - t0;
+      });
+      await victim.reload();
+      failovers.push({ how, ms: await measured });
+      await victim.waitForFunction(() => document.body.dataset.state === 'ready');
+      await victim.evaluate(
+        async ([id]) => {
+          window.lib = (await import('/siltdb/dist/index.js' as string)) as Lib;
+          window.db = await window.lib.connect('failover');
+          window.tab = { id: id!, acked: [], issued: 0, errors: [], ackTimes: [], events: [], gaps: [], stop: false };
+        },
+        [`T${nextTab++}`],
+      );
+      await startWork(victim);
+    }
+    if (how !== 'reload') {
+      // The next request from a tab that stayed: how long until it is served.
+      const other = pages.find((p, j) => j !== i && !p.isClosed())!;
+      const ms = await other.evaluate(async () => {
+        const t0 = performance.now();
+        await window.db!.get('last/T0');
+        return performance.now() - t0;
+      });
+      failovers.push({ how, ms });
+      pages[i] = await newTab();
+    }
+  }
+  // Stop every writer; wait for what is in flight.
+  for (const p of pages) await p.evaluate(() => (window.tab.stop = true));
+  for (const p of pages) await p.evaluate(() => window.tab.writing);
+  const live = await Promise.all(pages.map(collect));
+  // Read back every tab's log and counter.
+  const state = await pages[0]!.evaluate(async () => {
+    const dec = new TextDecoder();
+    const logs: Record<string, number[]> = {};
+    for await (const [k, v] of window.db!.iterator({ gte: 'log/', lt: 'log0' })) {
+      const [, id, n] = dec.decode(k).split('/');
+      logs[id!] ??= [];
+      logs[id!]!.push(Number(n));
+      if (Number(dec.decode(v)) !== Number(n)) throw new Error(`log ${dec.decode(k)} holds ${dec.decode(v)}`);
+    }
+    const last: Record<string, number> = {};
+    for await (const [k, v] of window.db!.iterator({ gte: 'last/', lt: 'last0' })) last[dec.decode(k).slice(5)] = Number(dec.decode(v));
+    const stats = await window.db!.statistics();
+    return { logs, last, verify: (await window.db!.verify()).tables >= 0, duplicateWrites: stats.tabs.duplicateWrites };
+  });
+  const problems: string[] = [];
+  for (const t of [...gone, ...live]) {
+    const present = state.logs[t.id] ?? [];
+    // A prefix of what the tab issued: 0..m-1, with every acknowledged write in it.
+    for (let j = 0; j < present.length; j++) if (present[j] !== j) problems.push(`${t.id}: log ${j} missing before ${present[j]} (not a prefix)`);
+    const maxAcked = t.acked.length ? Math.max(...t.acked) : -1;
+    if (present.length <= maxAcked) problems.push(`${t.id}: acknowledged write ${maxAcked} is not there (${present.length} writes are)`);
+    if (present.length > 0 && state.last[t.id] !== present.length - 1)
+      problems.push(`${t.id}: last/ is ${state.last[t.id]}, the log ends at ${present.length - 1}`);
+    for (const e of t.errors) problems.push(`${t.id}: a write failed: ${e}`);
+  }
+  // Watches in the tabs that lived to the end: each change once, in order; complete unless a gap was reported.
+  let gaps = 0;
+  for (const t of live) {
+    const seen = new Map<string, number>();
+    for (let j = 0; j < t.events.length; j++) {
+      const e = t.events[j]!;
+      if (j > 0 && e.seq <= t.events[j - 1]!.seq) problems.push(`${t.id}: watch event ${e.seq} after ${t.events[j - 1]!.seq}`);
+      seen.set(e.key, (seen.get(e.key) ?? 0) + 1);
+    }
+    for (const [k, n] of seen) if (n > 1) problems.push(`${t.id}: watch saw ${k} ${n} times (a write applied twice?)`);
+    gaps += t.gaps.length;
+    if (t.gaps.length > 0) continue;
+    for (const other of [...gone, ...live]) {
+      const present = state.logs[other.id] ?? [];
+      for (const n of present) {
+        const issued = other.issuedAt[n];
+        if (issued !== undefined && issued > t.watchStart && !seen.has(`log/${other.id}/${String(n).padStart(6, '0')}`)) {
+          problems.push(`${t.id}: watch missed log/${other.id}/${n}`);
+          break;
+        }
+      }
+    }
+  }
+  const sorted = failovers.map((f) => f.ms).sort((a, b) => a - b);
+  const summary = {
+    rounds,
+    writes: Object.values(state.logs).reduce((a, l) => a + l.length, 0),
+    duplicateWritesSuppressed: state.duplicateWrites,
+    gaps,
+    gapRanges: live.flatMap((t) => t.gaps.map((g) => `${t.id} ${g.from}..${g.to}`)).join(', '),
+    failoverMs: { median: Math.round(sorted[sorted.length >> 1]!), max: Math.round(sorted[sorted.length - 1]!) },
+    byHow: failovers.map((f) => `${f.how} ${Math.round(f.ms)}`).join(', '),
+  };
+  console.log(`failover: ${JSON.stringify(summary)}`);
+  test.info().annotations.push({ type: 'failover', description: JSON.stringify(summary) });
+  expect(problems.slice(0, 20)).toEqual([]);
+  expect(state.verify).toBe(true);
+  for (const p of pages) await p.evaluate(() => window.db!.close());
+});
+
+test('a frozen page catches up when it resumes; since older than what the leader keeps is a gap', async ({ context }) => {
+  const a = await tab(context, 'frozen', 'A');
+  const b = await tab(context, 'frozen', 'B');
+  await b.evaluate(() => {
+    const { tab, db } = window;
+    const dec = new TextDecoder();
+    db!.watch({}, (e) => {
+      if (e.kind === 'gap') tab.gaps.push({ from: e.from, to: e.to });
+      else tab.events.push({ seq: e.seq, kind: e.kind, key: dec.decode(e.key) });
+    });
+  });
+  await a.evaluate(() => window.db!.put('first', new Uint8Array([1])));
+  await expect.poll(() => b.evaluate(() => window.tab.events.length)).toBe(1);
+  const cdp = await context.newCDPSession(b);
+  await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+  await a.evaluate(async () => {
+    for (let i = 0; i < 5; i++) await window.db!.put(`while-frozen/${i}`, new Uint8Array([i]));
+  });
+  await cdp.send('Page.setWebLifecycleState', { state: 'active' });
+  await expect.poll(() => b.evaluate(() => window.tab.events.map((e) => e.key))).toEqual(['first', ...[0, 1, 2, 3, 4].map((i) => `while-frozen/${i}`)]);
+  expect(await b.evaluate(() => window.tab.gaps)).toEqual([]);
+
+  // The leader's tab goes: its history goes with it. A watch from before
+  // the new leader opened gets a gap up to where the new leader starts.
+  const before = await b.evaluate(() => window.db!.latestSequence());
+  await a.evaluate(() => window.db!.put('one more', new Uint8Array([1])));
+  await a.close();
+  const late = await b.evaluate(async (since) => {
+    const w = window.db!.watch({ since: since - 1 });
+    const first = (await w.next()).value!;
+    w.close();
+    return { first, leader: window.db!.isLeader, latest: await window.db!.latestSequence() };
+  }, before);
+  expect(late.leader).toBe(true);
+  // From the first change after `since` to at least 'one more' (a put and
+  // its write record), and no further than the new leader's latest.
+  expect(late.first).toMatchObject({ kind: 'gap', from: before });
+  const gap = late.first as { from: number; to: number };
+  expect(gap.to).toBeGreaterThanOrEqual(before + 1);
+  expect(gap.to).toBeLessThanOrEqual(late.latest);
+  await b.evaluate(() => window.db!.close());
+});
