@@ -1,5 +1,6 @@
-// The demo page: connect('demo') starts siltdb's worker, which opens the
-// database on OPFS; every call below is a Promise answered by that worker.
+// The demo page: connect('demo') shares the database with every other tab
+// that shows this page: one tab's worker has it open on OPFS and answers
+// every call below (each a Promise), whichever tab makes it.
 import { connect, removeDatabase, WriteBatch, SiltError } from '/siltdb/dist/index.js';
 
 const $ = (id) => document.getElementById(id);
@@ -116,6 +117,44 @@ async function refreshStats() {
   $('stat-memory').textContent = `${fmt(s.memory.bytes)} B, ${s.memory.mode} views`;
 }
 
+// Notes from every tab: added here or in another tab, shown as watch() reports them.
+const tabId = Math.random().toString(36).slice(2, 6);
+const NOTES = { gte: 'note:', lt: 'note;' };
+
+function showRole() {
+  if (!db) return;
+  $('tab-role').textContent = db.isLeader
+    ? `This tab (${tabId}) leads: its worker has the database open and serves every tab.`
+    : `Another tab leads; this tab (${tabId}) sends its requests there.`;
+  $('tab-role').dataset.leader = String(db.isLeader);
+}
+
+let notesPending = false;
+/** The ten newest notes (read again after each change; changes come in bursts). */
+async function refreshNotes() {
+  if (notesPending) return;
+  notesPending = true;
+  await new Promise((r) => setTimeout(r, 0));
+  notesPending = false;
+  const notes = [];
+  for await (const [, v] of db.iterator({ ...NOTES, reverse: true, batchSize: 10 })) {
+    notes.push(JSON.parse(dec.decode(v)));
+    if (notes.length === 10) break;
+  }
+  $('notes').replaceChildren(
+    ...notes.map((n) => {
+      const li = document.createElement('li');
+      li.textContent = `${n.text} (tab ${n.tab}${n.tab === tabId ? ', this one' : ''}, ${new Date(n.at).toLocaleTimeString('en-GB')})`;
+      return li;
+    }),
+  );
+}
+
+async function addNote(text) {
+  const at = Date.now();
+  await db.put(`note:${String(at).padStart(15, '0')}:${tabId}`, enc.encode(JSON.stringify({ text, tab: tabId, at })));
+}
+
 function on(form, handler) {
   $(form).addEventListener('submit', (event) => {
     event.preventDefault();
@@ -124,6 +163,7 @@ function on(form, handler) {
 }
 
 on('load-form', () => load(Number($('records').value)));
+on('note-form', () => addNote($('note-text').value));
 on('get-form', () => get($('get-key').value));
 on('multiget-form', () => multiGet(Number($('multiget-n').value)));
 on('scan-form', () => scan($('scan-from').value, Number($('scan-limit').value), $('scan-reverse').checked));
@@ -158,6 +198,14 @@ try {
   $('opened').textContent =
     records > 0 ? `Opened the database "demo": it holds ${fmt(records)} records from an earlier visit.` : 'Opened a new, empty database "demo".';
   if (records > 0) $('opened').classList.add('survived');
+  showRole();
+  setInterval(showRole, 500);
+  db.watch(NOTES, (change) => {
+    $('notes-seen').textContent =
+      `Last change seen: #${change.kind === 'gap' ? `${change.from}–${change.to} (missed; read again)` : `${change.seq}, a ${change.kind}`}`;
+    refreshNotes().catch(showError);
+  });
+  await refreshNotes();
   enable(true);
   document.body.dataset.state = 'ready';
   setInterval(() => refreshStats().catch(() => {}), 500);

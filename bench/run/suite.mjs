@@ -23,8 +23,12 @@
 //   node bench/run/suite.mjs [--num 100000] [--reads 10000] [--seeks 1000] [--seek-nexts 100] [--reps 5]
 //                            [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
 //   node bench/run/suite.mjs --render     (browser.md and browser-1000000.md again from their JSON)
+//
+// Then, unless --skip-tabs, the tabs scenario (bench/run/tabs.mjs, docs/bench/tabs.md).
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { formatCell, goals, goalText, mainRow, SILT, speedup, UNIT_TEXT, variantRows, workloadsOf } from '../browser/report.js';
 import { list, parseArgs, runMain } from './args.mjs';
@@ -33,7 +37,7 @@ import { sortEngines } from '../browser/runner.js';
 import { metaMarkdown, startRun } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render]';
+  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render] [--skip-tabs]';
 const FLAGS = {
   num: 100_000,
   reads: 10_000,
@@ -44,6 +48,7 @@ const FLAGS = {
   out: 'docs/bench',
   'timeout-min': 30,
   render: false,
+  'skip-tabs': false,
 };
 
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
@@ -155,6 +160,11 @@ async function main() {
   if (failures.length > 0) {
     log(`FAILED:\n  ${failures.join('\n  ')}`);
     process.exitCode = 1;
+  }
+  // Then the tabs scenario (bench/run/tabs.mjs): one database shared by 1, 2 and 4 tabs.
+  if (!o['skip-tabs']) {
+    log('the tabs scenario: node bench/run/tabs.mjs');
+    execFileSync(process.execPath, [fileURLToPath(new URL('./tabs.mjs', import.meta.url))], { stdio: 'inherit' });
   }
 }
 

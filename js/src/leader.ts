@@ -2,8 +2,9 @@
  * The leader: the worker of one `connect()` connection, whose page holds
  * the database's Web Lock, serves every connection of the origin to that
  * database: its own page through the worker's port, and each follower (a
- * connection in another tab, iframe or worker) through a BroadcastChannel
- * of its own (protocol.ts). Requests run one at a time, in arrival order.
+ * connection in another tab, iframe or worker) through a MessagePort the
+ * broker handed over (broker.ts), or else a BroadcastChannel of its own
+ * (protocol.ts). Requests run one at a time, in arrival order.
  *
  * Writes are applied exactly once across failovers: each carries its
  * connection's request id, and the leader writes that id into the same
@@ -96,6 +97,7 @@ interface Client {
   iterators: Map<number, Iterator>;
   post(r: Response, transfer: Transferable[]): void;
   channel: BroadcastChannel | undefined;
+  port: MessagePort | undefined;
 }
 
 /** Counters of the leader, for tests and statistics. */
@@ -115,6 +117,9 @@ export class Leader {
   #locks: LockManagerLike | undefined;
   #clients = new Map<string, Client>();
   #applied = new Map<string, number>();
+  /** Connections whose client lock this leader waits for, and those it dropped. */
+  #watched = new Set<string>();
+  #gone = new Set<string>();
   #history: ChangeRecord[] = [];
   #historyBytes = 0;
   #base: number;
@@ -147,7 +152,8 @@ export class Leader {
     const alive: string[] = [];
     const it = this.#db.iterator({ gte: RECORDS, lt: RESERVED_END });
     try {
-      for (const [k] of it) {
+      for (const [view] of it) {
+        const k = view.slice();
         const client = new TextDecoder().decode(k.subarray(RECORDS.length));
         if (this.#locks === undefined) continue;
         const free = await new Promise<boolean>((resolve) => {
@@ -156,7 +162,7 @@ export class Leader {
             return undefined;
           }).catch(() => resolve(false));
         });
-        if (free) gone.push(k.slice());
+        if (free) gone.push(k);
         else alive.push(client);
       }
     } finally {
@@ -172,40 +178,57 @@ export class Leader {
 
   /** Serves this worker's own page as connection `id`. */
   addLocal(id: string, post: (r: Response, transfer: Transferable[]) => void): void {
-    this.#clients.set(id, { id, snapshots: new Map(), iterators: new Map(), post, channel: undefined });
+    this.#clients.set(id, { id, snapshots: new Map(), iterators: new Map(), post, channel: undefined, port: undefined });
   }
 
   /**
-   * Attaches follower `client` (it said hello): opens its channel, serves
-   * it, and welcomes it. A follower that attaches again keeps its state.
+   * Attaches follower `client`: serves it over `port` (a MessagePort the
+   * broker handed over), or over its BroadcastChannel, and welcomes it. A
+   * follower that attaches again keeps its snapshots and iterators, on its
+   * new line.
    */
-  attach(client: string): void {
-    if (this.#closed || typeof BroadcastChannel !== 'function') return;
+  attach(client: string, port?: MessagePort): void {
+    if (this.#closed) return;
     let c = this.#clients.get(client);
     if (c === undefined) {
-      const channel = new BroadcastChannel(this.#names.client(client));
-      const state: Client = {
-        id: client,
-        snapshots: new Map(),
-        iterators: new Map(),
-        // No transfer list on a BroadcastChannel: buffers are cloned.
-        post: (r) => channel.postMessage(r),
-        channel,
-      };
-      c = state;
-      channel.addEventListener('message', (ev: MessageEvent<Envelope>) => {
-        const m = ev.data;
-        if (typeof m?.id === 'number' && m.request !== undefined) this.enqueue(state, m);
-      });
+      c = { id: client, snapshots: new Map(), iterators: new Map(), post: () => {}, channel: undefined, port: undefined };
       this.#clients.set(client, c);
       this.counters.attached++;
       this.#watchLiveness(client);
     }
-    c.channel?.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest });
+    const state = c;
+    const serve = (ev: MessageEvent<Envelope>) => {
+      const m = ev.data;
+      if (typeof m?.id === 'number' && m.request !== undefined) this.enqueue(state, m);
+    };
+    if (port !== undefined) {
+      state.port?.close();
+      state.port = port;
+      state.post = (r, transfer) => port.postMessage(r, transfer);
+      port.addEventListener('message', serve);
+      port.start();
+      port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest });
+      return;
+    }
+    if (typeof BroadcastChannel !== 'function') return;
+    if (state.channel === undefined) {
+      const channel = new BroadcastChannel(this.#names.client(client));
+      channel.addEventListener('message', serve);
+      state.channel = channel;
+    }
+    const channel = state.channel;
+    // A follower says hello on the channel only when it has no port to this
+    // leader. No transfer list on a BroadcastChannel: buffers are cloned.
+    state.port?.close();
+    state.port = undefined;
+    state.post = (r) => channel.postMessage(r);
+    channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest });
   }
 
   /** When `client`'s lock comes free, it is gone: drop what it held. */
   #watchLiveness(client: string): void {
+    if (this.#watched.has(client)) return;
+    this.#watched.add(client);
     this.#locks
       ?.request(this.#names.clientLock(client), {}, () => {
         if (!this.#closed) this.#enqueueTask(() => this.#drop(client, true));
@@ -216,11 +239,15 @@ export class Leader {
 
   /** Forgets connection `client`: its snapshots, iterators, channel and (with `record`) its write record. */
   #drop(client: string, record: boolean): void {
+    // Once: a follower that said goodbye also frees its client lock later.
+    if (this.#gone.has(client)) return;
+    this.#gone.add(client);
     const c = this.#clients.get(client);
     if (c !== undefined) {
       for (const s of c.snapshots.values()) s.release();
       for (const it of c.iterators.values()) it.release();
       c.channel?.close();
+      c.port?.close();
       this.#clients.delete(client);
       this.counters.dropped++;
     }
@@ -274,6 +301,7 @@ export class Leader {
       for (const s of c.snapshots.values()) s.release();
       for (const it of c.iterators.values()) it.release();
       c.channel?.close();
+      c.port?.close();
     }
     this.#clients.clear();
     this.#changes?.close();
@@ -479,7 +507,7 @@ export class Leader {
       case 'changes':
         return [this.#history_(r.since), []];
       case 'bye':
-        if (c.channel !== undefined) this.#drop(c.id, true);
+        if (c.channel !== undefined || c.port !== undefined) this.#drop(c.id, true);
         return [undefined, []];
     }
   }

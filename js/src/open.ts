@@ -232,11 +232,11 @@ async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
  * or worker meanwhile fails with `DatabaseLocked`, or waits if `wait` is set.
  */
 export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
-  return openInBrowser(name, options, true, undefined);
+  return openInBrowser(name, options, true);
 }
 
-/** `open` on this browser's OPFS and Web Locks; `held`: the lock is the caller's. */
-async function openInBrowser(name: string, options: OpenOptions, parkable: boolean, held: HeldLock | undefined): Promise<Database> {
+/** `open` on this browser's OPFS and Web Locks. */
+async function openInBrowser(name: string, options: OpenOptions, parkable: boolean, onLocked?: () => void): Promise<Database> {
   checkName(name);
   checkOptions(options);
   await loadWasm();
@@ -245,31 +245,33 @@ async function openInBrowser(name: string, options: OpenOptions, parkable: boole
   // Started now, never awaited: statistics() has the origin's usage and
   // quota once the browser answers (usually before open returns).
   refreshStorageEstimate().catch(() => {});
-  return openOn({ root, locks: storage.locks }, name, options, parkable, held);
+  return openOn({ root, locks: storage.locks }, name, options, parkable, onLocked);
 }
 
 /**
- * @internal `open` for the worker of a `connect()` connection, whose page
- * already holds the database's Web Lock (client.ts): the lock is neither
- * taken nor released here, and a close does not park.
+ * @internal `open` for the worker of the `connect()` connection that leads
+ * (client.ts): it waits for the database's lock (the worker that led before
+ * may still be ending), and a close does not park.
  */
-export function openHeld(name: string, options: OpenOptions = {}): Promise<Database> {
-  return openInBrowser(name, options, false, { release() {} });
+export function openLeader(name: string, options: OpenOptions, onLocked: () => void): Promise<Database> {
+  return openInBrowser(name, { ...options, wait: true }, false, onLocked);
 }
 
 /**
  * @internal `open` on the given storage (the Node tests use fakes). With
  * `parkable`, a close keeps the files open and the lock held for a moment
- * for a reopen in this realm (parking.ts).
+ * for a reopen in this realm (parking.ts). `onLocked` is called once the
+ * database's lock is held.
  */
-export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}, parkable = false, held?: HeldLock): Promise<Database> {
+export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}, parkable = false, onLocked?: () => void): Promise<Database> {
   checkName(name);
   const { engine, o } = checkOptions(options);
   await loadWasm();
   const wasm = toWasm(engine);
   const reserve = o.poolReserve ?? 16;
   const parked = parkable ? takeParked(name, reserve) : undefined;
-  const lock: HeldLock = held ?? parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  onLocked?.();
   let keeper: PoolKeeper | undefined = parked?.keeper;
   try {
     if (keeper === undefined) {

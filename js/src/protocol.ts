@@ -8,9 +8,14 @@
  * - `siltdb:<name>:roster`: who leads. `who` asks, `leader` answers and
  *   announces a new leader; `hello` asks the leader to attach a follower.
  * - `siltdb:<name>:c:<client>`: one follower's requests and their responses
- *   (only the follower and the leader open it, so nobody else receives them).
+ *   (only the follower and the leader open it, so nobody else receives them),
+ *   where the follower has no MessagePort to the leader's worker: in realms
+ *   without SharedWorker (workers; Chrome on Android), or when the broker
+ *   (broker.ts) does not know the leader.
  * - `siltdb:<name>:changes`: every committed write's change record.
- * Web Locks: `siltdb:<name>` (the database, held by the leader's realm) and
+ * Web Locks: `siltdb:<name>:lead` (held by the connection that leads; the
+ * others queue for it), `siltdb:<name>` (the database's, as `open()` takes
+ * it: held by the leader's worker while it has the database open) and
  * `siltdb:<name>:client:<client>` (held by each connection while it lives,
  * so the leader learns when a follower is gone).
  */
@@ -87,9 +92,25 @@ export type ChangeHistory = { base: number; latest: number; records: ChangeRecor
 /** Messages on the roster channel. */
 export type RosterMessage =
   | { t: 'who' }
-  /** `leader` leads; `ready` once it has the database open (then `seq` is its latest sequence). */
-  | { t: 'leader'; leader: string; ready: boolean; seq?: number }
+  /**
+   * `leader` leads; `ready` once it has the database open (then `seq` is its
+   * latest sequence); `blocked` while a worker's `open()` keeps the database
+   * from it.
+   */
+  | { t: 'leader'; leader: string; ready: boolean; seq?: number; blocked?: boolean }
   | { t: 'hello'; client: string; leader: string };
+
+/**
+ * Messages of the broker (broker.ts, a SharedWorker): a leader's page says
+ * it leads (`lead`, `unlead`); a follower sends a port for a leader
+ * (`connect`), which the broker hands to that leader's page (`attach`), or
+ * answers `unknown` on the port itself.
+ */
+export type BrokerMessage =
+  | { t: 'lead'; name: string; leader: string }
+  | { t: 'unlead'; name: string; leader: string }
+  | { t: 'connect'; name: string; leader: string; client: string; port: MessagePort }
+  | { t: 'attach'; client: string; port: MessagePort };
 
 /** The leader's answer to `hello`, on the follower's own channel. */
 export type Welcome = { t: 'welcome'; leader: string; seq: number };
@@ -97,11 +118,12 @@ export type Welcome = { t: 'welcome'; leader: string; seq: number };
 /** From a connection to the worker it started, besides envelopes. */
 export type WorkerControl =
   | { t: 'open'; name: string; options: Omit<OpenOptions, 'signal' | 'wait'>; leader: string }
-  | { t: 'attach'; client: string }
+  /** Serve follower `client`: over `port` (from the broker), or its BroadcastChannel. */
+  | { t: 'attach'; client: string; port?: MessagePort }
   | { t: 'close' };
 
 /** From the worker to its connection, besides responses. */
-export type WorkerReport = { t: 'opened'; seq: number } | { t: 'openFailed'; error: { code: string; message: string } } | { t: 'closed' };
+export type WorkerReport = { t: 'locked' } | { t: 'opened'; seq: number } | { t: 'openFailed'; error: { code: string; message: string } } | { t: 'closed' };
 
 /** The channel names and lock names of database `name`. */
 export function names(name: string) {
@@ -110,5 +132,6 @@ export function names(name: string) {
     changes: `siltdb:${name}:changes`,
     client: (client: string) => `siltdb:${name}:c:${client}`,
     clientLock: (client: string) => `siltdb:${name}:client:${client}`,
+    leadLock: `siltdb:${name}:lead`,
   };
 }

@@ -1,6 +1,7 @@
 /**
- * The worker a `connect()` connection starts once its page holds the
- * database's Web Lock: it opens the database and leads (leader.ts),
+ * The worker a `connect()` connection starts once it leads (it holds the
+ * database's lead lock): it opens the database, with its Web Lock, and
+ * leads (leader.ts),
  * serving its own page through this worker's port and every follower
  * through their channels. Background work and pool top-ups run on this
  * worker's event loop between requests.
@@ -10,7 +11,7 @@ import type { Database } from './database.js';
 import { SiltError } from './errors.js';
 import { Leader } from './leader.js';
 import type { LockManagerLike } from './lock.js';
-import { openHeld } from './open.js';
+import { openLeader } from './open.js';
 import { releaseParked } from './parking.js';
 import type { Envelope, Response, WorkerControl, WorkerReport } from './protocol.js';
 
@@ -33,7 +34,7 @@ function failure(e: unknown): { code: string; message: string } {
 async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
   try {
     if (db !== undefined) throw new SiltError('InvalidArgument', 'this worker already has its database open');
-    db = await openHeld(m.name, m.options);
+    db = await openLeader(m.name, m.options, () => scope.postMessage({ t: 'locked' }));
     local = m.leader;
     leader = new Leader(db, m.name, m.leader, scope.navigator?.locks);
     leader.addLocal(m.leader, (r, transfer) => scope.postMessage(r, transfer));
@@ -74,7 +75,7 @@ async function stop(): Promise<void> {
 scope.addEventListener('message', ({ data }) => {
   if ('t' in data) {
     if (data.t === 'open') void start(data);
-    else if (data.t === 'attach') leader?.attach(data.client);
+    else if (data.t === 'attach') leader?.attach(data.client, data.port);
     else if (data.t === 'close') void stop();
     return;
   }

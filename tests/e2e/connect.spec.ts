@@ -126,6 +126,18 @@ test('a database open() holds in a worker: connect() gets DatabaseLocked, or wai
       Promise.race([(window as unknown as { waiting: Promise<string> }).waiting, new Promise((r) => setTimeout(() => r('still waiting'), 50))]),
     ),
   ).toBe('still waiting');
+  // A third tab that does not wait is told, although B's connection leads (and waits).
+  const c = await context.newPage();
+  await loadLib(c);
+  const third = await c.evaluate(async () => {
+    try {
+      await window.lib.connect('exclusive');
+      return 'opened';
+    } catch (e) {
+      return (e as { code: string }).code;
+    }
+  });
+  expect(third).toBe('DatabaseLocked');
   expect(await run(a, worker, 'closeHeld', {})).toBe('closed');
   expect(await b.evaluate(() => (window as unknown as { waiting: Promise<string> }).waiting)).toBe('tab A');
 

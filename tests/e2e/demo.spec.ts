@@ -76,3 +76,37 @@ test('the demo loads records, answers queries, shows statistics, and keeps its d
   await expect(page.locator('#opened')).toHaveText(/new, empty database/);
   expect(problems).toEqual([]);
 });
+
+test('the demo in two tabs: one leads, notes added in either show up live in both, and the other tab takes over when the leader closes', async ({
+  context,
+}) => {
+  const a = await context.newPage();
+  const b = await context.newPage();
+  const problems = [...watch(a), ...watch(b)];
+  await a.goto('/');
+  await expect(a.locator('body')).toHaveAttribute('data-state', 'ready', { timeout: 20_000 });
+  await b.goto('/');
+  await expect(b.locator('body')).toHaveAttribute('data-state', 'ready', { timeout: 20_000 });
+  await expect(a.locator('#tab-role')).toHaveAttribute('data-leader', 'true');
+  await expect(b.locator('#tab-role')).toHaveAttribute('data-leader', 'false');
+  await expect(b.locator('#tab-role')).toHaveText(/^Another tab leads/);
+
+  await a.locator('#note-text').fill('from A');
+  await a.locator('#note-form button').click();
+  await b.locator('#note-text').fill('from B');
+  await b.locator('#note-form button').click();
+  for (const p of [a, b]) {
+    await expect(p.locator('#notes li')).toHaveCount(2);
+    await expect(p.locator('#notes li').nth(0)).toHaveText(/^from B \(tab /);
+    await expect(p.locator('#notes li').nth(1)).toHaveText(/^from A \(tab /);
+    await expect(p.locator('#notes-seen')).toHaveText(/^Last change seen: #\d+, a put$/);
+  }
+
+  await a.close();
+  await expect(b.locator('#tab-role')).toHaveAttribute('data-leader', 'true', { timeout: 10_000 });
+  await b.locator('#note-text').fill('after the handover');
+  await b.locator('#note-form button').click();
+  await expect(b.locator('#notes li')).toHaveCount(3);
+  await expect(b.locator('#notes li').nth(0)).toHaveText(/^after the handover/);
+  expect(problems).toEqual([]);
+});

@@ -461,6 +461,7 @@ test('a frozen page catches up when it resumes; since older than what the leader
   const before = await b.evaluate(() => window.db!.latestSequence());
   await a.evaluate(() => window.db!.put('one more', new Uint8Array([1])));
   await a.close();
+  await expect.poll(() => b.evaluate(() => window.db!.isLeader)).toBe(true);
   const late = await b.evaluate(async (since) => {
     const w = window.db!.watch({ since: since - 1 });
     const first = (await w.next()).value!;
