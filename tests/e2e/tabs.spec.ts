@@ -188,6 +188,12 @@ test('three tabs share one database: every operation works from a follower, and 
       for await (const [k] of db!.iterator({ gte: 'b/', lt: 'b0', reverse: true, snapshot: snap, batchSize: 2 })) reverse.push(dec.decode(k));
       await snap.release();
       const multi = (await db!.multiGet(['k/A/001', 'k/B/002', 'k/C/099', 'k/A/000'])).map((v) => (v ? dec.decode(v) : null));
+      // An autoRefresh iterator over its own snapshot: writes made meanwhile do not show.
+      let refreshed = 0;
+      for await (const _ of db!.iterator({ gte: 'k/', lt: 'k0', autoRefresh: true, batchSize: 16 })) {
+        if (refreshed++ === 0) await db!.put('k/zzz-during-scan', new Uint8Array([1]));
+      }
+      await db!.delete('k/zzz-during-scan');
       await db!.delete('after-snapshot');
       let reserved = 'none';
       try {
@@ -280,6 +286,9 @@ test('the leader closes: a follower takes over, keeps its data, and writes go on
   await b.evaluate(() => window.db!.put('before', new Uint8Array([7])));
   const snapshotHeld = await b.evaluate(async () => {
     (window as unknown as { snap: unknown }).snap = await window.db!.snapshot();
+    const it = window.db!.iterator({ batchSize: 1 });
+    await it.next();
+    (window as unknown as { it: unknown }).it = it;
     return true;
   });
   expect(snapshotHeld).toBe(true);
@@ -294,10 +303,18 @@ test('the leader closes: a follower takes over, keeps its data, and writes go on
     } catch (e) {
       stale = (e as { code: string }).code;
     }
-    return { v: v?.[0], leader: window.db!.isLeader, stale, after: (await window.db!.get('after'))?.[0] };
+    let staleIterator = 'none';
+    const it = (window as unknown as { it: AsyncIterator<unknown> }).it;
+    try {
+      await it.next();
+    } catch (e) {
+      staleIterator = (e as { code: string }).code;
+    }
+    await it.return!(); // releasing it is not an error
+    return { v: v?.[0], leader: window.db!.isLeader, stale, staleIterator, after: (await window.db!.get('after'))?.[0] };
   });
   const ms = Date.now() - t0;
-  expect(r).toEqual({ v: 7, leader: true, stale: 'LeaderChanged', after: 8 });
+  expect(r).toEqual({ v: 7, leader: true, stale: 'LeaderChanged', staleIterator: 'LeaderChanged', after: 8 });
   expect(ms).toBeLessThan(5_000);
   await b.evaluate(() => window.db!.close());
 });
@@ -476,4 +493,57 @@ test('a frozen page catches up when it resumes; since older than what the leader
   expect(gap.to).toBeGreaterThanOrEqual(before + 1);
   expect(gap.to).toBeLessThanOrEqual(late.latest);
   await b.evaluate(() => window.db!.close());
+});
+
+test('connect() from a dedicated worker (over a BroadcastChannel) and from an iframe shares the database with the tabs', async ({ context }) => {
+  const a = await tab(context, 'realms', 'A');
+  // A worker of another tab connects: it has no SharedWorker, so no broker.
+  const b = await context.newPage();
+  await openHarness(b);
+  await b.evaluate(() => {
+    const w = new Worker('/test-pages/connect-worker.js', { type: 'module' });
+    let next = 1;
+    (window as unknown as { step: (step: string, args?: unknown) => Promise<unknown> }).step = (step, args) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        const on = ({ data }: MessageEvent<{ id: number; value?: unknown; error?: string }>) => {
+          if (data.id !== id) return;
+          w.removeEventListener('message', on);
+          if (data.error) reject(new Error(data.error));
+          else resolve(data.value);
+        };
+        w.addEventListener('message', on);
+        w.postMessage({ id, step, args });
+      });
+  });
+  const step = (name: string, args?: unknown) =>
+    b.evaluate(([n, a]) => (window as unknown as { step: (s: string, a?: unknown) => Promise<unknown> }).step(n as string, a), [name, args] as const);
+  expect(await step('connect', { name: 'realms' })).toEqual({ leader: false, broker: false });
+  await a.evaluate(() => window.db!.put('page/1', new TextEncoder().encode('from A')));
+  expect(await step('get', { key: 'page/1' })).toBe('from A');
+  expect(await step('put', { key: 'worker/1', value: 'from the worker' })).toBe('ok');
+  expect(await a.evaluate(async () => new TextDecoder().decode((await window.db!.get('worker/1'))!))).toBe('from the worker');
+  expect(await step('scan')).toEqual(['page/1', 'worker/1']);
+
+  // An iframe of a third page: a realm of its own, with the broker.
+  const c = await context.newPage();
+  await openHarness(c);
+  await c.evaluate(async () => {
+    const f = document.createElement('iframe');
+    f.src = '/test-pages/harness.html';
+    document.body.append(f);
+    await new Promise((r) => f.addEventListener('load', r, { once: true }));
+  });
+  const frame = c.frames().find((f) => f !== c.mainFrame())!;
+  const fromFrame = await frame.evaluate(async () => {
+    const lib = (await import('/siltdb/dist/index.js' as string)) as Lib;
+    const db = await lib.connect('realms');
+    await db.put('page/2', new TextEncoder().encode('from the iframe'));
+    const v = new TextDecoder().decode((await db.get('worker/1'))!);
+    return { v, leader: db.isLeader };
+  });
+  expect(fromFrame).toEqual({ v: 'from the worker', leader: false });
+  await expect.poll(() => step('seen')).toEqual(['page/1', 'page/2']);
+  expect(await step('close')).toBe('closed');
+  await a.evaluate(() => window.db!.close());
 });
