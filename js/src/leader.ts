@@ -296,6 +296,13 @@ export class Leader {
   /** Stops serving: every connection's state goes (the database is closed next). */
   async close(): Promise<void> {
     await this.#queue;
+    // This worker's own page closes cleanly: its write record goes (a
+    // follower's goes with its goodbye, or when it is gone).
+    try {
+      if (!this.#db.closed) this.#drop(this.#id, true);
+    } catch {
+      // Left for the next leader's sweep.
+    }
     this.#closed = true;
     for (const c of this.#clients.values()) {
       for (const s of c.snapshots.values()) s.release();

@@ -41,7 +41,9 @@ const value = (r: Response) => {
 describe('the leader', () => {
   it('applies a write sent again (same connection, same id) once, even after another connection wrote the key', async () => {
     const db = await fresh();
-    const leader = new Leader(db, 'dedupe', 'A', undefined);
+    // Leaders L1 and L2 serve connections A and B (a leader's own page is a
+    // connection too, whose record goes when it closes cleanly).
+    const leader = new Leader(db, 'dedupe', 'L1', undefined);
     const ask = serve(leader, ['A', 'B']);
     value(await ask('A', 1, { op: 'put', key: 'k', value: bytes('a1') }));
     value(await ask('B', 1, { op: 'put', key: 'k', value: bytes('b1') }));
@@ -52,7 +54,7 @@ describe('the leader', () => {
 
     // A new leader on the same database (a failover) knows it from the record.
     await leader.close();
-    const next = new Leader(db, 'dedupe', 'B', undefined);
+    const next = new Leader(db, 'dedupe', 'L2', undefined);
     const ask2 = serve(next, ['A', 'B']);
     value(await ask2('A', 1, { op: 'put', key: 'k', value: bytes('a1') }));
     value(await ask2('A', 2, { op: 'deleteRange', start: 'a', end: 'z' }));
@@ -67,6 +69,15 @@ describe('the leader', () => {
     value(await ask2('A', 4, { op: 'put', key: 'k2', value: bytes('a4') }));
     expect(text(db.getCopy('k2'))).toBe('a4');
     await next.close();
+    // A leader whose own page closes cleanly drops that connection's record.
+    const last = new Leader(db, 'dedupe', 'A', undefined);
+    const ask3 = serve(last, ['A']);
+    value(await ask3('A', 4, { op: 'put', key: 'k2', value: bytes('again') }));
+    expect(text(db.getCopy('k2'))).toBe('a4');
+    await last.close();
+    const reserved = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/')]);
+    expect(db.getCopy(Uint8Array.from([...reserved, ...bytes('A')]))).toBeUndefined();
+    expect(db.getCopy(Uint8Array.from([...reserved, ...bytes('B')]))).toBeDefined();
   });
 
   it('keeps its write records out of reads and scans, and out of range deletes', async () => {

@@ -2,7 +2,7 @@
 // through the tab that leads; failover when it goes; change events (watch)
 // everywhere. docs/tabs.md describes the design these tests check.
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
-import { openHarness, schedule, seedFor } from './harness.js';
+import { openHarness, runFresh, schedule, seedFor } from './harness.js';
 
 type Lib = typeof import('../../js/src/index.js');
 type Db = Awaited<ReturnType<Lib['connect']>>;
@@ -449,6 +449,8 @@ test('failover at seeded random points: the leader closed, reloaded or crashed m
   expect(problems.slice(0, 20)).toEqual([]);
   expect(state.verify).toBe(true);
   for (const p of pages) await p.evaluate(() => window.db!.close());
+  // Every connection closed or gone: no write record is left behind.
+  expect(await runFresh(pages[0]!, 'countRecords', { name: 'failover' })).toBe(0);
 });
 
 test('a frozen page catches up when it resumes; since older than what the leader keeps is a gap', async ({ context }) => {

@@ -254,6 +254,16 @@ const scenarios = {
     return 'closed';
   },
 
+  /** Opens `name` (waiting for it) and counts connect()'s write records in it. */
+  async countRecords({ name }) {
+    const db = await open(name, { wait: true });
+    const prefix = new Uint8Array([255, 255, 255, 255, 255, 255, 255, 255, ...new TextEncoder().encode('siltdb/client/')]);
+    let n = 0;
+    for (const [k] of db.iterator({ gte: prefix })) if (k.length > prefix.length) n++;
+    db.close();
+    return n;
+  },
+
   /** Tries to open; reports the error code, or 'opened'. */
   async tryOpen({ name, wait, read }) {
     try {
