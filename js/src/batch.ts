@@ -160,7 +160,7 @@ export class WriteBatch {
 
   #reserve(n: number): void {
     if (this.#len + n <= this.#buf.length) return;
-    let size = this.#buf.length * 2;
+    let size = Math.max(this.#buf.length * 2, 256); // a batch from fromEncoded may have an empty buffer
     while (size < this.#len + n) size *= 2;
     const next = new Uint8Array(size);
     next.set(this.#buf.subarray(0, this.#len));

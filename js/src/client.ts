@@ -623,7 +623,11 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
 }
 
-type Range = { lower?: Uint8Array; lowerOpen: boolean; upper?: Uint8Array; upperOpen: boolean };
+/** A watch's keys: `[lower, upper)`, either end open. */
+type Range = { lower?: Uint8Array; upper?: Uint8Array };
+
+/** Change kinds by their tag in a change record (`WriteBatch`'s encoding). */
+const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 3: 'deleteRange' };
 
 /** @internal One `watch` of a connection. */
 class Watcher {
@@ -696,8 +700,18 @@ class Watcher {
       void this.#resync(last);
       return;
     }
-    for (const op of r.ops)
-      if (op.seq > last && this.#matches(op.key, op.end)) this.#emit({ seq: op.seq, kind: op.kind, key: op.key, ...(op.end ? { end: op.end } : {}) });
+    const { kinds, bounds, keys } = r;
+    for (let i = 0; i < kinds.length; i++) {
+      const seq = r.first + i;
+      if (seq <= last) continue;
+      const key = keys.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
+      const kind = KINDS[kinds[i]!];
+      if (kind === undefined) continue;
+      if (kind === 'deleteRange') {
+        const end = keys.subarray(bounds[2 * i + 1]!, bounds[2 * i + 2]!);
+        if (this.#matches(key, end)) this.#emit({ seq, kind, key: key.slice(), end: end.slice() });
+      } else if (this.#matches(key, undefined)) this.#emit({ seq, kind, key: key.slice() });
+    }
     this.#last = r.last;
   }
 
@@ -735,26 +749,12 @@ class Watcher {
     }
   }
 
+  /** Whether `key` (or `[key, end)`, a range delete) is in this watch's `[lower, upper)`. */
   #matches(key: Uint8Array, end: Uint8Array | undefined): boolean {
-    const { lower, lowerOpen, upper, upperOpen } = this.#range;
-    if (end === undefined) {
-      if (lower !== undefined) {
-        const c = compare(key, lower);
-        if (c < 0 || (c === 0 && lowerOpen)) return false;
-      }
-      if (upper !== undefined) {
-        const c = compare(key, upper);
-        if (c > 0 || (c === 0 && upperOpen)) return false;
-      }
-      return true;
-    }
-    // [key, end) overlaps the range.
-    if (upper !== undefined) {
-      const c = compare(key, upper);
-      if (c > 0 || (c === 0 && upperOpen)) return false;
-    }
-    if (lower !== undefined && compare(end, lower) <= 0) return false;
-    return true;
+    const { lower, upper } = this.#range;
+    if (upper !== undefined && compare(key, upper) >= 0) return false;
+    if (lower === undefined) return true;
+    return end === undefined ? compare(key, lower) >= 0 : compare(end, lower) > 0;
   }
 
   #emit(e: WatchEvent): void {
@@ -798,7 +798,7 @@ class Watcher {
 function watchRange(o: WatchOptions): Range {
   // bounds() makes both ends half-open: [lower, upper).
   const { lower, upper } = bounds(o);
-  return { ...(lower ? { lower } : {}), lowerOpen: false, ...(upper ? { upper } : {}), upperOpen: true };
+  return { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
 }
 
 /**

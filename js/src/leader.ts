@@ -24,17 +24,7 @@ import type { Database } from './database.js';
 import { SiltError } from './errors.js';
 import type { EntryBatch, Iterator } from './iterator.js';
 import type { LockManagerLike } from './lock.js';
-import {
-  names,
-  type ChangeHistory,
-  type ChangeOp,
-  type ChangeRecord,
-  type Envelope,
-  type PackedValues,
-  type Request,
-  type Response,
-  type SnapshotInfo,
-} from './protocol.js';
+import { names, type ChangeHistory, type ChangeRecord, type Envelope, type PackedValues, type Request, type Response, type SnapshotInfo } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
 import { refreshStorageEstimate } from './storage.js';
 
@@ -171,7 +161,7 @@ export class Leader {
     if (gone.length > 0) {
       const b = new WriteBatch();
       for (const k of gone) b.delete(k);
-      this.#commit(b, []);
+      this.#commit(b, NOTHING);
     }
     for (const client of alive) this.#watchLiveness(client);
   }
@@ -254,7 +244,7 @@ export class Leader {
     this.#applied.delete(client);
     if (record && !this.#db.closed) {
       const b = new WriteBatch().delete(recordKey(client));
-      this.#commit(b, []);
+      this.#commit(b, NOTHING);
     }
   }
 
@@ -325,61 +315,40 @@ export class Leader {
   }
 
   /**
-   * Applies the updates `ops` of request `id` of `client`, with its record,
-   * unless that request was applied already.
+   * Applies `batch`, the updates of request `id` of `client`, with its
+   * record, unless that request was applied already. The batch's own
+   * buffer is written (the record appended to it), not a copy, unless a
+   * range delete must be split around the reserved keys.
    */
-  #write(client: string, id: number, ops: BatchOp[], sync: boolean | undefined): void {
+  #write(client: string, id: number, batch: WriteBatch, sync: boolean | undefined): void {
     if (id <= this.#appliedOf(client)) {
       this.counters.duplicateWrites++;
       return;
     }
-    const b = new WriteBatch();
-    const visible: ChangeOp[] = [];
-    let at = 0;
-    for (const op of ops) {
-      if (op.kind === 'put') {
-        if (isReserved(op.key)) throw reserved('the key');
-        b.put(op.key, op.value);
-        visible.push({ seq: at++, kind: 'put', key: op.key.slice() });
-      } else if (op.kind === 'delete') {
-        if (isReserved(op.key)) throw reserved('the key');
-        b.delete(op.key);
-        visible.push({ seq: at++, kind: 'delete', key: op.key.slice() });
-      } else {
-        // Around the reserved keys: [start, RESERVED) and [RESERVED_END, end).
-        const pieces: [Uint8Array, Uint8Array][] = [];
-        if (compare(op.key, RESERVED) < 0) pieces.push([op.key, compare(op.end, RESERVED) < 0 ? op.end : RESERVED]);
-        if (compare(op.end, RESERVED_END) > 0) pieces.push([compare(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end]);
-        for (const [s, e] of pieces) {
-          if (compare(s, e) >= 0) continue;
-          b.deleteRange(s, e);
-          visible.push({ seq: at++, kind: 'deleteRange', key: s.slice(), end: e.slice() });
-        }
-      }
+    let b = batch;
+    let changes = pack(b.encoded());
+    if (changes === 'split') {
+      b = splitAroundReserved(WriteBatch.decode(b.encoded()));
+      changes = pack(b.encoded()) as Packed;
     }
     WriteBatch.putBookkeeping(b, recordKey(client), recordValue(id));
-    const options = sync === undefined ? {} : { sync };
-    this.#commit(b, visible, options);
+    this.#commit(b, changes, sync === undefined ? {} : { sync });
     this.#applied.set(client, id);
   }
 
-  /** Writes `b` and publishes it; `ops`' seq fields are positions in `b`. */
-  #commit(b: WriteBatch, ops: ChangeOp[], options: { sync?: boolean } = {}): void {
+  /** Writes `b` and publishes `changes`, its updates but the record. */
+  #commit(b: WriteBatch, changes: Packed, options: { sync?: boolean } = {}): void {
     const first = this.#db.latestSequence + 1;
     this.#db.write(b, options);
-    const last = this.#db.latestSequence;
-    for (const op of ops) op.seq += first;
-    this.#publish({ first, last, ops });
+    this.#publish({ first, last: this.#db.latestSequence, ...changes });
   }
 
   #publish(record: ChangeRecord): void {
     this.#history.push(record);
-    let bytes = 0;
-    for (const op of record.ops) bytes += op.key.length + (op.end?.length ?? 0) + 16;
-    this.#historyBytes += bytes;
+    this.#historyBytes += recordBytes(record);
     while (this.#history.length > HISTORY_RECORDS || (this.#historyBytes > HISTORY_BYTES && this.#history.length > 1)) {
       const old = this.#history.shift()!;
-      for (const op of old.ops) this.#historyBytes -= op.key.length + (op.end?.length ?? 0) + 16;
+      this.#historyBytes -= recordBytes(old);
       this.#base = old.last;
     }
     try {
@@ -407,16 +376,17 @@ export class Leader {
     const db = this.#db;
     switch (r.op) {
       case 'put':
-        this.#write(c.id, id, [{ kind: 'put', key: keyOf(r.key), value: r.value }], r.sync);
+        this.#write(c.id, id, new WriteBatch().put(r.key, r.value), r.sync);
         return [undefined, []];
       case 'delete':
-        this.#write(c.id, id, [{ kind: 'delete', key: keyOf(r.key) }], r.sync);
+        this.#write(c.id, id, new WriteBatch().delete(r.key), r.sync);
         return [undefined, []];
       case 'deleteRange':
-        this.#write(c.id, id, [{ kind: 'deleteRange', key: keyOf(r.start), end: keyOf(r.end) }], r.sync);
+        this.#write(c.id, id, new WriteBatch().deleteRange(r.start, r.end), r.sync);
         return [undefined, []];
       case 'write':
-        this.#write(c.id, id, WriteBatch.decode(r.batch), r.sync);
+        // The request's own buffer (a clone that arrived here) becomes the batch.
+        this.#write(c.id, id, WriteBatch.fromEncoded(r.batch, r.count), r.sync);
         return [undefined, []];
       case 'compactRange':
         await db.compactRange(r.begin, r.end);
@@ -552,4 +522,110 @@ function withoutReserved(batch: EntryBatch): { bytes: Uint8Array; offsets: Uint3
   }
   offsets[j] = at;
   return { bytes: bytes.subarray(0, at), offsets };
+}
+
+type Packed = Omit<ChangeRecord, 'first' | 'last'>;
+
+/** The changes of a write that changes nothing the app sees (a record dropped). */
+const NOTHING: Packed = { kinds: new Uint8Array(0), bounds: new Uint32Array(1), keys: new Uint8Array(0) };
+
+function recordBytes(r: ChangeRecord): number {
+  return r.keys.length + r.bounds.byteLength + r.kinds.length + 32;
+}
+
+const PUT = 0x01;
+const DELETE = 0x00;
+const DELETE_RANGE = 0x03;
+
+/**
+ * The change record of an encoded batch (see `ChangeRecord`), in two passes
+ * and three allocations; or 'split' when a range delete covers reserved
+ * keys. Throws `InvalidArgument` for a reserved key or a malformed batch.
+ */
+function pack(bytes: Uint8Array): Packed | 'split' {
+  const bad = () => new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
+  const u32 = (at: number): number => {
+    if (at + 4 > bytes.length) throw bad();
+    return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+  };
+  // Pass 1: count, size, check.
+  let n = 0;
+  let keyBytes = 0;
+  for (let at = 0; at < bytes.length; ) {
+    const tag = bytes[at]!;
+    if (tag === PUT || tag === DELETE_RANGE) {
+      const a = u32(at + 1);
+      const b = u32(at + 5);
+      const k = at + 9;
+      if (k + a + b > bytes.length) throw bad();
+      if (tag === PUT) {
+        if (bytes[k] === 0xff && isReserved(bytes.subarray(k, k + a))) throw reserved('the key');
+        keyBytes += a;
+      } else {
+        if (overlapsReserved(bytes.subarray(k, k + a), bytes.subarray(k + a, k + a + b))) return 'split';
+        keyBytes += a + b;
+      }
+      at = k + a + b;
+    } else if (tag === DELETE) {
+      const a = u32(at + 1);
+      const k = at + 5;
+      if (k + a > bytes.length) throw bad();
+      if (bytes[k] === 0xff && isReserved(bytes.subarray(k, k + a))) throw reserved('the key');
+      keyBytes += a;
+      at = k + a;
+    } else {
+      throw bad();
+    }
+    n++;
+  }
+  // Pass 2: copy the keys.
+  const kinds = new Uint8Array(n);
+  const bounds = new Uint32Array(2 * n + 1);
+  const keys = new Uint8Array(keyBytes);
+  let w = 0;
+  let i = 0;
+  for (let at = 0; at < bytes.length; i++) {
+    const tag = bytes[at]!;
+    kinds[i] = tag;
+    bounds[2 * i] = w;
+    if (tag === DELETE) {
+      const a = u32(at + 1);
+      keys.set(bytes.subarray(at + 5, at + 5 + a), w);
+      w += a;
+      bounds[2 * i + 1] = w;
+      at += 5 + a;
+    } else {
+      const a = u32(at + 1);
+      const b = u32(at + 5);
+      keys.set(bytes.subarray(at + 9, at + 9 + a), w);
+      w += a;
+      bounds[2 * i + 1] = w;
+      if (tag === DELETE_RANGE) {
+        keys.set(bytes.subarray(at + 9 + a, at + 9 + a + b), w);
+        w += b;
+      }
+      at += 9 + a + b;
+    }
+  }
+  bounds[2 * n] = w;
+  return { kinds, bounds, keys };
+}
+
+function overlapsReserved(start: Uint8Array, end: Uint8Array): boolean {
+  return compare(start, RESERVED_END) < 0 && compare(end, RESERVED) > 0;
+}
+
+/** `ops` again, with each range delete over reserved keys cut into the parts around them. */
+function splitAroundReserved(ops: BatchOp[]): WriteBatch {
+  const b = new WriteBatch();
+  for (const op of ops) {
+    if (op.kind === 'put') b.put(op.key, op.value);
+    else if (op.kind === 'delete') b.delete(op.key);
+    else if (!overlapsReserved(op.key, op.end)) b.deleteRange(op.key, op.end);
+    else {
+      if (compare(op.key, RESERVED) < 0) b.deleteRange(op.key, RESERVED);
+      if (compare(op.end, RESERVED_END) > 0) b.deleteRange(compare(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end);
+    }
+  }
+  return b;
 }

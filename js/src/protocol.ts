@@ -74,14 +74,17 @@ export type PackedValues = { bytes: Uint8Array; lens: Int32Array };
 /** A snapshot as the leader reports it: its id there, and its sequence number. */
 export type SnapshotInfo = { id: number; seq: number };
 
-/** One update of a committed write, as change events carry it. */
-export type ChangeOp = { seq: number; kind: 'put' | 'delete' | 'deleteRange'; key: Uint8Array; end?: Uint8Array };
-
 /**
- * One committed write: it took sequence numbers `first..last` (its updates,
- * and the connection's write record, which is not reported in `ops`).
+ * One committed write, packed: it took sequence numbers `first..last`; its
+ * first `kinds.length` updates (the connection's write record, last, is not
+ * reported) have kind `kinds[i]` (0 delete, 1 put, 3 range delete, as in
+ * `WriteBatch`'s encoding) and sequence number `first + i`; update `i`'s key
+ * is `keys[bounds[2i] .. bounds[2i+1]]` and, for a range delete, its end is
+ * `keys[bounds[2i+1] .. bounds[2i+2]]` (empty otherwise). Packed so that a
+ * batch of a thousand puts costs the leader three buffers, not a thousand
+ * objects, to publish and keep.
  */
-export type ChangeRecord = { first: number; last: number; ops: ChangeOp[] };
+export type ChangeRecord = { first: number; last: number; kinds: Uint8Array; bounds: Uint32Array; keys: Uint8Array };
 
 /**
  * What the leader keeps of recent writes: every record after `base` (the

@@ -3,6 +3,7 @@
 // once, even when another connection wrote the same key in between;
 // reserved keys stay hidden and whole; change history is contiguous.
 import { describe, expect, it } from 'vitest';
+import { WriteBatch } from '../src/batch.js';
 import { Leader } from '../src/leader.js';
 import type { ChangeHistory, Envelope, Request, Response } from '../src/protocol.js';
 import { bytes, fresh, text } from './helpers.js';
@@ -127,17 +128,43 @@ describe('the leader', () => {
     const h = value(await ask('A', 4, { op: 'changes', since: start })) as ChangeHistory;
     expect(h.base).toBe(start);
     expect(h.latest).toBe(db.latestSequence);
-    expect(h.records.map((r) => r.ops.map((o) => `${o.kind} ${text(o.key)} ${o.seq - r.first}`))).toEqual([['put a 0'], ['delete a 0'], ['deleteRange a 0']]);
+    const kind = { 0: 'delete', 1: 'put', 3: 'deleteRange' } as Record<number, string>;
+    const described = h.records.map((r) =>
+      Array.from(
+        r.kinds,
+        (k, i) =>
+          `${kind[k]} ${text(r.keys.subarray(r.bounds[2 * i]!, r.bounds[2 * i + 1]!))}..${text(r.keys.subarray(r.bounds[2 * i + 1]!, r.bounds[2 * i + 2]!))}`,
+      ),
+    );
+    expect(described).toEqual([['put a..'], ['delete a..'], ['deleteRange a..c']]);
     let at = start;
     for (const r of h.records) {
       expect(r.first).toBe(at + 1);
       // Each write also took a sequence number for its record.
-      expect(r.last).toBe(r.first + r.ops.length);
+      expect(r.last).toBe(r.first + r.kinds.length);
       at = r.last;
     }
     expect(at).toBe(h.latest);
-    const now = value(await ask('A', 5, { op: 'changes', since: null })) as ChangeHistory;
-    expect(now).toEqual({ base: h.latest, latest: h.latest, records: [] });
+    // A batch: its updates in order, each its own sequence number; a range
+    // delete over the reserved keys is cut around them.
+    const batch = new WriteBatch().put('x', bytes('1')).delete('y').deleteRange('m', new Uint8Array(10).fill(0xff)).put('z', bytes('2'));
+    value(await ask('A', 6, { op: 'write', batch: batch.encoded().slice(), count: batch.length }));
+    const h2 = value(await ask('A', 7, { op: 'changes', since: h.latest })) as ChangeHistory;
+    expect(h2.records).toHaveLength(1);
+    const r = h2.records[0]!;
+    expect(Array.from(r.kinds)).toEqual([1, 0, 3, 3, 1]);
+    expect(r.last).toBe(r.first + 5);
+    expect(text(db.getCopy('z'))).toBe('2');
+    const bad = new WriteBatch()
+      .put('fine', bytes('1'))
+      .put(new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/x')]), bytes('no'));
+    const refused = await ask('A', 8, { op: 'write', batch: bad.encoded().slice(), count: bad.length });
+    expect(refused.ok ? 'ok' : refused.error.code).toBe('InvalidArgument');
+    expect(db.getCopy('fine')).toBeUndefined();
+    // An empty batch is a write too (it takes its record's sequence number).
+    value(await ask('A', 10, { op: 'write', batch: new Uint8Array(0), count: 0 }));
+    const now = value(await ask('A', 9, { op: 'changes', since: null })) as ChangeHistory;
+    expect(now).toEqual({ base: db.latestSequence, latest: db.latestSequence, records: [] });
     await leader.close();
   });
 });

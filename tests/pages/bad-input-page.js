@@ -114,6 +114,7 @@ export async function runSequences({ seed, sequences, steps }) {
     for (let i = 0; i < steps; i++) {
       const op = r.int(15);
       const what = `seq ${s} step ${i} op ${op}`;
+      globalThis.badInputAt = what; // where a hang stopped, for whoever debugs it
       if (op <= 3) {
         const key = anyKey();
         const value = anyValue();
