@@ -223,6 +223,18 @@ test('three tabs share one database: every operation works from a follower, and 
   }
   const stats = await pages[0]!.evaluate(() => window.db!.statistics());
   expect(stats.tabs.connections).toBe(3);
+  // The rest of the API from a follower: flush, compaction, idle, verify, statistics.
+  const follower = pages.find((_, i) => !leaders[i])!;
+  const upkeep = await follower.evaluate(async () => {
+    const { db } = window;
+    await db!.flush();
+    await db!.compactRange('k/', 'k0');
+    await db!.idle();
+    const verified = await db!.verify();
+    const s = await db!.statistics();
+    return { tables: verified.tables > 0, levels: s.properties.filesPerLevel.reduce((a, b) => a + b, 0) > 0, connections: s.tabs.connections };
+  });
+  expect(upkeep).toEqual({ tables: true, levels: true, connections: 3 });
   for (const p of pages) await p.evaluate(() => window.db!.close());
 });
 
@@ -547,5 +559,33 @@ test('connect() from a dedicated worker (over a BroadcastChannel) and from an if
   expect(fromFrame).toEqual({ v: 'from the worker', leader: false });
   await expect.poll(() => step('seen')).toEqual(['page/1', 'page/2']);
   expect(await step('close')).toBe('closed');
+  await a.evaluate(() => window.db!.close());
+});
+
+test('a watch nobody reads keeps at most WATCH_QUEUE_LIMIT events, then one gap for what it dropped', async ({ context }) => {
+  const a = await tab(context, 'unread', 'A');
+  const r = await a.evaluate(async () => {
+    const { db, lib } = window;
+    const w = db!.watch();
+    // Let the watch learn where it starts before the burst.
+    await db!.put('start', new Uint8Array([1]));
+    const first = await w.next();
+    const batch = new lib.WriteBatch();
+    const n = lib.WATCH_QUEUE_LIMIT + 50;
+    for (let i = 0; i < n; i++) batch.put(`burst/${String(i).padStart(6, '0')}`, new Uint8Array([1]));
+    await db!.write(batch);
+    await db!.put('after', new Uint8Array([1]));
+    await new Promise((r) => setTimeout(r, 200));
+    const events: string[] = [];
+    for (;;) {
+      const e = (await w.next()).value!;
+      events.push(e.kind === 'gap' ? `gap ${e.to - e.from + 1}` : new TextDecoder().decode(e.key));
+      if (events.at(-1) === 'after') break;
+    }
+    w.close();
+    return { first: first.value && first.value.kind, events: events.length, head: events.slice(0, 2), tail: events.slice(-2) };
+  });
+  // The first LIMIT + 1 updates of the burst became one gap; the other 49 and 'after' came through.
+  expect(r).toEqual({ first: 'put', events: 51, head: ['gap 10001', 'burst/010001'], tail: ['burst/010049', 'after'] });
   await a.evaluate(() => window.db!.close());
 });
