@@ -583,7 +583,7 @@ test('a watch nobody reads keeps at most WATCH_QUEUE_LIMIT events, then one gap 
       if (events.at(-1) === 'after') break;
     }
     w.close();
-    return { first: first.value && first.value.kind, events: events.length, head: events.slice(0, 2), tail: events.slice(-2) };
+    return { first: first.value?.kind, events: events.length, head: events.slice(0, 2), tail: events.slice(-2) };
   });
   // The first LIMIT + 1 updates of the burst became one gap; the other 49 and 'after' came through.
   expect(r).toEqual({ first: 'put', events: 51, head: ['gap 10001', 'burst/010001'], tail: ['burst/010049', 'after'] });
