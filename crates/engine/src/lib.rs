@@ -41,8 +41,9 @@ mod wal;
 
 pub use batch::{BatchOp, WriteBatch, BOOKKEEPING_MAX};
 pub use db::{
-    repair, Clock, Db, DbIterator, DbProperties, Failure, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
-    Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
+    repair, Clock, Db, DbIterator, DbProperties, Failure, OptimisticTransaction, Options, PinnedResults, PinnedValue,
+    Progress, ReadOptions, Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, VerifyReport, WriteOptions,
+    MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
 pub use merge::{MergeOperator, U64AddOperator};

@@ -91,7 +91,7 @@ impl DbIterator {
 
     /// The merged iterator over every source of `sv`, and the range
     /// tombstones visible at `seq`.
-    fn build(
+    pub(super) fn build(
         sv: &SuperVersion,
         seq: SequenceNumber,
         tables: &TableContext,

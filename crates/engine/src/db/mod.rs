@@ -16,6 +16,7 @@ mod open;
 pub mod options;
 mod repair;
 pub(crate) mod snapshot;
+mod transaction;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,6 +28,7 @@ pub use multi_get::{PinnedResults, PinnedValue};
 pub use options::{Clock, Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
+pub use transaction::OptimisticTransaction;
 
 use self::failure::{Attempt, Stage};
 use self::options::{check_key, check_value};
@@ -219,7 +221,21 @@ impl Db {
 
     /// Applies every update of `batch` atomically: after a crash either all
     /// of it is there or none; readers never see part of it.
-    pub fn write(&self, opts: &WriteOptions, mut batch: WriteBatch) -> Result<()> {
+    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        self.write_checked(opts, batch, |_| Ok(()))
+    }
+
+    /// [`Db::write`], with `check` run first under the write lock, after the
+    /// memtables hold every write so far: nothing is written between the
+    /// check and the batch (RocksDB's `WriteWithCallback`, which optimistic
+    /// transactions commit through). An error from `check` fails the write,
+    /// which writes nothing. An empty batch is checked too.
+    pub(crate) fn write_checked(
+        &self,
+        opts: &WriteOptions,
+        mut batch: WriteBatch,
+        check: impl FnOnce(&Db) -> Result<()>,
+    ) -> Result<()> {
         self.check_open()?;
         // Deletes only (and bookkeeping puts): the batch frees space (see
         // make_room_for_write).
@@ -250,16 +266,18 @@ impl Db {
                 }
             }
         }
-        if batch.is_empty() {
-            return Ok(());
-        }
         let inner = &*self.inner;
+        if batch.is_empty() {
+            let _st = lock(&inner.state);
+            return check(self);
+        }
         let t0 = inner.options.now_micros();
         let mut st = lock(&inner.state);
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
         self.make_room_for_write(&mut st, frees_space)?;
+        check(self)?;
         let seq = st.versions.last_sequence + 1;
         batch.set_sequence(seq);
         // Out of space, the log writer cut off whatever part of the record

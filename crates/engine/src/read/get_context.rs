@@ -31,6 +31,11 @@ pub struct GetContext<'a> {
     /// Time spent in the merge operator (microseconds, when a clock exists).
     pub merge_micros: u64,
     now: Option<&'a dyn Fn() -> u64>,
+    /// Only the newest version's sequence number is wanted
+    /// ([`GetContext::for_sequence`]).
+    seq_only: bool,
+    /// In `seq_only` mode: the sequence number of the newest version seen.
+    pub newest_seq: SequenceNumber,
 }
 
 impl<'a> GetContext<'a> {
@@ -49,7 +54,18 @@ impl<'a> GetContext<'a> {
             stats: GetStats::default(),
             merge_micros: 0,
             now,
+            seq_only: false,
+            newest_seq: 0,
         }
+    }
+
+    /// A lookup that stops at the key's newest version and keeps only its
+    /// sequence number (`newest_seq`), for conflict checks: RocksDB's
+    /// `GetLatestSequenceForKey` (D50475).
+    pub fn for_sequence(user_key: &'a [u8]) -> Self {
+        let mut ctx = Self::new(user_key, None, None);
+        ctx.seq_only = true;
+        ctx
     }
 
     /// Raises the covering tombstone sequence number from a source's own
@@ -66,6 +82,11 @@ impl<'a> GetContext<'a> {
     /// Takes one version (newest first). Returns whether more versions are
     /// wanted.
     pub fn save(&mut self, ty: ValueType, seq: SequenceNumber, value: &Bytes) -> Result<bool> {
+        if self.seq_only {
+            self.newest_seq = self.newest_seq.max(seq);
+            self.result = Some(None);
+            return Ok(false);
+        }
         let ty = if seq < self.max_covering_tombstone_seq { ValueType::Delete } else { ty };
         match ty {
             ValueType::Put => {

@@ -1,0 +1,287 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::error::Error;
+use crate::fs::MemFs;
+use crate::{Db, Options, ReadOptions, U64AddOperator, WriteOptions};
+
+const W: WriteOptions = WriteOptions { sync: false };
+
+fn db() -> Db {
+    let options =
+        Options { write_buffer_size: 64 << 10, merge_operator: Some(Arc::new(U64AddOperator)), ..Options::default() };
+    Db::open(Arc::new(MemFs::new()), "db", options).unwrap()
+}
+
+fn get(db: &Db, key: &[u8]) -> Option<Vec<u8>> {
+    db.get(&ReadOptions::default(), key).unwrap()
+}
+
+fn n(x: u64) -> Vec<u8> {
+    x.to_le_bytes().to_vec()
+}
+
+fn busy(r: crate::Result<()>) -> bool {
+    matches!(r, Err(Error::Busy(_)))
+}
+
+#[test]
+fn reads_see_the_snapshot_with_the_transactions_own_writes_on_top() {
+    let db = db();
+    db.put(&W, b"a", b"old").unwrap();
+    db.put(&W, b"c", &n(1)).unwrap();
+    let mut t = db.begin_optimistic();
+    db.put(&W, b"a", b"newer, by someone else").unwrap(); // after the snapshot
+    assert_eq!(t.get(b"a").unwrap().as_deref(), Some(&b"old"[..]));
+    t.put(b"a", b"mine").unwrap();
+    t.delete(b"b").unwrap();
+    t.merge(b"c", &n(5)).unwrap(); // on the snapshot's 1
+    t.merge(b"c", &n(10)).unwrap();
+    assert_eq!(t.get(b"a").unwrap().as_deref(), Some(&b"mine"[..]));
+    assert_eq!(t.get(b"b").unwrap(), None);
+    assert_eq!(t.get(b"c").unwrap(), Some(n(16)));
+    // A range delete hides earlier own writes and the snapshot; a later put shows.
+    t.delete_range(b"a", b"z").unwrap();
+    assert_eq!(t.get(b"a").unwrap(), None);
+    assert_eq!(t.get(b"c").unwrap(), None);
+    t.put(b"c", &n(2)).unwrap();
+    t.merge(b"c", &n(3)).unwrap();
+    assert_eq!(t.get(b"c").unwrap(), Some(n(5)));
+    t.merge(b"d", &n(7)).unwrap(); // on the range delete: no base
+    assert_eq!(t.get(b"d").unwrap(), Some(n(7)));
+    // Nothing shows outside until commit.
+    assert_eq!(get(&db, b"c"), Some(n(1)));
+    assert!(busy(t.commit(&W))); // "a" was written by someone else: tracked by the put
+    assert_eq!(get(&db, b"c"), Some(n(1)));
+    assert_eq!(get(&db, b"a").as_deref(), Some(&b"newer, by someone else"[..]));
+}
+
+#[test]
+fn a_commit_applies_everything_atomically_when_nothing_conflicts() {
+    let db = db();
+    db.put(&W, b"x", b"1").unwrap();
+    let mut t = db.begin_optimistic();
+    assert_eq!(t.get_for_update(b"x").unwrap().as_deref(), Some(&b"1"[..]));
+    db.put(&W, b"untracked", b"someone else").unwrap();
+    t.put(b"x", b"2").unwrap();
+    t.put(b"y", b"3").unwrap();
+    t.commit(&W).unwrap();
+    assert_eq!(get(&db, b"x").as_deref(), Some(&b"2"[..]));
+    assert_eq!(get(&db, b"y").as_deref(), Some(&b"3"[..]));
+}
+
+#[test]
+fn every_kind_of_newer_write_to_a_tracked_key_fails_the_commit_and_writes_nothing() {
+    type Other = fn(&Db);
+    let others: [(&str, Other); 5] = [
+        ("put", |db| db.put(&W, b"k", b"theirs").unwrap()),
+        ("delete", |db| db.delete(&W, b"k").unwrap()),
+        ("merge", |db| db.merge(&W, b"k", &n(1)).unwrap()),
+        ("range delete", |db| db.delete_range(&W, b"j", b"l").unwrap()),
+        ("delete of a key never written", |db| db.delete(&W, b"k").unwrap()),
+    ];
+    for (what, other) in others {
+        let db = db();
+        if what != "delete of a key never written" {
+            db.put(&W, b"k", &n(1)).unwrap();
+        }
+        let mut t = db.begin_optimistic();
+        t.get_for_update(b"k").unwrap();
+        t.put(b"mine", b"1").unwrap();
+        other(&db);
+        assert!(busy(t.commit(&W)), "{what} after the snapshot must fail the commit");
+        assert_eq!(get(&db, b"mine"), None, "{what}: a failed commit wrote something");
+    }
+}
+
+#[test]
+fn a_conflict_is_found_after_the_newer_write_left_the_memtable_for_the_tables() {
+    for compact in [false, true] {
+        let db = db();
+        db.put(&W, b"k", b"1").unwrap();
+        db.flush().unwrap();
+        let mut t = db.begin_optimistic();
+        t.get_for_update(b"k").unwrap();
+        db.put(&W, b"k", b"2").unwrap();
+        db.flush().unwrap(); // the memtable no longer has the key's history
+        if compact {
+            db.compact_range(None, None).unwrap();
+        }
+        assert_eq!(db.latest_sequence_for_key(b"k").unwrap(), Some(db.latest_sequence()));
+        t.put(b"k", b"mine").unwrap();
+        assert!(busy(t.commit(&W)), "compacted: {compact}");
+        assert_eq!(get(&db, b"k").as_deref(), Some(&b"2"[..]));
+        // Without the newer write, a key only in the tables does not conflict.
+        let mut t = db.begin_optimistic();
+        t.get_for_update(b"k").unwrap();
+        t.put(b"k", b"3").unwrap();
+        t.commit(&W).unwrap();
+        assert_eq!(get(&db, b"k").as_deref(), Some(&b"3"[..]));
+    }
+}
+
+#[test]
+fn a_range_delete_in_a_transaction_conflicts_with_newer_writes_inside_its_range_only() {
+    let db = db();
+    let mut t = db.begin_optimistic();
+    t.delete_range(b"b", b"d").unwrap();
+    db.put(&W, b"e", b"outside").unwrap();
+    let mut u = db.begin_optimistic();
+    u.delete_range(b"b", b"d").unwrap();
+    t.commit(&W).unwrap();
+    // u's snapshot predates t's range delete, which overlaps u's range.
+    db.put(&W, b"c", b"inside").unwrap();
+    assert!(busy(u.commit(&W)));
+    assert_eq!(get(&db, b"c").as_deref(), Some(&b"inside"[..]));
+    // Tables too.
+    let mut v = db.begin_optimistic();
+    v.delete_range(b"a", b"f").unwrap();
+    db.put(&W, b"d", b"x").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.latest_sequence_in_range(b"a", b"f").unwrap(), Some(db.latest_sequence()));
+    assert!(busy(v.commit(&W)));
+}
+
+#[test]
+fn two_transactions_on_one_counter_one_commits_and_the_other_retries() {
+    let db = db();
+    db.put(&W, b"counter", &n(0)).unwrap();
+    let bump = |t: &mut crate::OptimisticTransaction<'_>| {
+        let v = u64::from_le_bytes(t.get_for_update(b"counter").unwrap().unwrap().try_into().unwrap());
+        t.put(b"counter", &n(v + 1)).unwrap();
+    };
+    let mut a = db.begin_optimistic();
+    let mut b = db.begin_optimistic();
+    bump(&mut a);
+    bump(&mut b);
+    a.commit(&W).unwrap();
+    assert!(busy(b.commit(&W)));
+    let mut b = db.begin_optimistic();
+    bump(&mut b);
+    b.commit(&W).unwrap();
+    assert_eq!(get(&db, b"counter"), Some(n(2)));
+}
+
+/// Random transactions interleaved with plain writes, against a model: a
+/// commit succeeds exactly when no key it tracked was written after its
+/// snapshot, and the database then equals the model.
+#[test]
+fn random_interleavings_match_a_model() {
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let db = db();
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    // Per key, the sequence number of its last write (model side).
+    let mut written: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    let key = |i: u64| format!("k{i:02}").into_bytes();
+    let mut commits = 0;
+    let mut conflicts = 0;
+    for round in 0..300u64 {
+        let mut t = db.begin_optimistic();
+        let snap = db.latest_sequence();
+        let mut tracked = Vec::new();
+        let mut mine: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+        for _ in 0..1 + rnd(4) {
+            let k = key(rnd(20));
+            match rnd(4) {
+                0 => {
+                    let seen = t.get_for_update(&k).unwrap();
+                    let expect =
+                        mine.iter().rev().find(|(mk, _)| *mk == k).map(|(_, v)| v.clone()).unwrap_or_else(|| {
+                            // The snapshot's value: the model as of the snapshot is
+                            // the model now minus later writes, which this check
+                            // only makes for keys nobody wrote since.
+                            if written.get(&k).is_some_and(|&s| s > snap) {
+                                seen.clone()
+                            } else {
+                                model.get(&k).cloned()
+                            }
+                        });
+                    assert_eq!(seen, expect, "round {round}");
+                    tracked.push(k);
+                }
+                1 | 2 => {
+                    let v = format!("v{round}").into_bytes();
+                    t.put(&k, &v).unwrap();
+                    mine.push((k.clone(), Some(v)));
+                    tracked.push(k);
+                }
+                _ => {
+                    t.delete(&k).unwrap();
+                    mine.push((k.clone(), None));
+                    tracked.push(k);
+                }
+            }
+            // Someone else writes meanwhile, sometimes.
+            if rnd(3) == 0 {
+                let k = key(rnd(20));
+                let v = format!("other{round}").into_bytes();
+                db.put(&W, &k, &v).unwrap();
+                model.insert(k.clone(), v);
+                written.insert(k, db.latest_sequence());
+            }
+            if rnd(10) == 0 {
+                db.flush().unwrap();
+            }
+        }
+        let conflict = tracked.iter().any(|k| written.get(k).is_some_and(|&s| s > snap));
+        let r = t.commit(&W);
+        assert_eq!(busy(r.clone()), conflict, "round {round}: {r:?}");
+        if conflict {
+            conflicts += 1;
+        } else {
+            r.unwrap();
+            commits += 1;
+            let first = db.latest_sequence() + 1 - mine.len() as u64;
+            for (i, (k, v)) in mine.into_iter().enumerate() {
+                match v {
+                    Some(v) => model.insert(k.clone(), v),
+                    None => model.remove(&k),
+                };
+                written.insert(k, first + i as u64);
+            }
+        }
+        for i in 0..20 {
+            assert_eq!(get(&db, &key(i)), model.get(&key(i)).cloned(), "round {round}, key {i}");
+        }
+    }
+    assert!(commits > 50 && conflicts > 20, "{commits} commits, {conflicts} conflicts");
+}
+
+/// Threads bump one counter through transactions, retrying on `Busy`: the
+/// check and the write are one step under the write lock, so no increment
+/// is lost.
+#[test]
+fn concurrent_read_modify_write_loses_no_update() {
+    let db = db();
+    db.put(&W, b"counter", &n(0)).unwrap();
+    let (threads, each) = (4u64, 200u64);
+    let retries = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                for _ in 0..each {
+                    loop {
+                        let mut t = db.begin_optimistic();
+                        let v = u64::from_le_bytes(t.get_for_update(b"counter").unwrap().unwrap().try_into().unwrap());
+                        t.put(b"counter", &n(v + 1)).unwrap();
+                        match t.commit(&W) {
+                            Ok(()) => break,
+                            Err(Error::Busy(_)) => {
+                                retries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(get(&db, b"counter"), Some(n(threads * each)));
+    eprintln!("{} retries", retries.into_inner());
+}
