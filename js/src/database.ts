@@ -13,6 +13,7 @@ import { bounds, checkBatchSize, Iterator, type IteratorOptions } from './iterat
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
+import { retriesOf, Transaction, type TransactOptions } from './transaction.js';
 import { storageEstimate, type StorageEstimate } from './storage.js';
 import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
@@ -378,6 +379,43 @@ export class Database implements Disposable {
     const batched = options?.batched === undefined ? true : options.batched;
     if (typeof batched !== 'boolean') throw new SiltError('InvalidArgument', `batched must be a boolean, got ${show(batched)}`);
     return MultiGetResult.wrap(this.#exchange, this.#exchange.multiGet(keys, snapshot, batched));
+  }
+
+  /**
+   * Begins an optimistic transaction (see `Transaction`): reads at a
+   * snapshot taken now with its own writes on top, commit all or nothing,
+   * `Busy` on conflict. It may stay open across any `await`.
+   */
+  transaction(): Transaction {
+    const id = this.#call(() => this.#inner.beginTransaction());
+    return new Transaction({ inner: this.#inner, sync: this.#sync, afterWrite: () => this.#afterWrite() }, id);
+  }
+
+  /**
+   * Runs `f` in a transaction and commits it, running `f` again (in a new
+   * transaction) when the commit meets a conflict, up to `retries` times;
+   * then the last `Busy` is thrown. If `f` throws, the transaction is
+   * rolled back and the error thrown. Returns what `f` returned.
+   */
+  transact<T>(f: (tx: Transaction) => T, options?: TransactOptions): T {
+    if (typeof f !== 'function') throw new SiltError('InvalidArgument', 'transact() takes a function');
+    const retries = retriesOf(options);
+    const commit = options?.sync === undefined ? {} : { sync: options.sync };
+    for (let attempt = 0; ; attempt++) {
+      const tx = this.transaction();
+      try {
+        const result = f(tx);
+        if (result instanceof Promise) {
+          throw new SiltError('InvalidArgument', 'transact() runs a synchronous function; across awaits, use db.transaction() and commit it');
+        }
+        tx.commit(commit);
+        return result;
+      } catch (e) {
+        tx.rollback();
+        if (e instanceof SiltError && e.code === 'Busy' && attempt < retries) continue;
+        throw e;
+      }
+    }
   }
 
   /** A snapshot of the current state; release it when done. */

@@ -43,6 +43,7 @@ export { WriteBatch } from './batch.js';
 export { EntryBatch, Iterator, type IteratorOptions, type Entry } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';
 export { Snapshot } from './snapshot.js';
+export { Transaction, type CommitOptions, type TransactOptions } from './transaction.js';
 export type { Key } from './bytes.js';
 export { SILT_ERROR_CODES, SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';
 export { configureMemory, memoryMode, type MemoryMode } from './wasm.js';

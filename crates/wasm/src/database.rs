@@ -49,6 +49,9 @@ pub struct Database {
     pool: Option<Rc<dyn PoolControl>>,
     snapshots: RefCell<HashMap<u32, Rc<Snapshot>>>,
     next_snapshot: Cell<u32>,
+    /// Open transactions by id (transactions.rs).
+    pub(crate) transactions: RefCell<HashMap<u32, silt_engine::OptimisticTransaction>>,
+    pub(crate) next_transaction: Cell<u32>,
     /// Requests and answers of `getPinned` / `multiGetPinned` (reads.rs).
     pub(crate) exchange: RefCell<Exchange>,
     /// Results JavaScript holds, by handle; kept past `close()`.
@@ -82,6 +85,8 @@ impl Database {
             pool,
             snapshots: RefCell::new(HashMap::new()),
             next_snapshot: Cell::new(1),
+            transactions: RefCell::new(HashMap::new()),
+            next_transaction: Cell::new(1),
             exchange: RefCell::new(Exchange::default()),
             pins: RefCell::new(PinTable::default()),
             transient: RefCell::new(None),
@@ -391,6 +396,7 @@ impl Database {
         drop(space);
         drop(db);
         self.snapshots.borrow_mut().clear();
+        self.transactions.borrow_mut().clear();
         if let (true, Some(p)) = (close_pool, &self.pool) {
             p.close();
         }

@@ -29,6 +29,7 @@ mod options;
 pub mod pool;
 mod reads;
 mod results;
+mod transactions;
 
 use std::sync::Arc;
 

@@ -41,6 +41,11 @@ impl Snapshot {
     pub fn sequence(&self) -> SequenceNumber {
         self.seq
     }
+
+    /// Whether the snapshot was taken of the database whose list is `list`.
+    pub(crate) fn is_of(&self, list: &Arc<SnapshotList>) -> bool {
+        Arc::ptr_eq(&self.list, list)
+    }
 }
 
 impl Drop for Snapshot {

@@ -34,8 +34,11 @@ enum Own {
 }
 
 /// An optimistic transaction on a [`Db`] (see the module documentation).
-pub struct OptimisticTransaction<'a> {
-    db: &'a Db,
+/// It owns its state and takes the database in each call that reads or
+/// commits, so an embedder can keep it as long as it likes (siltdb keeps
+/// one across `await`s); a transaction used with another database than the
+/// one that began it is refused.
+pub struct OptimisticTransaction {
     snapshot: Snapshot,
     batch: WriteBatch,
     /// Each key written, with the position of its last point write.
@@ -50,9 +53,8 @@ pub struct OptimisticTransaction<'a> {
 
 impl Db {
     /// Begins an optimistic transaction at a snapshot taken now.
-    pub fn begin_optimistic(&self) -> OptimisticTransaction<'_> {
+    pub fn begin_optimistic(&self) -> OptimisticTransaction {
         OptimisticTransaction {
-            db: self,
             snapshot: self.snapshot(),
             batch: WriteBatch::new(),
             own: BTreeMap::new(),
@@ -64,7 +66,7 @@ impl Db {
     }
 }
 
-impl<'a> OptimisticTransaction<'a> {
+impl OptimisticTransaction {
     /// The snapshot the transaction reads at.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
@@ -84,17 +86,23 @@ impl<'a> OptimisticTransaction<'a> {
         }
     }
 
-    fn merge_operator(&self) -> Result<&dyn crate::merge::MergeOperator> {
-        self.db
-            .inner
+    fn of(&self, db: &Db) -> Result<()> {
+        if !self.snapshot.is_of(&db.inner.snapshots) {
+            return Err(Error::InvalidArgument("this transaction belongs to another database".into()));
+        }
+        db.check_open()
+    }
+
+    fn merge_operator(db: &Db) -> Result<&dyn crate::merge::MergeOperator> {
+        db.inner
             .options
             .merge_operator
             .as_deref()
             .ok_or_else(|| Error::InvalidArgument("merge needs Options::merge_operator".into()))
     }
 
-    fn full_merge(&self, key: &[u8], base: Option<&[u8]>, operands: &[Vec<u8>]) -> Result<Vec<u8>> {
-        let op = self.merge_operator()?;
+    fn full_merge(db: &Db, key: &[u8], base: Option<&[u8]>, operands: &[Vec<u8>]) -> Result<Vec<u8>> {
+        let op = Self::merge_operator(db)?;
         let refs: Vec<&[u8]> = operands.iter().map(|o| o.as_slice()).collect();
         op.full_merge(key, base, &refs)
             .map_err(|e| Error::corruption("merge", 0, format!("merge operator {}: {e}", op.name())))
@@ -102,24 +110,25 @@ impl<'a> OptimisticTransaction<'a> {
 
     /// The value of `key` at the snapshot with the transaction's own writes
     /// on top. Does not track the key (see [`OptimisticTransaction::get_for_update`]).
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, db: &Db, key: &[u8]) -> Result<Option<Vec<u8>>> {
         check_key(key)?;
+        self.of(db)?;
         let at = ReadOptions { snapshot: Some(&self.snapshot), ..ReadOptions::default() };
         match self.own_state(key) {
             Some(Own::Value(v)) => Ok(Some(v)),
             Some(Own::Deleted) => Ok(None),
             Some(Own::Operands(ops)) => {
-                let base = self.db.get(&at, key)?;
-                self.full_merge(key, base.as_deref(), &ops).map(Some)
+                let base = db.get(&at, key)?;
+                Self::full_merge(db, key, base.as_deref(), &ops).map(Some)
             }
-            None => self.db.get(&at, key),
+            None => db.get(&at, key),
         }
     }
 
     /// [`OptimisticTransaction::get`], and the key is tracked: the commit
     /// fails if anyone else wrote it after the snapshot.
-    pub fn get_for_update(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let v = self.get(key)?;
+    pub fn get_for_update(&mut self, db: &Db, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let v = self.get(db, key)?;
         self.tracked.insert(key.to_vec(), ());
         Ok(v)
     }
@@ -149,13 +158,14 @@ impl<'a> OptimisticTransaction<'a> {
 
     /// Adds a merge operand for `key`; the transaction's reads combine it
     /// at once (needs `Options::merge_operator`).
-    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge(&mut self, db: &Db, key: &[u8], operand: &[u8]) -> Result<()> {
         check_key(key)?;
         super::options::check_value(operand)?;
-        self.merge_operator()?;
+        self.of(db)?;
+        Self::merge_operator(db)?;
         let next = match self.own_state(key) {
-            Some(Own::Value(v)) => Own::Value(self.full_merge(key, Some(&v), &[operand.to_vec()])?),
-            Some(Own::Deleted) => Own::Value(self.full_merge(key, None, &[operand.to_vec()])?),
+            Some(Own::Value(v)) => Own::Value(Self::full_merge(db, key, Some(&v), &[operand.to_vec()])?),
+            Some(Own::Deleted) => Own::Value(Self::full_merge(db, key, None, &[operand.to_vec()])?),
             Some(Own::Operands(mut ops)) => {
                 ops.push(operand.to_vec());
                 Own::Operands(ops)
@@ -182,6 +192,15 @@ impl<'a> OptimisticTransaction<'a> {
         Ok(())
     }
 
+    /// Adds the embedder's bookkeeping put to the commit
+    /// (`WriteBatch::put_bookkeeping`: siltdb's request record): written
+    /// with the transaction, neither read nor tracked by it.
+    pub fn put_bookkeeping(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_key(key)?;
+        self.batch.put_bookkeeping(key, value);
+        Ok(())
+    }
+
     /// Updates the transaction holds.
     pub fn len(&self) -> usize {
         self.writes
@@ -194,11 +213,12 @@ impl<'a> OptimisticTransaction<'a> {
     /// Applies every write of the transaction atomically, unless a tracked
     /// key or range was written by anyone else after the snapshot: then
     /// `Busy`, naming the key, and nothing is written.
-    pub fn commit(self, opts: &WriteOptions) -> Result<()> {
+    pub fn commit(self, db: &Db, opts: &WriteOptions) -> Result<()> {
+        self.of(db)?;
         let seq = self.snapshot.sequence();
         let tracked = self.tracked;
         let ranges = self.tracked_ranges;
-        self.db.write_checked(opts, self.batch, |db| {
+        db.write_checked(opts, self.batch, |db| {
             for key in tracked.keys() {
                 if let Some(newer) = db.latest_sequence_for_key(key)?.filter(|&s| s > seq) {
                     return Err(Error::Busy(format!(

@@ -32,26 +32,26 @@ fn reads_see_the_snapshot_with_the_transactions_own_writes_on_top() {
     db.put(&W, b"c", &n(1)).unwrap();
     let mut t = db.begin_optimistic();
     db.put(&W, b"a", b"newer, by someone else").unwrap(); // after the snapshot
-    assert_eq!(t.get(b"a").unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(t.get(&db, b"a").unwrap().as_deref(), Some(&b"old"[..]));
     t.put(b"a", b"mine").unwrap();
     t.delete(b"b").unwrap();
-    t.merge(b"c", &n(5)).unwrap(); // on the snapshot's 1
-    t.merge(b"c", &n(10)).unwrap();
-    assert_eq!(t.get(b"a").unwrap().as_deref(), Some(&b"mine"[..]));
-    assert_eq!(t.get(b"b").unwrap(), None);
-    assert_eq!(t.get(b"c").unwrap(), Some(n(16)));
+    t.merge(&db, b"c", &n(5)).unwrap(); // on the snapshot's 1
+    t.merge(&db, b"c", &n(10)).unwrap();
+    assert_eq!(t.get(&db, b"a").unwrap().as_deref(), Some(&b"mine"[..]));
+    assert_eq!(t.get(&db, b"b").unwrap(), None);
+    assert_eq!(t.get(&db, b"c").unwrap(), Some(n(16)));
     // A range delete hides earlier own writes and the snapshot; a later put shows.
     t.delete_range(b"a", b"z").unwrap();
-    assert_eq!(t.get(b"a").unwrap(), None);
-    assert_eq!(t.get(b"c").unwrap(), None);
+    assert_eq!(t.get(&db, b"a").unwrap(), None);
+    assert_eq!(t.get(&db, b"c").unwrap(), None);
     t.put(b"c", &n(2)).unwrap();
-    t.merge(b"c", &n(3)).unwrap();
-    assert_eq!(t.get(b"c").unwrap(), Some(n(5)));
-    t.merge(b"d", &n(7)).unwrap(); // on the range delete: no base
-    assert_eq!(t.get(b"d").unwrap(), Some(n(7)));
+    t.merge(&db, b"c", &n(3)).unwrap();
+    assert_eq!(t.get(&db, b"c").unwrap(), Some(n(5)));
+    t.merge(&db, b"d", &n(7)).unwrap(); // on the range delete: no base
+    assert_eq!(t.get(&db, b"d").unwrap(), Some(n(7)));
     // Nothing shows outside until commit.
     assert_eq!(get(&db, b"c"), Some(n(1)));
-    assert!(busy(t.commit(&W))); // "a" was written by someone else: tracked by the put
+    assert!(busy(t.commit(&db, &W))); // "a" was written by someone else: tracked by the put
     assert_eq!(get(&db, b"c"), Some(n(1)));
     assert_eq!(get(&db, b"a").as_deref(), Some(&b"newer, by someone else"[..]));
 }
@@ -61,11 +61,11 @@ fn a_commit_applies_everything_atomically_when_nothing_conflicts() {
     let db = db();
     db.put(&W, b"x", b"1").unwrap();
     let mut t = db.begin_optimistic();
-    assert_eq!(t.get_for_update(b"x").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(t.get_for_update(&db, b"x").unwrap().as_deref(), Some(&b"1"[..]));
     db.put(&W, b"untracked", b"someone else").unwrap();
     t.put(b"x", b"2").unwrap();
     t.put(b"y", b"3").unwrap();
-    t.commit(&W).unwrap();
+    t.commit(&db, &W).unwrap();
     assert_eq!(get(&db, b"x").as_deref(), Some(&b"2"[..]));
     assert_eq!(get(&db, b"y").as_deref(), Some(&b"3"[..]));
 }
@@ -86,10 +86,10 @@ fn every_kind_of_newer_write_to_a_tracked_key_fails_the_commit_and_writes_nothin
             db.put(&W, b"k", &n(1)).unwrap();
         }
         let mut t = db.begin_optimistic();
-        t.get_for_update(b"k").unwrap();
+        t.get_for_update(&db, b"k").unwrap();
         t.put(b"mine", b"1").unwrap();
         other(&db);
-        assert!(busy(t.commit(&W)), "{what} after the snapshot must fail the commit");
+        assert!(busy(t.commit(&db, &W)), "{what} after the snapshot must fail the commit");
         assert_eq!(get(&db, b"mine"), None, "{what}: a failed commit wrote something");
     }
 }
@@ -101,7 +101,7 @@ fn a_conflict_is_found_after_the_newer_write_left_the_memtable_for_the_tables() 
         db.put(&W, b"k", b"1").unwrap();
         db.flush().unwrap();
         let mut t = db.begin_optimistic();
-        t.get_for_update(b"k").unwrap();
+        t.get_for_update(&db, b"k").unwrap();
         db.put(&W, b"k", b"2").unwrap();
         db.flush().unwrap(); // the memtable no longer has the key's history
         if compact {
@@ -109,13 +109,13 @@ fn a_conflict_is_found_after_the_newer_write_left_the_memtable_for_the_tables() 
         }
         assert_eq!(db.latest_sequence_for_key(b"k").unwrap(), Some(db.latest_sequence()));
         t.put(b"k", b"mine").unwrap();
-        assert!(busy(t.commit(&W)), "compacted: {compact}");
+        assert!(busy(t.commit(&db, &W)), "compacted: {compact}");
         assert_eq!(get(&db, b"k").as_deref(), Some(&b"2"[..]));
         // Without the newer write, a key only in the tables does not conflict.
         let mut t = db.begin_optimistic();
-        t.get_for_update(b"k").unwrap();
+        t.get_for_update(&db, b"k").unwrap();
         t.put(b"k", b"3").unwrap();
-        t.commit(&W).unwrap();
+        t.commit(&db, &W).unwrap();
         assert_eq!(get(&db, b"k").as_deref(), Some(&b"3"[..]));
     }
 }
@@ -128,10 +128,10 @@ fn a_range_delete_in_a_transaction_conflicts_with_newer_writes_inside_its_range_
     db.put(&W, b"e", b"outside").unwrap();
     let mut u = db.begin_optimistic();
     u.delete_range(b"b", b"d").unwrap();
-    t.commit(&W).unwrap();
+    t.commit(&db, &W).unwrap();
     // u's snapshot predates t's range delete, which overlaps u's range.
     db.put(&W, b"c", b"inside").unwrap();
-    assert!(busy(u.commit(&W)));
+    assert!(busy(u.commit(&db, &W)));
     assert_eq!(get(&db, b"c").as_deref(), Some(&b"inside"[..]));
     // Tables too.
     let mut v = db.begin_optimistic();
@@ -139,26 +139,26 @@ fn a_range_delete_in_a_transaction_conflicts_with_newer_writes_inside_its_range_
     db.put(&W, b"d", b"x").unwrap();
     db.flush().unwrap();
     assert_eq!(db.latest_sequence_in_range(b"a", b"f").unwrap(), Some(db.latest_sequence()));
-    assert!(busy(v.commit(&W)));
+    assert!(busy(v.commit(&db, &W)));
 }
 
 #[test]
 fn two_transactions_on_one_counter_one_commits_and_the_other_retries() {
     let db = db();
     db.put(&W, b"counter", &n(0)).unwrap();
-    let bump = |t: &mut crate::OptimisticTransaction<'_>| {
-        let v = u64::from_le_bytes(t.get_for_update(b"counter").unwrap().unwrap().try_into().unwrap());
+    let bump = |db: &Db, t: &mut crate::OptimisticTransaction| {
+        let v = u64::from_le_bytes(t.get_for_update(db, b"counter").unwrap().unwrap().try_into().unwrap());
         t.put(b"counter", &n(v + 1)).unwrap();
     };
     let mut a = db.begin_optimistic();
     let mut b = db.begin_optimistic();
-    bump(&mut a);
-    bump(&mut b);
-    a.commit(&W).unwrap();
-    assert!(busy(b.commit(&W)));
+    bump(&db, &mut a);
+    bump(&db, &mut b);
+    a.commit(&db, &W).unwrap();
+    assert!(busy(b.commit(&db, &W)));
     let mut b = db.begin_optimistic();
-    bump(&mut b);
-    b.commit(&W).unwrap();
+    bump(&db, &mut b);
+    b.commit(&db, &W).unwrap();
     assert_eq!(get(&db, b"counter"), Some(n(2)));
 }
 
@@ -190,7 +190,7 @@ fn random_interleavings_match_a_model() {
             let k = key(rnd(20));
             match rnd(4) {
                 0 => {
-                    let seen = t.get_for_update(&k).unwrap();
+                    let seen = t.get_for_update(&db, &k).unwrap();
                     let expect =
                         mine.iter().rev().find(|(mk, _)| *mk == k).map(|(_, v)| v.clone()).unwrap_or_else(|| {
                             // The snapshot's value: the model as of the snapshot is
@@ -230,7 +230,7 @@ fn random_interleavings_match_a_model() {
             }
         }
         let conflict = tracked.iter().any(|k| written.get(k).is_some_and(|&s| s > snap));
-        let r = t.commit(&W);
+        let r = t.commit(&db, &W);
         assert_eq!(busy(r.clone()), conflict, "round {round}: {r:?}");
         if conflict {
             conflicts += 1;
@@ -255,7 +255,8 @@ fn random_interleavings_match_a_model() {
 
 /// Threads bump one counter through transactions, retrying on `Busy`: the
 /// check and the write are one step under the write lock, so no increment
-/// is lost.
+/// is lost. (Native only: wasm32-wasip1 has no threads.)
+#[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn concurrent_read_modify_write_loses_no_update() {
     let db = db();
@@ -268,9 +269,10 @@ fn concurrent_read_modify_write_loses_no_update() {
                 for _ in 0..each {
                     loop {
                         let mut t = db.begin_optimistic();
-                        let v = u64::from_le_bytes(t.get_for_update(b"counter").unwrap().unwrap().try_into().unwrap());
+                        let v =
+                            u64::from_le_bytes(t.get_for_update(&db, b"counter").unwrap().unwrap().try_into().unwrap());
                         t.put(b"counter", &n(v + 1)).unwrap();
-                        match t.commit(&W) {
+                        match t.commit(&db, &W) {
                             Ok(()) => break,
                             Err(Error::Busy(_)) => {
                                 retries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -284,4 +286,16 @@ fn concurrent_read_modify_write_loses_no_update() {
     });
     assert_eq!(get(&db, b"counter"), Some(n(threads * each)));
     eprintln!("{} retries", retries.into_inner());
+}
+
+#[test]
+fn a_transaction_is_refused_by_another_database_and_after_close() {
+    let one = db();
+    let other = db();
+    let mut t = one.begin_optimistic();
+    t.put(b"k", b"v").unwrap();
+    assert!(matches!(t.get(&other, b"k"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(one.begin_optimistic().commit(&other, &W), Err(Error::InvalidArgument(_))));
+    one.close().unwrap();
+    assert!(matches!(t.commit(&one, &W), Err(Error::Closed(_))));
 }
