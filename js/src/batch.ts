@@ -4,8 +4,8 @@
  * The batch is encoded as it is built, into one buffer that crosses into
  * wasm once (format in crates/wasm/src/batch.rs):
  * `0x01 klen:u32 vlen:u32 key value` for a put, `0x00 klen:u32 key` for a
- * delete, `0x03 slen:u32 elen:u32 start end` for a range delete,
- * little-endian.
+ * delete, `0x02 klen:u32 vlen:u32 key operand` for a merge,
+ * `0x03 slen:u32 elen:u32 start end` for a range delete, little-endian.
  */
 
 import { keyBytes, valueBytes, type Key } from './bytes.js';
@@ -15,10 +15,12 @@ import { SiltError } from './errors.js';
 export type BatchOp =
   | { kind: 'put'; key: Uint8Array; value: Uint8Array }
   | { kind: 'delete'; key: Uint8Array }
+  | { kind: 'merge'; key: Uint8Array; value: Uint8Array }
   | { kind: 'deleteRange'; key: Uint8Array; end: Uint8Array };
 
 const PUT = 0x01;
 const DELETE = 0x00;
+const MERGE = 0x02;
 const DELETE_RANGE = 0x03;
 const BOOKKEEPING_PUT = 0x81;
 
@@ -29,10 +31,22 @@ export class WriteBatch {
 
   /** Sets `key` to `value` when the batch is written. */
   put(key: Key, value: Uint8Array): this {
+    return this.#pair(PUT, key, value);
+  }
+
+  /**
+   * Adds a merge operand for `key` when the batch is written (the database's
+   * `mergeOperator` combines it with the value when read).
+   */
+  merge(key: Key, operand: Uint8Array): this {
+    return this.#pair(MERGE, key, operand);
+  }
+
+  #pair(tag: number, key: Key, value: Uint8Array): this {
     const k = keyBytes(key);
     const v = valueBytes(value);
     this.#reserve(9 + k.length + v.length);
-    this.#buf[this.#len++] = PUT;
+    this.#buf[this.#len++] = tag;
     this.#u32(k.length);
     this.#u32(v.length);
     this.#buf.set(k, this.#len);
@@ -140,13 +154,13 @@ export class WriteBatch {
     let at = 0;
     while (at < bytes.length) {
       const tag = bytes[at++];
-      if (tag === PUT || tag === DELETE_RANGE) {
+      if (tag === PUT || tag === MERGE || tag === DELETE_RANGE) {
         const a = u32(at);
         const b = u32(at + 4);
         const first = take(at + 8, a);
         const second = take(at + 8 + a, b);
         at += 8 + a + b;
-        ops.push(tag === PUT ? { kind: 'put', key: first, value: second } : { kind: 'deleteRange', key: first, end: second });
+        ops.push(tag === DELETE_RANGE ? { kind: 'deleteRange', key: first, end: second } : { kind: tag === PUT ? 'put' : 'merge', key: first, value: second });
       } else if (tag === DELETE) {
         const a = u32(at);
         ops.push({ kind: 'delete', key: take(at + 4, a) });

@@ -58,9 +58,9 @@ export function keyBytes(key: unknown, what = 'key'): Uint8Array {
 }
 
 /** The bytes of `value`, which must already be a `Uint8Array`. */
-export function valueBytes(value: unknown): Uint8Array {
-  if (value instanceof Uint8Array) return checkedBytes(value, 'value');
-  throw new SiltError('InvalidArgument', `value must be a Uint8Array, got ${describe(value)}`);
+export function valueBytes(value: unknown, what = 'value'): Uint8Array {
+  if (value instanceof Uint8Array) return checkedBytes(value, what);
+  throw new SiltError('InvalidArgument', `${what} must be a Uint8Array, got ${describe(value)}`);
 }
 
 function describe(x: unknown): string {

@@ -69,7 +69,7 @@ export interface RemoteStatistics extends Statistics {
 export interface Change {
   /** Its sequence number: every update of the database has the next one. */
   seq: number;
-  kind: 'put' | 'delete' | 'deleteRange';
+  kind: 'put' | 'delete' | 'merge' | 'deleteRange';
   key: Uint8Array;
   /** The end (excluded) of a `deleteRange`. */
   end?: Uint8Array;
@@ -627,7 +627,7 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
 type Range = { lower?: Uint8Array; upper?: Uint8Array };
 
 /** Change kinds by their tag in a change record (`WriteBatch`'s encoding). */
-const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 3: 'deleteRange' };
+const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 2: 'merge', 3: 'deleteRange' };
 
 /** @internal One `watch` of a connection. */
 class Watcher {

@@ -3,17 +3,17 @@
  * zero-copy reads, and background work pumped between calls.
  */
 
-import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
+import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { WriteBatch } from './batch.js';
 import { keyBytes, show, valueBytes, type Key } from './bytes.js';
 import { contract, type Recovery } from './contract.js';
 import { fromWasm, SiltError } from './errors.js';
 import { Exchange } from './exchange.js';
-import { bounds, checkBatchSize, Iterator, type IteratorOptions } from './iterator.js';
+import { Iterator, iteratorOptions, type IteratorOptions } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
-import { retriesOf, Transaction, type TransactOptions } from './transaction.js';
+import { Transaction, type TransactionOptions, type UpdateResult, updateResult, withRetries } from './transaction.js';
 import { storageEstimate, type StorageEstimate } from './storage.js';
 import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
@@ -319,6 +319,20 @@ export class Database implements Disposable {
     this.#afterWrite();
   }
 
+  /**
+   * Records a merge operand for `key`: the database's `mergeOperator`
+   * (chosen at open) combines it with the value when it is read, so the
+   * write needs no read (a counter: `db.merge(key, u64(1))` with
+   * `'u64add'`). Without a `mergeOperator`, `InvalidArgument`.
+   */
+  merge(key: Key, operand: Uint8Array, options?: WriteOptions): void {
+    const k = keyBytes(key);
+    const v = valueBytes(operand, 'operand');
+    const sync = this.#syncOf(options);
+    this.#call(() => this.#inner.merge(k, v, sync));
+    this.#afterWrite();
+  }
+
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: Key, options?: WriteOptions): void {
     const k = keyBytes(key);
@@ -384,38 +398,59 @@ export class Database implements Disposable {
   /**
    * Begins an optimistic transaction (see `Transaction`): reads at a
    * snapshot taken now with its own writes on top, commit all or nothing,
-   * `Busy` on conflict. It may stay open across any `await`.
+   * `Conflict` if someone else wrote what it depends on first. It may stay
+   * open across any `await`; commit or abort it (`using` aborts it).
+   * `transaction(fn)` does all of that and retries.
    */
-  transaction(): Transaction {
+  begin(): Transaction {
     const id = this.#call(() => this.#inner.beginTransaction());
-    return new Transaction({ inner: this.#inner, sync: this.#sync, afterWrite: () => this.#afterWrite() }, id);
+    return new Transaction({ inner: this.#inner, sync: this.#sync, afterWrite: () => this.#afterWrite(), track: (it, n) => this.#track(it, n) }, id);
   }
 
   /**
-   * Runs `f` in a transaction and commits it, running `f` again (in a new
-   * transaction) when the commit meets a conflict, up to `retries` times;
-   * then the last `Busy` is thrown. If `f` throws, the transaction is
-   * rolled back and the error thrown. Returns what `f` returned.
+   * Runs `fn` in a transaction and commits it when `fn` returns (or its
+   * Promise resolves: `fn` may await anything), returning what `fn`
+   * returned. On a conflict `fn` runs again in a new transaction, up to
+   * `retries` times with a growing backoff, then `Conflict` is thrown. If
+   * `fn` throws (or calls `tx.abort()`), nothing is written and its error
+   * is thrown (nothing, after an abort).
    */
-  transact<T>(f: (tx: Transaction) => T, options?: TransactOptions): T {
-    if (typeof f !== 'function') throw new SiltError('InvalidArgument', 'transact() takes a function');
-    const retries = retriesOf(options);
-    const commit = options?.sync === undefined ? {} : { sync: options.sync };
-    for (let attempt = 0; ; attempt++) {
-      const tx = this.transaction();
-      try {
-        const result = f(tx);
-        if (result instanceof Promise) {
-          throw new SiltError('InvalidArgument', 'transact() runs a synchronous function; across awaits, use db.transaction() and commit it');
+  transaction<T>(fn: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
+    return callAsync(() => {
+      if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
+      return withRetries(options, async (commit) => {
+        const tx = this.begin();
+        try {
+          const result = await fn(tx);
+          if (!tx.ended) tx.commit(commit);
+          return result;
+        } finally {
+          tx.abort();
         }
-        tx.commit(commit);
-        return result;
-      } catch (e) {
-        tx.rollback();
-        if (e instanceof SiltError && e.code === 'Busy' && attempt < retries) continue;
-        throw e;
-      }
-    }
+      });
+    });
+  }
+
+  /**
+   * Reads `key`, passes its value (a copy, or `undefined`) to `f`, and
+   * writes what `f` returns (a value; `null` deletes the key; `undefined`
+   * leaves it), in a transaction retried on conflict. Resolves to the new
+   * value. For a counter, `merge` with `mergeOperator: 'u64add'` needs no
+   * read at all.
+   */
+  update(key: Key, f: (value: Uint8Array | undefined) => UpdateResult, options?: TransactionOptions): Promise<Uint8Array | undefined> {
+    return callAsync(() => {
+      const k = keyBytes(key);
+      if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
+      return this.transaction((tx) => {
+        const old = tx.getForUpdate(k);
+        const next = updateResult(f(old));
+        if (next === undefined) return old;
+        if (next === null) tx.delete(k);
+        else tx.put(k, next);
+        return next ?? undefined;
+      }, options);
+    });
   }
 
   /** A snapshot of the current state; release it when done. */
@@ -426,16 +461,14 @@ export class Database implements Disposable {
 
   /** An iterator over the keys within `options`' bounds (sync and async). */
   iterator(options: IteratorOptions = {}): Iterator {
-    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
-    const { lower, upper } = bounds(options);
-    const batchSize = checkBatchSize(options.batchSize);
-    // Strict like `sync`: null is not a boolean either.
-    const reverse = options.reverse === undefined ? false : options.reverse;
-    if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', `reverse must be a boolean, got ${show(reverse)}`);
-    const autoRefresh = options.autoRefresh === undefined ? false : options.autoRefresh;
-    if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', `autoRefresh must be a boolean, got ${show(autoRefresh)}`);
+    const { lower, upper, batchSize, reverse, autoRefresh } = iteratorOptions(options);
     const snapshot = this.#snapshotOf(options);
     const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot, autoRefresh));
+    return this.#track(inner, batchSize);
+  }
+
+  /** An iterator of the package around `inner`, closed with the database. */
+  #track(inner: WasmIterator, batchSize: number | undefined): Iterator {
     // The engine deletes the files only an old version held as soon as the
     // iterator lets go of it: at a refresh, or when it is released.
     const it: Iterator = new Iterator(inner, batchSize, () => this.#liveIterators.delete(it));
@@ -560,4 +593,9 @@ export class Database implements Disposable {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+/** Runs `f`, turning a synchronous throw (bad input) into a rejection. */
+async function callAsync<T>(f: () => Promise<T>): Promise<T> {
+  return f();
 }

@@ -31,9 +31,14 @@ export const ENGINE_ERROR_CODES = [
 /**
  * Codes the binding reports besides the engine's (crates/wasm/src/error.rs;
  * checked like the engine's).
- * - `Released`: a result, snapshot or iterator was used after `release()`.
+ * - `Released`: a result, snapshot, iterator or transaction was used after
+ *   `release()`, commit or abort.
+ * - `Conflict`: a transaction's commit found that a key or range it read
+ *   for update or wrote was written by someone else after it began;
+ *   nothing was written. `db.transaction(fn)` runs `fn` again on a
+ *   conflict, up to its `retries`, then throws this.
  */
-export const BINDING_ERROR_CODES = ['Released'] as const;
+export const BINDING_ERROR_CODES = ['Released', 'Conflict'] as const;
 
 /**
  * Codes only this package reports.

@@ -55,6 +55,25 @@ export function bounds(o: IteratorOptions): { lower: Uint8Array | undefined; upp
   return { lower, upper };
 }
 
+/** @internal An iterator's options, checked (all but the snapshot). */
+export function iteratorOptions(options: IteratorOptions): {
+  lower: Uint8Array | undefined;
+  upper: Uint8Array | undefined;
+  batchSize: number | undefined;
+  reverse: boolean;
+  autoRefresh: boolean;
+} {
+  if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+  const { lower, upper } = bounds(options);
+  const batchSize = checkBatchSize(options.batchSize);
+  // Strict like `sync`: null is not a boolean either.
+  const reverse = options.reverse === undefined ? false : options.reverse;
+  if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', `reverse must be a boolean, got ${show(reverse)}`);
+  const autoRefresh = options.autoRefresh === undefined ? false : options.autoRefresh;
+  if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', `autoRefresh must be a boolean, got ${show(autoRefresh)}`);
+  return { lower, upper, batchSize, reverse, autoRefresh };
+}
+
 export function checkBatchSize(n: unknown): number | undefined {
   if (n === undefined) return undefined;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1 << 20) {

@@ -535,6 +535,7 @@ function recordBytes(r: ChangeRecord): number {
 
 const PUT = 0x01;
 const DELETE = 0x00;
+const MERGE = 0x02;
 const DELETE_RANGE = 0x03;
 
 /**
@@ -553,12 +554,12 @@ function pack(bytes: Uint8Array): Packed | 'split' {
   let keyBytes = 0;
   for (let at = 0; at < bytes.length; ) {
     const tag = bytes[at]!;
-    if (tag === PUT || tag === DELETE_RANGE) {
+    if (tag === PUT || tag === MERGE || tag === DELETE_RANGE) {
       const a = u32(at + 1);
       const b = u32(at + 5);
       const k = at + 9;
       if (k + a + b > bytes.length) throw bad();
-      if (tag === PUT) {
+      if (tag !== DELETE_RANGE) {
         if (bytes[k] === 0xff && isReserved(bytes.subarray(k, k + a))) throw reserved('the key');
         keyBytes += a;
       } else {
@@ -620,6 +621,7 @@ function splitAroundReserved(ops: BatchOp[]): WriteBatch {
   const b = new WriteBatch();
   for (const op of ops) {
     if (op.kind === 'put') b.put(op.key, op.value);
+    else if (op.kind === 'merge') b.merge(op.key, op.value);
     else if (op.kind === 'delete') b.delete(op.key);
     else if (!overlapsReserved(op.key, op.end)) b.deleteRange(op.key, op.end);
     else {

@@ -71,7 +71,19 @@ export interface OpenOptions {
    * lookup more than all its counters; counters are always kept).
    */
   timers?: boolean;
+  /**
+   * What `merge(key, operand)` does (default none: `merge` is refused):
+   * `'u64add'` adds 8-byte little-endian unsigned integers (a counter;
+   * `u64(n)` encodes one, `readU64(bytes)` reads one; an operand of
+   * another size is refused when written), `'append'` appends the
+   * operand's bytes to the value. Operands are stored and combined when
+   * read: open a database with the operator it was written with.
+   */
+  mergeOperator?: 'u64add' | 'append';
 }
+
+/** The binding's code of each merge operator (crates/wasm/src/options.rs). */
+const MERGE_OPERATORS = { u64add: 1, append: 2 } as const;
 
 /** Where `open` finds OPFS and Web Locks (tests substitute both). */
 export interface StorageEnv {
@@ -146,6 +158,7 @@ interface Checked {
   noCompression: boolean;
   maxBytes: number;
   timers: boolean;
+  mergeOperator: number;
 }
 
 /** @internal Checks every option (types and ranges) without touching wasm (connect() checks them on the page). */
@@ -159,6 +172,9 @@ export function checkOptions(options: unknown): { engine: Checked; o: OpenOption
   uint(o, 'poolReserve', MIN_POOL_RESERVE, 256);
   if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
     throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${show(o.compression)}`);
+  }
+  if (o.mergeOperator !== undefined && o.mergeOperator !== 'u64add' && o.mergeOperator !== 'append') {
+    throw new SiltError('InvalidArgument', `mergeOperator must be 'u64add' or 'append', got ${show(o.mergeOperator)}`);
   }
   if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
     throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
@@ -174,6 +190,7 @@ export function checkOptions(options: unknown): { engine: Checked; o: OpenOption
     noCompression: o.compression === 'none',
     maxBytes: uint(o, 'maxBytes', 1 << 20, Number.MAX_SAFE_INTEGER),
     timers: bool(o, 'timers', false),
+    mergeOperator: o.mergeOperator === undefined ? 0 : MERGE_OPERATORS[o.mergeOperator as keyof typeof MERGE_OPERATORS],
   };
   return { engine, o: options as OpenOptions };
 }
@@ -191,6 +208,7 @@ function toWasm(c: Checked): WasmOpenOptions {
   w.noCompression = c.noCompression;
   w.maxBytes = c.maxBytes;
   w.timers = c.timers;
+  w.mergeOperator = c.mergeOperator;
   return w;
 }
 

@@ -77,7 +77,7 @@ export type SnapshotInfo = { id: number; seq: number };
 /**
  * One committed write, packed: it took sequence numbers `first..last`; its
  * first `kinds.length` updates (the connection's write record, last, is not
- * reported) have kind `kinds[i]` (0 delete, 1 put, 3 range delete, as in
+ * reported) have kind `kinds[i]` (0 delete, 1 put, 2 merge, 3 range delete, as in
  * `WriteBatch`'s encoding) and sequence number `first + i`; update `i`'s key
  * is `keys[bounds[2i] .. bounds[2i+1]]` and, for a range delete, its end is
  * `keys[bounds[2i+1] .. bounds[2i+2]]` (empty otherwise). Packed so that a

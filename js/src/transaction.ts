@@ -1,18 +1,21 @@
 /**
- * Optimistic transactions in a worker (`db.transaction()`, `db.transact()`).
+ * Optimistic transactions in a worker (`db.transaction(fn)`, `db.begin()`,
+ * `db.update()`).
  *
  * A transaction reads at a snapshot taken when it begins, with its own
- * writes on top; it stays open across any `await` (it is an object, not a
- * scope). `getForUpdate` and every write track their keys, a `deleteRange`
- * its range; `commit` applies every write atomically unless something
- * tracked was written by anyone else after the snapshot: then it throws a
- * `SiltError` with code `Busy` and writes nothing. Either way the
- * transaction ends. The engine does the work (crates/engine/src/db/transaction.rs).
+ * writes on top (in `get`, `multiGet` and iterators); it stays open across
+ * any `await` (it is an object, not a scope). `getForUpdate` and every
+ * write track their keys, a `deleteRange` its range; `commit` applies every
+ * write atomically unless something tracked was written by anyone else
+ * after the snapshot: then it throws a `SiltError` with code `Conflict`
+ * and writes nothing. Either way the transaction ends. The engine does the
+ * work (crates/engine/src/db/transaction.rs).
  */
 
-import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
+import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { keyBytes, show, valueBytes, type Key } from './bytes.js';
 import { fromWasm, SiltError } from './errors.js';
+import { type Iterator, type IteratorOptions, iteratorOptions } from './iterator.js';
 
 /** How a commit writes (as `WriteOptions`). */
 export interface CommitOptions {
@@ -20,30 +23,48 @@ export interface CommitOptions {
   sync?: boolean;
 }
 
+/** Options of `db.transaction(fn)` and `db.update()`. */
+export interface TransactionOptions extends CommitOptions {
+  /** Conflicts retried (running `fn` again) before `Conflict` is thrown (default 10, 0..1000). */
+  retries?: number;
+  /**
+   * Milliseconds to wait before the first retry (default 1); each later
+   * retry waits twice as long, up to `maxBackoff`, times a random factor
+   * from 0.5 to 1 (so that contenders spread out).
+   */
+  backoff?: number;
+  /** The longest wait between retries, in milliseconds (default 100). */
+  maxBackoff?: number;
+}
+
+/** What `db.update(key, f)`'s function returns: a new value, `null` to delete the key, `undefined` to leave it as it is. */
+export type UpdateResult = Uint8Array | null | undefined;
+
 /** @internal What a transaction needs of its database. */
 export interface TransactionHost {
   inner: WasmDatabase;
   sync: boolean;
   afterWrite(): void;
+  track(inner: WasmIterator, batchSize: number | undefined): Iterator;
 }
 
 export class Transaction implements Disposable {
   #host: TransactionHost;
   #id: number;
 
-  /** @internal Use `db.transaction()`. */
+  /** @internal Use `db.begin()` or `db.transaction(fn)`. */
   constructor(host: TransactionHost, id: number) {
     this.#host = host;
     this.#id = id;
   }
 
-  /** Whether the transaction has ended (committed, rolled back, or its commit failed). */
+  /** Whether the transaction has ended (committed, aborted, or its commit failed). */
   get ended(): boolean {
     return this.#id === 0;
   }
 
   #call<T>(f: (inner: WasmDatabase, id: number) => T): T {
-    if (this.#id === 0) throw new SiltError('Released', 'this transaction has ended (committed, rolled back or failed)');
+    if (this.#id === 0) throw new SiltError('Released', 'this transaction has ended (committed, aborted or failed)');
     try {
       return f(this.#host.inner, this.#id);
     } catch (e) {
@@ -51,16 +72,78 @@ export class Transaction implements Disposable {
     }
   }
 
-  /** The value of `key` as this transaction sees it (a copy), or `undefined`. */
+  /**
+   * The value of `key` as this transaction sees it, or `undefined`. A copy
+   * owned by the caller (as `getCopy`): the transaction's own writes live
+   * outside the memory the database pins values in. Does not track the key.
+   */
   get(key: Key): Uint8Array | undefined {
     const k = keyBytes(key);
     return this.#call((inner, id) => inner.transactionGet(id, k, false));
   }
 
-  /** `get`, and the key is tracked: the commit fails if anyone else writes it first. */
+  /** The same as `get` (every read of a transaction is a copy). */
+  getCopy(key: Key): Uint8Array | undefined {
+    return this.get(key);
+  }
+
+  /** `get`, and the key is tracked: the commit fails with `Conflict` if anyone else writes it first. */
   getForUpdate(key: Key): Uint8Array | undefined {
     const k = keyBytes(key);
     return this.#call((inner, id) => inner.transactionGet(id, k, true));
+  }
+
+  /**
+   * The values of `keys` as this transaction sees them (copies; `undefined`
+   * for a missing key), in the order given. The keys the transaction's own
+   * writes do not settle are read from its snapshot in one batched lookup.
+   * Tracks nothing.
+   */
+  multiGet(keys: Key[]): (Uint8Array | undefined)[] {
+    if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array, got ${show(keys)}`);
+    const bytes = keys.map((k, i) => keyBytes(k, `keys[${i}]`));
+    const lengths = new Uint32Array(bytes.length);
+    let total = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      lengths[i] = bytes[i]!.length;
+      total += bytes[i]!.length;
+    }
+    const joined = new Uint8Array(total);
+    let at = 0;
+    for (const b of bytes) {
+      joined.set(b, at);
+      at += b.length;
+    }
+    const packed = this.#call((inner, id) => inner.transactionMultiGet(id, joined, lengths));
+    // Per key: u32 length (0xffffffff: none), then the bytes (transaction.rs).
+    const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+    const out: (Uint8Array | undefined)[] = new Array(bytes.length);
+    at = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const len = view.getUint32(at, true);
+      at += 4;
+      if (len === 0xffffffff) out[i] = undefined;
+      else {
+        out[i] = packed.subarray(at, at + len);
+        at += len;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * An iterator over this transaction's view within `options`' bounds: its
+   * snapshot with its own writes on top, as they are when the iterator is
+   * made. It may outlive the transaction (release it when done, as any
+   * iterator). `snapshot` is refused: a transaction reads at its own.
+   */
+  iterator(options: Omit<IteratorOptions, 'snapshot'> = {}): Iterator {
+    const { lower, upper, batchSize, reverse, autoRefresh } = iteratorOptions(options);
+    if ((options as IteratorOptions).snapshot !== undefined) {
+      throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
+    }
+    const inner = this.#call((db, id) => db.transactionIterator(id, lower, upper, reverse, autoRefresh));
+    return this.#host.track(inner, batchSize);
   }
 
   /** Sets `key` to `value` when the transaction commits (tracked). */
@@ -84,52 +167,107 @@ export class Transaction implements Disposable {
   }
 
   /**
-   * Applies every write atomically, or throws `Busy` (nothing written) if a
-   * tracked key or range was written by anyone else after the snapshot.
-   * The transaction ends either way, except after `PoolExhausted` (no free
-   * pooled file right now): await something and commit again.
+   * Adds a merge operand for `key` when the transaction commits (tracked);
+   * the transaction's reads combine it at once. Needs the database's
+   * `mergeOperator`.
+   */
+  merge(key: Key, operand: Uint8Array): void {
+    const k = keyBytes(key);
+    const v = valueBytes(operand, 'operand');
+    this.#call((inner, id) => inner.transactionMerge(id, k, v));
+  }
+
+  /**
+   * Applies every write atomically, or throws `Conflict` (nothing written)
+   * if a tracked key or range was written by anyone else after the
+   * snapshot. The transaction ends either way, except after `PoolExhausted`
+   * (no free pooled file right now): await something and commit again.
    */
   commit(options?: CommitOptions): void {
-    let sync = this.#host.sync;
+    Transaction.commitWith(this, options, undefined, undefined);
+  }
+
+  /**
+   * @internal `commit`, with a bookkeeping put (a `connect()` leader's
+   * write record) in the same batch.
+   */
+  static commitWith(tx: Transaction, options: CommitOptions | undefined, recordKey: Uint8Array | undefined, recordValue: Uint8Array | undefined): void {
+    let sync = tx.#host.sync;
     if (options?.sync !== undefined) {
       if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
       sync = options.sync;
     }
     try {
-      this.#call((inner, id) => inner.commitTransaction(id, sync, undefined, undefined));
+      tx.#call((inner, id) => inner.commitTransaction(id, sync, recordKey, recordValue));
     } catch (e) {
       // Refused for want of free pooled files, the transaction stays open
       // (await, then commit again); any other failure ended it.
-      if (!(e instanceof SiltError && e.code === 'PoolExhausted')) this.#id = 0;
+      if (!(e instanceof SiltError && e.code === 'PoolExhausted')) tx.#id = 0;
       throw e;
     }
-    this.#id = 0;
-    this.#host.afterWrite();
+    tx.#id = 0;
+    tx.#host.afterWrite();
   }
 
-  /** Ends the transaction without writing anything. Rolling back twice does nothing. */
-  rollback(): void {
+  /** Ends the transaction without writing anything. Aborting an ended transaction does nothing. */
+  abort(): void {
     if (this.#id === 0) return;
     this.#host.inner.releaseTransaction(this.#id);
     this.#id = 0;
   }
 
-  /** `using tx = db.transaction()`: rolled back at the end of the scope unless committed. */
+  /** `using tx = db.begin()`: aborted at the end of the scope unless committed. */
   [Symbol.dispose](): void {
-    this.rollback();
+    this.abort();
   }
 }
 
-/** Options of `transact`. */
-export interface TransactOptions extends CommitOptions {
-  /** Conflicts (`Busy`) retried before the last one is thrown (default 10). */
-  retries?: number;
+/** @internal `options`, checked: retries and the backoff between them. */
+export function retryPolicy(o: TransactionOptions | undefined): { retries: number; wait(attempt: number): number; commit: CommitOptions } {
+  if (o !== undefined && (typeof o !== 'object' || o === null)) throw new SiltError('InvalidArgument', `options must be an object, got ${show(o)}`);
+  const int = (name: 'retries' | 'backoff' | 'maxBackoff', fallback: number, max: number): number => {
+    const v = o?.[name] ?? fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) {
+      throw new SiltError('InvalidArgument', `${name} must be an integer from 0 to ${max}, got ${show(v)}`);
+    }
+    return v;
+  };
+  const retries = int('retries', 10, 1000);
+  const backoff = int('backoff', 1, 60_000);
+  const maxBackoff = int('maxBackoff', 100, 60_000);
+  if (o?.sync !== undefined && typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
+  return {
+    retries,
+    wait: (attempt) => Math.min(maxBackoff, backoff * 2 ** attempt) * (0.5 + Math.random() / 2),
+    commit: o?.sync === undefined ? {} : { sync: o.sync },
+  };
 }
 
-export function retriesOf(o: TransactOptions | undefined): number {
-  const r = o?.retries ?? 10;
-  if (typeof r !== 'number' || !Number.isInteger(r) || r < 0 || r > 1000) {
-    throw new SiltError('InvalidArgument', `retries must be an integer from 0 to 1000, got ${show(r)}`);
+/**
+ * @internal Runs `attempt` until it does not fail with `Conflict`, at most
+ * `retries` times more, waiting between tries; then the last `Conflict` is
+ * thrown, its message saying how many tries it took.
+ */
+export async function withRetries<T>(options: TransactionOptions | undefined, attempt: (commit: CommitOptions) => Promise<T>): Promise<T> {
+  const policy = retryPolicy(options);
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(policy.commit);
+    } catch (e) {
+      if (!(e instanceof SiltError && e.code === 'Conflict')) throw e;
+      if (n >= policy.retries) {
+        throw new SiltError('Conflict', `${e.message} (gave up after ${n + 1} tries)`, { cause: e });
+      }
+      const ms = policy.wait(n);
+      await new Promise((r) => setTimeout(r, ms));
+    }
   }
-  return r;
+}
+
+/** @internal `update`'s function's result, checked. */
+export function updateResult(r: unknown): UpdateResult {
+  if (r === undefined || r === null || r instanceof Uint8Array) return r;
+  if (r instanceof Promise)
+    throw new SiltError('InvalidArgument', "update()'s function must return its result, not a Promise: use db.transaction() to await inside");
+  throw new SiltError('InvalidArgument', `update()'s function must return a Uint8Array, null (delete) or undefined (leave as is), got ${show(r)}`);
 }

@@ -42,11 +42,11 @@ mod wal;
 pub use batch::{BatchOp, WriteBatch, BOOKKEEPING_MAX};
 pub use db::{
     repair, Clock, Db, DbIterator, DbProperties, Failure, OptimisticTransaction, Options, PinnedResults, PinnedValue,
-    Progress, ReadOptions, Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, VerifyReport, WriteOptions,
-    MAX_KEY_LEN, MAX_VALUE_LEN,
+    Progress, ReadOptions, Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator,
+    VerifyReport, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
-pub use merge::{MergeOperator, U64AddOperator};
+pub use merge::{AppendOperator, MergeOperator, U64AddOperator};
 pub use sst::format::Compression;
 pub use stats::{HistogramSummary, StatisticsSnapshot, Ticker};
 

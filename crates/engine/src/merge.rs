@@ -16,6 +16,12 @@ pub trait MergeOperator: Send + Sync {
     /// fails the read (or compaction) with `Corruption`.
     fn full_merge(&self, key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String>;
 
+    /// Refuses an operand that can never merge, when it is written (so the
+    /// writer learns of it, not a later reader). Default: any operand.
+    fn check_operand(&self, _operand: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Combines two adjacent operands into one (`older` then `newer`), when
     /// the operator can; `None` keeps both. Used by compaction.
     fn partial_merge(&self, _key: &[u8], _older: &[u8], _newer: &[u8]) -> Option<Vec<u8>> {
@@ -38,6 +44,10 @@ impl MergeOperator for U64AddOperator {
         "u64add"
     }
 
+    fn check_operand(&self, operand: &[u8]) -> Result<(), String> {
+        as_u64(operand).map(|_| ())
+    }
+
     fn full_merge(&self, _key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String> {
         let mut sum = existing.map(as_u64).transpose()?.unwrap_or(0);
         for op in operands {
@@ -48,6 +58,31 @@ impl MergeOperator for U64AddOperator {
 
     fn partial_merge(&self, _key: &[u8], older: &[u8], newer: &[u8]) -> Option<Vec<u8>> {
         Some(as_u64(older).ok()?.wrapping_add(as_u64(newer).ok()?).to_le_bytes().to_vec())
+    }
+}
+
+/// Appends each operand's bytes to the value (a log, a list of ids of
+/// fixed size): any bytes are a valid base and operand.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AppendOperator;
+
+impl MergeOperator for AppendOperator {
+    fn name(&self) -> &str {
+        "append"
+    }
+
+    fn full_merge(&self, _key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String> {
+        let base = existing.unwrap_or_default();
+        let mut out = Vec::with_capacity(base.len() + operands.iter().map(|o| o.len()).sum::<usize>());
+        out.extend_from_slice(base);
+        for op in operands {
+            out.extend_from_slice(op);
+        }
+        Ok(out)
+    }
+
+    fn partial_merge(&self, _key: &[u8], older: &[u8], newer: &[u8]) -> Option<Vec<u8>> {
+        Some([older, newer].concat())
     }
 }
 
@@ -65,5 +100,13 @@ mod tests {
         assert_eq!(op.partial_merge(b"k", &a, &b), Some(enc(42).to_vec()));
         assert!(op.full_merge(b"k", Some(b"bad"), &[&a]).is_err());
         assert_eq!(op.partial_merge(b"k", b"bad", &b), None);
+    }
+
+    #[test]
+    fn append_concatenates_oldest_first() {
+        let op = AppendOperator;
+        assert_eq!(op.full_merge(b"k", Some(b"ab"), &[b"c", b"", b"de"]).unwrap(), b"abcde");
+        assert_eq!(op.full_merge(b"k", None, &[b"x"]).unwrap(), b"x");
+        assert_eq!(op.partial_merge(b"k", b"1", b"2").unwrap(), b"12");
     }
 }

@@ -6,6 +6,7 @@
 //! ops  := op*
 //! op   := 0x01 klen:u32 vlen:u32 key value     put
 //!       | 0x00 klen:u32 key                    delete
+//!       | 0x02 klen:u32 vlen:u32 key operand   merge
 //!       | 0x03 slen:u32 elen:u32 start end     delete_range [start, end)
 //!       | 0x81 klen:u32 vlen:u32 key value     bookkeeping put (`WriteBatch::put_bookkeeping`:
 //!                                              a connect() leader's write record)
@@ -19,6 +20,7 @@ use crate::error::BindingError;
 
 const DELETE: u8 = 0x00;
 const PUT: u8 = 0x01;
+const MERGE: u8 = 0x02;
 const DELETE_RANGE: u8 = 0x03;
 const BOOKKEEPING_PUT: u8 = 0x81;
 
@@ -40,13 +42,15 @@ pub(crate) fn decode_batch(mut buf: &[u8]) -> Result<WriteBatch, BindingError> {
     }
     while let Some(tag) = take(&mut buf, 1) {
         match tag[0] {
-            tag @ (PUT | BOOKKEEPING_PUT) => {
+            tag @ (PUT | MERGE | BOOKKEEPING_PUT) => {
                 let klen = u32_of(&mut buf).ok_or_else(|| bad("truncated key length"))?;
                 let vlen = u32_of(&mut buf).ok_or_else(|| bad("truncated value length"))?;
                 let key = take(&mut buf, klen).ok_or_else(|| bad("truncated key"))?;
                 let value = take(&mut buf, vlen).ok_or_else(|| bad("truncated value"))?;
                 if tag == PUT {
                     batch.put(key, value);
+                } else if tag == MERGE {
+                    batch.merge(key, value);
                 } else {
                     batch.put_bookkeeping(key, value);
                 }
@@ -97,9 +101,15 @@ mod tests {
         b
     }
 
+    fn merge(key: &[u8], operand: &[u8]) -> Vec<u8> {
+        let mut b = put(key, operand);
+        b[0] = MERGE;
+        b
+    }
+
     #[test]
     fn decodes_puts_and_deletes_in_order() {
-        let buf = [put(b"a", b"1"), delete(b"b"), put(b"c", b""), delete_range(b"d", b"f")].concat();
+        let buf = [put(b"a", b"1"), delete(b"b"), put(b"c", b""), delete_range(b"d", b"f"), merge(b"g", b"+")].concat();
         let batch = decode_batch(&buf).unwrap();
         let ops: Vec<_> = batch.iter().map(|op| op.unwrap()).collect();
         assert_eq!(
@@ -109,6 +119,7 @@ mod tests {
                 BatchOp::Delete { key: b"b" },
                 BatchOp::Put { key: b"c", value: b"" },
                 BatchOp::RangeDelete { start: b"d", end: b"f" },
+                BatchOp::Merge { key: b"g", value: b"+" },
             ]
         );
         assert!(decode_batch(&[]).unwrap().is_empty());

@@ -185,6 +185,12 @@ impl Database {
         Ok(self.engine(WRITE_RESERVE, |db| db.put(&Self::write_options(sync), key, value))?)
     }
 
+    /// Records a merge operand for `key` (the database's merge operator,
+    /// chosen at open, combines it with the value when read).
+    pub fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> JsResult<()> {
+        Ok(self.engine(WRITE_RESERVE, |db| db.merge(&Self::write_options(sync), key, operand))?)
+    }
+
     /// Removes `key`. Removing a missing key is not an error. May use the
     /// space reserve: deleting is how a full database is emptied.
     pub fn delete(&self, key: &[u8], sync: bool) -> JsResult<()> {

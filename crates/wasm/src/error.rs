@@ -16,14 +16,19 @@ use wasm_bindgen::JsValue;
 pub(crate) enum Code {
     /// A snapshot, value or iterator was used after `release()`.
     Released,
+    /// A transaction's commit found that a key or range it depends on was
+    /// written by someone else after its snapshot (the engine's `Busy`
+    /// from `OptimisticTransaction::commit`); nothing was written.
+    Conflict,
 }
 
 impl Code {
-    pub(crate) const ALL: [Code; 1] = [Code::Released];
+    pub(crate) const ALL: [Code; 2] = [Code::Released, Code::Conflict];
 
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Code::Released => "Released",
+            Code::Conflict => "Conflict",
         }
     }
 }

@@ -17,17 +17,78 @@
 
 use std::rc::Rc;
 
-use silt_engine::{DbIterator, Snapshot};
+use silt_engine::{DbIterator, Error, Snapshot, TransactionIterator};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{BindingError, Code, JsResult};
+
+/// What an iterator scans: the database, or a transaction's view of it
+/// (its snapshot with its own writes on top).
+pub(crate) enum Cursor {
+    Db(DbIterator),
+    Transaction(TransactionIterator),
+}
+
+macro_rules! each {
+    ($self:ident, $it:ident => $e:expr) => {
+        match $self {
+            Cursor::Db($it) => $e,
+            Cursor::Transaction($it) => $e,
+        }
+    };
+}
+
+impl Cursor {
+    fn valid(&self) -> bool {
+        each!(self, it => it.valid())
+    }
+    fn key(&self) -> &[u8] {
+        each!(self, it => it.key())
+    }
+    fn value(&self) -> &[u8] {
+        each!(self, it => it.value())
+    }
+    fn status(&self) -> Result<(), Error> {
+        each!(self, it => it.status())
+    }
+    fn next(&mut self) {
+        each!(self, it => it.next())
+    }
+    fn prev(&mut self) {
+        each!(self, it => it.prev())
+    }
+    fn seek(&mut self, target: &[u8]) {
+        each!(self, it => it.seek(target))
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        each!(self, it => it.seek_for_prev(target))
+    }
+    fn seek_to_first(&mut self) {
+        each!(self, it => it.seek_to_first())
+    }
+    fn seek_to_last(&mut self) {
+        each!(self, it => it.seek_to_last())
+    }
+}
+
+impl From<DbIterator> for Cursor {
+    fn from(it: DbIterator) -> Self {
+        Cursor::Db(it)
+    }
+}
+
+impl From<TransactionIterator> for Cursor {
+    fn from(it: TransactionIterator) -> Self {
+        Cursor::Transaction(it)
+    }
+}
 
 /// A positioned scan over a database, forward or in reverse.
 #[wasm_bindgen]
 pub struct Iterator {
     /// `None` once released: the SuperVersion it held (and so every
     /// memtable and table file it pinned) is let go at once.
-    it: Option<DbIterator>,
+    it: Option<Cursor>,
     /// Keeps the snapshot read at alive for as long as the scan.
     _snapshot: Option<Rc<Snapshot>>,
     reverse: bool,
@@ -38,9 +99,9 @@ pub struct Iterator {
 }
 
 impl Iterator {
-    pub(crate) fn new(it: DbIterator, snapshot: Option<Rc<Snapshot>>, reverse: bool) -> Self {
+    pub(crate) fn new(it: impl Into<Cursor>, snapshot: Option<Rc<Snapshot>>, reverse: bool) -> Self {
         Iterator {
-            it: Some(it),
+            it: Some(it.into()),
             _snapshot: snapshot,
             reverse,
             started: false,
@@ -50,7 +111,7 @@ impl Iterator {
         }
     }
 
-    fn live(&mut self) -> Result<&mut DbIterator, BindingError> {
+    fn live(&mut self) -> Result<&mut Cursor, BindingError> {
         self.it.as_mut().ok_or_else(|| BindingError::new(Code::Released, "this iterator was released"))
     }
 
@@ -109,7 +170,7 @@ impl Iterator {
 /// `max_bytes` (always at least one entry when one is there); returns how
 /// many.
 pub(crate) fn fill_batch(
-    it: &mut DbIterator,
+    it: &mut Cursor,
     reverse: bool,
     max_entries: usize,
     max_bytes: usize,

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use silt_engine::{Clock, Compression, Options, StatsLevel};
+use silt_engine::{AppendOperator, Clock, Compression, Options, StatsLevel, U64AddOperator};
 use wasm_bindgen::prelude::*;
 
 /// How to open a database. `siltdb` checks types and ranges first; zero
@@ -36,6 +36,10 @@ pub struct OpenOptions {
     /// Measure durations (`StatsLevel::All`): each reading of the clock is
     /// a call out of wasm to `performance.now()`, so they are off by default.
     pub timers: bool,
+    /// The merge operator: 0 none, 1 `u64add` (a counter: 8-byte
+    /// little-endian unsigned integers added), 2 `append` (bytes appended).
+    #[wasm_bindgen(js_name = mergeOperator)]
+    pub merge_operator: u8,
 }
 
 /// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
@@ -58,6 +62,7 @@ impl Default for OpenOptions {
             no_compression: false,
             max_bytes: 0.0,
             timers: false,
+            merge_operator: 0,
         }
     }
 }
@@ -111,6 +116,11 @@ impl OpenOptions {
         if self.timers {
             o.stats_level = StatsLevel::All;
         }
+        o.merge_operator = match self.merge_operator {
+            1 => Some(Arc::new(U64AddOperator)),
+            2 => Some(Arc::new(AppendOperator)),
+            _ => None,
+        };
         o
     }
 }
@@ -139,6 +149,7 @@ mod tests {
             no_compression: true,
             max_bytes: 0.0,
             timers: true,
+            merge_operator: 2,
         }
         .to_engine(None);
         assert!(!o.create_if_missing && o.error_if_exists);
@@ -149,6 +160,7 @@ mod tests {
         assert_eq!(o.bloom_bits_per_key, 0);
         assert_eq!(o.compression, Compression::None);
         assert_eq!(o.stats_level, StatsLevel::All);
+        assert_eq!(o.merge_operator.as_deref().map(|m| m.name()), Some("append"));
     }
 
     #[test]

@@ -2,11 +2,16 @@
 //! the engine's `OptimisticTransaction`, kept here by id between calls, so a
 //! transaction lives across any number of JavaScript `await`s.
 
-use silt_engine::{Error, OptimisticTransaction, WriteOptions};
+use silt_engine::{Error, OptimisticTransaction, ReadOptions, WriteOptions};
 use wasm_bindgen::prelude::*;
 
 use crate::database::{Database, WRITE_RESERVE};
 use crate::error::{BindingError, Code, JsResult};
+use crate::iterator::Iterator;
+
+/// `transactionMultiGet`'s answer, per key: `u32` length (little-endian,
+/// `u32::MAX` for no value) then the value's bytes.
+const ABSENT: u32 = u32::MAX;
 
 fn released() -> BindingError {
     BindingError::new(Code::Released, "this transaction has ended (committed, rolled back or failed)")
@@ -47,6 +52,64 @@ impl Database {
         Ok(self.with_transaction(id, |t, db| if for_update { t.get_for_update(db, key) } else { t.get(db, key) })?)
     }
 
+    /// The values of many keys in transaction `id` (copies, tracking
+    /// nothing): `keys` is the keys back to back, `lengths` their lengths.
+    /// Answers per key a `u32` length (`0xffffffff`: no value) and the bytes.
+    #[wasm_bindgen(js_name = transactionMultiGet)]
+    pub fn transaction_multi_get(&self, id: u32, keys: &[u8], lengths: &[u32]) -> JsResult<Vec<u8>> {
+        let mut split = Vec::with_capacity(lengths.len());
+        let mut at = 0usize;
+        for &len in lengths {
+            let end = at
+                .checked_add(len as usize)
+                .filter(|&e| e <= keys.len())
+                .ok_or_else(|| BindingError::invalid("multiGet: key lengths run past the keys"))?;
+            split.push(&keys[at..end]);
+            at = end;
+        }
+        let values = self.with_transaction(id, |t, db| t.multi_get(db, &split))?;
+        let mut out = Vec::with_capacity(values.iter().map(|v| 4 + v.as_ref().map_or(0, Vec::len)).sum());
+        for v in values {
+            match v {
+                Some(v) => {
+                    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&v);
+                }
+                None => out.extend_from_slice(&ABSENT.to_le_bytes()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// An iterator over transaction `id`'s view (its snapshot with its own
+    /// writes, as they are now, on top), from `lower` (inclusive) to `upper`
+    /// (exclusive). It outlives the transaction (it keeps its snapshot).
+    #[wasm_bindgen(js_name = transactionIterator)]
+    pub fn transaction_iterator(
+        &self,
+        id: u32,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+        reverse: bool,
+        auto_refresh: bool,
+    ) -> JsResult<Iterator> {
+        let opts = ReadOptions {
+            lower_bound: lower,
+            upper_bound: upper,
+            auto_refresh_iterator_with_snapshot: auto_refresh,
+            ..ReadOptions::default()
+        };
+        let it = self.with_transaction(id, |t, db| t.iter(db, &opts))?;
+        Ok(Iterator::new(it, None, reverse))
+    }
+
+    /// Adds a merge operand for `key` in transaction `id` (tracked); its
+    /// reads combine it at once.
+    #[wasm_bindgen(js_name = transactionMerge)]
+    pub fn transaction_merge(&self, id: u32, key: &[u8], operand: &[u8]) -> JsResult<()> {
+        Ok(self.with_transaction(id, |t, db| t.merge(db, key, operand))?)
+    }
+
     #[wasm_bindgen(js_name = transactionPut)]
     pub fn transaction_put(&self, id: u32, key: &[u8], value: &[u8]) -> JsResult<()> {
         Ok(self.with_transaction(id, |t, _| t.put(key, value))?)
@@ -81,7 +144,10 @@ impl Database {
             if let (Some(k), Some(v)) = (&record_key, &record_value) {
                 t.put_bookkeeping(k, v)?;
             }
-            t.commit(db, &WriteOptions { sync }).map_err(BindingError::from)
+            t.commit(db, &WriteOptions { sync }).map_err(|e| match e {
+                Error::Busy(m) => BindingError::new(Code::Conflict, m),
+                e => BindingError::from(e),
+            })
         })?)
     }
 

@@ -28,7 +28,7 @@ pub use multi_get::{PinnedResults, PinnedValue};
 pub use options::{Clock, Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
-pub use transaction::OptimisticTransaction;
+pub use transaction::{OptimisticTransaction, TransactionIterator};
 
 use self::failure::{Attempt, Stage};
 use self::options::{check_key, check_value};
@@ -256,8 +256,11 @@ impl Db {
                     frees_space = false;
                     check_key(key)?;
                     check_value(value)?;
-                    if self.inner.options.merge_operator.is_none() {
-                        return Err(Error::InvalidArgument("merge needs Options::merge_operator".into()));
+                    match &self.inner.options.merge_operator {
+                        None => return Err(Error::InvalidArgument("merge needs Options::merge_operator".into())),
+                        Some(op) => op.check_operand(value).map_err(|e| {
+                            Error::InvalidArgument(format!("merge operand for the {} operator: {e}", op.name()))
+                        })?,
                     }
                 }
                 BatchOp::RangeDelete { start, end } => {

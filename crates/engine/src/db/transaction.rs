@@ -13,11 +13,18 @@
 //! fails with `Busy` and writes nothing. Merges and range deletes count as
 //! writes in the check, by anyone (RocksDB issue 10724 missed both).
 //!
-//! Not yet: iterators and `multi_get` over the transaction's own writes, and
-//! large transactions that spill their writes into the database before
-//! commit (the rest of this work).
+//! `get`, `multi_get` and iterators (both ways, with bounds) all read
+//! through the same overlay of the transaction's own writes
+//! ([`Overlay::state`]). An iterator keeps the overlay as it was when the
+//! iterator was made (copy on write: the transaction's next write copies it
+//! only while such an iterator lives).
+//!
+//! Not yet: large transactions that spill their writes into the database
+//! before commit, visible only to themselves through a read callback
+//! (RocksDB PR 3955 and PR 2850).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{Db, ReadOptions, Snapshot, WriteOptions};
 use crate::batch::WriteBatch;
@@ -33,6 +40,35 @@ enum Own {
     Operands(Vec<Vec<u8>>),
 }
 
+/// A range delete of the transaction: `[start, end)` and its position
+/// among the transaction's writes.
+type OwnRange = (Vec<u8>, Vec<u8>, usize);
+
+/// The transaction's own writes, as reads see them.
+#[derive(Clone, Default)]
+pub(crate) struct Overlay {
+    /// Each key written, with the position of its last point write.
+    own: Arc<BTreeMap<Vec<u8>, (Own, usize)>>,
+    /// Range deletes `[start, end)` and their positions, in order.
+    ranges: Arc<Vec<OwnRange>>,
+}
+
+impl Overlay {
+    /// What the transaction's own writes make of `key`, if they touch it: its
+    /// last point write, unless a later range delete covers the key.
+    fn state(&self, key: &[u8]) -> Option<Own> {
+        let point = self.own.get(key);
+        let range_at =
+            self.ranges.iter().rev().find(|(s, e, _)| s.as_slice() <= key && key < e.as_slice()).map(|r| r.2);
+        match (point, range_at) {
+            (Some((own, at)), Some(r)) if r < *at => Some(own.clone()),
+            (Some(_), Some(_)) | (None, Some(_)) => Some(Own::Deleted),
+            (Some((own, _)), None) => Some(own.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
 /// An optimistic transaction on a [`Db`] (see the module documentation).
 /// It owns its state and takes the database in each call that reads or
 /// commits, so an embedder can keep it as long as it likes (siltdb keeps
@@ -41,10 +77,7 @@ enum Own {
 pub struct OptimisticTransaction {
     snapshot: Snapshot,
     batch: WriteBatch,
-    /// Each key written, with the position of its last point write.
-    own: BTreeMap<Vec<u8>, (Own, usize)>,
-    /// Range deletes `[start, end)` and their positions, in order.
-    ranges: Vec<(Vec<u8>, Vec<u8>, usize)>,
+    overlay: Overlay,
     /// Keys whose newer writes by others fail the commit.
     tracked: BTreeMap<Vec<u8>, ()>,
     tracked_ranges: Vec<(Vec<u8>, Vec<u8>)>,
@@ -57,8 +90,7 @@ impl Db {
         OptimisticTransaction {
             snapshot: self.snapshot(),
             batch: WriteBatch::new(),
-            own: BTreeMap::new(),
-            ranges: Vec::new(),
+            overlay: Overlay::default(),
             tracked: BTreeMap::new(),
             tracked_ranges: Vec::new(),
             writes: 0,
@@ -70,20 +102,6 @@ impl OptimisticTransaction {
     /// The snapshot the transaction reads at.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
-    }
-
-    /// What the transaction's own writes make of `key`, if they touch it: its
-    /// last point write, unless a later range delete covers the key.
-    fn own_state(&self, key: &[u8]) -> Option<Own> {
-        let point = self.own.get(key);
-        let range_at =
-            self.ranges.iter().rev().find(|(s, e, _)| s.as_slice() <= key && key < e.as_slice()).map(|r| r.2);
-        match (point, range_at) {
-            (Some((own, at)), Some(r)) if r < *at => Some(own.clone()),
-            (Some(_), Some(_)) | (None, Some(_)) => Some(Own::Deleted),
-            (Some((own, _)), None) => Some(own.clone()),
-            (None, None) => None,
-        }
     }
 
     fn of(&self, db: &Db) -> Result<()> {
@@ -101,7 +119,7 @@ impl OptimisticTransaction {
             .ok_or_else(|| Error::InvalidArgument("merge needs Options::merge_operator".into()))
     }
 
-    fn full_merge(db: &Db, key: &[u8], base: Option<&[u8]>, operands: &[Vec<u8>]) -> Result<Vec<u8>> {
+    pub(crate) fn full_merge(db: &Db, key: &[u8], base: Option<&[u8]>, operands: &[Vec<u8>]) -> Result<Vec<u8>> {
         let op = Self::merge_operator(db)?;
         let refs: Vec<&[u8]> = operands.iter().map(|o| o.as_slice()).collect();
         op.full_merge(key, base, &refs)
@@ -114,7 +132,7 @@ impl OptimisticTransaction {
         check_key(key)?;
         self.of(db)?;
         let at = ReadOptions { snapshot: Some(&self.snapshot), ..ReadOptions::default() };
-        match self.own_state(key) {
+        match self.overlay.state(key) {
             Some(Own::Value(v)) => Ok(Some(v)),
             Some(Own::Deleted) => Ok(None),
             Some(Own::Operands(ops)) => {
@@ -133,8 +151,58 @@ impl OptimisticTransaction {
         Ok(v)
     }
 
+    /// [`OptimisticTransaction::get`] for many keys: the keys the
+    /// transaction's writes do not settle are read from the snapshot in one
+    /// batched `multi_get`. Tracks nothing.
+    pub fn multi_get(&self, db: &Db, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        for key in keys {
+            check_key(key)?;
+        }
+        self.of(db)?;
+        let states: Vec<Option<Own>> = keys.iter().map(|k| self.overlay.state(k)).collect();
+        let need: Vec<usize> =
+            (0..keys.len()).filter(|&i| matches!(states[i], None | Some(Own::Operands(_)))).collect();
+        let at = ReadOptions { snapshot: Some(&self.snapshot), ..ReadOptions::default() };
+        let base_keys: Vec<&[u8]> = need.iter().map(|&i| keys[i]).collect();
+        let base = if base_keys.is_empty() { None } else { Some(db.multi_get(&at, &base_keys, true)?) };
+        let mut out = Vec::with_capacity(keys.len());
+        let mut next_base = 0;
+        for (i, state) in states.into_iter().enumerate() {
+            let mut from_base = || {
+                let v = base.as_ref().and_then(|b| b.get(next_base)).map(|v| v.to_vec());
+                next_base += 1;
+                v
+            };
+            out.push(match state {
+                Some(Own::Value(v)) => Some(v),
+                Some(Own::Deleted) => None,
+                Some(Own::Operands(ops)) => Some(Self::full_merge(db, keys[i], from_base().as_deref(), &ops)?),
+                None => from_base(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// An iterator over the snapshot with the transaction's own writes on
+    /// top, as they are now (later writes of the transaction are not seen
+    /// by it), within `opts`' bounds (`opts.snapshot` is ignored: the
+    /// transaction's is used; `auto_refresh_iterator_with_snapshot` works
+    /// on it). Tracks nothing.
+    pub fn iter(&self, db: &Db, opts: &ReadOptions) -> Result<iter::TransactionIterator> {
+        self.of(db)?;
+        let at = ReadOptions { snapshot: Some(&self.snapshot), ..opts.clone() };
+        let base = db.iter(&at)?;
+        Ok(iter::TransactionIterator::new(
+            base,
+            self.overlay.clone(),
+            db.inner.options.merge_operator.clone(),
+            opts.lower_bound.clone(),
+            opts.upper_bound.clone(),
+        ))
+    }
+
     fn wrote(&mut self, key: &[u8], own: Own) {
-        self.own.insert(key.to_vec(), (own, self.writes));
+        Arc::make_mut(&mut self.overlay.own).insert(key.to_vec(), (own, self.writes));
         self.tracked.insert(key.to_vec(), ());
         self.writes += 1;
     }
@@ -162,8 +230,10 @@ impl OptimisticTransaction {
         check_key(key)?;
         super::options::check_value(operand)?;
         self.of(db)?;
-        Self::merge_operator(db)?;
-        let next = match self.own_state(key) {
+        let op = Self::merge_operator(db)?;
+        op.check_operand(operand)
+            .map_err(|e| Error::InvalidArgument(format!("merge operand for the {} operator: {e}", op.name())))?;
+        let next = match self.overlay.state(key) {
             Some(Own::Value(v)) => Own::Value(Self::full_merge(db, key, Some(&v), &[operand.to_vec()])?),
             Some(Own::Deleted) => Own::Value(Self::full_merge(db, key, None, &[operand.to_vec()])?),
             Some(Own::Operands(mut ops)) => {
@@ -185,7 +255,7 @@ impl OptimisticTransaction {
         check_key(end)?;
         self.batch.delete_range(start, end);
         if start < end {
-            self.ranges.push((start.to_vec(), end.to_vec(), self.writes));
+            Arc::make_mut(&mut self.overlay.ranges).push((start.to_vec(), end.to_vec(), self.writes));
             self.tracked_ranges.push((start.to_vec(), end.to_vec()));
         }
         self.writes += 1;
@@ -252,6 +322,9 @@ fn show(key: &[u8]) -> String {
         key.iter().map(|b| format!("{b:02x}")).collect()
     }
 }
+
+mod iter;
+pub use iter::TransactionIterator;
 
 #[cfg(test)]
 mod tests;

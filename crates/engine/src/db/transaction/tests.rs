@@ -21,6 +21,16 @@ fn n(x: u64) -> Vec<u8> {
     x.to_le_bytes().to_vec()
 }
 
+/// A small seeded generator: `rnd(m)` is in `0..m`.
+fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+    move |m| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    }
+}
+
 fn busy(r: crate::Result<()>) -> bool {
     matches!(r, Err(Error::Busy(_)))
 }
@@ -167,13 +177,7 @@ fn two_transactions_on_one_counter_one_commits_and_the_other_retries() {
 /// snapshot, and the database then equals the model.
 #[test]
 fn random_interleavings_match_a_model() {
-    let mut x: u64 = 0x9e3779b97f4a7c15;
-    let mut rnd = move |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let mut rnd = xorshift(0x9e3779b97f4a7c15);
     let db = db();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     // Per key, the sequence number of its last write (model side).
@@ -298,4 +302,154 @@ fn a_transaction_is_refused_by_another_database_and_after_close() {
     assert!(matches!(one.begin_optimistic().commit(&other, &W), Err(Error::InvalidArgument(_))));
     one.close().unwrap();
     assert!(matches!(t.commit(&one, &W), Err(Error::Closed(_))));
+}
+
+/// Every read API over a transaction's own writes (puts, deletes, merges and
+/// range deletes, on a base spread over memtable and tables, with newer
+/// writes by others it must not see) equals a model: `get`, `multi_get`,
+/// and iterators walked at random both ways within random bounds.
+#[test]
+fn every_read_api_sees_the_snapshot_with_own_writes_on_top_like_a_model() {
+    let mut rnd = xorshift(0x2545f4914f6cdd1d);
+    let key = |i: u64| format!("k{i:02}").into_bytes();
+    let add = |a: Option<&Vec<u8>>, b: u64| n(a.map_or(0, |a| u64::from_le_bytes(a[..].try_into().unwrap())) + b);
+    for round in 0..60u64 {
+        let db = db();
+        let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for _ in 0..rnd(40) {
+            let k = key(rnd(30));
+            if rnd(4) == 0 {
+                db.delete(&W, &k).unwrap();
+                model.remove(&k);
+            } else {
+                let v = n(rnd(100));
+                db.put(&W, &k, &v).unwrap();
+                model.insert(k, v);
+            }
+            if rnd(8) == 0 {
+                db.flush().unwrap();
+            }
+        }
+        let mut t = db.begin_optimistic();
+        // Others write after the snapshot: not seen.
+        for _ in 0..rnd(5) {
+            db.put(&W, &key(rnd(30)), b"later").unwrap();
+        }
+        for _ in 0..1 + rnd(12) {
+            let k = key(rnd(30));
+            match rnd(5) {
+                0 => {
+                    let v = n(1000 + rnd(100));
+                    t.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+                1 => {
+                    t.delete(&k).unwrap();
+                    model.remove(&k);
+                }
+                2 | 3 => {
+                    let d = rnd(50);
+                    t.merge(&db, &k, &n(d)).unwrap();
+                    let v = add(model.get(&k), d);
+                    model.insert(k, v);
+                }
+                _ => {
+                    let (a, b) = (rnd(30), rnd(30));
+                    let (s, e) = (key(a.min(b)), key(a.max(b)));
+                    t.delete_range(&s, &e).unwrap();
+                    model.retain(|k, _| !(s.as_slice() <= k.as_slice() && k.as_slice() < e.as_slice()));
+                }
+            }
+        }
+        for i in 0..30 {
+            assert_eq!(t.get(&db, &key(i)).unwrap(), model.get(&key(i)).cloned(), "round {round}, get {i}");
+        }
+        let keys: Vec<Vec<u8>> = (0..12).map(|_| key(rnd(32))).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let want: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+        assert_eq!(t.multi_get(&db, &refs).unwrap(), want, "round {round}, multi_get");
+        for _ in 0..4 {
+            let lower = (rnd(3) == 0).then(|| key(rnd(32)));
+            let upper = (rnd(3) == 0).then(|| key(rnd(32)));
+            let opts = ReadOptions { lower_bound: lower.clone(), upper_bound: upper.clone(), ..ReadOptions::default() };
+            let view: Vec<(Vec<u8>, Vec<u8>)> = model
+                .iter()
+                .filter(|(k, _)| lower.as_ref().is_none_or(|l| *k >= l) && upper.as_ref().is_none_or(|u| *k < u))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let mut it = t.iter(&db, &opts).unwrap();
+            // Position: None = not valid; Some(i) = at view[i].
+            let mut at: Option<usize> = None;
+            for step in 0..40 {
+                match rnd(6) {
+                    0 => {
+                        it.seek_to_first();
+                        at = (!view.is_empty()).then_some(0);
+                    }
+                    1 => {
+                        it.seek_to_last();
+                        at = view.len().checked_sub(1);
+                    }
+                    2 => {
+                        let target = key(rnd(32));
+                        it.seek(&target);
+                        at = view.iter().position(|(k, _)| *k >= target);
+                    }
+                    3 => {
+                        let target = key(rnd(32));
+                        it.seek_for_prev(&target);
+                        at = view.iter().rposition(|(k, _)| *k <= target);
+                    }
+                    4 if at.is_some() => {
+                        it.next();
+                        at = at.map(|i| i + 1).filter(|&i| i < view.len());
+                    }
+                    _ if at.is_some() => {
+                        it.prev();
+                        at = at.and_then(|i| i.checked_sub(1));
+                    }
+                    _ => continue,
+                }
+                it.status().unwrap();
+                match at {
+                    None => assert!(!it.valid(), "round {round}, step {step}: want not valid"),
+                    Some(i) => {
+                        assert!(it.valid(), "round {round}, step {step}: want {:?}", view[i].0);
+                        assert_eq!(
+                            (it.key(), it.value()),
+                            (&view[i].0[..], &view[i].1[..]),
+                            "round {round}, step {step}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An iterator keeps the own writes as they were when it was made; the
+/// transaction's later writes show in the next iterator.
+#[test]
+fn an_iterator_sees_own_writes_as_of_its_creation() {
+    let db = db();
+    db.put(&W, b"a", b"1").unwrap();
+    let mut t = db.begin_optimistic();
+    t.put(b"b", b"2").unwrap();
+    let mut it = t.iter(&db, &ReadOptions::default()).unwrap();
+    t.put(b"c", b"3").unwrap();
+    t.delete(b"a").unwrap();
+    let mut seen = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        seen.push(it.key().to_vec());
+        it.next();
+    }
+    assert_eq!(seen, [b"a".to_vec(), b"b".to_vec()]);
+    let mut it = t.iter(&db, &ReadOptions::default()).unwrap();
+    it.seek_to_last();
+    assert_eq!(it.key(), b"c");
+    it.prev();
+    assert_eq!(it.key(), b"b");
+    it.prev();
+    assert!(!it.valid());
 }
