@@ -25,6 +25,8 @@ import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from './errors.js';
 import { bounds, checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import type { HeldLock, LockManagerLike } from './lock.js';
 import { checkName, checkOptions, type OpenOptions } from './open.js';
+import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
+import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import {
   names,
   type BrokerMessage,
@@ -144,8 +146,21 @@ function usesLeaderState(r: Request): boolean {
     r.op === 'next' ||
     r.op === 'releaseIterator' ||
     r.op === 'releaseSnapshot' ||
+    // A transaction's requests but its commit (sent again: see remote-transaction.ts).
+    r.op === 'txnBegin' ||
+    r.op === 'txnGet' ||
+    r.op === 'txnMultiGet' ||
+    r.op === 'txnIterator' ||
+    r.op === 'txnAbort' ||
     ((r.op === 'get' || r.op === 'multiGet' || r.op === 'iterator') && r.snapshot !== 0)
   );
+}
+
+/** What a request that uses the leader's state uses, for `LeaderChanged`'s message. */
+function whatOf(r: Request): string {
+  if (r.op === 'next' || r.op === 'releaseIterator') return 'this iterator';
+  if (r.op.startsWith('txn')) return 'this transaction';
+  return 'this snapshot';
 }
 
 /** The connections of this realm, by database name. */
@@ -173,6 +188,8 @@ export class Connection {
   #role: 'none' | 'follower' | 'leading' | 'leader' = 'none';
   /** The leader requests go to (this connection's id when it leads). */
   #leader: string | undefined;
+  /** Numbers of this connection's transactions. */
+  #nextTransaction = 1;
   /** Whether the leader has welcomed this connection (requests can go out). */
   #linked = false;
   /** Grows at each change of leader; snapshots and iterators remember theirs. */
@@ -475,8 +492,8 @@ export class Connection {
     for (const p of [...this.#pending.values()].sort((a, b) => a.id - b.id)) {
       if ((p as Pending & { epoch?: number }).epoch !== this.epoch && usesLeaderState(p.request)) {
         this.#pending.delete(p.id);
-        if (p.request.op === 'releaseIterator' || p.request.op === 'releaseSnapshot') p.resolve(undefined);
-        else p.reject(leaderChanged(p.request.op === 'next' ? 'this iterator' : 'this snapshot'));
+        if (p.request.op === 'releaseIterator' || p.request.op === 'releaseSnapshot' || p.request.op === 'txnAbort') p.resolve(undefined);
+        else p.reject(leaderChanged(whatOf(p.request)));
         continue;
       }
       this.#post(p);
@@ -499,11 +516,21 @@ export class Connection {
     }
   }
 
+  /** The id of the leader this connection sends to ('' while it knows none). */
+  get leaderId(): string {
+    return this.#leader ?? '';
+  }
+
+  /** A number for a new transaction of this connection. */
+  transactionId(): number {
+    return this.#nextTransaction++;
+  }
+
   /** Sends `request` to the leader; `epoch` (for snapshot and iterator requests) is the leader they were made on. */
   send(request: Request, epoch?: number): Promise<unknown> {
     if (this.#dead) return Promise.reject(this.#dead);
     if (epoch !== undefined && epoch !== this.epoch) {
-      return Promise.reject(leaderChanged(request.op === 'next' || request.op === 'releaseIterator' ? 'this iterator' : 'this snapshot'));
+      return Promise.reject(leaderChanged(whatOf(request)));
     }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
@@ -795,6 +822,31 @@ class Watcher {
   }
 }
 
+/** Values the leader packed (`PackedValues`), as views of its one buffer. */
+function unpack({ bytes, lens }: PackedValues): (Uint8Array | undefined)[] {
+  const out: (Uint8Array | undefined)[] = [];
+  let at = 0;
+  for (const len of lens) {
+    if (len < 0) out.push(undefined);
+    else {
+      out.push(bytes.subarray(at, at + len));
+      at += len;
+    }
+  }
+  return out;
+}
+
+/** An iterator's options (all but the snapshot), checked here. */
+function checkIteratorOptions(rest: Omit<RemoteIteratorOptions, 'snapshot'>): IteratorRequestOptions {
+  bounds(rest); // checks the bounds here
+  checkBatchSize(rest.batchSize);
+  for (const flag of ['reverse', 'autoRefresh'] as const) {
+    const v = rest[flag];
+    if (v !== undefined && typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${flag} must be a boolean, got ${show(v)}`);
+  }
+  return rest as IteratorRequestOptions;
+}
+
 function watchRange(o: WatchOptions): Range {
   // bounds() makes both ends half-open: [lower, upper).
   const { lower, upper } = bounds(o);
@@ -850,6 +902,13 @@ export class RemoteDatabase {
     });
   }
 
+  /** Records a merge operand for `key` (needs the database's `mergeOperator`; see `Database.merge`). */
+  merge(key: Key, operand: Uint8Array, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'merge', key: keyBytes(key), value: valueBytes(operand, 'operand'), ...syncOf(options) });
+    });
+  }
+
   /** Removes every key from `start` (included) to `end` (excluded). */
   deleteRange(start: Key, end: Key, options?: WriteOptions): Promise<void> {
     return call(async () => {
@@ -890,17 +949,7 @@ export class RemoteDatabase {
       packKeys(keys); // checks every key here, with its index in the message
       const bytesKeys = keys.map((k) => keyBytes(k));
       const { snapshot, epoch } = this.#snapshot(options?.snapshot);
-      const { bytes, lens } = (await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues;
-      const out: (Uint8Array | undefined)[] = [];
-      let at = 0;
-      for (const len of lens) {
-        if (len < 0) out.push(undefined);
-        else {
-          out.push(bytes.subarray(at, at + len));
-          at += len;
-        }
-      }
-      return out;
+      return unpack((await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues);
     });
   }
 
@@ -924,29 +973,31 @@ export class RemoteDatabase {
   iterator(options: RemoteIteratorOptions = {}): AsyncIterableIterator<Entry> & AsyncDisposable {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
     const { snapshot, ...rest } = options;
-    bounds(rest); // checks the bounds here
-    checkBatchSize(rest.batchSize);
-    for (const flag of ['reverse', 'autoRefresh'] as const) {
-      const v = rest[flag];
-      if (v !== undefined && typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${flag} must be a boolean, got ${show(v)}`);
-    }
+    const checked = checkIteratorOptions(rest);
     const snap = this.#snapshot(snapshot);
-    const request: Request = { op: 'iterator', options: rest, snapshot: snap.snapshot };
+    return this.#iterator({ op: 'iterator', options: checked, snapshot: snap.snapshot }, snap.epoch, false);
+  }
+
+  /**
+   * An iterator the leader opens for `request` (at the first step, or now
+   * with `eager`), read through `next` requests made with `epoch`.
+   */
+  #iterator(request: Request, epoch: number | undefined, eager: boolean): AsyncIterableIterator<Entry> & AsyncDisposable {
     let opened: Promise<{ id: number; epoch: number }> | undefined;
     let pending: EntryBatch | undefined;
     let at = 0;
     let done = false;
     const open = (): Promise<{ id: number; epoch: number }> =>
       (opened ??= (async () => {
-        const id = (await this.#send(request, snap.epoch)) as number;
+        const id = (await this.#send(request, epoch)) as number;
         return { id, epoch: this.#connection.epoch };
       })());
     const release = async (): Promise<void> => {
       if (done) return;
       done = true;
       if (opened === undefined) return;
-      const { id, epoch } = await opened;
-      if (epoch === this.#connection.epoch) await this.#send({ op: 'releaseIterator', iterator: id }, epoch);
+      const o = await opened.catch(() => undefined); // never opened: nothing to release
+      if (o !== undefined && o.epoch === this.#connection.epoch) await this.#send({ op: 'releaseIterator', iterator: o.id }, o.epoch);
     };
     const it: AsyncIterableIterator<Entry> & AsyncDisposable = {
       next: async (): Promise<IteratorResult<Entry, undefined>> => {
@@ -977,7 +1028,76 @@ export class RemoteDatabase {
       },
       [Symbol.asyncDispose]: release,
     };
+    if (eager) open().catch(() => {}); // (its failure is the first step's)
     return it;
+  }
+
+  /**
+   * Begins an optimistic transaction, run by the leader for this
+   * connection (see `RemoteTransaction`): it may stay open across any
+   * `await`; commit or abort it. `transaction(fn)` does that and retries.
+   */
+  begin(): RemoteTransaction {
+    if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+    const c = this.#connection;
+    const host: RemoteTransactionHost = {
+      send: (request, epoch) => this.#send(request, epoch),
+      iterator: (request, epoch) => this.#iterator(request, epoch, true),
+      iteratorOptions: (o) => {
+        if (typeof o !== 'object' || o === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+        return checkIteratorOptions(o);
+      },
+      unpack,
+      epoch: c.epoch,
+      leader: c.leaderId,
+      sync: (o) => {
+        if (o?.sync !== undefined && typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
+        return syncOf(o);
+      },
+    };
+    return new RemoteTransaction(host, c.transactionId());
+  }
+
+  /**
+   * Runs `fn` in a transaction and commits it when `fn` returns (or its
+   * Promise resolves: `fn` may await anything), returning what `fn`
+   * returned. On a conflict (`Conflict`), or when the tab that led went
+   * (`LeaderChanged`), `fn` runs again in a new transaction, up to
+   * `retries` times with a growing backoff; then that error is thrown. If
+   * `fn` throws (or calls `tx.abort()`), nothing is written.
+   */
+  transaction<T>(fn: (tx: RemoteTransaction) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
+    return call(async () => {
+      if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
+      return withRetries(
+        options,
+        async (commit) => {
+          const tx = this.begin();
+          try {
+            const result = await fn(tx);
+            if (!tx.ended) await tx.commit(commit);
+            return result;
+          } finally {
+            tx.abort();
+          }
+        },
+        ['Conflict', 'LeaderChanged'],
+      );
+    });
+  }
+
+  /**
+   * Reads `key`, passes its value (a copy, or `undefined`) to `f`, and
+   * writes what `f` returns (a value; `null` deletes the key; `undefined`
+   * leaves it), in a transaction retried on conflict. Resolves to the new
+   * value.
+   */
+  update(key: Key, f: (value: Uint8Array | undefined) => UpdateResult, options?: TransactionOptions): Promise<Uint8Array | undefined> {
+    return call(async () => {
+      const k = keyBytes(key);
+      if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
+      return this.transaction((tx) => updateIn(tx, k, f), options);
+    });
   }
 
   /**

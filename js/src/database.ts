@@ -13,7 +13,7 @@ import { Iterator, iteratorOptions, type IteratorOptions } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
-import { Transaction, type TransactionOptions, type UpdateResult, updateResult, withRetries } from './transaction.js';
+import { Transaction, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import { storageEstimate, type StorageEstimate } from './storage.js';
 import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
@@ -442,14 +442,7 @@ export class Database implements Disposable {
     return callAsync(() => {
       const k = keyBytes(key);
       if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
-      return this.transaction((tx) => {
-        const old = tx.getForUpdate(k);
-        const next = updateResult(f(old));
-        if (next === undefined) return old;
-        if (next === null) tx.delete(k);
-        else tx.put(k, next);
-        return next ?? undefined;
-      }, options);
+      return this.transaction((tx) => updateIn(tx, k, f), options);
     });
   }
 

@@ -44,6 +44,7 @@ export { EntryBatch, Iterator, type IteratorOptions, type Entry } from './iterat
 export { MultiGetResult, PinnedValue } from './results.js';
 export { Snapshot } from './snapshot.js';
 export { Transaction, type CommitOptions, type TransactionOptions, type UpdateResult } from './transaction.js';
+export { RemoteTransaction } from './remote-transaction.js';
 export { readU64, u64 } from './counter.js';
 export type { Key } from './bytes.js';
 export { SILT_ERROR_CODES, SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';

@@ -24,8 +24,19 @@ import type { Database } from './database.js';
 import { SiltError } from './errors.js';
 import type { EntryBatch, Iterator } from './iterator.js';
 import type { LockManagerLike } from './lock.js';
-import { names, type ChangeHistory, type ChangeRecord, type Envelope, type PackedValues, type Request, type Response, type SnapshotInfo } from './protocol.js';
+import {
+  names,
+  type ChangeHistory,
+  type ChangeRecord,
+  type Envelope,
+  type PackedValues,
+  type Request,
+  type Response,
+  type SnapshotInfo,
+  type TxnWrites,
+} from './protocol.js';
 import type { Snapshot } from './snapshot.js';
+import { Transaction } from './transaction.js';
 import { refreshStorageEstimate } from './storage.js';
 
 const utf8 = new TextEncoder();
@@ -73,6 +84,12 @@ function recordId(value: Uint8Array): number {
   return new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(0, true);
 }
 
+/** A transaction a connection runs in the leader, and its writes (for its change record). */
+interface LeaderTransaction {
+  tx: Transaction;
+  writes: WriteBatch;
+}
+
 function reserved(what: string): SiltError {
   return new SiltError('InvalidArgument', `${what} is reserved: keys starting with eight 0xff bytes and "siltdb/" hold connect()'s write records`);
 }
@@ -85,6 +102,8 @@ interface Client {
   id: string;
   snapshots: Map<number, Snapshot>;
   iterators: Map<number, Iterator>;
+  /** Open transactions, by the connection's numbers for them. */
+  transactions: Map<number, LeaderTransaction>;
   post(r: Response, transfer: Transferable[]): void;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;
@@ -168,7 +187,7 @@ export class Leader {
 
   /** Serves this worker's own page as connection `id`. */
   addLocal(id: string, post: (r: Response, transfer: Transferable[]) => void): void {
-    this.#clients.set(id, { id, snapshots: new Map(), iterators: new Map(), post, channel: undefined, port: undefined });
+    this.#clients.set(id, { id, snapshots: new Map(), iterators: new Map(), transactions: new Map(), post, channel: undefined, port: undefined });
   }
 
   /**
@@ -181,7 +200,7 @@ export class Leader {
     if (this.#closed) return;
     let c = this.#clients.get(client);
     if (c === undefined) {
-      c = { id: client, snapshots: new Map(), iterators: new Map(), post: () => {}, channel: undefined, port: undefined };
+      c = { id: client, snapshots: new Map(), iterators: new Map(), transactions: new Map(), post: () => {}, channel: undefined, port: undefined };
       this.#clients.set(client, c);
       this.counters.attached++;
       this.#watchLiveness(client);
@@ -236,6 +255,7 @@ export class Leader {
     if (c !== undefined) {
       for (const s of c.snapshots.values()) s.release();
       for (const it of c.iterators.values()) it.release();
+      for (const t of c.transactions.values()) t.tx.abort();
       c.channel?.close();
       c.port?.close();
       this.#clients.delete(client);
@@ -297,6 +317,7 @@ export class Leader {
     for (const c of this.#clients.values()) {
       for (const s of c.snapshots.values()) s.release();
       for (const it of c.iterators.values()) it.release();
+      for (const t of c.transactions.values()) t.tx.abort();
       c.channel?.close();
       c.port?.close();
     }
@@ -371,6 +392,54 @@ export class Leader {
     return { snapshot: s };
   }
 
+  /**
+   * Transaction `txn` of `c`, with `writes` applied to it first: each
+   * update checked as `#write` checks a batch's (reserved keys refused,
+   * range deletes cut around them) and kept for the change record. A
+   * failure ends the transaction (it may hold part of `writes`).
+   */
+  #transaction(c: Client, txn: number, writes: TxnWrites | undefined): LeaderTransaction {
+    const t = c.transactions.get(txn);
+    if (t === undefined) throw new SiltError('Released', 'this transaction has ended (committed, aborted or failed)');
+    if (writes === undefined) return t;
+    try {
+      for (const op of WriteBatch.decode(splitAroundReserved(WriteBatch.decode(writes.batch)).encoded())) {
+        if (op.kind !== 'deleteRange' && isReserved(op.key)) throw reserved('the key');
+        apply(t.tx, op);
+        apply(t.writes, op);
+      }
+    } catch (e) {
+      t.tx.abort();
+      c.transactions.delete(txn);
+      throw e;
+    }
+    return t;
+  }
+
+  /**
+   * Commits transaction `txn` of `c` as write request `id`: with its write
+   * record, so that the commit sent again after a failover is recognised.
+   */
+  #commitTransaction(c: Client, id: number, txn: number, leader: string, writes: TxnWrites | undefined, sync: boolean | undefined): void {
+    if (id <= this.#appliedOf(c.id)) {
+      this.counters.duplicateWrites++;
+      return;
+    }
+    if (leader !== this.#id) {
+      throw new SiltError('LeaderChanged', 'the tab that led the database went before this transaction committed; nothing of it was written');
+    }
+    const t = this.#transaction(c, txn, writes);
+    const changes = pack(t.writes.encoded()) as Packed;
+    const first = this.#db.latestSequence + 1;
+    try {
+      Transaction.commitWith(t.tx, sync === undefined ? {} : { sync }, recordKey(c.id), recordValue(id));
+    } finally {
+      if (t.tx.ended) c.transactions.delete(txn);
+    }
+    this.#publish({ first, last: this.#db.latestSequence, ...changes });
+    this.#applied.set(c.id, id);
+  }
+
   /** Runs one request; returns its value and the buffers to transfer. */
   async #handle(c: Client, id: number, r: Request): Promise<[unknown, Transferable[]]> {
     const db = this.#db;
@@ -383,6 +452,41 @@ export class Leader {
         return [undefined, []];
       case 'deleteRange':
         this.#write(c.id, id, new WriteBatch().deleteRange(r.start, r.end), r.sync);
+        return [undefined, []];
+      case 'merge':
+        this.#write(c.id, id, new WriteBatch().merge(r.key, r.value), r.sync);
+        return [undefined, []];
+      case 'txnBegin':
+        if (c.transactions.has(r.txn)) throw new SiltError('InvalidArgument', `transaction ${r.txn} of this connection is open already`);
+        c.transactions.set(r.txn, { tx: db.begin(), writes: new WriteBatch() });
+        return [undefined, []];
+      case 'txnGet': {
+        const t = this.#transaction(c, r.txn, r.writes);
+        const key = keyOf(r.key);
+        if (isReserved(key)) throw reserved('the key');
+        const v = r.forUpdate ? t.tx.getForUpdate(key) : t.tx.get(key);
+        if (v === undefined) return [undefined, []];
+        countCopied(v.length);
+        return [v, [v.buffer]];
+      }
+      case 'txnMultiGet': {
+        const t = this.#transaction(c, r.txn, r.writes);
+        const keys = r.keys.map(keyOf);
+        for (const k of keys) if (isReserved(k)) throw reserved('a key');
+        return packValues(t.tx.multiGet(keys));
+      }
+      case 'txnIterator': {
+        const t = this.#transaction(c, r.txn, r.writes);
+        const iid = this.#nextId++;
+        c.iterators.set(iid, t.tx.iterator(r.options));
+        return [iid, []];
+      }
+      case 'txnCommit':
+        this.#commitTransaction(c, id, r.txn, r.leader, r.writes, r.sync);
+        return [undefined, []];
+      case 'txnAbort':
+        c.transactions.get(r.txn)?.tx.abort();
+        c.transactions.delete(r.txn);
         return [undefined, []];
       case 'write':
         // The request's own buffer (a clone that arrived here) becomes the batch.
@@ -406,24 +510,7 @@ export class Leader {
         const keys = r.keys.map(keyOf);
         for (const k of keys) if (isReserved(k)) throw reserved('a key');
         using result = db.multiGet(keys, this.#snapshotOf(c, r.snapshot));
-        const lens = new Int32Array(result.length);
-        let total = 0;
-        for (let i = 0; i < result.length; i++) {
-          const v = result.get(i);
-          lens[i] = v === undefined ? -1 : v.length;
-          total += v?.length ?? 0;
-        }
-        const bytes = new Uint8Array(total); // one copy for the page, transferred
-        countCopied(total);
-        let at = 0;
-        for (let i = 0; i < result.length; i++) {
-          const v = result.get(i);
-          if (v === undefined) continue;
-          bytes.set(v, at);
-          at += v.length;
-        }
-        const packed: PackedValues = { bytes, lens };
-        return [packed, [bytes.buffer, lens.buffer]];
+        return packValues(Array.from({ length: result.length }, (_, i) => result.get(i)));
       }
       case 'snapshot': {
         const sid = this.#nextId++;
@@ -488,6 +575,26 @@ export class Leader {
         return [undefined, []];
     }
   }
+}
+
+/** Values for the page: one buffer (one copy), transferred, and their lengths (-1: none). */
+function packValues(values: (Uint8Array | undefined)[]): [PackedValues, Transferable[]] {
+  const lens = new Int32Array(values.length);
+  let total = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    lens[i] = v === undefined ? -1 : v.length;
+    total += v?.length ?? 0;
+  }
+  const bytes = new Uint8Array(total);
+  countCopied(total);
+  let at = 0;
+  for (const v of values) {
+    if (v === undefined) continue;
+    bytes.set(v, at);
+    at += v.length;
+  }
+  return [{ bytes, lens }, [bytes.buffer, lens.buffer]];
 }
 
 function keyOf(k: string | Uint8Array): Uint8Array {
@@ -616,14 +723,26 @@ function overlapsReserved(start: Uint8Array, end: Uint8Array): boolean {
   return compare(start, RESERVED_END) < 0 && compare(end, RESERVED) > 0;
 }
 
+/** Makes update `op` in `to` (a batch, or a transaction). */
+interface Updatable {
+  put(key: Uint8Array, value: Uint8Array): unknown;
+  merge(key: Uint8Array, operand: Uint8Array): unknown;
+  delete(key: Uint8Array): unknown;
+  deleteRange(start: Uint8Array, end: Uint8Array): unknown;
+}
+
+function apply(to: Updatable, op: BatchOp): void {
+  if (op.kind === 'put') to.put(op.key, op.value);
+  else if (op.kind === 'merge') to.merge(op.key, op.value);
+  else if (op.kind === 'delete') to.delete(op.key);
+  else to.deleteRange(op.key, op.end);
+}
+
 /** `ops` again, with each range delete over reserved keys cut into the parts around them. */
 function splitAroundReserved(ops: BatchOp[]): WriteBatch {
   const b = new WriteBatch();
   for (const op of ops) {
-    if (op.kind === 'put') b.put(op.key, op.value);
-    else if (op.kind === 'merge') b.merge(op.key, op.value);
-    else if (op.kind === 'delete') b.delete(op.key);
-    else if (!overlapsReserved(op.key, op.end)) b.deleteRange(op.key, op.end);
+    if (op.kind !== 'deleteRange' || !overlapsReserved(op.key, op.end)) apply(b, op);
     else {
       if (compare(op.key, RESERVED) < 0) b.deleteRange(op.key, RESERVED);
       if (compare(op.end, RESERVED_END) > 0) b.deleteRange(compare(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end);

@@ -37,6 +37,7 @@ export type Request =
   | { op: 'put'; key: Key; value: Uint8Array; sync?: boolean }
   | { op: 'delete'; key: Key; sync?: boolean }
   | { op: 'deleteRange'; start: Key; end: Key; sync?: boolean }
+  | { op: 'merge'; key: Key; value: Uint8Array; sync?: boolean }
   | { op: 'compactRange'; begin?: Key; end?: Key }
   | { op: 'write'; batch: Uint8Array; count: number; sync?: boolean }
   | { op: 'get'; key: Key; snapshot: number }
@@ -53,6 +54,22 @@ export type Request =
   | { op: 'latestSequence' }
   /** Change records after `since` (null: none, only where history starts now). */
   | { op: 'changes'; since: number | null }
+  /**
+   * Transactions (remote-transaction.ts): numbered by the connection.
+   * `writes` (a `WriteBatch` encoding, with `count` updates) are the
+   * transaction's writes made since its last request, applied to it first.
+   */
+  | { op: 'txnBegin'; txn: number }
+  | { op: 'txnGet'; txn: number; key: Key; forUpdate: boolean; writes?: TxnWrites }
+  | { op: 'txnMultiGet'; txn: number; keys: Key[]; writes?: TxnWrites }
+  | { op: 'txnIterator'; txn: number; options: IteratorRequestOptions; writes?: TxnWrites }
+  /**
+   * `leader`: the leader the transaction began on. Sent again to a new
+   * leader after a failover (as writes are): acknowledged if its write
+   * record shows it was applied, else `LeaderChanged` (nothing applied).
+   */
+  | { op: 'txnCommit'; txn: number; leader: string; writes?: TxnWrites; sync?: boolean }
+  | { op: 'txnAbort'; txn: number }
   /** The follower leaves: its snapshots, iterators and write record go. */
   | { op: 'bye' };
 
@@ -70,6 +87,9 @@ export type Response =
 
 /** `multiGet` over the wire: every value back to back, and their lengths (-1 = none). */
 export type PackedValues = { bytes: Uint8Array; lens: Int32Array };
+
+/** A transaction's writes since its last request: an encoded `WriteBatch` of `count` updates. */
+export type TxnWrites = { batch: Uint8Array; count: number };
 
 /** A snapshot as the leader reports it: its id there, and its sequence number. */
 export type SnapshotInfo = { id: number; seq: number };

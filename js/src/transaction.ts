@@ -14,7 +14,7 @@
 
 import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { keyBytes, show, valueBytes, type Key } from './bytes.js';
-import { fromWasm, SiltError } from './errors.js';
+import { fromWasm, SiltError, type SiltErrorCode } from './errors.js';
 import { type Iterator, type IteratorOptions, iteratorOptions } from './iterator.js';
 
 /** How a commit writes (as `WriteOptions`). */
@@ -244,19 +244,24 @@ export function retryPolicy(o: TransactionOptions | undefined): { retries: numbe
 }
 
 /**
- * @internal Runs `attempt` until it does not fail with `Conflict`, at most
- * `retries` times more, waiting between tries; then the last `Conflict` is
- * thrown, its message saying how many tries it took.
+ * @internal Runs `attempt` until it does not fail with one of `retryOn`
+ * (default `Conflict`), at most `retries` times more, waiting between
+ * tries; then the last such error is thrown again, its message saying how
+ * many tries it took.
  */
-export async function withRetries<T>(options: TransactionOptions | undefined, attempt: (commit: CommitOptions) => Promise<T>): Promise<T> {
+export async function withRetries<T>(
+  options: TransactionOptions | undefined,
+  attempt: (commit: CommitOptions) => Promise<T>,
+  retryOn: readonly SiltErrorCode[] = ['Conflict'],
+): Promise<T> {
   const policy = retryPolicy(options);
   for (let n = 0; ; n++) {
     try {
       return await attempt(policy.commit);
     } catch (e) {
-      if (!(e instanceof SiltError && e.code === 'Conflict')) throw e;
+      if (!(e instanceof SiltError && retryOn.includes(e.code))) throw e;
       if (n >= policy.retries) {
-        throw new SiltError('Conflict', `${e.message} (gave up after ${n + 1} tries)`, { cause: e });
+        throw new SiltError(e.code, `${e.message} (gave up after ${n + 1} tries)`, { cause: e });
       }
       const ms = policy.wait(n);
       await new Promise((r) => setTimeout(r, ms));
@@ -264,8 +269,30 @@ export async function withRetries<T>(options: TransactionOptions | undefined, at
   }
 }
 
-/** @internal `update`'s function's result, checked. */
-export function updateResult(r: unknown): UpdateResult {
+/**
+ * @internal `update`'s step in transaction `tx` (of a worker or of
+ * `connect()`): reads `key` for update, writes what `f` makes of it, and
+ * returns the new value.
+ */
+export async function updateIn(
+  tx: {
+    getForUpdate(key: Uint8Array): Uint8Array | undefined | Promise<Uint8Array | undefined>;
+    put(key: Uint8Array, value: Uint8Array): void;
+    delete(key: Uint8Array): void;
+  },
+  key: Uint8Array,
+  f: (value: Uint8Array | undefined) => UpdateResult,
+): Promise<Uint8Array | undefined> {
+  const old = await tx.getForUpdate(key);
+  const next = updateResult(f(old));
+  if (next === undefined) return old;
+  if (next === null) tx.delete(key);
+  else tx.put(key, next);
+  return next ?? undefined;
+}
+
+/** `update`'s function's result, checked. */
+function updateResult(r: unknown): UpdateResult {
   if (r === undefined || r === null || r instanceof Uint8Array) return r;
   if (r instanceof Promise)
     throw new SiltError('InvalidArgument', "update()'s function must return its result, not a Promise: use db.transaction() to await inside");

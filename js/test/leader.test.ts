@@ -167,4 +167,58 @@ describe('the leader', () => {
     expect(now).toEqual({ base: db.latestSequence, latest: db.latestSequence, records: [] });
     await leader.close();
   });
+
+  it('runs transactions per connection: own writes sent with the next request, conflicts, change records, and a commit sent again after a failover', async () => {
+    const db = await fresh({ mergeOperator: 'append' });
+    const leader = new Leader(db, 'txn', 'L1', undefined);
+    const ask = serve(leader, ['A', 'B']);
+    const writes = (b: WriteBatch) => ({ writes: { batch: b.encoded().slice(), count: b.length } });
+    value(await ask('A', 1, { op: 'put', key: 'n', value: bytes('0') }));
+    const start = db.latestSequence;
+    // A and B both read n for update (both numbered 1: per connection).
+    value(await ask('A', 2, { op: 'txnBegin', txn: 1 }));
+    value(await ask('B', 1, { op: 'txnBegin', txn: 1 }));
+    expect(text(value(await ask('A', 3, { op: 'txnGet', txn: 1, key: 'n', forUpdate: true })) as Uint8Array)).toBe('0');
+    expect(text(value(await ask('B', 2, { op: 'txnGet', txn: 1, key: 'n', forUpdate: true })) as Uint8Array)).toBe('0');
+    // A's writes travel with its next read, which sees them.
+    const own = new WriteBatch().put('n', bytes('1')).merge('log', bytes('a')).deleteRange('x', new Uint8Array(10).fill(0xff));
+    const seen = value(await ask('A', 4, { op: 'txnMultiGet', txn: 1, keys: ['n', 'log'], ...writes(own) })) as { bytes: Uint8Array; lens: Int32Array };
+    expect(Array.from(seen.lens)).toEqual([1, 1]);
+    expect(db.getCopy('log')).toBeUndefined();
+    value(await ask('A', 5, { op: 'txnCommit', txn: 1, leader: 'L1' }));
+    expect(text(db.getCopy('n'))).toBe('1');
+    expect(text(db.getCopy('log'))).toBe('a');
+    // B's commit meets A's write of n: Conflict, nothing written.
+    const conflict = await ask('B', 3, { op: 'txnCommit', txn: 1, leader: 'L1', ...writes(new WriteBatch().put('n', bytes('1')).put('b', bytes('1'))) });
+    expect(conflict.ok ? 'ok' : conflict.error.code).toBe('Conflict');
+    expect(db.getCopy('b')).toBeUndefined();
+    // The transaction ended: a later request on it is Released.
+    const after = await ask('B', 4, { op: 'txnGet', txn: 1, key: 'n', forUpdate: false });
+    expect(after.ok ? 'ok' : after.error.code).toBe('Released');
+    // A transaction's reserved keys are refused (and end it).
+    value(await ask('B', 5, { op: 'txnBegin', txn: 2 }));
+    const reservedKey = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/x')]);
+    const refused = await ask('B', 6, { op: 'txnGet', txn: 2, key: 'n', forUpdate: false, ...writes(new WriteBatch().put(reservedKey, bytes('x'))) });
+    expect(refused.ok ? 'ok' : refused.error.code).toBe('InvalidArgument');
+    // The commit's change record: A's updates in order, the range delete cut around the reserved keys.
+    const h = value(await ask('A', 6, { op: 'changes', since: start })) as ChangeHistory;
+    expect(h.records).toHaveLength(1);
+    expect(Array.from(h.records[0]!.kinds)).toEqual([1, 2, 3, 3]);
+    expect(h.records[0]!.last).toBe(h.records[0]!.first + 4);
+
+    // A failover: A's commit 8 was applied by L1, whose answer was lost; A's
+    // commit 10 (of another transaction) was not.
+    value(await ask('A', 7, { op: 'txnBegin', txn: 2 }));
+    value(await ask('A', 8, { op: 'txnCommit', txn: 2, leader: 'L1', ...writes(new WriteBatch().put('t2', bytes('1'))) }));
+    value(await ask('A', 9, { op: 'txnBegin', txn: 3 }));
+    await leader.close();
+    const next = new Leader(db, 'txn', 'L2', undefined);
+    const ask2 = serve(next, ['A']);
+    value(await ask2('A', 8, { op: 'txnCommit', txn: 2, leader: 'L1', ...writes(new WriteBatch().put('t2', bytes('1'))) }));
+    expect(next.counters.duplicateWrites).toBe(1);
+    const lost = await ask2('A', 10, { op: 'txnCommit', txn: 3, leader: 'L1', ...writes(new WriteBatch().put('t3', bytes('1'))) });
+    expect(lost.ok ? 'ok' : lost.error.code).toBe('LeaderChanged');
+    expect(db.getCopy('t3')).toBeUndefined();
+    await next.close();
+  });
 });

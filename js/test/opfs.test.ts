@@ -77,7 +77,9 @@ describe('the Web Lock', () => {
     const t0 = Date.now();
     const err = await rejected(openFake(root, locks));
     expect(err.code).toBe('DatabaseLocked');
-    expect(Date.now() - t0).toBeLessThan(1000);
+    // At once, not after a wait (the bound only tells a refusal from a
+    // wait on a loaded machine).
+    expect(Date.now() - t0).toBeLessThan(5000);
     await openFake(root, locks, 'other-name'); // another database is another lock
   });
 
