@@ -1,5 +1,6 @@
 //! Crash tests on `FaultFs`: stop the engine at every mutating file-system
-//! call of a workload of writes, range deletes and merges with flushes and
+//! call of a workload of writes, range deletes and merges (every fourth
+//! write a transaction's commit) with flushes and
 //! compactions in budgeted steps (optionally tearing unsynced bytes),
 //! reopen, and check against the oracle:
 //! - every write acknowledged with `sync` is there;
@@ -117,7 +118,11 @@ fn run_until_failure(db: &Db, ops: &[Op], background_every: usize) -> (usize, Op
                 Update::DeleteRange(a, z) => b.delete_range(a, z),
             };
         }
-        if db.write(&WriteOptions { sync: op.sync }, b).is_err() {
+        let opts = WriteOptions { sync: op.sync };
+        // Every fourth write is an optimistic transaction's commit: all or
+        // nothing, as a batch (nothing else writes, so it never conflicts).
+        let written = if i % 4 == 1 { commit_in_transaction(db, &op.batch, &opts) } else { db.write(&opts, b) };
+        if written.is_err() {
             return (i, last_synced);
         }
         if op.sync {
@@ -128,6 +133,19 @@ fn run_until_failure(db: &Db, ops: &[Op], background_every: usize) -> (usize, Op
         }
     }
     (ops.len(), last_synced)
+}
+
+fn commit_in_transaction(db: &Db, batch: &[Update], opts: &WriteOptions) -> silt_engine::Result<()> {
+    let mut t = db.begin_optimistic();
+    for u in batch {
+        match u {
+            Update::Put(k, v) => t.put(k, v)?,
+            Update::Delete(k) => t.delete(k)?,
+            Update::Merge(k, d) => t.merge(db, k, &d.to_le_bytes())?,
+            Update::DeleteRange(a, z) => t.delete_range(a, z)?,
+        }
+    }
+    t.commit(db, opts)
 }
 
 /// The step of the write or background path a mutating file-system call
