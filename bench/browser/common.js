@@ -110,3 +110,21 @@ export async function moduleGraph(entry, extra = []) {
   const origin = location.origin;
   return [...seen, ...extra.map((e) => new URL(e, location.href).href)].map((u) => (u.startsWith(origin) ? u.slice(origin.length) : u));
 }
+
+/** A balance or counter as stored: 8 bytes, unsigned little-endian (the 'u64add' merge operator's format). */
+export function u64Bytes(n) {
+  const b = new Uint8Array(8);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, n % 2 ** 32, true);
+  v.setUint32(4, Math.floor(n / 2 ** 32), true);
+  return b;
+}
+
+/** The number in 8 bytes written by `u64Bytes` (below 2^53). */
+export function u64Of(bytes) {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, 8);
+  return v.getUint32(0, true) + v.getUint32(4, true) * 2 ** 32;
+}
+
+/** The key of account or counter `i` of the transaction workloads: "acct/" or "ctr/" and 8 digits (not 16 bytes). */
+export const accountKey = (prefix, i) => new TextEncoder().encode(`${prefix}${String(i).padStart(8, '0')}`);

@@ -119,6 +119,24 @@ export function goals(results, bundles = {}) {
       if (!big) atMost(w, undefined, 20, 'seek + 100, every key and value delivered to JavaScript, ≤ 20 µs');
       faster(w, 'leveldb', 1.3, 'Silt ≥ 1.3× LevelDB-in-wasm (values summed in C)');
     }
+    if (w === 'transfer') {
+      // Issue 15: IndexedDB readwrite transactions and SQLite's BEGIN IMMEDIATE … COMMIT.
+      faster(w, 'indexeddb', 5, 'Silt ≥ 5× IndexedDB readwrite transactions');
+      const sqlite = bestOf(results, ['sqlite', 'sqlite:exclusive', 'sqlite:defaults'], w);
+      const s = mainRow(results[SILT], w);
+      push(
+        w,
+        "Silt ≥ 2× SQLite-wasm's best (BEGIN IMMEDIATE … COMMIT)",
+        sqlite && s ? sqlite[1].usPerOp / s.usPerOp : undefined,
+        '×',
+        sqlite && s && sqlite[1].usPerOp / s.usPerOp >= 2,
+      );
+    }
+    if (w === 'counter, merge') {
+      const u = mainRow(results[SILT], 'counter');
+      const m = mainRow(results[SILT], w);
+      push(w, 'a counter bumped by merge ≥ 3× the same bump as update', u && m ? u.usPerOp / m.usPerOp : undefined, '×', u && m && u.usPerOp / m.usPerOp >= 3);
+    }
     if (w === 'reopen') {
       const r = mainRow(results[SILT], w);
       const max = big ? 20 : 5;
@@ -147,4 +165,4 @@ export function formatCell(row) {
 }
 
 /** What one operation is, for table headings. */
-export const UNIT_TEXT = { op: 'per op', key: 'per key', seek: 'per seek', open: 'per open' };
+export const UNIT_TEXT = { op: 'per op', key: 'per key', seek: 'per seek', open: 'per open', txn: 'per transaction' };

@@ -10,6 +10,18 @@
 //   seekrandom       `seeks` scans: seek to a random key, read it and the
 //                    next `seekNexts` entries (db_bench: one Seek, seek_nexts Next)
 //   reopen           close the populated database and open it again
+//   transfer         (adapters with `transfer`) `transfers` transactions, each
+//                    reading two of `accounts` balances and writing both
+//                    (from − a, to + a); after each run every balance is
+//                    read back and checked against a replay in JavaScript
+//   transfer, 2 callers  (adapters with `transferConcurrently`) the same
+//                    transfers split between two callers that run at once,
+//                    each awaiting between its reads and its writes: they
+//                    conflict, retry, and the balances must still match
+//   counter          (adapters with `bump`) `bumps` increments of one of 100
+//                    counters, each a read-modify-write transaction; checked
+//   counter, merge   (adapters with `bumpMerge`) the same as merge operands
+//                    (Silt's 'u64add'): no read at all
 //
 // Each timed workload runs once as a warm-up (fills: a tenth of N into a
 // scratch database; reads: the same keys), then `reps` times; the median is
@@ -26,7 +38,7 @@
 //                    ways of doing an operation, each measured as its own row;
 //                    the workload's main row is then the fastest of them
 //                    (named in the row's `via`).
-import { expectedChecksum, keyOf, median, permutation, rng, below, valueFor } from './common.js';
+import { accountKey, checksum, expectedChecksum, keyOf, median, permutation, rng, below, u64Bytes, valueFor } from './common.js';
 
 /** The suite's parameters and their defaults (bench/run/suite.mjs has the same flags). */
 export const DEFAULTS = Object.freeze({
@@ -39,6 +51,9 @@ export const DEFAULTS = Object.freeze({
   multiBatch: 32,
   strides: [0, 16],
   sample: 1_000,
+  accounts: 10_000,
+  transfers: 2_000,
+  bumps: 2_000,
 });
 
 /** Checked parameters: DEFAULTS overridden by `params`, or a clear error. */
@@ -55,6 +70,9 @@ export function suiteParams(params = {}) {
   int('batch', 1);
   int('multiBatch', 1);
   int('sample', 1);
+  int('accounts', 2);
+  int('transfers', 1);
+  int('bumps', 1);
   if (p.num <= p.seekNexts + 1) throw new Error(`num (${p.num}) must exceed seekNexts + 1 (${p.seekNexts + 1})`);
   if (!Array.isArray(p.strides) || p.strides.some((s) => !Number.isInteger(s) || s < 0)) throw new Error('strides must be integers ≥ 0');
   for (const s of p.strides) {
@@ -307,6 +325,10 @@ export async function runSuite(adapter, params, progress = () => {}) {
       rows.push(...(await measureWays(adapter, workload, 'seek', p.seeks, reps, expected, waysOf(adapter, 'scan'), (fn) => scanLoop(fn, h, startKeys, n))));
     }
 
+    if (typeof adapter.transfer === 'function' || typeof adapter.bump === 'function' || typeof adapter.bumpMerge === 'function') {
+      rows.push(...(await transactionWorkloads(adapter, h, p, say)));
+    }
+
     // Reopen: close the populated database and open it again; a read after
     // each open checks that it is the same database.
     say('reopen');
@@ -328,6 +350,112 @@ export async function runSuite(adapter, params, progress = () => {}) {
   }
   // The options as the adapter left them (some record what the engine reported when opened).
   return { engine: id, params: p, options: adapter.options, rows, fills, totalMs: performance.now() - started };
+}
+
+/** Reads every key of `keys` and checks their checksums against `values` (numbers, as u64 bytes). */
+async function checkBalances(adapter, h, what, keys, values) {
+  let expected = 0;
+  for (const v of values) expected += checksum(u64Bytes(v));
+  check(adapter.id, what, await getLoop(adapter.get, h, keys), expected);
+}
+
+/** The transaction workloads (see the top of this file), on the populated database. */
+async function transactionWorkloads(adapter, h, p, say) {
+  const rows = [];
+  const accounts = Array.from({ length: p.accounts }, (_, i) => accountKey('acct/', i));
+  const balances = new Array(p.accounts).fill(1_000_000);
+  for (let at = 0; at < accounts.length; at += p.batch) {
+    const ks = accounts.slice(at, at + p.batch);
+    const r = adapter.putBatch(
+      h,
+      ks,
+      ks.map(() => u64Bytes(1_000_000)),
+    );
+    if (isPromise(r)) await r;
+  }
+  const tr = rng(503);
+  const transfersOf = () =>
+    Array.from({ length: p.transfers }, () => {
+      const from = below(tr, p.accounts);
+      let to = below(tr, p.accounts - 1);
+      if (to >= from) to++;
+      return [from, to, 1 + below(tr, 100)];
+    });
+  const replay = (transfers) => {
+    for (const [from, to, amount] of transfers) {
+      balances[from] -= amount;
+      balances[to] += amount;
+    }
+  };
+  if (typeof adapter.transfer === 'function') {
+    say(`transfer (${p.transfers.toLocaleString('en')} transactions over ${p.accounts.toLocaleString('en')} accounts)`);
+    const runs = [];
+    for (let rep = -1; rep < p.reps; rep++) {
+      const transfers = transfersOf();
+      const t0 = performance.now();
+      for (const [from, to, amount] of transfers) {
+        const r = adapter.transfer(h, accounts[from], accounts[to], amount);
+        if (isPromise(r)) await r;
+      }
+      const ms = performance.now() - t0;
+      replay(transfers);
+      await checkBalances(adapter, h, `balances after transfer run ${rep + 2}`, accounts, balances);
+      if (rep >= 0) runs.push(ms);
+    }
+    rows.push(row('transfer', 'txn', p.transfers, runs, { accounts: p.accounts }));
+  }
+  if (typeof adapter.transferConcurrently === 'function') {
+    say('transfer, 2 callers at once');
+    const runs = [];
+    const conflicts = [];
+    for (let rep = -1; rep < p.reps; rep++) {
+      const transfers = transfersOf();
+      const t0 = performance.now();
+      const retried = await adapter.transferConcurrently(
+        h,
+        [0, 1].map((c) => transfers.filter((_, i) => i % 2 === c).map(([f, t, a]) => [accounts[f], accounts[t], a])),
+      );
+      const ms = performance.now() - t0;
+      replay(transfers);
+      await checkBalances(adapter, h, `balances after concurrent transfer run ${rep + 2}`, accounts, balances);
+      if (rep >= 0) {
+        runs.push(ms);
+        conflicts.push(retried);
+      }
+    }
+    rows.push(row('transfer, 2 callers', 'txn', p.transfers, runs, { accounts: p.accounts, conflictsRetried: conflicts }));
+  }
+  const counters = Array.from({ length: 100 }, (_, i) => accountKey('ctr/', i));
+  const cr = rng(601);
+  for (const [workload, bump] of [
+    ['counter', adapter.bump],
+    ['counter, merge', adapter.bumpMerge],
+  ]) {
+    if (typeof bump !== 'function') continue;
+    say(`${workload} (${p.bumps.toLocaleString('en')} increments)`);
+    const counts = new Array(counters.length).fill(0);
+    const reset = adapter.putBatch(
+      h,
+      counters,
+      counters.map(() => u64Bytes(0)),
+    );
+    if (isPromise(reset)) await reset;
+    const runs = [];
+    for (let rep = -1; rep < p.reps; rep++) {
+      const which = Array.from({ length: p.bumps }, () => below(cr, counters.length));
+      const t0 = performance.now();
+      for (const i of which) {
+        const r = bump(h, counters[i]);
+        if (isPromise(r)) await r;
+      }
+      const ms = performance.now() - t0;
+      for (const i of which) counts[i]++;
+      await checkBalances(adapter, h, `counters after ${workload} run ${rep + 2}`, counters, counts);
+      if (rep >= 0) runs.push(ms);
+    }
+    rows.push(row(workload, 'op', p.bumps, runs));
+  }
+  return rows;
 }
 
 /**

@@ -4,7 +4,31 @@
 // with one get; multiGet = the gets of a batch in parallel in one
 // transaction; scans by cursor and by getAll on a key range (two variants,
 // each its own row).
-import { checksum } from '../common.js';
+import { checksum, u64Bytes, u64Of } from '../common.js';
+
+/**
+ * A read-modify-write in one readwrite transaction: `keys` read (in
+ * parallel), `f` makes their new values, all written; resolves when it
+ * commits. No await of anything but the requests: an IndexedDB
+ * transaction commits itself once the code awaits something else.
+ */
+function readModifyWrite(db, keys, f) {
+  const tx = db.transaction(STORE, 'readwrite', { durability: DURABILITY });
+  const store = tx.objectStore(STORE);
+  const values = new Array(keys.length);
+  let left = keys.length;
+  keys.forEach((k, i) => {
+    const req = store.get(k);
+    req.onsuccess = () => {
+      values[i] = req.result;
+      if (--left === 0) {
+        const next = f(values);
+        for (let j = 0; j < keys.length; j++) store.put(next[j], keys[j]);
+      }
+    };
+  });
+  return completion(tx, 'read-modify-write');
+}
 
 const STORE = 'kv';
 // Silt's writes are not flushed per write by default; 'relaxed' is
@@ -65,6 +89,7 @@ export default {
     get: 'one readonly transaction, one get',
     multiGet: 'one readonly transaction, the gets in parallel',
     scan: 'cursor (openCursor on IDBKeyRange.lowerBound, continue()) or getAll(range, n): both measured',
+    transactions: 'transfer and counter: one readwrite transaction, the gets in parallel, the puts in their success handler',
   },
   files: [], // built into the browser
   persistent: true,
@@ -101,6 +126,15 @@ export default {
   },
 
   scan: scanByCursor,
+
+  transfer(db, from, to, amount) {
+    return readModifyWrite(db, [from, to], ([a, b]) => [u64Bytes(u64Of(a) - amount), u64Bytes(u64Of(b) + amount)]);
+  },
+
+  bump(db, key) {
+    return readModifyWrite(db, [key], ([v]) => [u64Bytes((v === undefined ? 0 : u64Of(v)) + 1)]);
+  },
+
   variants: {
     scan: { cursor: scanByCursor, getAll: scanByGetAll },
   },

@@ -5,7 +5,7 @@
 // (`silt:connect`), the Promise API a page uses, whose values come back as
 // copies across a postMessage.
 import { connect, open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
-import { checksum, moduleGraph } from '../common.js';
+import { checksum, moduleGraph, u64Bytes, u64Of } from '../common.js';
 
 // Tuned: a block cache that holds the whole data set (SQLite gets the same
 // budget as its page cache), and more free OPFS files ready for a bulk load
@@ -19,7 +19,48 @@ const TUNED = {
   blockSize: 4096,
   poolReserve: 32,
   sync: false,
+  // For the counter workload's merge (bench/browser/workloads.js): costs
+  // nothing where no merge is written.
+  mergeOperator: 'u64add',
 };
+
+/** Both balances read for update, both written; `tx` a worker or connect() transaction (awaited either way). */
+async function transferIn(tx, from, to, amount) {
+  const a = await tx.getForUpdate(from);
+  const b = await tx.getForUpdate(to);
+  tx.put(from, u64Bytes(u64Of(a) - amount));
+  tx.put(to, u64Bytes(u64Of(b) + amount));
+}
+
+/**
+ * Two callers at once, each running its transfers one after another, with
+ * an await between its reads and its writes (so the two interleave and
+ * conflict); returns how many transactions ran again.
+ */
+async function transferConcurrently(db, lists) {
+  let runs = 0;
+  await Promise.all(
+    lists.map(async (list) => {
+      for (const [from, to, amount] of list) {
+        await db.transaction(
+          async (tx) => {
+            runs++;
+            const a = await tx.getForUpdate(from);
+            const b = await tx.getForUpdate(to);
+            await null;
+            tx.put(from, u64Bytes(u64Of(a) - amount));
+            tx.put(to, u64Bytes(u64Of(b) + amount));
+          },
+          { retries: 1000 },
+        );
+      }
+    }),
+  );
+  return runs - lists.reduce((n, l) => n + l.length, 0);
+}
+
+const plusOne = (v) => u64Bytes((v === undefined ? 0 : u64Of(v)) + 1);
+const ONE = u64Bytes(1);
 
 const batch = new WriteBatch();
 
@@ -68,15 +109,21 @@ function getCopy(db, key) {
   return v === undefined ? -1 : checksum(v);
 }
 
+/** `adapter`, without the merge workload when `options` name no merge operator (library defaults). */
+function withoutMergeUnless(options, adapter) {
+  if (options.mergeOperator === undefined) delete adapter.bumpMerge;
+  return adapter;
+}
+
 /** The worker adapter (synchronous, zero-copy), with `options` given to open(). */
 function inWorker(id, label, options, describeOptions) {
-  return {
+  return withoutMergeUnless(options, {
     id,
     label,
     storage: 'OPFS',
     options: {
       ...describeOptions,
-      api: 'open() in the worker; get: a pinned view read byte by byte then released, or getCopy (both measured); multiGet views; scans: iterator({ gte, batchSize: n }).nextBatch() (one bytes array and offsets), or for...of entries (both measured)',
+      api: 'open() in the worker; get: a pinned view read byte by byte then released, or getCopy (both measured); multiGet views; scans: iterator({ gte, batchSize: n }).nextBatch() (one bytes array and offsets), or for...of entries (both measured); transfer: begin(), getForUpdate ×2, put ×2, commit(), synchronous; counter: update(key, f) (a transaction), or merge(key, u64 1) with mergeOperator u64add',
       settle: 'await db.idle() after each fill (flushes and compactions caught up; timed apart)',
     },
     files: FILES,
@@ -120,6 +167,34 @@ function inWorker(id, label, options, describeOptions) {
 
     scan: scanBatch,
 
+    /**
+     * One transaction, begun, read, written and committed synchronously
+     * (no await: nothing else runs in this worker meanwhile, so it never
+     * conflicts).
+     */
+    transfer(db, from, to, amount) {
+      const tx = db.begin();
+      try {
+        const a = tx.getForUpdate(from);
+        const b = tx.getForUpdate(to);
+        tx.put(from, u64Bytes(u64Of(a) - amount));
+        tx.put(to, u64Bytes(u64Of(b) + amount));
+        tx.commit();
+      } finally {
+        tx.abort();
+      }
+    },
+
+    transferConcurrently,
+
+    bump(db, key) {
+      return db.update(key, plusOne);
+    },
+
+    bumpMerge(db, key) {
+      db.merge(key, ONE);
+    },
+
     variants: {
       get: { view: getView, getCopy },
       scan: { batch: scanBatch, 'for...of': scanEntries },
@@ -136,7 +211,7 @@ function inWorker(id, label, options, describeOptions) {
     async destroy(name) {
       await removeDatabase(name);
     },
-  };
+  });
 }
 
 /** Through connect(): siltdb's own worker, started from this one; every call a Promise. */
@@ -147,7 +222,7 @@ function viaConnect(id, label, options) {
     storage: 'OPFS',
     options: {
       ...options,
-      api: 'connect() (the Promise API a page uses; its worker started from this one): get and multiGet return copies, scans are for await over iterator({ gte, batchSize: n })',
+      api: 'connect() (the Promise API a page uses; its worker started from this one): get and multiGet return copies, scans are for await over iterator({ gte, batchSize: n }); transfer: transaction(fn) with getForUpdate ×2 and put ×2; counter: update(key, f), or merge(key, u64 1)',
       settle: 'none: connect() has no idle(); background work runs in its worker between requests',
     },
     files: FILES,
@@ -190,6 +265,21 @@ function viaConnect(id, label, options) {
         if (++read >= n) break;
       }
       return sum;
+    },
+
+    /** db.transaction(fn): two reads for update (two round trips to the leader), the writes ride with the commit (a third). */
+    transfer(db, from, to, amount) {
+      return db.transaction((tx) => transferIn(tx, from, to, amount));
+    },
+
+    transferConcurrently,
+
+    bump(db, key) {
+      return db.update(key, plusOne);
+    },
+
+    bumpMerge(db, key) {
+      return db.merge(key, ONE);
     },
 
     async close(db) {

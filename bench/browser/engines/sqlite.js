@@ -12,7 +12,7 @@
 // lookups on one prepared statement, and one SELECT ... WHERE k IN (32 ?));
 // the faster is SQLite's multireadrandom.
 import sqlite3InitModule from '/vendor/sqlite-wasm/index.mjs';
-import { checksum } from '../common.js';
+import { checksum, u64Bytes, u64Of } from '../common.js';
 
 const VFS = 'opfs-sahpool';
 const POOL_DIR = '.silt-bench-sahpool';
@@ -107,6 +107,38 @@ function pointLookup(h, key) {
   return sum;
 }
 
+/** A row's blob, copied out (undefined: no row). */
+function lookupCopy(h, key) {
+  const s = h.get;
+  bindBytes(h, s, 1, key, 0);
+  let v;
+  if (s.step()) {
+    const p = sqlite3.capi.sqlite3_column_blob(s.pointer, 0);
+    v = sqlite3.wasm.heap8u().slice(p, p + sqlite3.capi.sqlite3_column_bytes(s.pointer, 0));
+  }
+  s.reset();
+  return v;
+}
+
+/** BEGIN IMMEDIATE; `keys` read; `f` makes their new values; all written; COMMIT. */
+function readModifyWrite(h, keys, f) {
+  h.db.exec('BEGIN IMMEDIATE');
+  try {
+    const next = f(keys.map((k) => lookupCopy(h, k)));
+    const s = h.put;
+    keys.forEach((k, i) => {
+      bindBytes(h, s, 1, k, 0);
+      bindBytes(h, s, 2, next[i], 16);
+      s.step();
+      s.reset();
+    });
+    h.db.exec('COMMIT');
+  } catch (e) {
+    h.db.exec('ROLLBACK');
+    throw e;
+  }
+}
+
 function multiGetPointLookups(h, keys) {
   let sum = 0;
   for (let i = 0; i < keys.length; i++) {
@@ -158,6 +190,7 @@ function make(id, label, pragmas, describe) {
       reads: 'values read in place (sqlite3_column_blob), every byte',
       multiGet: "32 point lookups on one prepared statement, or SELECT v FROM kv WHERE k IN (32 ?): both measured, the faster is SQLite's row",
       scan: 'SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?',
+      transactions: 'transfer and counter: BEGIN IMMEDIATE, SELECT v per key, INSERT OR REPLACE per key, COMMIT',
     },
     files: ['/vendor/sqlite-wasm/index.mjs', '/vendor/sqlite-wasm/sqlite3.wasm'],
     persistent: true,
@@ -211,6 +244,14 @@ function make(id, label, pragmas, describe) {
 
     get: pointLookup,
     multiGet: multiGetInList,
+
+    transfer(h, from, to, amount) {
+      readModifyWrite(h, [from, to], ([a, b]) => [u64Bytes(u64Of(a) - amount), u64Bytes(u64Of(b) + amount)]);
+    },
+
+    bump(h, key) {
+      readModifyWrite(h, [key], ([v]) => [u64Bytes((v === undefined ? 0 : u64Of(v)) + 1)]);
+    },
 
     scan(h, startKey, n) {
       const s = h.scan;

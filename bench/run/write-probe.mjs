@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Where a single small write's time goes in a dedicated worker on OPFS:
+// siltdb's put, merge and a transaction, next to the bare
+// FileSystemSyncAccessHandle write (and write + flush) of the same size.
+//
+// REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
+//
+//   node bench/run/write-probe.mjs [--n 5000]
+import { parseArgs, runMain } from './args.mjs';
+import { withBenchPage } from './browser-session.mjs';
+import { machineText } from './machine.mjs';
+
+const args = parseArgs(process.argv.slice(2), { n: 5000, 'timeout-min': 5 }, 'usage: node bench/run/write-probe.mjs [--n N]');
+const log = (m) => process.stderr.write(`[write-probe] ${m}\n`);
+
+const WORKER = `
+const { open, removeDatabase, u64 } = await import('PACKAGE');
+onmessage = async ({ data: n }) => {
+  const out = {};
+  const time = (name, f) => { const t0 = performance.now(); for (let i = 0; i < n; i++) f(i); out[name] = ((performance.now() - t0) * 1000) / n; };
+  const root = await navigator.storage.getDirectory();
+  const fh = await root.getFileHandle('write-probe.bin', { create: true });
+  const h = await fh.createSyncAccessHandle();
+  const rec = new Uint8Array(40);
+  let at = 0;
+  time('bare write (40 B)', () => { h.write(rec, { at }); at += 40; });
+  time('bare write + flush', () => { h.write(rec, { at }); at += 40; h.flush(); });
+  h.close();
+  await root.removeEntry('write-probe.bin');
+  await removeDatabase('write-probe');
+  const db = await open('write-probe', { mergeOperator: 'u64add' });
+  const one = u64(1);
+  const keys = Array.from({ length: 100 }, (_, i) => 'ctr/' + String(i).padStart(8, '0'));
+  time('put', (i) => db.put(keys[i % 100], one));
+  time('merge', (i) => db.merge(keys[i % 100], one));
+  time('getCopy', (i) => db.getCopy(keys[i % 100]));
+  time('transaction (2 getForUpdate, 2 put, commit)', (i) => {
+    const tx = db.begin();
+    tx.getForUpdate(keys[i % 100]);
+    tx.getForUpdate(keys[(i + 1) % 100]);
+    tx.put(keys[i % 100], one);
+    tx.put(keys[(i + 1) % 100], one);
+    tx.commit();
+  });
+  time('transaction, no writes', (i) => { const tx = db.begin(); tx.getForUpdate(keys[i % 100]); tx.commit(); });
+  db.close();
+  await removeDatabase('write-probe');
+  postMessage(out);
+};
+postMessage('ready');
+`;
+
+async function main() {
+  await withBenchPage(
+    async ({ page, browser }) => {
+      console.log(`${browser}; ${machineText()}; ${new Date().toISOString()}; n = ${args.n}`);
+      const out = await page.evaluate(
+        async ([src, n]) => {
+          // A worker from a blob: the package by its full address.
+          const code = src.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
+          const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+          const w = new Worker(url, { type: 'module' });
+          await new Promise((r) => (w.onmessage = r));
+          const result = new Promise((r, j) => {
+            w.onmessage = (e) => r(e.data);
+            w.onerror = (e) => j(new Error(e.message));
+          });
+          w.postMessage(n);
+          const r = await result;
+          w.terminate();
+          return r;
+        },
+        [WORKER, args.n],
+      );
+      for (const [k, v] of Object.entries(out)) console.log(`${k.padEnd(48)} ${v.toFixed(2)} µs`);
+    },
+    { timeoutMin: args['timeout-min'], log },
+  );
+}
+
+runMain(main);
