@@ -296,7 +296,14 @@ type Action =
   | { t: 'turn' }
   | { t: 'openJunk'; options: unknown; name: unknown }
   | { t: 'reopen' }
-  | { t: 'close' };
+  | { t: 'close' }
+  | { t: 'transaction'; ops: TxOp[]; interfere: boolean; end: 'commit' | 'abort' | 'leave'; after: boolean; sync: unknown };
+
+type TxOp =
+  | { op: 'put' | 'merge'; key: unknown; value: unknown }
+  | { op: 'delete'; key: unknown }
+  | { op: 'deleteRange'; start: unknown; end: unknown }
+  | { op: 'get'; key: unknown; forUpdate: boolean };
 
 type BatchOp = { op: 'put'; key: unknown; value: unknown } | { op: 'delete'; key: unknown } | { op: 'deleteRange'; start: unknown; end: unknown };
 
@@ -304,6 +311,13 @@ const batchOp: fc.Arbitrary<BatchOp> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ op: fc.constant('put' as const), key: anyKey, value: anyValue }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key: anyKey }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deleteRange' as const), start: validKey, end: validKey }) },
+);
+
+const txOp: fc.Arbitrary<TxOp> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constantFrom('put' as const, 'merge' as const), key: anyKey, value: anyValue }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key: anyKey }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('deleteRange' as const), start: anyKey, end: anyKey }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('get' as const), key: anyKey, forUpdate: fc.boolean() }) },
 );
 
 const which = fc.nat({ max: 7 });
@@ -387,6 +401,17 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ t: 'reopen' as const }) },
   { weight: 1, arbitrary: fc.constant({ t: 'close' as const }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('transaction' as const),
+      ops: fc.array(txOp, { maxLength: 8 }),
+      interfere: fc.boolean(),
+      end: fc.constantFrom('commit' as const, 'abort' as const, 'leave' as const),
+      after: fc.boolean(),
+      sync: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.boolean() }, { weight: 1, arbitrary: junk }),
+    }),
+  },
 );
 
 // ---------------------------------------------------------------------------
@@ -447,7 +472,7 @@ class Model {
   closed = false;
 
   async open(): Promise<void> {
-    this.db = await openOn({ root: this.root, locks: this.locks }, 'bad-input', { writeBufferSize: 64 * 1024, poolReserve: 8 });
+    this.db = await openOn({ root: this.root, locks: this.locks }, 'bad-input', { writeBufferSize: 64 * 1024, poolReserve: 8, mergeOperator: 'append' });
     this.closed = false;
   }
 
@@ -860,7 +885,85 @@ class Model {
       case 'close':
         this.close();
         return;
+      case 'transaction':
+        this.transaction(a);
+        return;
     }
+  }
+
+  /**
+   * A transaction of bad and good calls, checked against its own view (the
+   * oracle at its begin with its valid writes on top): every read equals
+   * the view; its commit fails with `Conflict` exactly when someone else
+   * wrote a key it tracked, and otherwise makes the oracle its view.
+   */
+  transaction(a: Extract<Action, { t: 'transaction' }>): void {
+    const db = this.db;
+    const begun = attempt('begin', () => db.begin());
+    if (!this.outcome('begin', begun, true, () => {}) || !begun.ok) return;
+    const tx = begun.value;
+    const view: Oracle = new Map(this.oracle);
+    const tracked: Uint8Array[] = [];
+    for (const op of a.ops) {
+      if (op.op === 'get') {
+        const k = keyOf(op.key);
+        const r = attempt('tx.get', () => (op.forUpdate ? tx.getForUpdate(op.key as string) : tx.get(op.key as string)));
+        this.outcome(`tx.get${op.forUpdate ? 'ForUpdate' : ''}`, r, writable(k), () => {
+          check(eq(r.ok ? r.value : undefined, view.get(hex(k!))), () => `tx.get ${hex(k!)} did not read the transaction's view`);
+          if (op.forUpdate) tracked.push(k!);
+        });
+      } else if (op.op === 'deleteRange') {
+        const s = keyOf(op.start);
+        const e = keyOf(op.end);
+        const r = attempt('tx.deleteRange', () => tx.deleteRange(op.start as string, op.end as string));
+        this.outcome('tx.deleteRange', r, writable(s) && writable(e), () => {
+          const lo = hex(s!);
+          const hi = hex(e!);
+          for (const k of [...view.keys()]) if (k >= lo && k < hi) view.delete(k);
+        });
+      } else {
+        const k = keyOf(op.key);
+        const v = op.op === 'delete' ? new Uint8Array(0) : valueBytes(op.value);
+        const r = attempt(`tx.${op.op}`, () => {
+          if (op.op === 'delete') tx.delete(op.key as string);
+          else if (op.op === 'put') tx.put(op.key as string, op.value as Uint8Array);
+          else tx.merge(op.key as string, op.value as Uint8Array);
+        });
+        this.outcome(`tx.${op.op}`, r, writable(k) && v !== undefined, () => {
+          tracked.push(k!);
+          if (op.op === 'delete') view.delete(hex(k!));
+          else if (op.op === 'put') view.set(hex(k!), v!);
+          else {
+            const old = view.get(hex(k!)) ?? new Uint8Array(0);
+            const next = new Uint8Array(old.length + v!.length);
+            next.set(old);
+            next.set(v!, old.length);
+            view.set(hex(k!), next);
+          }
+        });
+      }
+    }
+    // Someone else writes a key the transaction tracked.
+    const interfered = a.interfere && tracked.length > 0 && !this.closed;
+    if (interfered) {
+      const k = tracked[0]!;
+      const r = attempt('put (interfering)', () => db.put(k, utf8.encode('someone else')));
+      if (!this.outcome('put (interfering)', r, true, () => this.applyPut(k, utf8.encode('someone else')))) return tx.abort();
+    }
+    if (a.end === 'abort') tx.abort();
+    if (a.end === 'commit') {
+      const r = attempt('tx.commit', () => tx.commit({ sync: a.sync as boolean }));
+      const validSync = a.sync === undefined || typeof a.sync === 'boolean';
+      const committed = this.outcome('tx.commit', r, validSync && !interfered, () => (this.oracle = view), undefined, interfered && validSync ? ['Conflict'] : []);
+      if (interfered && validSync && !this.closed) check(!r.ok && r.error.code === 'Conflict', () => `a commit after a newer write of a tracked key gave ${r.ok ? 'success' : r.error.code}`);
+      // Refused for bad options (or for want of pooled files), it is still open.
+      if (!committed) tx.abort();
+    }
+    if (a.after && a.end !== 'leave') {
+      const r = attempt('tx.put after its end', () => tx.put('a', new Uint8Array(1)));
+      check(!r.ok && r.error.code === 'Released', () => `a write to an ended transaction gave ${r.ok ? 'success' : r.error.code}`);
+    }
+    // 'leave': left open; the database forgets it at close.
   }
 
   /** The transient batch `live` handed out last must read as empty now. */
