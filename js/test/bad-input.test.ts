@@ -948,14 +948,25 @@ class Model {
     if (interfered) {
       const k = tracked[0]!;
       const r = attempt('put (interfering)', () => db.put(k, utf8.encode('someone else')));
-      if (!this.outcome('put (interfering)', r, true, () => this.applyPut(k, utf8.encode('someone else')))) return tx.abort();
+      if (!this.outcome('put (interfering)', r, true, () => this.applyPut(k, utf8.encode('someone else')))) {
+        tx.abort();
+        return;
+      }
     }
     if (a.end === 'abort') tx.abort();
     if (a.end === 'commit') {
       const r = attempt('tx.commit', () => tx.commit({ sync: a.sync as boolean }));
       const validSync = a.sync === undefined || typeof a.sync === 'boolean';
-      const committed = this.outcome('tx.commit', r, validSync && !interfered, () => (this.oracle = view), undefined, interfered && validSync ? ['Conflict'] : []);
-      if (interfered && validSync && !this.closed) check(!r.ok && r.error.code === 'Conflict', () => `a commit after a newer write of a tracked key gave ${r.ok ? 'success' : r.error.code}`);
+      const committed = this.outcome(
+        'tx.commit',
+        r,
+        validSync && !interfered,
+        () => (this.oracle = view),
+        undefined,
+        interfered && validSync ? ['Conflict'] : [],
+      );
+      if (interfered && validSync && !this.closed)
+        check(!r.ok && r.error.code === 'Conflict', () => `a commit after a newer write of a tracked key gave ${r.ok ? 'success' : r.error.code}`);
       // Refused for bad options (or for want of pooled files), it is still open.
       if (!committed) tx.abort();
     }
