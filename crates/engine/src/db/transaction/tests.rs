@@ -90,17 +90,27 @@ fn every_kind_of_newer_write_to_a_tracked_key_fails_the_commit_and_writes_nothin
         ("range delete", |db| db.delete_range(&W, b"j", b"l").unwrap()),
         ("delete of a key never written", |db| db.delete(&W, b"k").unwrap()),
     ];
-    for (what, other) in others {
-        let db = db();
-        if what != "delete of a key never written" {
-            db.put(&W, b"k", &n(1)).unwrap();
+    // The newer write in the memtable, flushed to L0, or compacted to the
+    // last level (the transaction's snapshot keeps it from being dropped).
+    for place in ["memtable", "L0", "last level"] {
+        for (what, other) in others {
+            let db = db();
+            if what != "delete of a key never written" {
+                db.put(&W, b"k", &n(1)).unwrap();
+            }
+            let mut t = db.begin_optimistic();
+            t.get_for_update(&db, b"k").unwrap();
+            t.put(b"mine", b"1").unwrap();
+            other(&db);
+            if place != "memtable" {
+                db.flush().unwrap();
+            }
+            if place == "last level" {
+                db.compact_range(None, None).unwrap();
+            }
+            assert!(busy(t.commit(&db, &W)), "{what} after the snapshot, in the {place}, must fail the commit");
+            assert_eq!(get(&db, b"mine"), None, "{what}: a failed commit wrote something");
         }
-        let mut t = db.begin_optimistic();
-        t.get_for_update(&db, b"k").unwrap();
-        t.put(b"mine", b"1").unwrap();
-        other(&db);
-        assert!(busy(t.commit(&db, &W)), "{what} after the snapshot must fail the commit");
-        assert_eq!(get(&db, b"mine"), None, "{what}: a failed commit wrote something");
     }
 }
 
