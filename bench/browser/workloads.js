@@ -59,6 +59,11 @@ export const DEFAULTS = Object.freeze({
 /** Checked parameters: DEFAULTS overridden by `params`, or a clear error. */
 export function suiteParams(params = {}) {
   const p = { ...DEFAULTS, ...params };
+  // The transaction workloads scale down with a small suite (tests, the
+  // demo's quick runs): at most num accounts, at most reads transactions.
+  if (params.accounts === undefined) p.accounts = Math.min(DEFAULTS.accounts, p.num);
+  if (params.transfers === undefined) p.transfers = Math.min(DEFAULTS.transfers, p.reads);
+  if (params.bumps === undefined) p.bumps = Math.min(DEFAULTS.bumps, p.reads);
   const int = (name, min) => {
     if (!Number.isInteger(p[name]) || p[name] < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${p[name]}`);
   };

@@ -434,7 +434,11 @@ export class Leader {
     try {
       Transaction.commitWith(t.tx, sync === undefined ? {} : { sync }, recordKey(c.id), recordValue(id));
     } finally {
-      if (t.tx.ended) c.transactions.delete(txn);
+      // The connection's transaction ends with its commit, whatever the
+      // outcome (a commit refused for want of pooled files leaves the
+      // engine's open: end it here too).
+      t.tx.abort();
+      c.transactions.delete(txn);
     }
     this.#publish({ first, last: this.#db.latestSequence, ...changes });
     this.#applied.set(c.id, id);

@@ -735,6 +735,9 @@ test('transactions from three tabs: no update lost, transfers keep the sum, merg
   });
   await expect.poll(() => follower.evaluate(() => (window as unknown as { runs: number }).runs)).toBe(1);
   await pages[leader]!.close({ runBeforeUnload: false });
+  // Once another tab leads (the closed tab's worker may live a moment
+  // longer and would still take the commit), let the transaction go on.
+  await leaderOf([follower, other]);
   const failover = await follower.evaluate(async () => {
     const w = window as unknown as { runs: number; go: () => void; done: Promise<unknown> };
     w.go();
