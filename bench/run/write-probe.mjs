@@ -43,6 +43,15 @@ onmessage = async ({ data: n }) => {
     tx.commit();
   });
   time('transaction, no writes', (i) => { const tx = db.begin(); tx.getForUpdate(keys[i % 100]); tx.commit(); });
+  time('transaction, one key (getForUpdate, put, commit)', (i) => {
+    const tx = db.begin();
+    tx.getForUpdate(keys[i % 100]);
+    tx.put(keys[i % 100], one);
+    tx.commit();
+  });
+  const timeAsync = async (name, f) => { const t0 = performance.now(); for (let i = 0; i < n; i++) await f(i); out[name] = ((performance.now() - t0) * 1000) / n; };
+  await timeAsync('await db.update(key, f)', (i) => db.update(keys[i % 100], () => one));
+  await timeAsync('await merge (for the loop)', async (i) => db.merge(keys[i % 100], one));
   db.close();
   await removeDatabase('write-probe');
   postMessage(out);

@@ -418,15 +418,29 @@ export class Database implements Disposable {
   transaction<T>(fn: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
     return callAsync(() => {
       if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
-      return withRetries(options, async (commit) => {
+      return withRetries(options, (commit) => {
         const tx = this.begin();
+        const done = (result: T): T => {
+          try {
+            if (!tx.ended) tx.commit(commit);
+            return result;
+          } finally {
+            tx.abort();
+          }
+        };
+        let result: T | Promise<T>;
         try {
-          const result = await fn(tx);
-          if (!tx.ended) tx.commit(commit);
-          return result;
-        } finally {
+          result = fn(tx);
+        } catch (e) {
           tx.abort();
+          throw e;
         }
+        // A synchronous fn commits at once, with no await in between.
+        if (!(result instanceof Promise)) return done(result);
+        return result.then(done, (e: unknown) => {
+          tx.abort();
+          throw e;
+        });
       });
     });
   }

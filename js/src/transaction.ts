@@ -251,7 +251,7 @@ export function retryPolicy(o: TransactionOptions | undefined): { retries: numbe
  */
 export async function withRetries<T>(
   options: TransactionOptions | undefined,
-  attempt: (commit: CommitOptions) => Promise<T>,
+  attempt: (commit: CommitOptions) => T | Promise<T>,
   retryOn: readonly SiltErrorCode[] = ['Conflict'],
 ): Promise<T> {
   const policy = retryPolicy(options);
@@ -270,25 +270,28 @@ export async function withRetries<T>(
 }
 
 /**
- * @internal `update`'s step in transaction `tx` (of a worker or of
- * `connect()`): reads `key` for update, writes what `f` makes of it, and
- * returns the new value.
+ * @internal `update`'s step in transaction `tx` (of a worker, synchronous,
+ * or of `connect()`): reads `key` for update, writes what `f` makes of it,
+ * and returns the new value.
  */
-export async function updateIn(
+export function updateIn<R extends Uint8Array | undefined | Promise<Uint8Array | undefined>>(
   tx: {
-    getForUpdate(key: Uint8Array): Uint8Array | undefined | Promise<Uint8Array | undefined>;
+    getForUpdate(key: Uint8Array): R;
     put(key: Uint8Array, value: Uint8Array): void;
     delete(key: Uint8Array): void;
   },
   key: Uint8Array,
   f: (value: Uint8Array | undefined) => UpdateResult,
-): Promise<Uint8Array | undefined> {
-  const old = await tx.getForUpdate(key);
-  const next = updateResult(f(old));
-  if (next === undefined) return old;
-  if (next === null) tx.delete(key);
-  else tx.put(key, next);
-  return next ?? undefined;
+): R {
+  const write = (old: Uint8Array | undefined): Uint8Array | undefined => {
+    const next = updateResult(f(old));
+    if (next === undefined) return old;
+    if (next === null) tx.delete(key);
+    else tx.put(key, next);
+    return next ?? undefined;
+  };
+  const old = tx.getForUpdate(key);
+  return (old instanceof Promise ? old.then(write) : write(old as Uint8Array | undefined)) as R;
 }
 
 /** `update`'s function's result, checked. */
