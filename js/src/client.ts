@@ -23,7 +23,7 @@ import { keyBytes, packKeys, show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, VerifyReport, WriteOptions } from './database.js';
 import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from './errors.js';
 import { bounds, checkBatchSize, EntryBatch, type Entry } from './iterator.js';
-import type { HeldLock, LockManagerLike } from './lock.js';
+import { abortReason, type HeldLock, type LockManagerLike } from './lock.js';
 import { checkName, checkOptions, type OpenOptions } from './open.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
@@ -1210,7 +1210,7 @@ export async function connect(name: string, options: ConnectOptions = {}): Promi
       'connect() needs Web Locks, BroadcastChannel and Worker, which a browser page, iframe or worker has (on a server, connect in the browser)',
     );
   }
-  if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`);
+  if (signal?.aborted) throw abortReason(signal);
   let c = connections.get(name);
   if (c === undefined) {
     c = new Connection(name, openOptions, given, g.navigator.locks);
@@ -1221,7 +1221,7 @@ export async function connect(name: string, options: ConnectOptions = {}): Promi
   connection.refs++;
   try {
     await new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(new SiltError('DatabaseLocked', `gave up opening database "${name}": the signal was aborted`));
+      const onAbort = () => reject(abortReason(signal!));
       signal?.addEventListener('abort', onAbort, { once: true });
       connection.ready.then(resolve, reject).finally(() => signal?.removeEventListener('abort', onAbort));
     });

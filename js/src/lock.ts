@@ -26,14 +26,14 @@ const releasing = new Map<string, Promise<unknown>>();
 /**
  * Takes the database's lock. Without `wait`, a lock held elsewhere fails
  * at once with `DatabaseLocked`; with it, this waits until the lock is free
- * or `signal` aborts (then `DatabaseLocked` too). A holder that only keeps
+ * or `signal` aborts (then it throws the signal's reason, as `fetch` does). A holder that only keeps
  * the database parked after closing it (parking.ts) is asked to let go
  * first, and does.
  */
 export async function acquireLock(locks: LockManagerLike, name: string, wait: boolean, signal: AbortSignal | undefined): Promise<HeldLock> {
   const key = `siltdb:${name}`;
   await releasing.get(key);
-  if (signal?.aborted) throw new SiltError('DatabaseLocked', `gave up waiting for database "${name}": the wait was aborted`);
+  if (signal?.aborted) throw abortReason(signal);
   const now = await requestLock(locks, key, name, { ifAvailable: true });
   if (now !== null) return now;
   const answer = await askHolder(name, wait);
@@ -44,15 +44,30 @@ export async function acquireLock(locks: LockManagerLike, name: string, wait: bo
     try {
       const got = await requestLock(locks, key, name, { signal: both });
       if (got !== null) return got;
-    } catch (e) {
+    } catch {
       // The caller gave up; otherwise it took too long: held after all.
-      if (signal?.aborted) throw e;
+      if (signal?.aborted) throw abortReason(signal);
     }
   }
   if (!wait) throw locked(name);
-  const got = await requestLock(locks, key, name, signal ? { signal } : {});
+  let got: HeldLock | null;
+  try {
+    got = await requestLock(locks, key, name, signal ? { signal } : {});
+  } catch (e) {
+    if (signal?.aborted) throw abortReason(signal);
+    throw e;
+  }
   if (got === null) throw locked(name);
   return got;
+}
+
+/**
+ * Why `signal` aborted: its reason (an `AbortError` DOMException from
+ * `abort()`, a `TimeoutError` from `AbortSignal.timeout()`, or what the
+ * app passed to `abort(reason)`).
+ */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 
 /** How long to wait for a parked holder that said it lets go. */

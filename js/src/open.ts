@@ -24,7 +24,11 @@ export interface OpenOptions {
    * at once with `DatabaseLocked`; true waits until it is closed.
    */
   wait?: boolean;
-  /** Gives up waiting (with `DatabaseLocked`) when aborted. */
+  /**
+   * Gives up waiting when aborted: the call rejects with the signal's
+   * reason (an `AbortError` DOMException from `abort()`, a `TimeoutError`
+   * from `AbortSignal.timeout()`), as `fetch` does.
+   */
   signal?: AbortSignal;
   /** Default `sync` of every write (default false). */
   sync?: boolean;

@@ -97,14 +97,25 @@ describe('the Web Lock', () => {
     expect(text(second!.getCopy('k'))).toBe('from the first');
   });
 
-  test('an aborted wait gives DatabaseLocked', async () => {
+  test("an aborted wait rejects with the signal's reason", async () => {
     const root = new FakeDirectory();
     const locks = new FakeLocks();
     await openFake(root, locks);
     const ctl = new AbortController();
     const p = openFake(root, locks, 'db1', { wait: true, signal: ctl.signal });
     ctl.abort();
-    expect((await rejected(p)).code).toBe('DatabaseLocked');
+    const e = await p.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(DOMException);
+    expect((e as DOMException).name).toBe('AbortError');
+    // The app's own reason, and a signal aborted before the call.
+    const reason = new Error('the user left');
+    const ctl2 = new AbortController();
+    ctl2.abort(reason);
+    await expect(openFake(root, locks, 'db1', { wait: true, signal: ctl2.signal })).rejects.toBe(reason);
+    await expect(openFake(root, locks, 'db1', { wait: true, signal: AbortSignal.timeout(20) })).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 
   test('close releases the lock at once for a reopen in the same realm', async () => {
