@@ -21,13 +21,14 @@
 import { WriteBatch } from './batch.js';
 import { keyBytes, packKeys, show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, VerifyReport, WriteOptions } from './database.js';
-import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from './errors.js';
+import { SiltError } from './errors.js';
 import { bounds, checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import { abortReason, type HeldLock, type LockManagerLike } from './lock.js';
 import { checkName, checkOptions, type OpenOptions } from './open.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import {
+  fromWire,
   names,
   type BrokerMessage,
   type ChangeHistory,
@@ -123,11 +124,6 @@ function randomId(): string {
   const c = (globalThis as { crypto?: Crypto }).crypto;
   if (c?.randomUUID) return c.randomUUID();
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-}
-
-function toError(e: { code: string; message: string }): SiltError {
-  const known = (SILT_ERROR_CODES as readonly string[]).includes(e.code);
-  return new SiltError(known ? (e.code as SiltErrorCode) : 'Internal', known ? e.message : `${e.code}: ${e.message}`);
 }
 
 function compare(a: Uint8Array, b: Uint8Array): number {
@@ -461,7 +457,7 @@ export class Connection {
         this.#resend();
         for (const w of this.watchers) w.onLeader(m.seq);
       } else if (m.t === 'openFailed') {
-        this.#fail(toError(m.error));
+        this.#fail(fromWire(m.error));
       }
     });
     worker.addEventListener('error', (event: ErrorEvent) => {
@@ -484,7 +480,7 @@ export class Connection {
     if (p === undefined) return;
     this.#pending.delete(r.id);
     if (r.ok) p.resolve(r.value);
-    else p.reject(toError(r.error));
+    else p.reject(fromWire(r.error));
   }
 
   /** Sends every unanswered request to the (new) leader, in order. */

@@ -33,6 +33,7 @@ import {
   type Request,
   type Response,
   type SnapshotInfo,
+  toWire,
   type TxnWrites,
 } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
@@ -292,8 +293,7 @@ export class Leader {
         response = { id: envelope.id, from: this.#id, ok: true, value };
         transfer = t;
       } catch (e) {
-        const err = e instanceof SiltError ? e : new SiltError('Internal', e instanceof Error ? e.message : String(e));
-        response = { id: envelope.id, from: this.#id, ok: false, error: { code: err.code, message: err.message } };
+        response = { id: envelope.id, from: this.#id, ok: false, error: toWire(e) };
       }
       try {
         c.post(response, transfer);

@@ -21,6 +21,7 @@
  */
 
 import type { Key } from './bytes.js';
+import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from './errors.js';
 import type { OpenOptions } from './open.js';
 
 export type IteratorRequestOptions = {
@@ -81,9 +82,54 @@ export type Request =
 export type Envelope = { id: number; client: string; request: Request };
 
 /** The answer to request `id`, from leader `from`. */
-export type Response =
-  | { id: number; from: string; ok: true; value: unknown }
-  | { id: number; from: string; ok: false; error: { code: string; message: string } };
+export type Response = { id: number; from: string; ok: true; value: unknown } | { id: number; from: string; ok: false; error: WireError };
+
+/**
+ * An error as it crosses to another realm: its code and message, and its
+ * `cause` chain (name, message and code of each, up to four deep; stack
+ * traces stay where they were made).
+ */
+export type WireError = { code: string; message: string; cause?: WireCause };
+export type WireCause = { name: string; message: string; code?: string; cause?: WireCause };
+
+function causeOf(e: unknown, depth: number): WireCause | undefined {
+  if (e === undefined || e === null || depth > 4) return undefined;
+  if (!(e instanceof Error)) return { name: typeof e, message: String(e) };
+  const code = (e as { code?: unknown }).code;
+  const inner = causeOf(e.cause, depth + 1);
+  return { name: e.name, message: e.message, ...(typeof code === 'string' ? { code } : {}), ...(inner ? { cause: inner } : {}) };
+}
+
+/** `e` for the wire (anything not a `SiltError` is `Internal`, and kept as the cause). */
+export function toWire(e: unknown): WireError {
+  const err = e instanceof SiltError ? e : new SiltError('Internal', e instanceof Error ? e.message : String(e), { cause: e });
+  const cause = causeOf(err.cause, 1);
+  return { code: err.code, message: err.message, ...(cause ? { cause } : {}) };
+}
+
+function fromCause(c: WireCause | undefined): Error | undefined {
+  if (c === undefined) return undefined;
+  const inner = fromCause(c.cause);
+  const e = new Error(c.message, inner ? { cause: inner } : undefined);
+  e.name = c.name;
+  if (c.code !== undefined) (e as Error & { code?: string }).code = c.code;
+  return e;
+}
+
+/**
+ * The `SiltError` of a wire error, its cause chain rebuilt as `Error`s. A
+ * code this package does not know (a newer leader's) becomes `Internal`,
+ * the original code kept in the message and as the cause's `code`.
+ */
+export function fromWire(w: WireError): SiltError {
+  const known = (SILT_ERROR_CODES as readonly string[]).includes(w.code);
+  if (known) {
+    const cause = fromCause(w.cause);
+    return new SiltError(w.code as SiltErrorCode, w.message, cause ? { cause } : undefined);
+  }
+  const original = fromCause({ name: 'SiltError', message: w.message, code: w.code, ...(w.cause ? { cause: w.cause } : {}) });
+  return new SiltError('Internal', `${w.code}: ${w.message}`, { cause: original });
+}
 
 /** `multiGet` over the wire: every value back to back, and their lengths (-1 = none). */
 export type PackedValues = { bytes: Uint8Array; lens: Int32Array };
@@ -146,7 +192,7 @@ export type WorkerControl =
   | { t: 'close' };
 
 /** From the worker to its connection, besides responses. */
-export type WorkerReport = { t: 'locked' } | { t: 'opened'; seq: number } | { t: 'openFailed'; error: { code: string; message: string } } | { t: 'closed' };
+export type WorkerReport = { t: 'locked' } | { t: 'opened'; seq: number } | { t: 'openFailed'; error: WireError } | { t: 'closed' };
 
 /** The channel names and lock names of database `name`. */
 export function names(name: string) {

@@ -13,7 +13,7 @@ import { Leader } from './leader.js';
 import type { LockManagerLike } from './lock.js';
 import { openLeader } from './open.js';
 import { releaseParked } from './parking.js';
-import type { Envelope, Response, WorkerControl, WorkerReport } from './protocol.js';
+import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './protocol.js';
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: Envelope | WorkerControl }) => void): void;
@@ -25,11 +25,6 @@ const scope = globalThis as unknown as WorkerScope;
 let db: Database | undefined;
 let leader: Leader | undefined;
 let local = '';
-
-function failure(e: unknown): { code: string; message: string } {
-  const err = e instanceof SiltError ? e : new SiltError('Internal', e instanceof Error ? e.message : String(e));
-  return { code: err.code, message: err.message };
-}
 
 async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
   try {
@@ -48,7 +43,7 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
     }
     db = undefined;
     leader = undefined;
-    scope.postMessage({ t: 'openFailed', error: failure(e) });
+    scope.postMessage({ t: 'openFailed', error: toWire(e) });
   }
 }
 

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { WriteBatch } from '../src/batch.js';
 import { Leader } from '../src/leader.js';
-import type { ChangeHistory, Envelope, Request, Response } from '../src/protocol.js';
+import { fromWire, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/protocol.js';
+import { SiltError } from '../src/errors.js';
 import { bytes, fresh, text } from './helpers.js';
 
 /** A leader with connections `names`, each collecting its responses. */
@@ -220,5 +221,33 @@ describe('the leader', () => {
     expect(lost.ok ? 'ok' : lost.error.code).toBe('LeaderChanged');
     expect(db.getCopy('t3')).toBeUndefined();
     await next.close();
+  });
+
+  it("sends an error's cause chain to the connection, and an unknown code arrives as Internal with the original kept", async () => {
+    const db = await fresh(); // no merge operator: merge fails in the engine
+    const leader = new Leader(db, 'errors', 'L1', undefined);
+    const ask = serve(leader, ['A']);
+    const r = await ask('A', 1, { op: 'merge', key: 'k', value: bytes('1') });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const e = fromWire(r.error);
+    expect(e).toBeInstanceOf(SiltError);
+    expect(e.code).toBe('InvalidArgument');
+    // The engine's error, as the binding threw it, is the cause.
+    expect(e.cause).toBeInstanceOf(Error);
+    expect((e.cause as Error & { code?: string }).code).toBe('InvalidArgument');
+    expect((e.cause as Error).message).toContain('merge_operator');
+    await leader.close();
+    // A chain, and something thrown that is not an Error.
+    const deep = toWire(new SiltError('IoError', 'outer', { cause: new TypeError('middle', { cause: 'innermost' }) }));
+    const back = fromWire(deep);
+    expect(back.cause).toMatchObject({ name: 'TypeError', message: 'middle' });
+    expect((back.cause as Error).cause).toMatchObject({ name: 'string', message: 'innermost' });
+    expect(fromWire(toWire(new RangeError('a bug')))).toMatchObject({ code: 'Internal', message: 'a bug', cause: { name: 'RangeError' } });
+    // A code from a newer leader: Internal, the original code kept.
+    const unknown = fromWire({ code: 'SomethingNew', message: 'what it said' });
+    expect(unknown.code).toBe('Internal');
+    expect(unknown.message).toBe('SomethingNew: what it said');
+    expect((unknown.cause as Error & { code?: string }).code).toBe('SomethingNew');
   });
 });
