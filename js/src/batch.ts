@@ -8,7 +8,8 @@
  * `0x03 slen:u32 elen:u32 start end` for a range delete, little-endian.
  */
 
-import { keyBytes, valueBytes, type Key } from './bytes.js';
+import { valueBytes, type Key } from './bytes.js';
+import { Codec, codecOf } from './encoding.js';
 import { SiltError } from './errors.js';
 
 /** One update of a batch, decoded (`end` for a range delete). */
@@ -24,36 +25,78 @@ const MERGE = 0x02;
 const DELETE_RANGE = 0x03;
 const BOOKKEEPING_PUT = 0x81;
 
-export class WriteBatch {
-  #buf: Uint8Array = new Uint8Array(256);
-  #len = 0;
-  #count = 0;
+/** The encoded updates, shared by a batch and its views in other sublevels (`in`). */
+class Data {
+  buf: Uint8Array = new Uint8Array(256);
+  len = 0;
+  count = 0;
+}
+
+const ROOT = Codec.root(undefined);
+
+/**
+ * Updates applied atomically by `db.write(batch)`. `new WriteBatch()`
+ * takes bytes (and string keys); `db.batch()` takes the keys and values of
+ * the database or sublevel it came from, in its encodings, and
+ * `batch.in(sub)` is the same batch taking another sublevel's: one batch,
+ * written atomically, may span sublevels.
+ */
+export class WriteBatch<K = Key, V = Uint8Array> {
+  #d: Data;
+  #codec: Codec;
+
+  constructor() {
+    this.#d = new Data();
+    this.#codec = ROOT;
+  }
+
+  /** @internal A batch in `codec`'s keys and encodings (`db.batch()`). */
+  static withCodec<K, V>(codec: Codec, data?: unknown): WriteBatch<K, V> {
+    const b = new WriteBatch<K, V>();
+    b.#codec = codec;
+    if (data !== undefined) b.#d = data as Data;
+    return b;
+  }
+
+  /** @internal The updates of `b`, to share with a view (`withCodec`). */
+  static dataOf(b: WriteBatch<unknown, unknown>): unknown {
+    return b.#d;
+  }
+
+  /**
+   * This batch, taking the keys and values of `sublevel` (a database or
+   * sublevel handle): updates added through it are part of this batch.
+   */
+  in<SK, SV>(sublevel: { sublevel(name: string): unknown; put(key: SK, value: SV): unknown }): WriteBatch<SK, SV> {
+    return WriteBatch.withCodec<SK, SV>(codecOf(sublevel, 'batch.in()'), this.#d);
+  }
 
   /** Sets `key` to `value` when the batch is written. */
-  put(key: Key, value: Uint8Array): this {
-    return this.#pair(PUT, key, value);
+  put(key: K, value: V): this {
+    const k = this.#codec.key(key);
+    return this.#pair(PUT, k, this.#codec.value(value));
   }
 
   /**
    * Adds a merge operand for `key` when the batch is written (the database's
-   * `mergeOperator` combines it with the value when read).
+   * `mergeOperator` combines it with the value when read). Operands are
+   * bytes whatever the value encoding.
    */
-  merge(key: Key, operand: Uint8Array): this {
-    return this.#pair(MERGE, key, operand);
+  merge(key: K, operand: Uint8Array): this {
+    const k = this.#codec.key(key);
+    return this.#pair(MERGE, k, valueBytes(operand, 'operand'));
   }
 
-  #pair(tag: number, key: Key, value: Uint8Array): this {
-    const k = keyBytes(key);
-    const v = valueBytes(value);
+  #pair(tag: number, k: Uint8Array, v: Uint8Array): this {
     this.#reserve(9 + k.length + v.length);
-    this.#buf[this.#len++] = tag;
+    this.#d.buf[this.#d.len++] = tag;
     this.#u32(k.length);
     this.#u32(v.length);
-    this.#buf.set(k, this.#len);
-    this.#len += k.length;
-    this.#buf.set(v, this.#len);
-    this.#len += v.length;
-    this.#count++;
+    this.#d.buf.set(k, this.#d.len);
+    this.#d.len += k.length;
+    this.#d.buf.set(v, this.#d.len);
+    this.#d.len += v.length;
+    this.#d.count++;
     return this;
   }
 
@@ -63,60 +106,60 @@ export class WriteBatch {
    * carries it still frees space in a full database (the engine's
    * `WriteBatch::put_bookkeeping`).
    */
-  static putBookkeeping(b: WriteBatch, key: Uint8Array, value: Uint8Array): void {
+  static putBookkeeping(b: WriteBatch<unknown, unknown>, key: Uint8Array, value: Uint8Array): void {
     b.#reserve(9 + key.length + value.length);
-    b.#buf[b.#len++] = BOOKKEEPING_PUT;
+    b.#d.buf[b.#d.len++] = BOOKKEEPING_PUT;
     b.#u32(key.length);
     b.#u32(value.length);
-    b.#buf.set(key, b.#len);
-    b.#len += key.length;
-    b.#buf.set(value, b.#len);
-    b.#len += value.length;
-    b.#count++;
+    b.#d.buf.set(key, b.#d.len);
+    b.#d.len += key.length;
+    b.#d.buf.set(value, b.#d.len);
+    b.#d.len += value.length;
+    b.#d.count++;
   }
 
   /** Removes `key` when the batch is written. */
-  delete(key: Key): this {
-    const k = keyBytes(key);
+  delete(key: K): this {
+    const k = this.#codec.key(key);
     this.#reserve(5 + k.length);
-    this.#buf[this.#len++] = DELETE;
+    this.#d.buf[this.#d.len++] = DELETE;
     this.#u32(k.length);
-    this.#buf.set(k, this.#len);
-    this.#len += k.length;
-    this.#count++;
+    this.#d.buf.set(k, this.#d.len);
+    this.#d.len += k.length;
+    this.#d.count++;
     return this;
   }
 
   /** Removes every key from `start` (included) to `end` (excluded). */
-  deleteRange(start: Key, end: Key): this {
-    const s = keyBytes(start, 'start');
-    const e = keyBytes(end, 'end');
+  deleteRange(start: K, end: K): this {
+    const s = this.#codec.key(start, 'start');
+    const e = this.#codec.key(end, 'end');
     this.#reserve(9 + s.length + e.length);
-    this.#buf[this.#len++] = DELETE_RANGE;
+    this.#d.buf[this.#d.len++] = DELETE_RANGE;
     this.#u32(s.length);
     this.#u32(e.length);
-    this.#buf.set(s, this.#len);
-    this.#len += s.length;
-    this.#buf.set(e, this.#len);
-    this.#len += e.length;
-    this.#count++;
+    this.#d.buf.set(s, this.#d.len);
+    this.#d.len += s.length;
+    this.#d.buf.set(e, this.#d.len);
+    this.#d.len += e.length;
+    this.#d.count++;
     return this;
   }
 
   /** Updates in the batch. */
   get length(): number {
-    return this.#count;
+    return this.#d.count;
   }
 
   /** Bytes of the encoded batch. */
   get byteLength(): number {
-    return this.#len;
+    return this.#d.len;
   }
 
   /** Empties the batch for reuse. */
   clear(): void {
-    this.#len = 0;
-    this.#count = 0;
+    this.#d.len = 0;
+    this.#d.count = 0;
   }
 
   /**
@@ -124,15 +167,15 @@ export class WriteBatch {
    * batch changes). For `db.write` and for sending a batch to a worker.
    */
   encoded(): Uint8Array {
-    return this.#buf.subarray(0, this.#len);
+    return this.#d.buf.subarray(0, this.#d.len);
   }
 
   /** @internal A batch from another batch's `encoded()` and `length` (for workers). */
-  static fromEncoded(bytes: Uint8Array, count: number): WriteBatch {
+  static fromEncoded(bytes: Uint8Array, count: number): WriteBatch<Uint8Array, Uint8Array> {
     const b = new WriteBatch();
-    b.#buf = bytes;
-    b.#len = bytes.length;
-    b.#count = count;
+    b.#d.buf = bytes;
+    b.#d.len = bytes.length;
+    b.#d.count = count;
     return b;
   }
 
@@ -173,21 +216,21 @@ export class WriteBatch {
   }
 
   #reserve(n: number): void {
-    if (this.#len + n <= this.#buf.length) return;
-    let size = Math.max(this.#buf.length * 2, 256); // a batch from fromEncoded may have an empty buffer
-    while (size < this.#len + n) size *= 2;
+    if (this.#d.len + n <= this.#d.buf.length) return;
+    let size = Math.max(this.#d.buf.length * 2, 256); // a batch from fromEncoded may have an empty buffer
+    while (size < this.#d.len + n) size *= 2;
     const next = new Uint8Array(size);
-    next.set(this.#buf.subarray(0, this.#len));
-    this.#buf = next;
+    next.set(this.#d.buf.subarray(0, this.#d.len));
+    this.#d.buf = next;
   }
 
   #u32(x: number): void {
-    const b = this.#buf;
-    let at = this.#len;
+    const b = this.#d.buf;
+    let at = this.#d.len;
     b[at++] = x & 0xff;
     b[at++] = (x >>> 8) & 0xff;
     b[at++] = (x >>> 16) & 0xff;
     b[at++] = (x >>> 24) & 0xff;
-    this.#len = at;
+    this.#d.len = at;
   }
 }

@@ -19,10 +19,11 @@
  */
 
 import { WriteBatch } from './batch.js';
-import { keyBytes, packKeys, show, valueBytes, type Key } from './bytes.js';
-import type { Statistics, VerifyReport, WriteOptions } from './database.js';
+import { show, valueBytes, type Key } from './bytes.js';
+import type { Statistics, SublevelOptions, VerifyReport, WriteOptions } from './database.js';
+import { checkLimit, Codec, registerCodec, codecOf, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
 import { SiltError } from './errors.js';
-import { bounds, checkBatchSize, EntryBatch, type Entry } from './iterator.js';
+import { checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import { abortReason, type HeldLock, type LockManagerLike } from './lock.js';
 import { checkName, checkOptions, type OpenOptions } from './open.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
@@ -44,14 +45,35 @@ import {
   type WorkerReport,
 } from './protocol.js';
 
-/** Iterator options of a connection; the snapshot is a `RemoteSnapshot`. */
-export interface RemoteIteratorOptions extends IteratorRequestOptions {
+/** Iterator options of a connection (as a worker's `IteratorOptions`); the snapshot is a `RemoteSnapshot`. */
+export interface RemoteIteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
+  /** Largest key first. */
+  reverse?: boolean;
+  /** Stop after this many entries (default: no limit). */
+  limit?: number;
+  /** Entries per batch sent over from the leader (see `IteratorOptions.batchSize`). */
+  batchSize?: number;
+  /** See `IteratorOptions.autoRefresh`. */
+  autoRefresh?: boolean;
   snapshot?: RemoteSnapshot;
 }
 
 /** Read options of a connection. */
-export interface RemoteReadOptions {
+export interface RemoteReadOptions<V = Uint8Array> {
   snapshot?: RemoteSnapshot;
+  /** Decode the value(s) with this encoding instead of the database's. */
+  valueEncoding?: EncodingOption<V>;
+}
+
+/** A range, and the snapshot to count it at. */
+export interface RemoteCountOptions<K> extends RangeOptions<K> {
+  snapshot?: RemoteSnapshot;
+}
+
+/** An async iterator of a connection, released by leaving `for await` or by `release()`. */
+export interface RemoteIterator<T> extends AsyncIterableIterator<T>, AsyncDisposable {
+  /** Lets go of the iterator in the leader. */
+  release(): Promise<void>;
 }
 
 /** Statistics of a connection: the database's, and the leader's. */
@@ -832,21 +854,49 @@ function unpack({ bytes, lens }: PackedValues): (Uint8Array | undefined)[] {
   return out;
 }
 
-/** An iterator's options (all but the snapshot), checked here. */
-function checkIteratorOptions(rest: Omit<RemoteIteratorOptions, 'snapshot'>): IteratorRequestOptions {
-  bounds(rest); // checks the bounds here
-  checkBatchSize(rest.batchSize);
+/**
+ * An iterator's options (all but the snapshot), checked here, with its
+ * range turned into stored bytes by `codec` (what the leader is sent), and
+ * its limit.
+ */
+function checkIteratorOptions(
+  rest: Omit<RemoteIteratorOptions<unknown, unknown>, 'snapshot'>,
+  codec: Codec,
+): { request: IteratorRequestOptions; limit: number } {
+  const { lower, upper } = codec.bounds(rest);
+  const limit = checkLimit(rest.limit);
+  const batchSize = checkBatchSize(rest.batchSize) ?? (limit < 16 ? Math.max(limit, 1) : undefined);
   for (const flag of ['reverse', 'autoRefresh'] as const) {
     const v = rest[flag];
     if (v !== undefined && typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${flag} must be a boolean, got ${show(v)}`);
   }
-  return rest as IteratorRequestOptions;
+  const request: IteratorRequestOptions = {
+    ...(lower === undefined ? {} : { gte: lower }),
+    ...(upper === undefined ? {} : { lt: upper }),
+    ...(rest.reverse === undefined ? {} : { reverse: rest.reverse }),
+    ...(rest.autoRefresh === undefined ? {} : { autoRefresh: rest.autoRefresh }),
+    ...(batchSize === undefined ? {} : { batchSize }),
+  };
+  return { request, limit };
 }
 
-function watchRange(o: WatchOptions): Range {
-  // bounds() makes both ends half-open: [lower, upper).
-  const { lower, upper } = bounds(o);
+/** How a codec turns a batch's entry `i` into an entry. */
+function entryOf<K, V>(c: Codec): (b: EntryBatch, i: number) => Entry<K, V> {
+  if (c.plainValues && c.keys === ROOT.keys) return (b, i) => [b.keyAt(i), b.valueAt(i)] as Entry<K, V>;
+  return (b, i) => [c.keys.decode(b.keyAt(i)) as K, c.values.decode(b.valueAt(i)) as V];
+}
+
+function watchRange(o: WatchOptions, codec: Codec): Range {
+  // Both ends half-open: [lower, upper).
+  const { lower, upper } = codec.bounds(o);
   return { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
+}
+
+const ROOT = Codec.root(undefined);
+
+/** What the handles of one `connect()` call share: the root and its sublevels. */
+interface Handle {
+  closed: boolean;
 }
 
 /**
@@ -854,17 +904,43 @@ function watchRange(o: WatchOptions): Range {
  * Calls of one connection run in the order they are made. Values returned
  * are copies owned by the caller.
  */
-export class RemoteDatabase {
+export class RemoteDatabase<K = Key, V = Uint8Array> {
   #connection: Connection;
-  #closed = false;
+  #handle: Handle;
+  #codec: Codec;
 
   /** @internal */
-  constructor(connection: Connection) {
+  constructor(connection: Connection, codec: Codec = ROOT, handle: Handle = { closed: false }) {
     this.#connection = connection;
+    this.#codec = codec;
+    this.#handle = handle;
+    registerCodec(this, codec);
   }
 
   get name(): string {
     return this.#connection.name;
+  }
+
+  /** The names of the sublevels from the database down to this one (empty for the database itself). */
+  get path(): readonly string[] {
+    return this.#codec.path;
+  }
+
+  /**
+   * The sublevel `name` (see `Database.sublevel`): the same connection,
+   * over the keys behind the sublevel's prefix, with its own encodings
+   * (default: this one's).
+   */
+  sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV> {
+    return new RemoteDatabase<SK, SV>(this.#connection, this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined), this.#handle);
+  }
+
+  #decoded<T>(v: Uint8Array | undefined, c: Codec): T | undefined {
+    return (v === undefined || c.plainValues ? v : c.unvalue(v)) as T | undefined;
+  }
+
+  #reads(options: RemoteReadOptions<unknown> | undefined): Codec {
+    return options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
   }
 
   /** Whether this realm's worker serves the database now (for every tab), rather than another tab's. */
@@ -873,7 +949,7 @@ export class RemoteDatabase {
   }
 
   #send(request: Request, epoch?: number): Promise<unknown> {
-    if (this.#closed) return Promise.reject(new SiltError('Closed', 'the database was closed'));
+    if (this.#handle.closed) return Promise.reject(new SiltError('Closed', 'the database was closed'));
     return this.#connection.send(request, epoch);
   }
 
@@ -886,66 +962,107 @@ export class RemoteDatabase {
     return { snapshot: s.id, epoch: s.epoch };
   }
 
-  put(key: Key, value: Uint8Array, options?: WriteOptions): Promise<void> {
+  put(key: K, value: V, options?: WriteOptions): Promise<void> {
     return call(async () => {
-      await this.#send({ op: 'put', key: keyBytes(key), value: valueBytes(value), ...syncOf(options) });
+      await this.#send({ op: 'put', key: this.#codec.key(key), value: this.#codec.value(value), ...syncOf(options) });
     });
   }
 
-  delete(key: Key, options?: WriteOptions): Promise<void> {
+  delete(key: K, options?: WriteOptions): Promise<void> {
     return call(async () => {
-      await this.#send({ op: 'delete', key: keyBytes(key), ...syncOf(options) });
+      await this.#send({ op: 'delete', key: this.#codec.key(key), ...syncOf(options) });
     });
   }
 
   /** Records a merge operand for `key` (needs the database's `mergeOperator`; see `Database.merge`). */
-  merge(key: Key, operand: Uint8Array, options?: WriteOptions): Promise<void> {
+  merge(key: K, operand: Uint8Array, options?: WriteOptions): Promise<void> {
     return call(async () => {
-      await this.#send({ op: 'merge', key: keyBytes(key), value: valueBytes(operand, 'operand'), ...syncOf(options) });
+      await this.#send({ op: 'merge', key: this.#codec.key(key), value: valueBytes(operand, 'operand'), ...syncOf(options) });
     });
   }
 
   /** Removes every key from `start` (included) to `end` (excluded). */
-  deleteRange(start: Key, end: Key, options?: WriteOptions): Promise<void> {
+  deleteRange(start: K, end: K, options?: WriteOptions): Promise<void> {
     return call(async () => {
-      await this.#send({ op: 'deleteRange', start: keyBytes(start, 'start'), end: keyBytes(end, 'end'), ...syncOf(options) });
+      await this.#send({ op: 'deleteRange', start: this.#codec.key(start, 'start'), end: this.#codec.key(end, 'end'), ...syncOf(options) });
     });
   }
 
-  /** Compacts every key from `begin` to `end` (both included, both optional). */
-  compactRange(begin?: Key, end?: Key): Promise<void> {
+  /** Removes every key in `range` (default: every key of this database or sublevel) with one range tombstone. */
+  clear(range: RangeOptions<K> = {}, options?: WriteOptions): Promise<void> {
     return call(async () => {
-      await this.#send({
-        op: 'compactRange',
-        ...(begin === undefined ? {} : { begin: keyBytes(begin, 'begin') }),
-        ...(end === undefined ? {} : { end: keyBytes(end, 'end') }),
-      });
+      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+      const { lower, upper } = this.#codec.bounds(range);
+      await this.#send({ op: 'clear', lower: lower ?? new Uint8Array(0), ...(upper === undefined ? {} : { upper }), ...syncOf(options) });
     });
   }
 
-  /** Applies every update of `batch` atomically. */
-  write(batch: WriteBatch, options?: WriteOptions): Promise<void> {
+  /** The number of keys in `range` (default: every key of this database or sublevel), exact (see `Database.count`). */
+  count(range: RemoteCountOptions<K> = {}): Promise<number> {
+    return call(async () => {
+      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `count() takes a range object, got ${show(range)}`);
+      const { lower, upper } = this.#codec.bounds(range);
+      const { snapshot, epoch } = this.#snapshot(range.snapshot);
+      return (await this.#send({ op: 'count', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), snapshot }, epoch)) as number;
+    });
+  }
+
+  /** About how many bytes of storage the keys in `range` take, from the indexes (see `Database.approximateSize`). */
+  approximateSize(range: RangeOptions<K> = {}): Promise<number> {
+    return call(async () => {
+      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `approximateSize() takes a range object, got ${show(range)}`);
+      const { lower, upper } = this.#codec.bounds(range);
+      return (await this.#send({ op: 'approximateSize', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) })) as number;
+    });
+  }
+
+  /** Compacts every key from `begin` to `end` (both included, both optional: the first or last key of this database or sublevel). */
+  compactRange(begin?: K, end?: K): Promise<void> {
+    return call(async () => {
+      const c = this.#codec;
+      const b = begin === undefined ? (c.prefix.length > 0 ? c.prefix : undefined) : c.key(begin, 'begin');
+      const e = end === undefined ? c.end : c.key(end, 'end');
+      await this.#send({ op: 'compactRange', ...(b === undefined ? {} : { begin: b }), ...(e === undefined ? {} : { end: e }) });
+    });
+  }
+
+  /** A new batch of updates in this database's (or sublevel's) keys and encodings; `db.write(batch)` applies it. */
+  batch(): WriteBatch<K, V> {
+    return WriteBatch.withCodec<K, V>(this.#codec);
+  }
+
+  /** Applies every update of `batch` atomically (it may span sublevels). */
+  write(batch: WriteBatch<unknown, unknown>, options?: WriteOptions): Promise<void> {
     return call(async () => {
       if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
       await this.#send({ op: 'write', batch: batch.encoded().slice(), count: batch.length, ...syncOf(options) });
     });
   }
 
-  /** A copy of the value of `key`, or `undefined`. */
-  get(key: Key, options?: RemoteReadOptions): Promise<Uint8Array | undefined> {
+  /** The value of `key` (a copy, or decoded by the value encoding), or `undefined`. */
+  get<T = V>(key: K, options?: RemoteReadOptions<T>): Promise<T | undefined> {
     return call(async () => {
+      const c = this.#reads(options as RemoteReadOptions<unknown>);
+      const k = c.key(key);
       const { snapshot, epoch } = this.#snapshot(options?.snapshot);
-      return (await this.#send({ op: 'get', key: keyBytes(key), snapshot }, epoch)) as Uint8Array | undefined;
+      return this.#decoded<T>((await this.#send({ op: 'get', key: k, snapshot }, epoch)) as Uint8Array | undefined, c);
     });
   }
 
-  /** Copies of the values of `keys` (read at one point in time), in order. */
-  multiGet(keys: Key[], options?: RemoteReadOptions): Promise<(Uint8Array | undefined)[]> {
+  /** The same as `get` (every value through `connect()` is the caller's own). */
+  getCopy<T = V>(key: K, options?: RemoteReadOptions<T>): Promise<T | undefined> {
+    return this.get<T>(key, options);
+  }
+
+  /** The values of `keys` (read at one point in time), in order: copies, or decoded. */
+  multiGet<T = V>(keys: K[], options?: RemoteReadOptions<T>): Promise<(T | undefined)[]> {
     return call(async () => {
-      packKeys(keys); // checks every key here, with its index in the message
-      const bytesKeys = keys.map((k) => keyBytes(k));
+      if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
+      const c = this.#reads(options as RemoteReadOptions<unknown>);
+      const bytesKeys = keys.map((k, i) => c.key(k, `keys[${i}]`)); // checks every key here, with its index in the message
       const { snapshot, epoch } = this.#snapshot(options?.snapshot);
-      return unpack((await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues);
+      const values = unpack((await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues);
+      return c.plainValues ? (values as (T | undefined)[]) : values.map((v) => this.#decoded<T>(v, c));
     });
   }
 
@@ -966,19 +1083,52 @@ export class RemoteDatabase {
    * over in batches. Breaking out of `for await` releases it. If the tab
    * that leads goes meanwhile, the next step fails with `LeaderChanged`.
    */
-  iterator(options: RemoteIteratorOptions = {}): AsyncIterableIterator<Entry> & AsyncDisposable {
+  iterator<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
     const { snapshot, ...rest } = options;
-    const checked = checkIteratorOptions(rest);
+    const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
+    const { request, limit } = checkIteratorOptions(rest as RemoteIteratorOptions<unknown, unknown>, c);
     const snap = this.#snapshot(snapshot);
-    return this.#iterator({ op: 'iterator', options: checked, snapshot: snap.snapshot }, snap.epoch, false);
+    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot }, snap.epoch, false, entryOf<KeyOf<K>, IV>(c), limit, c.prefix.length);
+  }
+
+  /** The keys within `options`' range, in order (async). */
+  keys(options: RemoteIteratorOptions<K, V> = {}): RemoteIterator<KeyOf<K>> {
+    return this.#projection(options, (c) => (b, i) => c.keys.decode(b.keyAt(i)) as KeyOf<K>);
+  }
+
+  /** The values of the keys within `options`' range, in key order (async). */
+  values<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<IV> {
+    return this.#projection(options, (c) => (b, i) => c.values.decode(b.valueAt(i)) as IV);
+  }
+
+  /** The same as `iterator(options)`. */
+  entries<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
+    return this.iterator<IV>(options);
+  }
+
+  #projection<T>(options: RemoteIteratorOptions<unknown, unknown>, pick: (c: Codec) => (b: EntryBatch, i: number) => T): RemoteIterator<T> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+    const { snapshot, ...rest } = options;
+    const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
+    const { request, limit } = checkIteratorOptions(rest, c);
+    const snap = this.#snapshot(snapshot);
+    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot }, snap.epoch, false, pick(c), limit, c.prefix.length);
   }
 
   /**
    * An iterator the leader opens for `request` (at the first step, or now
-   * with `eager`), read through `next` requests made with `epoch`.
+   * with `eager`), read through `next` requests made with `epoch`, handing
+   * out `pick(batch, i)` for each entry, at most `limit`.
    */
-  #iterator(request: Request, epoch: number | undefined, eager: boolean): AsyncIterableIterator<Entry> & AsyncDisposable {
+  #iterator<T>(
+    request: Request,
+    epoch: number | undefined,
+    eager: boolean,
+    pick: (b: EntryBatch, i: number) => T,
+    limit: number,
+    prefix: number,
+  ): RemoteIterator<T> {
     let opened: Promise<{ id: number; epoch: number }> | undefined;
     let pending: EntryBatch | undefined;
     let at = 0;
@@ -995,8 +1145,13 @@ export class RemoteDatabase {
       const o = await opened.catch(() => undefined); // never opened: nothing to release
       if (o !== undefined && o.epoch === this.#connection.epoch) await this.#send({ op: 'releaseIterator', iterator: o.id }, o.epoch);
     };
-    const it: AsyncIterableIterator<Entry> & AsyncDisposable = {
-      next: async (): Promise<IteratorResult<Entry, undefined>> => {
+    let left = limit;
+    const it: RemoteIterator<T> = {
+      next: async (): Promise<IteratorResult<T, undefined>> => {
+        if (left <= 0) {
+          await release();
+          return { done: true, value: undefined };
+        }
         if ((pending === undefined || at >= pending.length) && !done) {
           const { id, epoch } = await open();
           let batch: { bytes: Uint8Array; offsets: Uint32Array } | undefined;
@@ -1007,18 +1162,19 @@ export class RemoteDatabase {
             throw e;
           }
           at = 0;
-          pending = batch === undefined ? undefined : new EntryBatch(batch.bytes, batch.offsets);
+          pending = batch === undefined ? undefined : new EntryBatch(batch.bytes, batch.offsets, prefix);
           // The leader let go of an exhausted (or failed) iterator itself.
           if (batch === undefined) done = true;
         }
         if (pending === undefined || at >= pending.length) return { done: true, value: undefined };
-        const i = at++;
-        return { done: false, value: [pending.keyAt(i), pending.valueAt(i)] };
+        left--;
+        return { done: false, value: pick(pending, at++) };
       },
-      return: async (): Promise<IteratorResult<Entry, undefined>> => {
+      return: async (): Promise<IteratorResult<T, undefined>> => {
         await release();
         return { done: true, value: undefined };
       },
+      release,
       [Symbol.asyncIterator]() {
         return it;
       },
@@ -1033,15 +1189,21 @@ export class RemoteDatabase {
    * connection (see `RemoteTransaction`): it may stay open across any
    * `await`; commit or abort it. `transaction(fn)` does that and retries.
    */
-  begin(): RemoteTransaction {
-    if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+  begin(): RemoteTransaction<K, V> {
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     const c = this.#connection;
     const host: RemoteTransactionHost = {
       send: (request, epoch) => this.#send(request, epoch),
-      iterator: (request, epoch) => this.#iterator(request, epoch, true),
-      iteratorOptions: (o) => {
+      iterator: (request, epoch, codec, limit) => this.#iterator(request, epoch, true, entryOf(codec), limit, codec.prefix.length),
+      iteratorOptions: (o, codec) => {
         if (typeof o !== 'object' || o === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
-        return checkIteratorOptions(o);
+        return checkIteratorOptions(o, codec);
+      },
+      codecOf: (db) => {
+        if (!(db instanceof RemoteDatabase) || !RemoteDatabase.#sameConnection(db, this as RemoteDatabase<unknown, unknown>)) {
+          throw new SiltError('InvalidArgument', 'tx.in() takes a sublevel of the database the transaction is on');
+        }
+        return codecOf(db, 'tx.in()');
       },
       unpack,
       epoch: c.epoch,
@@ -1051,7 +1213,11 @@ export class RemoteDatabase {
         return syncOf(o);
       },
     };
-    return new RemoteTransaction(host, c.transactionId());
+    return new RemoteTransaction<K, V>(host, c.transactionId(), this.#codec);
+  }
+
+  static #sameConnection(a: RemoteDatabase<unknown, unknown>, b: RemoteDatabase<unknown, unknown>): boolean {
+    return a.#connection === b.#connection;
   }
 
   /**
@@ -1062,7 +1228,7 @@ export class RemoteDatabase {
    * `retries` times with a growing backoff; then that error is thrown. If
    * `fn` throws (or calls `tx.abort()`), nothing is written.
    */
-  transaction<T>(fn: (tx: RemoteTransaction) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
+  transaction<T>(fn: (tx: RemoteTransaction<K, V>) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
     return call(async () => {
       if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
       return withRetries(
@@ -1088,11 +1254,11 @@ export class RemoteDatabase {
    * leaves it), in a transaction retried on conflict. Resolves to the new
    * value.
    */
-  update(key: Key, f: (value: Uint8Array | undefined) => UpdateResult, options?: TransactionOptions): Promise<Uint8Array | undefined> {
+  update(key: K, f: (value: V | undefined) => UpdateResult<V>, options?: TransactionOptions): Promise<V | undefined> {
     return call(async () => {
-      const k = keyBytes(key);
+      this.#codec.key(key); // checked now
       if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
-      return this.transaction((tx) => updateIn(tx, k, f), options);
+      return this.transaction((tx) => updateIn(tx, key, f, this.#codec.plainValues), options);
     });
   }
 
@@ -1106,13 +1272,13 @@ export class RemoteDatabase {
    */
   watch(options: WatchOptions = {}, callback?: (event: WatchEvent) => void): Watch {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'watch options must be an object');
-    if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
     const since = options.since;
     if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
       throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
     }
-    const w = new Watcher(this.#connection, watchRange(options), since, callback);
+    const w = new Watcher(this.#connection, watchRange(options, this.#codec), since, callback);
     this.#connection.watchers.add(w);
     const watch: Watch = {
       next: () => w.next(),
@@ -1162,8 +1328,8 @@ export class RemoteDatabase {
    * nothing.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#handle.closed) return;
+    this.#handle.closed = true;
     if (--this.#connection.refs === 0) await this.#connection.close();
   }
 
@@ -1173,7 +1339,7 @@ export class RemoteDatabase {
 }
 
 /** Options of `connect`: those of `open`, and how to start the worker. */
-export interface ConnectOptions extends OpenOptions {
+export interface ConnectOptions<K = Key, V = Uint8Array> extends OpenOptions<K, V> {
   /** The worker to use if this connection comes to lead (default: siltdb's own worker module). */
   worker?: Worker;
 }
@@ -1188,9 +1354,11 @@ export interface ConnectOptions extends OpenOptions {
  * with `open()`, which does not share it (unless `wait` is set: then this
  * waits until it is closed).
  */
-export async function connect(name: string, options: ConnectOptions = {}): Promise<RemoteDatabase> {
+export async function connect<K = Key, V = Uint8Array>(name: string, options: ConnectOptions<K, V> = {}): Promise<RemoteDatabase<K, V>> {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'options must be an object');
-  const { worker: given, signal, ...openOptions } = options;
+  // The encodings stay in this realm (they may be functions): the worker stores bytes.
+  const { worker: given, signal, keyEncoding, valueEncoding, ...openOptions } = options;
+  const codec = Codec.root({ keyEncoding, valueEncoding } as EncodingOptions<unknown, unknown>);
   const isSignal = (s: unknown) => typeof s === 'object' && s !== null && 'aborted' in s && typeof (s as AbortSignal).addEventListener === 'function';
   if (signal !== undefined && !isSignal(signal)) throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
   if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as Worker).postMessage !== 'function')) {
@@ -1225,5 +1393,5 @@ export async function connect(name: string, options: ConnectOptions = {}): Promi
     if (--connection.refs === 0) await connection.close().catch(() => {});
     throw e;
   }
-  return new RemoteDatabase(connection);
+  return new RemoteDatabase<K, V>(connection, codec);
 }

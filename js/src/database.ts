@@ -5,15 +5,16 @@
 
 import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { WriteBatch } from './batch.js';
-import { keyBytes, show, valueBytes, type Key } from './bytes.js';
+import { show, successor, valueBytes, type Key } from './bytes.js';
 import { contract, type Recovery } from './contract.js';
 import { fromWasm, SiltError } from './errors.js';
 import { Exchange } from './exchange.js';
-import { Iterator, iteratorOptions, type IteratorOptions } from './iterator.js';
+import { Codec, registerCodec, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
+import { Iterator, iteratorOptions, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
-import { Transaction, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
+import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import { storageEstimate, type StorageEstimate } from './storage.js';
 import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
@@ -232,41 +233,141 @@ export interface Closer {
   closed(kept: boolean): void;
 }
 
+/** @internal What every view of one open database shares (the root and its sublevels). */
+class Core {
+  inner: WasmDatabase;
+  name: string;
+  keeper: PoolKeeper | undefined;
+  sync: boolean;
+  pump: BackgroundPump;
+  closer: Closer;
+  liveIterators = new Set<Iterator<unknown, unknown>>();
+  exchange: Exchange;
+
+  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
+    this.inner = inner;
+    this.name = name;
+    this.keeper = keeper;
+    this.sync = sync;
+    this.closer = closer;
+    this.pump = new BackgroundPump(inner, keeper);
+    this.exchange = new Exchange(inner);
+    // Memtables recovered from a WAL whose tail a crash tore are flushed
+    // in the background from the start, not at the first write.
+    this.pump.kick();
+  }
+
+  syncOf(options: WriteOptions | undefined): boolean {
+    if (options?.sync === undefined) return this.sync;
+    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
+    return options.sync;
+  }
+
+  snapshotOf(options: { snapshot?: Snapshot } | undefined): number {
+    const s = options?.snapshot;
+    if (s === undefined) return 0;
+    if (!(s instanceof Snapshot)) throw new SiltError('InvalidArgument', 'snapshot must be a Snapshot of this database');
+    return s.idFor(this);
+  }
+
+  /** After a call that may have filled a memtable or used pooled files. */
+  afterWrite(): void {
+    this.pump.kick();
+    this.keeper?.topUpIfLow();
+  }
+
+  call<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw fromWasm(e);
+    }
+  }
+
+  /** An iterator of the package around `inner`, closed with the database. */
+  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): Iterator<K, V> {
+    // The engine deletes the files only an old version held as soon as the
+    // iterator lets go of it: at a refresh, or when it is released.
+    const it: Iterator<K, V> = new Iterator<K, V>(inner, batchSize, () => this.liveIterators.delete(it as Iterator<unknown, unknown>), codec, limit);
+    this.liveIterators.add(it as Iterator<unknown, unknown>);
+    return it;
+  }
+
+  /** Deletes `[lower, upper)`, or from `lower` past the last key (`upper` undefined): one range tombstone. */
+  clear(lower: Uint8Array, upper: Uint8Array | undefined, sync: boolean): void {
+    let end = upper;
+    if (end === undefined) {
+      // Unbounded: the tombstone ends just past the last key there is.
+      const last = this.call(() => this.inner.iterator(lower, undefined, true, 0, false));
+      const it = new Iterator<Uint8Array, Uint8Array>(last, 1, () => {}, ROOT, 1);
+      const first = it.next();
+      it.release();
+      if (first.done) return;
+      end = successor(first.value[0]);
+    }
+    const e = end;
+    this.call(() => this.inner.deleteRange(lower, e, sync));
+    this.afterWrite();
+  }
+}
+
+/** The codec of a database of bytes: keys and values as they are. */
+const ROOT = Codec.root(undefined);
+
+/** What `get` returns: a pinned view for bytes (`'view'` values), else the decoded value. */
+export type Got<V> = [V] extends [Uint8Array] ? PinnedValue : V;
+
+/** What `multiGet` returns: pinned views for bytes (`'view'` values), else the decoded values. */
+export type MultiGot<V> = [V] extends [Uint8Array] ? MultiGetResult : (V | undefined)[];
+
+/** Options of `get`, `getCopy`, `multiGet`: a snapshot, and the call's own value encoding. */
+export interface GetOptions<V> extends ReadOptions {
+  /** Decode the value(s) with this encoding instead of the database's. */
+  valueEncoding?: EncodingOption<V>;
+}
+
+/** A range, and the snapshot to read it at (`count`). */
+export interface CountOptions<K> extends RangeOptions<K> {
+  /** Count as of this snapshot (default: now). */
+  snapshot?: Snapshot;
+}
+
+/** Options of `sublevel()`: its encodings (default: those of its parent). */
+export type SublevelOptions<K, V> = EncodingOptions<K, V>;
+
 /**
- * An open Silt database, in the thread that opened it.
+ * An open Silt database, in the thread that opened it: or one of its
+ * sublevels (`db.sublevel('users')`), which is a `Database` too, over the
+ * keys behind its prefix.
  *
  * Calls are synchronous: they run the engine in this thread, so in a web
  * page use it from a worker (`open()` in a worker, or `connect()` from the
  * page). Every failure throws a `SiltError`; after `close()`, every call
  * but `close()` throws one with code `"Closed"`.
+ *
+ * `K` and `V` are the types of keys and values, as the encodings chosen at
+ * open (`keyEncoding`, `valueEncoding`) make them: by default keys are
+ * `Uint8Array`s or strings and values `Uint8Array`s.
  */
-export class Database implements Disposable {
-  #inner: WasmDatabase;
-  #name: string;
-  #keeper: PoolKeeper | undefined;
-  #sync: boolean;
-  #pump: BackgroundPump;
-  #closer: Closer;
-  #liveIterators = new Set<Iterator>();
-  #exchange: Exchange;
+export class Database<K = Key, V = Uint8Array> implements Disposable {
+  #core: Core;
+  #codec: Codec;
 
   /** @internal Use `open()` or `openMemory()`. */
-  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
-    this.#inner = inner;
-    this.#name = name;
-    this.#keeper = keeper;
-    this.#sync = sync;
-    this.#closer = closer;
-    this.#pump = new BackgroundPump(inner, keeper);
-    this.#exchange = new Exchange(inner);
-    // Memtables recovered from a WAL whose tail a crash tore are flushed
-    // in the background from the start, not at the first write.
-    this.#pump.kick();
+  constructor(inner: WasmDatabase | Core, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer | undefined, codec: Codec = ROOT) {
+    this.#core = inner instanceof Core ? inner : new Core(inner, name, keeper, sync, closer!);
+    this.#codec = codec;
+    registerCodec(this, codec);
   }
 
   /** The name the database was opened with. */
   get name(): string {
-    return this.#name;
+    return this.#core.name;
+  }
+
+  /** The names of the sublevels from the database down to this one (empty for the database itself). */
+  get path(): readonly string[] {
+    return this.#codec.path;
   }
 
   /**
@@ -275,124 +376,174 @@ export class Database implements Disposable {
    * events (`watch`) carry them.
    */
   get latestSequence(): number {
-    return this.#call(() => this.#inner.latestSequence);
+    return this.#core.call(() => this.#core.inner.latestSequence);
   }
 
   /** Whether `close()` has run. */
   get closed(): boolean {
-    return this.#inner.isClosed;
+    return this.#core.inner.isClosed;
   }
 
-  #syncOf(options: WriteOptions | undefined): boolean {
-    if (options?.sync === undefined) return this.#sync;
-    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
-    return options.sync;
+  /**
+   * The sublevel `name` of this database (or sublevel): a `Database` over
+   * the keys stored behind its prefix (`!name!`, see `docs/format.md`), with
+   * its own encodings (default: this one's). Its reads, iterators, counts
+   * and `clear()` see only its keys. Sublevels nest; a batch or a
+   * transaction spans several atomically (`batch.in(sub)`, `tx.in(sub)`).
+   * A name is a non-empty string without `!`.
+   */
+  sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): Database<SK, SV> {
+    const codec = this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined);
+    return new Database<SK, SV>(this.#core, '', undefined, false, undefined, codec);
   }
 
-  #snapshotOf(options: ReadOptions | IteratorOptions | undefined): number {
-    const s = options?.snapshot;
-    if (s === undefined) return 0;
-    if (!(s instanceof Snapshot)) throw new SiltError('InvalidArgument', 'snapshot must be a Snapshot of this database');
-    return s.idFor(this);
+  /** @internal The codec of this database or sublevel (batches and transactions). */
+  static codecOf(db: Database<unknown, unknown>): Codec {
+    return db.#codec;
   }
 
-  /** After a call that may have filled a memtable or used pooled files. */
-  #afterWrite(): void {
-    this.#pump.kick();
-    this.#keeper?.topUpIfLow();
-  }
-
-  #call<T>(f: () => T): T {
-    try {
-      return f();
-    } catch (e) {
-      throw fromWasm(e);
-    }
+  /** @internal Whether `db` is a view of the same open database. */
+  static sameDatabase(a: Database<unknown, unknown>, b: Database<unknown, unknown>): boolean {
+    return a.#core === b.#core;
   }
 
   /** Stores `value` under `key`, replacing any previous value. */
-  put(key: Key, value: Uint8Array, options?: WriteOptions): void {
-    const k = keyBytes(key);
-    const v = valueBytes(value);
-    const sync = this.#syncOf(options);
-    this.#call(() => this.#inner.put(k, v, sync));
-    this.#afterWrite();
+  put(key: K, value: V, options?: WriteOptions): void {
+    const c = this.#codec;
+    const k = c.key(key);
+    const v = c.value(value);
+    const core = this.#core;
+    const sync = core.syncOf(options);
+    core.call(() => core.inner.put(k, v, sync));
+    core.afterWrite();
   }
 
   /**
    * Records a merge operand for `key`: the database's `mergeOperator`
    * (chosen at open) combines it with the value when it is read, so the
    * write needs no read (a counter: `db.merge(key, u64(1))` with
-   * `'u64add'`). Without a `mergeOperator`, `InvalidArgument`.
+   * `'u64add'`). Operands are bytes whatever the value encoding. Without a
+   * `mergeOperator`, `InvalidArgument`.
    */
-  merge(key: Key, operand: Uint8Array, options?: WriteOptions): void {
-    const k = keyBytes(key);
+  merge(key: K, operand: Uint8Array, options?: WriteOptions): void {
+    const k = this.#codec.key(key);
     const v = valueBytes(operand, 'operand');
-    const sync = this.#syncOf(options);
-    this.#call(() => this.#inner.merge(k, v, sync));
-    this.#afterWrite();
+    const core = this.#core;
+    const sync = core.syncOf(options);
+    core.call(() => core.inner.merge(k, v, sync));
+    core.afterWrite();
   }
 
   /** Removes `key`; removing a missing key is not an error. */
-  delete(key: Key, options?: WriteOptions): void {
-    const k = keyBytes(key);
-    const sync = this.#syncOf(options);
-    this.#call(() => this.#inner.delete(k, sync));
-    this.#afterWrite();
+  delete(key: K, options?: WriteOptions): void {
+    const k = this.#codec.key(key);
+    const core = this.#core;
+    const sync = core.syncOf(options);
+    core.call(() => core.inner.delete(k, sync));
+    core.afterWrite();
   }
 
   /**
    * Removes every key from `start` (included) to `end` (excluded), with one
    * range tombstone: as cheap for a million keys as for one.
    */
-  deleteRange(start: Key, end: Key, options?: WriteOptions): void {
-    const s = keyBytes(start, 'start');
-    const e = keyBytes(end, 'end');
-    const sync = this.#syncOf(options);
-    this.#call(() => this.#inner.deleteRange(s, e, sync));
-    this.#afterWrite();
+  deleteRange(start: K, end: K, options?: WriteOptions): void {
+    const s = this.#codec.key(start, 'start');
+    const e = this.#codec.key(end, 'end');
+    const core = this.#core;
+    const sync = core.syncOf(options);
+    core.call(() => core.inner.deleteRange(s, e, sync));
+    core.afterWrite();
   }
 
-  /** Applies every update of `batch` atomically. */
-  write(batch: WriteBatch, options?: WriteOptions): void {
+  /**
+   * Removes every key in `range` (default: every key of this database or
+   * sublevel) with one range tombstone, not a delete per key: as cheap for
+   * a million keys as for one.
+   */
+  clear(range: RangeOptions<K> = {}, options?: WriteOptions): void {
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+    const { lower, upper } = this.#codec.bounds(range);
+    const sync = this.#core.syncOf(options);
+    if (lower !== undefined && upper !== undefined && compareBytes(lower, upper) >= 0) return;
+    this.#core.clear(lower ?? EMPTY, upper, sync);
+  }
+
+  /** A new batch of updates in this database's (or sublevel's) keys and encodings; `db.write(batch)` applies it. */
+  batch(): WriteBatch<K, V> {
+    return WriteBatch.withCodec<K, V>(this.#codec);
+  }
+
+  /** Applies every update of `batch` atomically (it may span sublevels). */
+  write(batch: WriteBatch<unknown, unknown>, options?: WriteOptions): void {
     if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
-    const sync = this.#syncOf(options);
-    this.#call(() => this.#inner.write(batch.encoded(), sync));
-    this.#afterWrite();
+    const core = this.#core;
+    const sync = core.syncOf(options);
+    core.call(() => core.inner.write(batch.encoded(), sync));
+    core.afterWrite();
   }
 
   /**
-   * The value of `key`, pinned in wasm memory (`.bytes` is a view, no
-   * copy), or `undefined`. Release it (or `using`) when done; use
-   * `getCopy` to keep a value.
+   * The value of `key`, or `undefined`. With bytes values (the `'view'`
+   * encoding) a `PinnedValue`: `.bytes` is a view of wasm memory (no
+   * copy); release it (or `using`) when done, or use `getCopy` to keep a
+   * value. With another value encoding, the decoded value.
    */
-  get(key: Key, options?: ReadOptions): PinnedValue | undefined {
-    const snapshot = options === undefined ? 0 : this.#snapshotOf(options);
-    const exchange = this.#exchange;
-    const handle = exchange.get(key, snapshot);
-    return handle === 0 ? undefined : new PinnedValue(exchange, handle, exchange.offset, exchange.length);
+  get<T = V>(key: K, options?: GetOptions<T>): Got<T> | undefined {
+    const core = this.#core;
+    const snapshot = options === undefined ? 0 : core.snapshotOf(options);
+    const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    if (!c.plainValues) {
+      const b = core.exchange.getCopy(c.plainKeys ? key : c.key(key), snapshot);
+      return (b === undefined ? undefined : c.unvalue(b)) as Got<T> | undefined;
+    }
+    const exchange = core.exchange;
+    const handle = exchange.get(c.plainKeys ? key : c.key(key), snapshot);
+    return (handle === 0 ? undefined : new PinnedValue(exchange, handle, exchange.offset, exchange.length)) as Got<T> | undefined;
   }
 
   /**
-   * A copy of the value of `key` that belongs to the caller, or
-   * `undefined`: one call into wasm and one copy of the value.
+   * The value of `key`, owned by the caller, or `undefined`: one call into
+   * wasm and one copy of the value (decoded, with a value encoding).
    */
-  getCopy(key: Key, options?: ReadOptions): Uint8Array | undefined {
-    const snapshot = options === undefined ? 0 : this.#snapshotOf(options);
-    return this.#exchange.getCopy(key, snapshot);
+  getCopy<T = V>(key: K, options?: GetOptions<T>): T | undefined {
+    const core = this.#core;
+    const snapshot = options === undefined ? 0 : core.snapshotOf(options);
+    const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    const b = core.exchange.getCopy(c.plainKeys ? key : c.key(key), snapshot);
+    return (b === undefined || c.plainValues ? b : c.unvalue(b)) as T | undefined;
   }
 
   /**
-   * The values of many keys, read at one point in time and pinned together:
-   * the keys are written into wasm memory and read with one call into wasm,
-   * and `result.get(i)` is a view (no copy) of the value of `keys[i]`.
-   * Release the result (or `using`) when done.
+   * The values of many keys, read at one point in time: the keys are
+   * written into wasm memory and read with one call into wasm. With bytes
+   * values, a `MultiGetResult` pinning them together: `result.get(i)` is a
+   * view (no copy) of the value of `keys[i]`; release it (or `using`) when
+   * done. With another value encoding, an array of decoded values.
    */
-  multiGet(keys: Key[], options?: MultiGetOptions): MultiGetResult {
-    const snapshot = this.#snapshotOf(options);
+  multiGet<T = V>(keys: K[], options?: MultiGetOptions & GetOptions<T>): MultiGot<T> {
+    const core = this.#core;
+    const snapshot = core.snapshotOf(options);
     const batched = options?.batched === undefined ? true : options.batched;
     if (typeof batched !== 'boolean') throw new SiltError('InvalidArgument', `batched must be a boolean, got ${show(batched)}`);
-    return MultiGetResult.wrap(this.#exchange, this.#exchange.multiGet(keys, snapshot, batched));
+    const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    let given: unknown = keys;
+    if (!c.plainKeys) {
+      if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
+      given = keys.map((k, i) => c.key(k, `keys[${i}]`));
+    }
+    const result = MultiGetResult.wrap(core.exchange, core.exchange.multiGet(given, snapshot, batched));
+    if (c.plainValues) return result as MultiGot<T>;
+    try {
+      const out: unknown[] = new Array(result.length);
+      for (let i = 0; i < result.length; i++) {
+        const v = result.get(i);
+        out[i] = v === undefined ? undefined : c.unvalue(v);
+      }
+      return out as MultiGot<T>;
+    } finally {
+      result.release();
+    }
   }
 
   /**
@@ -402,9 +553,22 @@ export class Database implements Disposable {
    * open across any `await`; commit or abort it (`using` aborts it).
    * `transaction(fn)` does all of that and retries.
    */
-  begin(): Transaction {
-    const id = this.#call(() => this.#inner.beginTransaction());
-    return new Transaction({ inner: this.#inner, sync: this.#sync, afterWrite: () => this.#afterWrite(), track: (it, n) => this.#track(it, n) }, id);
+  begin(): Transaction<K, V> {
+    const core = this.#core;
+    const id = core.call(() => core.inner.beginTransaction());
+    const host: TransactionHost = {
+      inner: core.inner,
+      sync: core.sync,
+      afterWrite: () => core.afterWrite(),
+      track: (it, n, codec, limit) => core.track(it, n, codec, limit),
+      codecOf: (db) => {
+        if (!(db instanceof Database) || !Database.sameDatabase(db as Database<unknown, unknown>, this as Database<unknown, unknown>)) {
+          throw new SiltError('InvalidArgument', 'tx.in() takes a sublevel of the database the transaction is on');
+        }
+        return Database.codecOf(db as Database<unknown, unknown>);
+      },
+    };
+    return new Transaction<K, V>(host, id, this.#codec);
   }
 
   /**
@@ -415,7 +579,7 @@ export class Database implements Disposable {
    * `fn` throws (or calls `tx.abort()`), nothing is written and its error
    * is thrown (nothing, after an abort).
    */
-  transaction<T>(fn: (tx: Transaction) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
+  transaction<T>(fn: (tx: Transaction<K, V>) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
     return callAsync(() => {
       if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
       return withRetries(options, (commit) => {
@@ -446,62 +610,105 @@ export class Database implements Disposable {
   }
 
   /**
-   * Reads `key`, passes its value (a copy, or `undefined`) to `f`, and
-   * writes what `f` returns (a value; `null` deletes the key; `undefined`
-   * leaves it), in a transaction retried on conflict. Resolves to the new
-   * value. For a counter, `merge` with `mergeOperator: 'u64add'` needs no
-   * read at all.
+   * Reads `key`, passes its value (a copy or the decoded value, or
+   * `undefined`) to `f`, and writes what `f` returns (a value; `null`
+   * deletes the key; `undefined` leaves it), in a transaction retried on
+   * conflict. Resolves to the new value. For a counter, `merge` with
+   * `mergeOperator: 'u64add'` needs no read at all.
    */
-  update(key: Key, f: (value: Uint8Array | undefined) => UpdateResult, options?: TransactionOptions): Promise<Uint8Array | undefined> {
+  update(key: K, f: (value: V | undefined) => UpdateResult<V>, options?: TransactionOptions): Promise<V | undefined> {
     return callAsync(() => {
-      const k = keyBytes(key);
+      this.#codec.key(key); // checked now
       if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
-      return this.transaction((tx) => updateIn(tx, k, f), options);
+      return this.transaction((tx) => updateIn(tx, key, f, this.#codec.plainValues), options);
     });
   }
 
   /** A snapshot of the current state; release it when done. */
   snapshot(): Snapshot {
-    const id = this.#call(() => this.#inner.snapshot());
-    return new Snapshot(this.#inner, id, this);
+    const core = this.#core;
+    const id = core.call(() => core.inner.snapshot());
+    return new Snapshot(core.inner, id, core);
   }
 
-  /** An iterator over the keys within `options`' bounds (sync and async). */
-  iterator(options: IteratorOptions = {}): Iterator {
-    const { lower, upper, batchSize, reverse, autoRefresh } = iteratorOptions(options);
-    const snapshot = this.#snapshotOf(options);
-    const inner = this.#call(() => this.#inner.iterator(lower, upper, reverse, snapshot, autoRefresh));
-    return this.#track(inner, batchSize);
+  /**
+   * An iterator over the keys within `options`' range (sync and async),
+   * yielding `[key, value]` entries decoded by the encodings (the
+   * database's, or the iterator's own), at most `limit` of them.
+   */
+  iterator<IV = V>(options: IteratorOptions<K, IV> = {}): Iterator<KeyOf<K>, IV> {
+    const core = this.#core;
+    const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options, c);
+    const snapshot = core.snapshotOf(options);
+    const inner = core.call(() => core.inner.iterator(lower, upper, reverse, snapshot, autoRefresh));
+    return core.track<KeyOf<K>, IV>(inner, batchSize, c, limit);
   }
 
-  /** An iterator of the package around `inner`, closed with the database. */
-  #track(inner: WasmIterator, batchSize: number | undefined): Iterator {
-    // The engine deletes the files only an old version held as soon as the
-    // iterator lets go of it: at a refresh, or when it is released.
-    const it: Iterator = new Iterator(inner, batchSize, () => this.#liveIterators.delete(it));
-    this.#liveIterators.add(it);
-    return it;
+  /** The keys within `options`' range, in order (an iterator of keys only; sync and async). */
+  keys(options: IteratorOptions<K, V> = {}): KeyIterator<KeyOf<K>> {
+    return this.iterator<V>(options).keys();
+  }
+
+  /** The values of the keys within `options`' range, in key order (sync and async). */
+  values<IV = V>(options: IteratorOptions<K, IV> = {}): ValueIterator<IV> {
+    return this.iterator<IV>(options).values();
+  }
+
+  /** The same as `iterator(options)`: `[key, value]` entries. */
+  entries<IV = V>(options: IteratorOptions<K, IV> = {}): Iterator<KeyOf<K>, IV> {
+    return this.iterator<IV>(options);
+  }
+
+  /**
+   * The number of keys in `range` (default: every key of this database or
+   * sublevel), exact, as of `range.snapshot` or now: counted inside the
+   * engine, no key or value crosses into JavaScript.
+   */
+  count(range: CountOptions<K> = {}): number {
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `count() takes a range object, got ${show(range)}`);
+    const core = this.#core;
+    const { lower, upper } = this.#codec.bounds(range);
+    const snapshot = core.snapshotOf(range);
+    return core.call(() => core.inner.count(lower, upper, snapshot));
+  }
+
+  /**
+   * About how many bytes of storage the keys in `range` take (default:
+   * every key of this database or sublevel): from the table files' indexes,
+   * reading no data, so it costs the same for any range. Writes not yet
+   * flushed from memory are not counted.
+   */
+  approximateSize(range: RangeOptions<K> = {}): number {
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `approximateSize() takes a range object, got ${show(range)}`);
+    const core = this.#core;
+    const { lower, upper } = this.#codec.bounds(range);
+    return core.call(() => core.inner.approximateSize(lower, upper));
   }
 
   /** Flushes every memtable to table files and waits for it. */
   flush(): void {
-    this.#call(() => this.#inner.flush());
-    this.#afterWrite();
+    const core = this.#core;
+    core.call(() => core.inner.flush());
+    core.afterWrite();
   }
 
   /**
    * Compacts every key from `begin` to `end` (both included; either may be
-   * left out) down to the last level: afterwards deleted and overwritten
-   * data there takes no space, unless a snapshot still needs it. The
-   * compaction runs in short steps between other work, so the worker goes
-   * on serving requests (and reads see every write) while it runs; the
-   * promise resolves once it is done and background work has caught up.
+   * left out: the first or last key of this database or sublevel) down to
+   * the last level: afterwards deleted and overwritten data there takes no
+   * space, unless a snapshot still needs it. The compaction runs in short
+   * steps between other work, so the worker goes on serving requests (and
+   * reads see every write) while it runs; the promise resolves once it is
+   * done and background work has caught up.
    */
-  async compactRange(begin?: Key, end?: Key): Promise<void> {
-    const b = begin === undefined ? undefined : keyBytes(begin, 'begin');
-    const e = end === undefined ? undefined : keyBytes(end, 'end');
-    this.#call(() => this.#inner.startCompactRange(b, e));
-    this.#afterWrite();
+  async compactRange(begin?: K, end?: K): Promise<void> {
+    const c = this.#codec;
+    const b = begin === undefined ? (c.prefix.length > 0 ? c.prefix : undefined) : c.key(begin, 'begin');
+    const e = end === undefined ? c.end : c.key(end, 'end');
+    const core = this.#core;
+    core.call(() => core.inner.startCompactRange(b, e));
+    core.afterWrite();
     await this.idle();
   }
 
@@ -512,24 +719,26 @@ export class Database implements Disposable {
    * reads the whole database: as slow as a full scan.
    */
   verify(): VerifyReport {
-    return this.#call(() => this.#inner.verify()) as VerifyReport;
+    const core = this.#core;
+    return core.call(() => core.inner.verify()) as VerifyReport;
   }
 
   /** Counters and gauges: engine, block cache, bloom filters, pool, memory, storage. */
   statistics(): Statistics {
-    this.#exchange.flush(); // released results count as released
-    const s = this.#call(() => this.#inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
-    const lastError = this.#pump.lastError ?? this.#keeper?.lastError;
+    const core = this.#core;
+    core.exchange.flush(); // released results count as released
+    const s = core.call(() => core.inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
+    const lastError = core.pump.lastError ?? core.keeper?.lastError;
     const storage = storageEstimate();
     return {
-      name: this.#name,
-      persistent: this.#keeper !== undefined,
+      name: core.name,
+      persistent: core.keeper !== undefined,
       ...s,
       ...(storage ? { storage } : {}),
       collectedResults: collectedResults(),
       memory: { bytes: memoryBytes(), mode: memoryMode() },
       background: {
-        steps: this.#pump.steps,
+        steps: core.pump.steps,
         ...(lastError ? { lastError: { code: lastError.code, message: lastError.message } } : {}),
       },
     };
@@ -540,14 +749,15 @@ export class Database implements Disposable {
    * topped up: what a worker awaits between bursts of synchronous writes.
    */
   async idle(): Promise<void> {
+    const core = this.#core;
     const { workLeft, waitingForPool } = contract().work;
     let failures = 0;
     for (;;) {
       if (this.closed) return;
-      await this.#keeper?.topUp();
+      await core.keeper?.topUp();
       let bits: number;
       try {
-        bits = this.#inner.backgroundWork(BackgroundPump.budget);
+        bits = core.inner.backgroundWork(BackgroundPump.budget);
         failures = 0;
       } catch (e) {
         // A step that may be retried: out of space, the engine drops the
@@ -563,7 +773,7 @@ export class Database implements Disposable {
       if (bits & waitingForPool) {
         // The keeper always keeps enough free files for a step; if a step
         // still waits, the top-up failed (kept in lastError).
-        if (this.#keeper?.lastError) throw this.#keeper.lastError;
+        if (core.keeper?.lastError) throw core.keeper.lastError;
         throw new SiltError('PoolExhausted', 'background work is waiting for free pooled files that the pool keeper did not provide');
       }
       await new Promise((r) => setTimeout(r, 0));
@@ -571,35 +781,45 @@ export class Database implements Disposable {
   }
 
   /**
-   * Closes the database: syncs its log, releases open iterators (their
-   * next step throws `Closed`) and snapshots, closes its OPFS files and
-   * releases its Web Lock. Results of `get` / `multiGet` stay readable
-   * until released. Closing
-   * twice does nothing. If the engine reports an error while closing, the
-   * database is closed anyway and the error is thrown.
+   * Closes the database (a sublevel's `close()` closes the whole
+   * database): syncs its log, releases open iterators (their next step
+   * throws `Closed`) and snapshots, closes its OPFS files and releases its
+   * Web Lock. Results of `get` / `multiGet` stay readable until released.
+   * Closing twice does nothing. If the engine reports an error while
+   * closing, the database is closed anyway and the error is thrown.
    */
   close(): void {
     if (this.closed) return;
-    this.#pump.stop();
-    for (const it of this.#liveIterators) it.closeWithDatabase();
-    this.#exchange.flush();
-    const keep = this.#closer.keepFiles();
+    const core = this.#core;
+    core.pump.stop();
+    for (const it of core.liveIterators) it.closeWithDatabase();
+    core.exchange.flush();
+    const keep = core.closer.keepFiles();
     let kept = false;
     try {
-      if (keep) this.#inner.closeKeepingPool();
-      else this.#inner.close();
+      if (keep) core.inner.closeKeepingPool();
+      else core.inner.close();
       kept = keep;
     } catch (e) {
       throw fromWasm(e);
     } finally {
-      if (!kept) this.#keeper?.close();
-      this.#closer.closed(kept);
+      if (!kept) core.keeper?.close();
+      core.closer.closed(kept);
     }
   }
 
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Byte order of two keys. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
 }
 
 /** Runs `f`, turning a synchronous throw (bad input) into a rejection. */

@@ -30,6 +30,8 @@ export {
   type Change,
   type ConnectOptions,
   type Gap,
+  type RemoteCountOptions,
+  type RemoteIterator,
   type RemoteIteratorOptions,
   type RemoteReadOptions,
   type RemoteStatistics,
@@ -37,10 +39,23 @@ export {
   type WatchEvent,
   type WatchOptions,
 } from './client.js';
-export { Database, type MultiGetOptions, type ReadOptions, type WriteOptions, type Statistics, type VerifyReport } from './database.js';
+export {
+  Database,
+  type CountOptions,
+  type GetOptions,
+  type Got,
+  type MultiGetOptions,
+  type MultiGot,
+  type ReadOptions,
+  type SublevelOptions,
+  type WriteOptions,
+  type Statistics,
+  type VerifyReport,
+} from './database.js';
+export { json, utf8, view, type Encoding, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
 export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch } from './batch.js';
-export { EntryBatch, Iterator, type IteratorOptions, type Entry } from './iterator.js';
+export { EntryBatch, Iterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';
 export { Snapshot } from './snapshot.js';
 export { Transaction, type CommitOptions, type TransactionOptions, type UpdateResult } from './transaction.js';

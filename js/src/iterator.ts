@@ -5,25 +5,20 @@
  */
 
 import type { Iterator as WasmIterator } from '../pkg/silt_wasm.js';
-import { keyBytes, show, successor, type Key } from './bytes.js';
+import { show, type Key } from './bytes.js';
+import { checkLimit, Codec, type EncodingOptions, type RangeOptions } from './encoding.js';
 import { copyOut, MAX_POOLED } from './copies.js';
 import { countCopied } from './counters.js';
 import { fromWasm, SiltError } from './errors.js';
 import { memoryBytesView, memoryWords } from './wasm.js';
 import type { Snapshot } from './snapshot.js';
 
-/** Which keys to visit, in which order, as of when. */
-export interface IteratorOptions {
-  /** Keys greater than this. */
-  gt?: Key;
-  /** Keys greater than or equal to this. */
-  gte?: Key;
-  /** Keys less than this. */
-  lt?: Key;
-  /** Keys less than or equal to this. */
-  lte?: Key;
+/** Which keys to visit, in which order, as of when, and how to decode them. */
+export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
   /** Largest key first. */
   reverse?: boolean;
+  /** Stop after this many entries (default: no limit; `Infinity` or -1 say the same). */
+  limit?: number;
   /** Read as of this snapshot (default: as of the iterator's creation). */
   snapshot?: Snapshot;
   /**
@@ -43,35 +38,39 @@ export interface IteratorOptions {
   batchSize?: number;
 }
 
-/** A key and its value, both copies owned by the caller. */
-export type Entry = [key: Uint8Array, value: Uint8Array];
+/** A key and its value (by default both `Uint8Array` copies owned by the caller). */
+export type Entry<K = Uint8Array, V = Uint8Array> = [key: K, value: V];
 
-/** Engine bounds: lower inclusive, upper exclusive. */
-export function bounds(o: IteratorOptions): { lower: Uint8Array | undefined; upper: Uint8Array | undefined } {
-  if (o.gt !== undefined && o.gte !== undefined) throw new SiltError('InvalidArgument', 'give gt or gte, not both');
-  if (o.lt !== undefined && o.lte !== undefined) throw new SiltError('InvalidArgument', 'give lt or lte, not both');
-  const lower = o.gte !== undefined ? keyBytes(o.gte, 'gte') : o.gt !== undefined ? successor(keyBytes(o.gt, 'gt')) : undefined;
-  const upper = o.lt !== undefined ? keyBytes(o.lt, 'lt') : o.lte !== undefined ? successor(keyBytes(o.lte, 'lte')) : undefined;
-  return { lower, upper };
+const ROOT_CODEC = Codec.root(undefined);
+
+/** Engine bounds of a range of the database itself: lower inclusive, upper exclusive. */
+export function bounds(o: RangeOptions<unknown>): { lower: Uint8Array | undefined; upper: Uint8Array | undefined } {
+  return ROOT_CODEC.bounds(o);
 }
 
-/** @internal An iterator's options, checked (all but the snapshot). */
-export function iteratorOptions(options: IteratorOptions): {
+/** @internal An iterator's options, checked (all but the snapshot), with bounds by `codec`. */
+export function iteratorOptions(
+  options: IteratorOptions<unknown, unknown>,
+  codec: Codec = ROOT_CODEC,
+): {
   lower: Uint8Array | undefined;
   upper: Uint8Array | undefined;
   batchSize: number | undefined;
   reverse: boolean;
   autoRefresh: boolean;
+  limit: number;
 } {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
-  const { lower, upper } = bounds(options);
-  const batchSize = checkBatchSize(options.batchSize);
+  const { lower, upper } = codec.bounds(options);
+  const limit = checkLimit(options.limit);
+  // A limit smaller than the first batch reads no more than it needs.
+  const batchSize = checkBatchSize(options.batchSize) ?? (limit < FIRST_BATCH ? Math.max(limit, 1) : undefined);
   // Strict like `sync`: null is not a boolean either.
   const reverse = options.reverse === undefined ? false : options.reverse;
   if (typeof reverse !== 'boolean') throw new SiltError('InvalidArgument', `reverse must be a boolean, got ${show(reverse)}`);
   const autoRefresh = options.autoRefresh === undefined ? false : options.autoRefresh;
   if (typeof autoRefresh !== 'boolean') throw new SiltError('InvalidArgument', `autoRefresh must be a boolean, got ${show(autoRefresh)}`);
-  return { lower, upper, batchSize, reverse, autoRefresh };
+  return { lower, upper, batchSize, reverse, autoRefresh, limit };
 }
 
 export function checkBatchSize(n: unknown): number | undefined {
@@ -130,28 +129,36 @@ export class EntryBatch implements Iterable<Entry> {
    * `bytes[offsets[2i+1] .. offsets[2i+2]]`.
    */
   readonly offsets: Uint32Array;
+  /** Bytes of a sublevel's prefix at the start of every key in `bytes`, left out of `keyAt`. */
+  readonly keyStart: number;
 
   /** @internal */
-  constructor(bytes: Uint8Array, offsets: Uint32Array) {
+  constructor(bytes: Uint8Array, offsets: Uint32Array, keyStart = 0) {
     this.bytes = bytes;
     this.offsets = offsets;
     this.length = (offsets.length - 1) >>> 1;
+    this.keyStart = keyStart;
   }
 
-  #view(j: number, i: number): Uint8Array {
+  /** @internal The first `n` entries of this batch (the same memory). */
+  take(n: number): EntryBatch {
+    return n >= this.length ? this : new EntryBatch(this.bytes, this.offsets.subarray(0, 2 * n + 1), this.keyStart);
+  }
+
+  #view(j: number, i: number, skip = 0): Uint8Array {
     if (i >>> 0 !== i || i >= this.length) {
       throw new SiltError('InvalidArgument', `entry ${show(i)} is not in this batch of ${this.length}`);
     }
     const o = this.offsets;
     if (o.length === 0) throw new SiltError('Released', 'this batch was replaced by the next call on its iterator');
-    const start = o[j]!;
+    const start = o[j]! + skip;
     // The constructor rather than subarray(): no species lookup per entry.
     return new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + start, o[j + 1]! - start);
   }
 
-  /** The key of entry `i` (a view of `bytes`). */
+  /** The key of entry `i` (a view of `bytes`; in a sublevel, without its prefix). */
   keyAt(i: number): Uint8Array {
-    return this.#view(2 * i, i);
+    return this.#view(2 * i, i, this.keyStart);
   }
 
   /** The value of entry `i` (a view of `bytes`). */
@@ -189,8 +196,14 @@ function nextTask(): Promise<void> {
  * running one to its end, releases the iterator; otherwise call `release()`
  * (or `using`) when abandoning it.
  */
-export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, Disposable {
+export class Iterator<K = Uint8Array, V = Uint8Array> implements IterableIterator<Entry<K, V>>, AsyncIterable<Entry<K, V>>, Disposable {
   #inner: WasmIterator | undefined;
+  /** How stored keys and values become entries (a sublevel's prefix, encodings). */
+  #codec: Codec;
+  /** Keys and values are handed out as the bytes they are. */
+  #plain: boolean;
+  /** Entries still to hand out (`limit`). */
+  #left: number;
   /** Where the engine leaves the place of each batch (crates/wasm/src/iterator.rs). */
   #header: number;
   #fixedSize: number | undefined;
@@ -210,8 +223,11 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
   #onRelease: () => void;
 
   /** @internal */
-  constructor(inner: WasmIterator, batchSize: number | undefined, onRelease: () => void) {
+  constructor(inner: WasmIterator, batchSize: number | undefined, onRelease: () => void, codec: Codec = ROOT_CODEC, limit = Number.POSITIVE_INFINITY) {
     this.#inner = inner;
+    this.#codec = codec;
+    this.#plain = codec.plainKeys && codec.plainValues;
+    this.#left = limit;
     this.#header = inner.headerPtr() >>> 2;
     this.#fixedSize = batchSize;
     this.#size = batchSize ?? FIRST_BATCH;
@@ -268,8 +284,9 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const left = this.#batch;
     if (left !== undefined) {
       this.#batch = undefined;
-      if (this.#at < left.length) return this.#handOut(left.bytes, left.offsets.subarray(2 * this.#at));
+      if (this.#at < left.length) return this.#limited(this.#handOut(left.bytes, left.offsets.subarray(2 * this.#at)));
     }
+    if (this.#left <= 0) return undefined;
     const n = this.#fill(inner, BATCH_BYTES);
     if (n === 0) return undefined;
     const words = memoryWords();
@@ -278,7 +295,16 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const length = words[h + 1]!;
     const at = words[h + 2]! >>> 2;
     countCopied(length);
-    return this.#handOut(memoryBytesView().subarray(data, data + length), words.subarray(at, at + 2 * n + 1));
+    return this.#limited(this.#handOut(memoryBytesView().subarray(data, data + length), words.subarray(at, at + 2 * n + 1)));
+  }
+
+  /** `batch`, cut to the entries the limit leaves. */
+  #limited(batch: EntryBatch): EntryBatch | undefined {
+    if (this.#left === Number.POSITIVE_INFINITY) return batch;
+    if (this.#left <= 0) return undefined;
+    const b = batch.take(this.#left);
+    this.#left -= b.length;
+    return b;
   }
 
   /** A transient batch of `bytes` and `offsets`, copied into `#scratch`. */
@@ -291,7 +317,7 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     const bytes = new Uint8Array(this.#scratch, 4 * count, src.length);
     bytes.set(src);
     this.#handedOut = true;
-    return new EntryBatch(bytes, offsets);
+    return new EntryBatch(bytes, offsets, this.#codec.prefix.length);
   }
 
   /** The next batch for reading entry by entry: its bytes the caller's own. */
@@ -305,15 +331,15 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     if (this.#offsets.length < count) this.#offsets = new Uint32Array(Math.max(count, 2 * this.#offsets.length));
     const offsets = this.#offsets.subarray(0, count);
     offsets.set(words.subarray(at, at + count));
-    return new EntryBatch(copyOut(memoryBytesView(), words[h]!, words[h + 1]!), offsets);
+    return new EntryBatch(copyOut(memoryBytesView(), words[h]!, words[h + 1]!), offsets, this.#codec.prefix.length);
   }
 
   /**
    * Moves the iterator to the first key >= `key` (the last key <= `key` in
    * reverse), within its bounds; the next entry or batch starts there.
    */
-  seek(key: Key): void {
-    const k = keyBytes(key);
+  seek(key: K | Key): void {
+    const k = this.#codec.key(key);
     const inner = this.#live();
     try {
       inner.seek(k);
@@ -361,32 +387,67 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     return b;
   }
 
-  next(): IteratorResult<Entry, undefined> {
+  next(): IteratorResult<Entry<K, V>, undefined> {
+    if (this.#left <= 0) return this.#done ? { done: true, value: undefined } : this.return();
     let b = this.#batch;
     if (b === undefined || this.#at >= b.length) {
       if (this.#done) return { done: true, value: undefined };
       b = this.#refill();
       if (b === undefined) return { done: true, value: undefined };
     }
+    this.#left--;
     const i = this.#at++;
-    return { done: false, value: [b.keyAt(i), b.valueAt(i)] };
+    if (this.#plain) return { done: false, value: [b.keyAt(i), b.valueAt(i)] as Entry<K, V> };
+    const c = this.#codec;
+    return { done: false, value: [c.keys.decode(b.keyAt(i)) as K, c.values.decode(b.valueAt(i)) as V] };
+  }
+
+  /** The keys from here on (the values are not decoded); the same iterator underneath. */
+  keys(): KeyIterator<K> {
+    return new Projection<K>(this as Iterator<K, unknown>, (b, i) => this.#codec.keys.decode(b.keyAt(i)) as K);
+  }
+
+  /** The values from here on, in key order; the same iterator underneath. */
+  values(): ValueIterator<V> {
+    return new Projection<V>(this as Iterator<unknown, V>, (b, i) => this.#codec.values.decode(b.valueAt(i)) as V);
+  }
+
+  /** @internal The entry `next()` hands out next, as a batch and an index (for keys() and values()). */
+  nextIndexed(): { batch: EntryBatch; index: number } | undefined {
+    if (this.#left <= 0) {
+      if (!this.#done) this.return();
+      return undefined;
+    }
+    let b = this.#batch;
+    if (b === undefined || this.#at >= b.length) {
+      if (this.#done) return undefined;
+      b = this.#refill();
+      if (b === undefined) return undefined;
+    }
+    this.#left--;
+    return { batch: b, index: this.#at++ };
+  }
+
+  /** @internal Whether the next step would cross into wasm (async iteration yields to the event loop first). */
+  needsBatch(): boolean {
+    const b = this.#batch;
+    return (b === undefined || this.#at >= b.length) && !this.#done && this.#left > 0;
   }
 
   [Symbol.iterator](): this {
     return this;
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<Entry> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<Entry<K, V>> {
     const self = this;
-    const it: AsyncIterableIterator<Entry> = {
-      async next(): Promise<IteratorResult<Entry, undefined>> {
+    const it: AsyncIterableIterator<Entry<K, V>> = {
+      async next(): Promise<IteratorResult<Entry<K, V>, undefined>> {
         // Before each batch, a turn of the event loop: requests, timers and
         // background work (flushes, compactions) run between batches.
-        const b = self.#batch;
-        if ((b === undefined || self.#at >= b.length) && !self.#done) await nextTask();
+        if (self.needsBatch()) await nextTask();
         return self.next();
       },
-      async return(): Promise<IteratorResult<Entry, undefined>> {
+      async return(): Promise<IteratorResult<Entry<K, V>, undefined>> {
         return self.return();
       },
       [Symbol.asyncIterator]() {
@@ -397,7 +458,7 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
   }
 
   /** Called when a `for...of` loop ends early: releases the iterator. */
-  return(): IteratorResult<Entry, undefined> {
+  return(): IteratorResult<Entry<K, V>, undefined> {
     this.release();
     if (!this.#closed) this.#done = true;
     return { done: true, value: undefined };
@@ -432,6 +493,65 @@ export class Iterator implements IterableIterator<Entry>, AsyncIterable<Entry>, 
     if (this.#inner === undefined) return;
     this.#closed = true;
     this.release();
+  }
+
+  [Symbol.dispose](): void {
+    this.release();
+  }
+}
+
+/** Keys of a range, one by one (sync in a worker's loop, or async). */
+export interface KeyIterator<K> extends IterableIterator<K>, AsyncIterable<K>, Disposable {
+  /** Lets go of the iterator underneath. */
+  release(): void;
+}
+
+/** Values of a range in key order, one by one (sync, or async). */
+export type ValueIterator<V> = KeyIterator<V>;
+
+/** Keys only or values only, from an `Iterator`. */
+class Projection<T> implements KeyIterator<T> {
+  #it: Iterator<unknown, unknown>;
+  #pick: (b: EntryBatch, i: number) => T;
+
+  constructor(it: Iterator<unknown, unknown>, pick: (b: EntryBatch, i: number) => T) {
+    this.#it = it;
+    this.#pick = pick;
+  }
+
+  next(): IteratorResult<T, undefined> {
+    const n = this.#it.nextIndexed();
+    return n === undefined ? { done: true, value: undefined } : { done: false, value: this.#pick(n.batch, n.index) };
+  }
+
+  return(): IteratorResult<T, undefined> {
+    this.#it.return();
+    return { done: true, value: undefined };
+  }
+
+  [Symbol.iterator](): this {
+    return this;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    const self = this;
+    const it: AsyncIterableIterator<T> = {
+      async next(): Promise<IteratorResult<T, undefined>> {
+        if (self.#it.needsBatch()) await nextTask();
+        return self.next();
+      },
+      async return(): Promise<IteratorResult<T, undefined>> {
+        return self.return();
+      },
+      [Symbol.asyncIterator]() {
+        return it;
+      },
+    };
+    return it;
+  }
+
+  release(): void {
+    this.#it.release();
   }
 
   [Symbol.dispose](): void {

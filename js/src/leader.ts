@@ -20,7 +20,8 @@
 
 import { WriteBatch, type BatchOp } from './batch.js';
 import { countCopied } from './counters.js';
-import type { Database } from './database.js';
+import { compareBytes, type Database } from './database.js';
+import { successor } from './bytes.js';
 import { SiltError } from './errors.js';
 import type { EntryBatch, Iterator } from './iterator.js';
 import type { LockManagerLike } from './lock.js';
@@ -572,6 +573,42 @@ export class Leader {
         return [db.verify(), []];
       case 'latestSequence':
         return [db.latestSequence, []];
+      case 'clear': {
+        let upper = r.upper;
+        if (upper === undefined) {
+          // Past the last key that is not a write record (records sort last).
+          for (const [k] of db.iterator({ gte: r.lower, reverse: true, batchSize: 4 })) {
+            if (isReserved(k)) continue;
+            upper = successor(k);
+            break;
+          }
+        }
+        const b = new WriteBatch();
+        if (upper !== undefined && compareBytes(r.lower, upper) < 0) b.deleteRange(r.lower, upper);
+        this.#write(c.id, id, b, r.sync);
+        return [undefined, []];
+      }
+      case 'count': {
+        const at = this.#snapshotOf(c, r.snapshot);
+        const range = { ...(r.lower ? { gte: r.lower } : {}), ...(r.upper ? { lt: r.upper } : {}) };
+        // Write records are not the app's keys: not counted.
+        const lo = r.lower === undefined || compareBytes(r.lower, RESERVED) < 0 ? RESERVED : r.lower;
+        const hi = r.upper === undefined || compareBytes(RESERVED_END, r.upper) < 0 ? RESERVED_END : r.upper;
+        const records = compareBytes(lo, hi) < 0 ? db.count({ gte: lo, lt: hi, ...at }) : 0;
+        return [db.count({ ...range, ...at }) - records, []];
+      }
+      case 'approximateSize': {
+        // Write records are not the app's data: the part of the range below
+        // them, and any above them.
+        const size = (lower: Uint8Array | undefined, upper: Uint8Array | undefined) =>
+          lower !== undefined && upper !== undefined && compareBytes(lower, upper) >= 0
+            ? 0
+            : db.approximateSize({ ...(lower ? { gte: lower } : {}), ...(upper ? { lt: upper } : {}) });
+        const below = r.upper === undefined || compareBytes(RESERVED, r.upper) < 0 ? RESERVED : r.upper;
+        const above = r.lower === undefined || compareBytes(r.lower, RESERVED_END) < 0 ? RESERVED_END : r.lower;
+        const over = r.upper === undefined || compareBytes(RESERVED_END, r.upper) < 0;
+        return [size(r.lower, below) + (over ? size(above, r.upper) : 0), []];
+      }
       case 'changes':
         return [this.#history_(r.since), []];
       case 'bye':

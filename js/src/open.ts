@@ -4,7 +4,8 @@
  */
 
 import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
-import { show } from './bytes.js';
+import { show, type Key } from './bytes.js';
+import { rootCodec, type EncodingOptions } from './encoding.js';
 import { Database, type Closer } from './database.js';
 import { fromWasm, SiltError } from './errors.js';
 import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
@@ -14,7 +15,7 @@ import { refreshStorageEstimate } from './storage.js';
 import { loadWasm } from './wasm.js';
 
 /** How to open a database. Every field is optional. */
-export interface OpenOptions {
+export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K, V> {
   /** Create the database if it does not exist (default true). */
   createIfMissing?: boolean;
   /** Fail if the database already exists (default false). */
@@ -183,6 +184,7 @@ export function checkOptions(options: unknown): { engine: Checked; o: OpenOption
   if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
     throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
   }
+  rootCodec(o as EncodingOptions<unknown, unknown>); // checks the encodings
   const engine: Checked = {
     createIfMissing: bool(o, 'createIfMissing', true),
     errorIfExists: bool(o, 'errorIfExists', false),
@@ -253,12 +255,12 @@ async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
  * database's Web Lock is held until `close()`: opening it in another tab
  * or worker meanwhile fails with `DatabaseLocked`, or waits if `wait` is set.
  */
-export async function open(name: string, options: OpenOptions = {}): Promise<Database> {
-  return openInBrowser(name, options, true);
+export async function open<K = Key, V = Uint8Array>(name: string, options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
+  return (await openInBrowser(name, options as OpenOptions<unknown, unknown>, true)) as unknown as Database<K, V>;
 }
 
 /** `open` on this browser's OPFS and Web Locks. */
-async function openInBrowser(name: string, options: OpenOptions, parkable: boolean, onLocked?: () => void): Promise<Database> {
+async function openInBrowser(name: string, options: OpenOptions<unknown, unknown>, parkable: boolean, onLocked?: () => void): Promise<Database> {
   checkName(name);
   checkOptions(options);
   await loadWasm();
@@ -285,7 +287,13 @@ export function openLeader(name: string, options: OpenOptions, onLocked: () => v
  * for a reopen in this realm (parking.ts). `onLocked` is called once the
  * database's lock is held.
  */
-export async function openOn(env: StorageEnv, name: string, options: OpenOptions = {}, parkable = false, onLocked?: () => void): Promise<Database> {
+export async function openOn(
+  env: StorageEnv,
+  name: string,
+  options: OpenOptions<unknown, unknown> = {},
+  parkable = false,
+  onLocked?: () => void,
+): Promise<Database> {
   checkName(name);
   const { engine, o } = checkOptions(options);
   await loadWasm();
@@ -338,7 +346,7 @@ export async function openOn(env: StorageEnv, name: string, options: OpenOptions
         lock.release();
       },
     };
-    return new Database(inner, name, keeper, o.sync ?? false, closer);
+    return new Database(inner, name, keeper, o.sync ?? false, closer, rootCodec(o as EncodingOptions<unknown, unknown>));
   } catch (e) {
     keeper?.close();
     lock.release();
@@ -354,7 +362,7 @@ export { ROOT_DIR };
  * until `close()`). Works anywhere, Node included. Loads the WebAssembly
  * module on first use.
  */
-export async function openMemory(options: OpenOptions = {}): Promise<Database> {
+export async function openMemory<K = Key, V = Uint8Array>(options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
   const { engine, o } = checkOptions(options);
   if (engine.maxBytes !== 0) {
     throw new SiltError('NotSupported', 'maxBytes caps the OPFS files of a database opened with open(); an in-memory database has none');
@@ -367,7 +375,14 @@ export async function openMemory(options: OpenOptions = {}): Promise<Database> {
   } catch (e) {
     throw fromWasm(e);
   }
-  return new Database(inner, 'memory', undefined, o.sync ?? false, { keepFiles: () => false, closed() {} });
+  return new Database<K, V>(
+    inner,
+    'memory',
+    undefined,
+    o.sync ?? false,
+    { keepFiles: () => false, closed() {} },
+    rootCodec(o as EncodingOptions<unknown, unknown>),
+  );
 }
 
 /**

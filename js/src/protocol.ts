@@ -53,6 +53,10 @@ export type Request =
   | { op: 'statistics' }
   | { op: 'verify' }
   | { op: 'latestSequence' }
+  /** Ranges in stored bytes ([lower, upper), upper absent: past the last key). */
+  | { op: 'clear'; lower: Uint8Array; upper?: Uint8Array; sync?: boolean }
+  | { op: 'count'; lower?: Uint8Array; upper?: Uint8Array; snapshot: number }
+  | { op: 'approximateSize'; lower?: Uint8Array; upper?: Uint8Array }
   /** Change records after `since` (null: none, only where history starts now). */
   | { op: 'changes'; since: number | null }
   /**

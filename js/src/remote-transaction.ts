@@ -17,137 +17,190 @@
  */
 
 import { WriteBatch } from './batch.js';
-import { keyBytes, packKeys, valueBytes, type Key } from './bytes.js';
+import { show, type Key } from './bytes.js';
+import type { Codec, EncodingOptions, KeyOf, RangeOptions } from './encoding.js';
 import { SiltError } from './errors.js';
-import type { Entry, IteratorOptions } from './iterator.js';
+import type { Entry } from './iterator.js';
 import type { IteratorRequestOptions, PackedValues, Request, TxnWrites } from './protocol.js';
 import type { CommitOptions } from './transaction.js';
+import type { RemoteIterator, RemoteIteratorOptions } from './client.js';
 
 /** @internal What a remote transaction needs of its connection. */
 export interface RemoteTransactionHost {
   /** Sends a request (with `epoch`: fails with `LeaderChanged` if the leader changed since). */
   send(request: Request, epoch?: number): Promise<unknown>;
-  /** An iterator opened by `request` (now), read through `next` requests. */
-  iterator(request: Request, epoch: number, options: IteratorRequestOptions): AsyncIterableIterator<Entry> & AsyncDisposable;
-  /** Checked iterator options. */
-  iteratorOptions(options: IteratorOptions): IteratorRequestOptions;
+  /** An iterator opened by `request` (now), read through `next` requests, its entries decoded by `codec`. */
+  iterator<K, V>(request: Request, epoch: number, codec: Codec, limit: number): RemoteIterator<Entry<K, V>>;
+  /** Checked iterator options, the range in stored bytes. */
+  iteratorOptions(options: RemoteIteratorOptions<unknown, unknown>, codec: Codec): { request: IteratorRequestOptions; limit: number };
+  /** The codec of `db`, a sublevel of the transaction's database (for `in()`). */
+  codecOf(db: unknown): Codec;
   unpack(values: PackedValues): (Uint8Array | undefined)[];
   epoch: number;
   leader: string;
   sync(options: CommitOptions | undefined): { sync?: boolean };
 }
 
-export class RemoteTransaction implements AsyncDisposable {
-  #host: RemoteTransactionHost;
-  #id: number;
-  #epoch: number;
-  #leader: string;
-  #writes = new WriteBatch();
-  #ended = false;
+/** What the views of one transaction (`tx`, `tx.in(sub)`) share. */
+interface State {
+  id: number;
+  epoch: number;
+  leader: string;
+  /** Writes since the last request, in stored bytes. */
+  writes: WriteBatch<Uint8Array, Uint8Array>;
+  ended: boolean;
   /** Why the transaction cannot go on (its begin failed). */
-  #failed: unknown;
+  failed: unknown;
+}
+
+/**
+ * An optimistic transaction through `connect()` (see `Transaction`), in
+ * the keys and encodings of the database or sublevel it began on;
+ * `tx.in(sub)` is the same transaction in another sublevel's.
+ */
+export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposable {
+  #host: RemoteTransactionHost;
+  #s: State;
+  #codec: Codec;
+  /** The same writes, taking this view's keys and values. */
+  #writes: WriteBatch<K, V>;
 
   /** @internal Use `db.begin()` or `db.transaction(fn)` of a `RemoteDatabase`. */
-  constructor(host: RemoteTransactionHost, id: number) {
+  constructor(host: RemoteTransactionHost, id: number | State, codec: Codec) {
     this.#host = host;
-    this.#id = id;
-    this.#epoch = host.epoch;
-    this.#leader = host.leader;
-    host.send({ op: 'txnBegin', txn: id }, this.#epoch).catch((e: unknown) => {
-      this.#failed ??= e;
-    });
+    this.#codec = codec;
+    if (typeof id === 'number') {
+      const s: State = { id, epoch: host.epoch, leader: host.leader, writes: new WriteBatch(), ended: false, failed: undefined };
+      this.#s = s;
+      host.send({ op: 'txnBegin', txn: id }, s.epoch).catch((e: unknown) => {
+        s.failed ??= e;
+      });
+    } else {
+      this.#s = id;
+    }
+    this.#writes = WriteBatch.withCodec<K, V>(codec, WriteBatch.dataOf(this.#s.writes));
+  }
+
+  /** This transaction, in the keys and encodings of `sublevel` (of the same connection). */
+  in<SK, SV>(sublevel: { sublevel(name: string): unknown; put(key: SK, value: SV): unknown }): RemoteTransaction<SK, SV> {
+    return new RemoteTransaction<SK, SV>(this.#host, this.#s, this.#host.codecOf(sublevel));
   }
 
   /** Whether the transaction has ended (committed, aborted, or its commit failed). */
   get ended(): boolean {
-    return this.#ended;
+    return this.#s.ended;
   }
 
   #live(): void {
-    if (this.#ended) throw new SiltError('Released', 'this transaction has ended (committed, aborted or failed)');
+    if (this.#s.ended) throw new SiltError('Released', 'this transaction has ended (committed, aborted or failed)');
   }
 
   /** The writes made since the last request, for the next one. */
   #take(): { writes?: TxnWrites } {
-    if (this.#writes.length === 0) return {};
-    const writes = { batch: this.#writes.encoded().slice(), count: this.#writes.length };
-    this.#writes.clear();
+    const w = this.#s.writes;
+    if (w.length === 0) return {};
+    const writes = { batch: w.encoded().slice(), count: w.length };
+    w.clear();
     return { writes };
   }
 
   async #send(request: Request): Promise<unknown> {
     try {
-      return await this.#host.send(request, this.#epoch);
+      return await this.#host.send(request, this.#s.epoch);
     } catch (e) {
       // A failed begin explains every later failure best.
-      throw this.#failed ?? e;
+      throw this.#s.failed ?? e;
     }
   }
 
-  /** A copy of the value of `key` as this transaction sees it, or `undefined`. Does not track the key. */
-  get(key: Key): Promise<Uint8Array | undefined> {
+  #decoded(v: Uint8Array | undefined): V | undefined {
+    return (v === undefined || this.#codec.plainValues ? v : this.#codec.unvalue(v)) as V | undefined;
+  }
+
+  /** The value of `key` as this transaction sees it (a copy, or decoded), or `undefined`. Does not track the key. */
+  get(key: K): Promise<V | undefined> {
     return this.#get(key, false);
   }
 
   /** The same as `get` (every value through `connect()` is a copy). */
-  getCopy(key: Key): Promise<Uint8Array | undefined> {
+  getCopy(key: K): Promise<V | undefined> {
     return this.#get(key, false);
   }
 
   /** `get`, and the key is tracked: the commit fails with `Conflict` if anyone else writes it first. */
-  getForUpdate(key: Key): Promise<Uint8Array | undefined> {
+  getForUpdate(key: K): Promise<V | undefined> {
     return this.#get(key, true);
   }
 
-  async #get(key: Key, forUpdate: boolean): Promise<Uint8Array | undefined> {
+  async #get(key: K, forUpdate: boolean): Promise<V | undefined> {
     this.#live();
-    const k = keyBytes(key);
-    return (await this.#send({ op: 'txnGet', txn: this.#id, key: k, forUpdate, ...this.#take() })) as Uint8Array | undefined;
+    const k = this.#codec.key(key);
+    return this.#decoded((await this.#send({ op: 'txnGet', txn: this.#s.id, key: k, forUpdate, ...this.#take() })) as Uint8Array | undefined);
   }
 
-  /** Copies of the values of `keys` as this transaction sees them, in order. Tracks nothing. */
-  async multiGet(keys: Key[]): Promise<(Uint8Array | undefined)[]> {
+  /** The values of `keys` as this transaction sees them, in order. Tracks nothing. */
+  async multiGet(keys: K[]): Promise<(V | undefined)[]> {
     this.#live();
-    packKeys(keys); // checks every key here, with its index in the message
-    const bytesKeys = keys.map((k) => keyBytes(k));
-    return this.#host.unpack((await this.#send({ op: 'txnMultiGet', txn: this.#id, keys: bytesKeys, ...this.#take() })) as PackedValues);
+    if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
+    const bytesKeys = keys.map((k, i) => this.#codec.key(k, `keys[${i}]`));
+    const values = this.#host.unpack((await this.#send({ op: 'txnMultiGet', txn: this.#s.id, keys: bytesKeys, ...this.#take() })) as PackedValues);
+    return values.map((v) => this.#decoded(v));
   }
 
   /**
    * An async iterator over this transaction's view within `options`'
-   * bounds, as of now (the transaction's later writes are not in it).
+   * range, as of now (the transaction's later writes are not in it).
    */
-  iterator(options: Omit<IteratorOptions, 'snapshot'> = {}): AsyncIterableIterator<Entry> & AsyncDisposable {
+  iterator<IV = V>(options: Omit<RemoteIteratorOptions<K, IV>, 'snapshot'> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
     this.#live();
-    if ((options as IteratorOptions)?.snapshot !== undefined) {
+    if ((options as RemoteIteratorOptions<K, IV>)?.snapshot !== undefined) {
       throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
     }
-    const checked = this.#host.iteratorOptions(options);
-    return this.#host.iterator({ op: 'txnIterator', txn: this.#id, options: checked, ...this.#take() }, this.#epoch, checked);
+    const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    const { request, limit } = this.#host.iteratorOptions(options as RemoteIteratorOptions<unknown, unknown>, c);
+    return this.#host.iterator<KeyOf<K>, IV>({ op: 'txnIterator', txn: this.#s.id, options: request, ...this.#take() }, this.#s.epoch, c, limit);
   }
 
   /** Sets `key` to `value` when the transaction commits (tracked). Sent with the transaction's next request. */
-  put(key: Key, value: Uint8Array): void {
+  put(key: K, value: V): void {
     this.#live();
     this.#writes.put(key, value);
   }
 
   /** Removes `key` when the transaction commits (tracked). */
-  delete(key: Key): void {
+  delete(key: K): void {
     this.#live();
     this.#writes.delete(key);
   }
 
   /** Removes every key from `start` (included) to `end` (excluded) when the transaction commits; the range is tracked. */
-  deleteRange(start: Key, end: Key): void {
+  deleteRange(start: K, end: K): void {
     this.#live();
     this.#writes.deleteRange(start, end);
   }
 
-  /** Adds a merge operand for `key` (tracked; needs the database's `mergeOperator`). */
-  merge(key: Key, operand: Uint8Array): void {
+  /**
+   * Removes every key of `range` when the transaction commits: the whole
+   * sublevel by default (a sublevel's range is bounded; in the database
+   * itself give an upper bound).
+   */
+  clear(range: RangeOptions<K> = {}): void {
     this.#live();
-    this.#writes.merge(key, valueBytes(operand, 'operand'));
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+    const { lower, upper } = this.#codec.bounds(range);
+    if (upper === undefined) {
+      throw new SiltError(
+        'NotSupported',
+        "a transaction's clear() through connect() needs an upper bound in the database itself (lt or lte); a sublevel's has one",
+      );
+    }
+    this.#s.writes.deleteRange(lower ?? new Uint8Array(0), upper);
+  }
+
+  /** Adds a merge operand for `key` (tracked; needs the database's `mergeOperator`). */
+  merge(key: K, operand: Uint8Array): void {
+    this.#live();
+    this.#writes.merge(key, operand);
   }
 
   /**
@@ -159,22 +212,22 @@ export class RemoteTransaction implements AsyncDisposable {
   async commit(options?: CommitOptions): Promise<void> {
     this.#live();
     const sync = this.#host.sync(options);
-    const request: Request = { op: 'txnCommit', txn: this.#id, leader: this.#leader, ...this.#take(), ...sync };
-    this.#ended = true;
+    const request: Request = { op: 'txnCommit', txn: this.#s.id, leader: this.#s.leader, ...this.#take(), ...sync };
+    this.#s.ended = true;
     // No epoch: sent again after a failover, as a write is (see above).
     try {
       await this.#host.send(request);
     } catch (e) {
-      throw this.#failed ?? e;
+      throw this.#s.failed ?? e;
     }
   }
 
   /** Ends the transaction without writing anything. Aborting an ended transaction does nothing. */
   abort(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#writes.clear();
-    this.#host.send({ op: 'txnAbort', txn: this.#id }, this.#epoch).catch(() => {
+    if (this.#s.ended) return;
+    this.#s.ended = true;
+    this.#s.writes.clear();
+    this.#host.send({ op: 'txnAbort', txn: this.#s.id }, this.#s.epoch).catch(() => {
       // The leader that held it went (and the transaction with it), or the
       // connection closed: either way nothing of it is left.
     });

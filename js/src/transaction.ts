@@ -13,7 +13,8 @@
  */
 
 import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
-import { keyBytes, show, valueBytes, type Key } from './bytes.js';
+import { show, successor, valueBytes, type Key } from './bytes.js';
+import type { Codec, EncodingOptions, KeyOf } from './encoding.js';
 import { fromWasm, SiltError, type SiltErrorCode } from './errors.js';
 import { type Iterator, type IteratorOptions, iteratorOptions } from './iterator.js';
 
@@ -38,38 +39,67 @@ export interface TransactionOptions extends CommitOptions {
 }
 
 /** What `db.update(key, f)`'s function returns: a new value, `null` to delete the key, `undefined` to leave it as it is. */
-export type UpdateResult = Uint8Array | null | undefined;
+export type UpdateResult<V = Uint8Array> = V | null | undefined;
 
 /** @internal What a transaction needs of its database. */
 export interface TransactionHost {
   inner: WasmDatabase;
   sync: boolean;
   afterWrite(): void;
-  track(inner: WasmIterator, batchSize: number | undefined): Iterator;
+  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): Iterator<K, V>;
+  /** The codec of `db`, a sublevel of the transaction's database (for `in()`). */
+  codecOf(db: unknown): Codec;
 }
 
-export class Transaction implements Disposable {
+/** What the views of one transaction (`tx`, `tx.in(sub)`) share: the engine's id for it, 0 once ended. */
+interface TransactionState {
+  id: number;
+}
+
+/**
+ * An optimistic transaction of a worker's database (`db.begin()`,
+ * `db.transaction(fn)`), in the keys and encodings of the database or
+ * sublevel it began on; `tx.in(sub)` is the same transaction in another
+ * sublevel's.
+ */
+export class Transaction<K = Key, V = Uint8Array> implements Disposable {
   #host: TransactionHost;
-  #id: number;
+  #state: TransactionState;
+  #codec: Codec;
 
   /** @internal Use `db.begin()` or `db.transaction(fn)`. */
-  constructor(host: TransactionHost, id: number) {
+  constructor(host: TransactionHost, id: number | TransactionState, codec: Codec) {
     this.#host = host;
-    this.#id = id;
+    this.#state = typeof id === 'number' ? { id } : id;
+    this.#codec = codec;
+  }
+
+  /**
+   * This transaction, in the keys and encodings of `sublevel` (a sublevel
+   * of the same database, or the database itself): its reads and writes
+   * are part of this transaction, committed or aborted with it.
+   */
+  in<SK, SV>(sublevel: { sublevel(name: string): unknown; put(key: SK, value: SV): void }): Transaction<SK, SV> {
+    return new Transaction<SK, SV>(this.#host, this.#state, this.#host.codecOf(sublevel));
   }
 
   /** Whether the transaction has ended (committed, aborted, or its commit failed). */
   get ended(): boolean {
-    return this.#id === 0;
+    return this.#state.id === 0;
   }
 
   #call<T>(f: (inner: WasmDatabase, id: number) => T): T {
-    if (this.#id === 0) throw new SiltError('Released', 'this transaction has ended (committed, aborted or failed)');
+    const id = this.#state.id;
+    if (id === 0) throw new SiltError('Released', 'this transaction has ended (committed, aborted or failed)');
     try {
-      return f(this.#host.inner, this.#id);
+      return f(this.#host.inner, id);
     } catch (e) {
       throw fromWasm(e);
     }
+  }
+
+  #decoded(v: Uint8Array | undefined): V | undefined {
+    return (v === undefined || this.#codec.plainValues ? v : this.#codec.unvalue(v)) as V | undefined;
   }
 
   /**
@@ -77,20 +107,20 @@ export class Transaction implements Disposable {
    * owned by the caller (as `getCopy`): the transaction's own writes live
    * outside the memory the database pins values in. Does not track the key.
    */
-  get(key: Key): Uint8Array | undefined {
-    const k = keyBytes(key);
-    return this.#call((inner, id) => inner.transactionGet(id, k, false));
+  get(key: K): V | undefined {
+    const k = this.#codec.key(key);
+    return this.#decoded(this.#call((inner, id) => inner.transactionGet(id, k, false)));
   }
 
   /** The same as `get` (every read of a transaction is a copy). */
-  getCopy(key: Key): Uint8Array | undefined {
+  getCopy(key: K): V | undefined {
     return this.get(key);
   }
 
   /** `get`, and the key is tracked: the commit fails with `Conflict` if anyone else writes it first. */
-  getForUpdate(key: Key): Uint8Array | undefined {
-    const k = keyBytes(key);
-    return this.#call((inner, id) => inner.transactionGet(id, k, true));
+  getForUpdate(key: K): V | undefined {
+    const k = this.#codec.key(key);
+    return this.#decoded(this.#call((inner, id) => inner.transactionGet(id, k, true)));
   }
 
   /**
@@ -99,9 +129,9 @@ export class Transaction implements Disposable {
    * writes do not settle are read from its snapshot in one batched lookup.
    * Tracks nothing.
    */
-  multiGet(keys: Key[]): (Uint8Array | undefined)[] {
+  multiGet(keys: K[]): (V | undefined)[] {
     if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array, got ${show(keys)}`);
-    const bytes = keys.map((k, i) => keyBytes(k, `keys[${i}]`));
+    const bytes = keys.map((k, i) => this.#codec.key(k, `keys[${i}]`));
     const lengths = new Uint32Array(bytes.length);
     let total = 0;
     for (let i = 0; i < bytes.length; i++) {
@@ -117,14 +147,14 @@ export class Transaction implements Disposable {
     const packed = this.#call((inner, id) => inner.transactionMultiGet(id, joined, lengths));
     // Per key: u32 length (0xffffffff: none), then the bytes (transaction.rs).
     const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
-    const out: (Uint8Array | undefined)[] = new Array(bytes.length);
+    const out: (V | undefined)[] = new Array(bytes.length);
     at = 0;
     for (let i = 0; i < bytes.length; i++) {
       const len = view.getUint32(at, true);
       at += 4;
       if (len === 0xffffffff) out[i] = undefined;
       else {
-        out[i] = packed.subarray(at, at + len);
+        out[i] = this.#decoded(packed.subarray(at, at + len));
         at += len;
       }
     }
@@ -137,33 +167,61 @@ export class Transaction implements Disposable {
    * made. It may outlive the transaction (release it when done, as any
    * iterator). `snapshot` is refused: a transaction reads at its own.
    */
-  iterator(options: Omit<IteratorOptions, 'snapshot'> = {}): Iterator {
-    const { lower, upper, batchSize, reverse, autoRefresh } = iteratorOptions(options);
-    if ((options as IteratorOptions).snapshot !== undefined) {
+  iterator<IV = V>(options: Omit<IteratorOptions<K, IV>, 'snapshot'> = {}): Iterator<KeyOf<K>, IV> {
+    const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options as IteratorOptions<unknown, unknown>, c);
+    if ((options as IteratorOptions<unknown, unknown>).snapshot !== undefined) {
       throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
     }
     const inner = this.#call((db, id) => db.transactionIterator(id, lower, upper, reverse, autoRefresh));
-    return this.#host.track(inner, batchSize);
+    return this.#host.track<KeyOf<K>, IV>(inner, batchSize, c, limit);
   }
 
   /** Sets `key` to `value` when the transaction commits (tracked). */
-  put(key: Key, value: Uint8Array): void {
-    const k = keyBytes(key);
-    const v = valueBytes(value);
+  put(key: K, value: V): void {
+    const k = this.#codec.key(key);
+    const v = this.#codec.value(value);
     this.#call((inner, id) => inner.transactionPut(id, k, v));
   }
 
   /** Removes `key` when the transaction commits (tracked). */
-  delete(key: Key): void {
-    const k = keyBytes(key);
+  delete(key: K): void {
+    const k = this.#codec.key(key);
     this.#call((inner, id) => inner.transactionDelete(id, k));
   }
 
   /** Removes every key from `start` (included) to `end` (excluded) when the transaction commits; the range is tracked. */
-  deleteRange(start: Key, end: Key): void {
-    const s = keyBytes(start, 'start');
-    const e = keyBytes(end, 'end');
+  deleteRange(start: K, end: K): void {
+    const s = this.#codec.key(start, 'start');
+    const e = this.#codec.key(end, 'end');
     this.#call((inner, id) => inner.transactionDeleteRange(id, s, e));
+  }
+
+  /**
+   * Removes every key in `range` (default: every key of the sublevel, or
+   * of the database) when the transaction commits, as one range delete;
+   * the range is tracked. Unbounded above in the database itself, it ends
+   * past the last key the transaction sees.
+   */
+  clear(range: { gt?: K; gte?: K; lt?: K; lte?: K } = {}): void {
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+    const { lower, upper } = this.#codec.bounds(range);
+    const s = lower ?? new Uint8Array(0);
+    let e = upper;
+    if (e === undefined) {
+      const it = this.#host.track<Uint8Array, Uint8Array>(
+        this.#call((db, id) => db.transactionIterator(id, s, undefined, true, false)),
+        1,
+        this.#codec.with({ keyEncoding: 'view', valueEncoding: 'view' }),
+        1,
+      );
+      const last = it.next();
+      it.release();
+      if (last.done) return;
+      e = successor(last.value[0]);
+    }
+    const end = e;
+    this.#call((inner, id) => inner.transactionDeleteRange(id, s, end));
   }
 
   /**
@@ -171,8 +229,8 @@ export class Transaction implements Disposable {
    * the transaction's reads combine it at once. Needs the database's
    * `mergeOperator`.
    */
-  merge(key: Key, operand: Uint8Array): void {
-    const k = keyBytes(key);
+  merge(key: K, operand: Uint8Array): void {
+    const k = this.#codec.key(key);
     const v = valueBytes(operand, 'operand');
     this.#call((inner, id) => inner.transactionMerge(id, k, v));
   }
@@ -191,7 +249,12 @@ export class Transaction implements Disposable {
    * @internal `commit`, with a bookkeeping put (a `connect()` leader's
    * write record) in the same batch.
    */
-  static commitWith(tx: Transaction, options: CommitOptions | undefined, recordKey: Uint8Array | undefined, recordValue: Uint8Array | undefined): void {
+  static commitWith(
+    tx: Transaction<unknown, unknown>,
+    options: CommitOptions | undefined,
+    recordKey: Uint8Array | undefined,
+    recordValue: Uint8Array | undefined,
+  ): void {
     let sync = tx.#host.sync;
     if (options?.sync !== undefined) {
       if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
@@ -202,18 +265,18 @@ export class Transaction implements Disposable {
     } catch (e) {
       // Refused for want of free pooled files, the transaction stays open
       // (await, then commit again); any other failure ended it.
-      if (!(e instanceof SiltError && e.code === 'PoolExhausted')) tx.#id = 0;
+      if (!(e instanceof SiltError && e.code === 'PoolExhausted')) tx.#state.id = 0;
       throw e;
     }
-    tx.#id = 0;
+    tx.#state.id = 0;
     tx.#host.afterWrite();
   }
 
   /** Ends the transaction without writing anything. Aborting an ended transaction does nothing. */
   abort(): void {
-    if (this.#id === 0) return;
-    this.#host.inner.releaseTransaction(this.#id);
-    this.#id = 0;
+    if (this.#state.id === 0) return;
+    this.#host.inner.releaseTransaction(this.#state.id);
+    this.#state.id = 0;
   }
 
   /** `using tx = db.begin()`: aborted at the end of the scope unless committed. */
@@ -274,30 +337,31 @@ export async function withRetries<T>(
  * or of `connect()`): reads `key` for update, writes what `f` makes of it,
  * and returns the new value.
  */
-export function updateIn<R extends Uint8Array | undefined | Promise<Uint8Array | undefined>>(
+export function updateIn<K, V, R extends V | undefined | Promise<V | undefined>>(
   tx: {
-    getForUpdate(key: Uint8Array): R;
-    put(key: Uint8Array, value: Uint8Array): void;
-    delete(key: Uint8Array): void;
+    getForUpdate(key: K): R;
+    put(key: K, value: V): void;
+    delete(key: K): void;
   },
-  key: Uint8Array,
-  f: (value: Uint8Array | undefined) => UpdateResult,
+  key: K,
+  f: (value: V | undefined) => UpdateResult<V>,
+  bytes: boolean,
 ): R {
-  const write = (old: Uint8Array | undefined): Uint8Array | undefined => {
-    const next = updateResult(f(old));
+  const write = (old: V | undefined): V | undefined => {
+    const next = updateResult(f(old), bytes) as UpdateResult<V>;
     if (next === undefined) return old;
     if (next === null) tx.delete(key);
     else tx.put(key, next);
     return next ?? undefined;
   };
   const old = tx.getForUpdate(key);
-  return (old instanceof Promise ? old.then(write) : write(old as Uint8Array | undefined)) as R;
+  return (old instanceof Promise ? old.then(write) : write(old as V | undefined)) as R;
 }
 
-/** `update`'s function's result, checked. */
-function updateResult(r: unknown): UpdateResult {
-  if (r === undefined || r === null || r instanceof Uint8Array) return r;
+/** `update`'s function's result, checked (`bytes`: values are bytes, not encoded by an encoding that checks them). */
+function updateResult(r: unknown, bytes: boolean): unknown {
   if (r instanceof Promise)
     throw new SiltError('InvalidArgument', "update()'s function must return its result, not a Promise: use db.transaction() to await inside");
+  if (!bytes || r === undefined || r === null || r instanceof Uint8Array) return r;
   throw new SiltError('InvalidArgument', `update()'s function must return a Uint8Array, null (delete) or undefined (leave as is), got ${show(r)}`);
 }

@@ -95,7 +95,7 @@ function keyOf(k: unknown): Uint8Array | undefined {
 }
 
 /** A key the engine takes for a write (1 byte to 64 KiB). */
-const writable = (k: Uint8Array | undefined): k is Uint8Array => k !== undefined && k.length > 0 && k.length <= 65536;
+const writable = (k: Uint8Array | undefined): k is Uint8Array => k !== undefined && k.length <= 65536;
 
 function detached(n: number): Uint8Array {
   const view = new Uint8Array(n).fill(1);
@@ -106,7 +106,7 @@ function detached(n: number): Uint8Array {
 }
 
 /** Keys from a small set (so calls collide), in every form a key may take. */
-const KEY_NAMES = ['a', 'b', 'ba', 'c', 'k1', 'k2', 'k10', 'zz', '\u00e9', '\u{1F600}', 'a\u0000b', 'm'];
+const KEY_NAMES = ['', 'a', 'b', 'ba', 'c', 'k1', 'k2', 'k10', 'zz', '\u00e9', '\u{1F600}', 'a\u0000b', 'm'];
 const validKey = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...KEY_NAMES) },
   { weight: 3, arbitrary: fc.constantFrom(...KEY_NAMES).map((s) => utf8.encode(s)) },

@@ -118,6 +118,35 @@ describe('the leader', () => {
     await leader.close();
   });
 
+  it('counts, measures and clears the keys of the app, never its write records, and a clear sent again applies once', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'ranges', 'A', undefined);
+    const ask = serve(leader, ['A', 'B']);
+    value(await ask('A', 1, { op: 'put', key: 'a', value: bytes('1') }));
+    value(await ask('B', 1, { op: 'put', key: new Uint8Array([0xff, 0xff]), value: bytes('high') }));
+    value(await ask('A', 2, { op: 'put', key: 'b', value: bytes('2') }));
+    expect(db.count()).toBe(5); // three keys and two records
+    expect(value(await ask('A', 3, { op: 'count', snapshot: 0 }))).toBe(3);
+    expect(value(await ask('A', 4, { op: 'count', lower: bytes('b'), snapshot: 0 }))).toBe(2);
+    expect(value(await ask('A', 5, { op: 'count', upper: bytes('b'), snapshot: 0 }))).toBe(1);
+    db.flush();
+    expect(value(await ask('A', 6, { op: 'approximateSize' }))).toBeGreaterThan(0);
+    // Unbounded above: through the last key, records left alone.
+    value(await ask('A', 7, { op: 'clear', lower: new Uint8Array(0) }));
+    expect(value(await ask('A', 8, { op: 'count', snapshot: 0 }))).toBe(0);
+    expect(db.count()).toBe(2);
+    value(await ask('A', 9, { op: 'put', key: 'c', value: bytes('3') }));
+    // The clear sent again after a failover is recognised: 'c' stays.
+    value(await ask('A', 7, { op: 'clear', lower: new Uint8Array(0) }));
+    expect(text(db.getCopy('c'))).toBe('3');
+    expect(leader.counters.duplicateWrites).toBe(1);
+    // Bounded, and empty.
+    value(await ask('A', 10, { op: 'clear', lower: bytes('c'), upper: bytes('d') }));
+    value(await ask('A', 11, { op: 'clear', lower: bytes('x') }));
+    expect(db.getCopy('c')).toBeUndefined();
+    await leader.close();
+  });
+
   it('keeps a contiguous history of change records, each with its updates and sequence numbers', async () => {
     const db = await fresh();
     const leader = new Leader(db, 'history', 'A', undefined);

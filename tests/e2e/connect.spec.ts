@@ -91,6 +91,62 @@ test('the Promise API: writes, copies back, multiGet, scans, snapshots, statisti
   expect(after).toBe('Closed');
 });
 
+test('encodings, sublevels, ranges, count, clear and the empty key: the same results through open() in a worker and connect() on a page', async ({ page }) => {
+  await loadLib(page);
+  const worker = await newWorker(page);
+  const inWorker = await run<Record<string, unknown>>(page, worker, 'levelsInWorker', { name: 'levels-worker' });
+  const onPage = await page.evaluate(async () => {
+    const { levelsShared } = await import('/test-pages/levels-scenarios.js' as string);
+    const db = await window.lib.connect('levels-page', { keyEncoding: 'utf8', valueEncoding: 'json', mergeOperator: 'append' });
+    try {
+      return (await levelsShared(db)) as Record<string, unknown>;
+    } finally {
+      await db.close();
+    }
+  });
+  expect(onPage).toEqual(inWorker);
+  expect(inWorker).toEqual({
+    get: { title: 'first', tags: ['a'] },
+    getMissing: null,
+    getCopy: { title: 'second', n: 2 },
+    multiGet: [{ title: 'second', n: 2 }, null, { title: 'first', tags: ['a'] }],
+    perCall: 'InvalidArgument', // 'alpha' is not JSON
+    tag: 'alpha',
+    emptyKey: { root: 'the empty key' },
+    entries: [
+      ['!drafts!n1', { title: 'draft' }],
+      ['n1', { title: 'first', tags: ['a'] }],
+      ['n2', { title: 'second', n: 2 }],
+    ],
+    keysReverse: ['n2', 'n1', '!drafts!n1'],
+    valuesLimited: [{ title: 'first', tags: ['a'] }],
+    rootKeys: ['', '!bin!\u0001\u0002', '!notes!!drafts!n1', '!notes!n1', '!notes!n2', '!tags!a'],
+    counts: [6, 3, 1, 0, 1],
+    afterBatch: [{ title: 'third' }, 'beta', null],
+    txResult: {
+      own: 'gamma',
+      seen: [
+        ['a', 'alpha'],
+        ['b', 'beta'],
+        ['c', 'gamma'],
+      ],
+    },
+    afterTx: [{ title: 'second', n: 3 }, 'gamma'],
+    updated: { title: 'third', updated: true },
+    tagsAfterClear: ['a'],
+    afterDraftsClear: [0, 3],
+    sizes: true,
+    errors: {
+      badValue: 'InvalidArgument',
+      badKey: 'InvalidArgument',
+      badName: 'InvalidArgument',
+      badLimit: 'InvalidArgument',
+      badRange: 'InvalidArgument',
+      notUtf8: 'InvalidArgument',
+    },
+  });
+});
+
 test('a database open() holds in a worker: connect() gets DatabaseLocked, or waits for it to close', async ({ context }) => {
   const a = await context.newPage();
   const b = await context.newPage();

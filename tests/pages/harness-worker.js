@@ -5,6 +5,7 @@
 import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
+import { levelsInWorker } from './levels-scenarios.js';
 import { serve } from './worker-rpc.js';
 
 const enc = new TextEncoder();
@@ -280,7 +281,8 @@ const scenarios = {
 /** The database `holdOpen` keeps open. */
 let held;
 
-// Iterators (iterator-scenarios.js) and the boundary counters (boundary-scenarios.js).
-Object.assign(scenarios, iteratorScenarios, boundaryScenarios);
+// Iterators (iterator-scenarios.js), the boundary counters (boundary-scenarios.js),
+// and the encodings-and-sublevels scenario shared with connect() (levels-scenarios.js).
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios, { levelsInWorker });
 
 serve(scenarios);

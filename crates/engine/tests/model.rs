@@ -92,6 +92,10 @@ fn key(rng: &mut SmallRng) -> Vec<u8> {
     // A small key space so updates and deletes hit existing keys; varied
     // lengths and shared prefixes exercise prefix compression.
     let n = rng.random_range(0..400u32);
+    if n == 399 {
+        // The empty key: the first of all keys, a key like any other.
+        return Vec::new();
+    }
     let mut k = format!("k{:03}", n).into_bytes();
     if n % 5 == 0 {
         k.extend_from_slice(b"-long-suffix");

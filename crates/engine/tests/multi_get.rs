@@ -122,5 +122,8 @@ fn memtable_values_and_misses_and_statistics() {
     let s = db.statistics();
     assert_eq!(s.ticker("rocksdb.number.multiget.keys.read"), 3);
     assert_eq!(s.ticker("rocksdb.number.multiget.keys.found"), 2);
-    assert!(db.multi_get(&ReadOptions::default(), &[b""], true).is_err(), "empty keys are refused");
+    assert_eq!(db.multi_get(&ReadOptions::default(), &[b""], true).unwrap().get(0), None, "the empty key is a key");
+    db.put(&W, b"", b"empty").unwrap();
+    let r = db.multi_get(&ReadOptions::default(), &[b"", b"mem"], true).unwrap();
+    assert_eq!(r.get(0), Some(&b"empty"[..]));
 }

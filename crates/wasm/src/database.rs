@@ -267,6 +267,25 @@ impl Database {
         Ok(Iterator::new(it, snap, reverse))
     }
 
+    /// The number of keys from `lower` (inclusive) to `upper` (exclusive),
+    /// either bound optional, at `snapshot` (0 = now): counted inside the
+    /// engine, no key or value crosses into JavaScript. A `f64`: exact up
+    /// to 2^53 keys.
+    pub fn count(&self, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>, snapshot: u32) -> JsResult<f64> {
+        let snap = self.snapshot_for(snapshot)?;
+        let opts =
+            ReadOptions { snapshot: snap.as_deref(), lower_bound: lower, upper_bound: upper, ..ReadOptions::default() };
+        Ok(self.engine(0, |db| db.count(&opts))? as f64)
+    }
+
+    /// The bytes of table files holding keys from `start` (inclusive) to
+    /// `end` (exclusive), either optional: from the index blocks, no data
+    /// block read; unflushed writes not counted.
+    #[wasm_bindgen(js_name = approximateSize)]
+    pub fn approximate_size(&self, start: Option<Vec<u8>>, end: Option<Vec<u8>>) -> JsResult<f64> {
+        Ok(self.engine(0, |db| db.approximate_size(start.as_deref(), end.as_deref()))? as f64)
+    }
+
     /// Flushes every memtable to table files and waits for it.
     pub fn flush(&self) -> JsResult<()> {
         Ok(self.engine_freeing(BACKGROUND_RESERVE, |db| db.flush())?)

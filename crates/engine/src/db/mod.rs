@@ -14,6 +14,7 @@ mod iter;
 mod multi_get;
 mod open;
 pub mod options;
+mod ranges;
 mod repair;
 pub(crate) mod snapshot;
 mod transaction;

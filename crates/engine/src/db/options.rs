@@ -311,11 +311,10 @@ pub struct WriteOptions {
     pub sync: bool,
 }
 
-/// Rejects keys the engine does not store.
+/// Rejects keys the engine does not store: longer than [`MAX_KEY_LEN`].
+/// The empty key is a key like any other (the first of all in order), as in
+/// LevelDB and RocksDB.
 pub(crate) fn check_key(key: &[u8]) -> Result<()> {
-    if key.is_empty() {
-        return Err(Error::InvalidArgument("key is empty".into()));
-    }
     if key.len() > MAX_KEY_LEN {
         return Err(Error::InvalidArgument(format!("key of {} bytes exceeds the maximum of {MAX_KEY_LEN}", key.len())));
     }

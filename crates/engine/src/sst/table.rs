@@ -102,6 +102,27 @@ impl Table {
         Ok(Table { file, path: Arc::from(path), number, file_len, checksum, index, filter, tombstones, cache, stats })
     }
 
+    /// Where the data for keys from `user_key` on starts in the file,
+    /// approximately, from the index alone with no block read (RocksDB's
+    /// `ApproximateOffsetOf`): the start of the data block that may hold
+    /// `user_key`, or with `to_block_end` the end of that block (so that a
+    /// range ending inside a block counts the block). Past the last key:
+    /// the end of the data blocks.
+    pub fn approximate_offset_of(&self, user_key: &[u8], to_block_end: bool) -> u64 {
+        let block_end = |h: BlockHandle| h.offset + h.size + super::format::BLOCK_TRAILER_LEN as u64;
+        let i = self.index.seek(&key::lookup_key(user_key, key::MAX_SEQUENCE));
+        if i < self.index.len() {
+            let h = self.index.handle(i);
+            if to_block_end {
+                block_end(h)
+            } else {
+                h.offset
+            }
+        } else {
+            self.index.len().checked_sub(1).map_or(0, |last| block_end(self.index.handle(last)))
+        }
+    }
+
     /// Whether the filter allows `hash` (always true without a filter).
     pub fn may_contain_hash(&self, hash: u64) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain_hash(hash))
