@@ -132,6 +132,22 @@ export function goals(results, bundles = {}) {
         sqlite && s && sqlite[1].usPerOp / s.usPerOp >= 2,
       );
     }
+    if (w === 'count') {
+      // Issue 16: count() of the 100,000-key database against IndexedDB's.
+      faster(w, 'indexeddb', 5, "Silt's count ≥ 5× IndexedDB's count()");
+    }
+    if (w === 'approximateSize') atMost(w, undefined, 50, 'approximateSize of any range ≤ 50 µs');
+    if (w === 'backup (export + import)') {
+      const c = mainRow(results[SILT], 'copy (iterator + batches)');
+      const b = mainRow(results[SILT], w);
+      push(
+        w,
+        'export + import ≥ 3× reading out with an iterator and writing back with batches',
+        c && b ? c.usPerOp / b.usPerOp : undefined,
+        '×',
+        c && b && c.usPerOp / b.usPerOp >= 3,
+      );
+    }
     if (w === 'counter, merge') {
       const u = mainRow(results[SILT], 'counter');
       const m = mainRow(results[SILT], w);
@@ -159,10 +175,10 @@ export function goalText(g) {
 /** A time per operation for tables: µs with 3 significant digits; reopen in ms. */
 export function formatCell(row) {
   if (!row) return '–';
-  if (row.unit === 'open') return `${row.medianMs.toFixed(1)} ms`;
+  if (row.unit === 'open' || row.unit === 'count') return `${row.medianMs.toFixed(row.medianMs >= 10 ? 1 : 2)} ms`;
   const us = row.usPerOp;
   return `${us >= 100 ? us.toFixed(0) : us >= 10 ? us.toFixed(1) : us >= 1 ? us.toFixed(2) : us.toFixed(3)} µs`;
 }
 
 /** What one operation is, for table headings. */
-export const UNIT_TEXT = { op: 'per op', key: 'per key', seek: 'per seek', open: 'per open', txn: 'per transaction' };
+export const UNIT_TEXT = { op: 'per op', key: 'per key', seek: 'per seek', open: 'per open', txn: 'per transaction', count: 'per count' };

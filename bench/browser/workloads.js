@@ -22,6 +22,14 @@
 //                    counters, each a read-modify-write transaction; checked
 //   counter, merge   (adapters with `bumpMerge`) the same as merge operands
 //                    (Silt's 'u64add'): no read at all
+//   count            (adapters with `count`) the number of keys from the
+//                    first to the last filled key (all N), checked = N
+//   backup, copy     (adapters with `backup` and `copy`) a new database of
+//                    all N keys through export + import, and through an
+//                    iterator and write batches, each until closed
+//   approximateSize  (adapters with `approximateSize`) `sample` calls over
+//                    random ranges of the filled keys, each from the
+//                    engine's own estimate (no scan)
 //
 // Each timed workload runs once as a warm-up (fills: a tenth of N into a
 // scratch database; reads: the same keys), then `reps` times; the median is
@@ -328,6 +336,68 @@ export async function runSuite(adapter, params, progress = () => {}) {
       const workload = `seekrandom (seek_nexts ${p.seekNexts})`;
       say(`${workload}, ${p.seeks.toLocaleString('en')} seeks`);
       rows.push(...(await measureWays(adapter, workload, 'seek', p.seeks, reps, expected, waysOf(adapter, 'scan'), (fn) => scanLoop(fn, h, startKeys, n))));
+    }
+
+    if (typeof adapter.count === 'function') {
+      say(`count (all ${num.toLocaleString('en')} keys)`);
+      const runs = [];
+      for (let rep = -1; rep < reps; rep++) {
+        const t0 = performance.now();
+        let c = adapter.count(h, keys[0], keys[num - 1]);
+        if (isPromise(c)) c = await c;
+        const ms = performance.now() - t0;
+        if (c !== num) throw new Error(`${id}: count gave ${c}, expected ${num}`);
+        if (rep >= 0) runs.push(ms);
+      }
+      rows.push(row('count', 'count', 1, runs, { keys: num }));
+    }
+
+    if (typeof adapter.approximateSize === 'function') {
+      const ar = rng(809);
+      const ranges = Array.from({ length: p.sample }, () => {
+        const a = below(ar, num);
+        const b = below(ar, num);
+        return [keys[Math.min(a, b)], keys[Math.max(a, b)]];
+      });
+      say(`approximateSize (${p.sample.toLocaleString('en')} random ranges)`);
+      const runs = [];
+      for (let rep = -1; rep < reps; rep++) {
+        const t0 = performance.now();
+        let total = 0;
+        for (const [lo, hi] of ranges) {
+          let n = adapter.approximateSize(h, lo, hi);
+          if (isPromise(n)) n = await n;
+          total += n;
+        }
+        const ms = performance.now() - t0;
+        // (0 is right for data still in memtables: what tables hold is counted.)
+        if (!Number.isFinite(total) || total < 0) throw new Error(`${id}: approximateSize of ${p.sample} ranges summed to ${total}`);
+        if (rep >= 0) runs.push(ms);
+      }
+      rows.push(row('approximateSize', 'op', p.sample, runs));
+    }
+
+    if (typeof adapter.backup === 'function' && typeof adapter.copy === 'function') {
+      // Both make a new database of every key (the fill's and nothing else
+      // yet), durable and closed; each run's copy is removed after it.
+      for (const [workload, fn] of [
+        ['backup (export + import)', adapter.backup],
+        ['copy (iterator + batches)', adapter.copy],
+      ]) {
+        say(`${workload} of ${num.toLocaleString('en')} keys`);
+        const runs = [];
+        for (let rep = -1; rep < reps; rep++) {
+          const to = `${name}-copy-${rep + 1}`;
+          await adapter.destroy?.(to);
+          const t0 = performance.now();
+          const n = await fn(h, to);
+          const ms = performance.now() - t0;
+          await adapter.destroy?.(to);
+          if (n !== num) throw new Error(`${id}: ${workload} copied ${n} keys, expected ${num}`);
+          if (rep >= 0) runs.push(ms);
+        }
+        rows.push(row(workload, 'key', num, runs));
+      }
     }
 
     if (typeof adapter.transfer === 'function' || typeof adapter.bump === 'function' || typeof adapter.bumpMerge === 'function') {

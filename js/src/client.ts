@@ -18,6 +18,7 @@
  * Values come back as copies the caller owns.
  */
 
+import { chunksOf, type ImportReport, type ImportSource } from './backup.js';
 import { WriteBatch } from './batch.js';
 import { show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, SublevelOptions, VerifyReport, WriteOptions } from './database.js';
@@ -45,7 +46,7 @@ import {
   type WorkerReport,
 } from './protocol.js';
 
-/** Iterator options of a connection (as a worker's `IteratorOptions`); the snapshot is a `RemoteSnapshot`. */
+/** Options of the iterators of a connection (as a worker's `IteratorOptions`); the snapshot is a `RemoteSnapshot`. */
 export interface RemoteIteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
   /** Largest key first. */
   reverse?: boolean;
@@ -1013,6 +1014,76 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
       if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `approximateSize() takes a range object, got ${show(range)}`);
       const { lower, upper } = this.#codec.bounds(range);
       return (await this.#send({ op: 'approximateSize', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) })) as number;
+    });
+  }
+
+  /**
+   * A backup of every key in `range` (default: every key of this database
+   * or sublevel) as of now, as a stream of bytes read from the leader piece
+   * by piece (see `Database.export`). If the tab that leads goes while it is
+   * read, the stream fails with `LeaderChanged`: start it again.
+   */
+  export(range: RangeOptions<K> = {}): ReadableStream<Uint8Array> {
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `export() takes a range object, got ${show(range)}`);
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
+    const { lower, upper } = this.#codec.bounds(range);
+    const epoch = this.#connection.epoch;
+    const started = this.#send({ op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) }, epoch) as Promise<number>;
+    started.catch(() => {}); // (its failure is the first pull's)
+    let done = false;
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          try {
+            const id = await started;
+            const piece = (await this.#send({ op: 'exportNext', export: id }, epoch)) as Uint8Array | undefined;
+            if (piece === undefined) {
+              done = true;
+              controller.close();
+            } else {
+              controller.enqueue(piece);
+            }
+          } catch (e) {
+            done = true;
+            controller.error(e);
+          }
+        },
+        cancel: async () => {
+          if (done) return;
+          done = true;
+          const id = await started.catch(() => undefined);
+          if (id !== undefined && epoch === this.#connection.epoch) await this.#send({ op: 'exportRelease', export: id }, epoch).catch(() => {});
+        },
+      },
+      { highWaterMark: 1 },
+    );
+  }
+
+  /**
+   * Fills this database, which must be empty, from an export (see
+   * `Database.import`): the pieces go to the leader, which checks every
+   * chunk and makes the data visible at the end, all at once. On the
+   * database itself, not a sublevel.
+   */
+  import(source: ImportSource): Promise<ImportReport> {
+    return call(async () => {
+      if (this.#codec.prefix.length > 0) {
+        throw new SiltError('InvalidArgument', 'import() fills the database itself, not a sublevel: the exported keys carry their sublevel prefixes');
+      }
+      const epoch = this.#connection.epoch;
+      await this.#send({ op: 'importStart' }, epoch);
+      let pushing = true;
+      try {
+        for await (const chunk of chunksOf(source)) {
+          const bytes = chunk.slice(); // transferred to the worker
+          await this.#send({ op: 'importPush', bytes }, epoch);
+        }
+        pushing = false;
+        return (await this.#send({ op: 'importFinish' }, epoch)) as ImportReport;
+      } catch (e) {
+        if (pushing) await this.#send({ op: 'importAbort' }, epoch).catch(() => {});
+        throw e;
+      }
     });
   }
 

@@ -4,13 +4,14 @@
  */
 
 import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
+import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { WriteBatch } from './batch.js';
 import { show, successor, valueBytes, type Key } from './bytes.js';
 import { contract, type Recovery } from './contract.js';
 import { fromWasm, SiltError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { Codec, registerCodec, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
-import { Iterator, iteratorOptions, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
+import { EntryIterator, iteratorOptions, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
@@ -241,7 +242,7 @@ class Core {
   sync: boolean;
   pump: BackgroundPump;
   closer: Closer;
-  liveIterators = new Set<Iterator<unknown, unknown>>();
+  liveIterators = new Set<EntryIterator<unknown, unknown>>();
   exchange: Exchange;
 
   constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
@@ -285,11 +286,17 @@ class Core {
   }
 
   /** An iterator of the package around `inner`, closed with the database. */
-  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): Iterator<K, V> {
+  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): EntryIterator<K, V> {
     // The engine deletes the files only an old version held as soon as the
     // iterator lets go of it: at a refresh, or when it is released.
-    const it: Iterator<K, V> = new Iterator<K, V>(inner, batchSize, () => this.liveIterators.delete(it as Iterator<unknown, unknown>), codec, limit);
-    this.liveIterators.add(it as Iterator<unknown, unknown>);
+    const it: EntryIterator<K, V> = new EntryIterator<K, V>(
+      inner,
+      batchSize,
+      () => this.liveIterators.delete(it as EntryIterator<unknown, unknown>),
+      codec,
+      limit,
+    );
+    this.liveIterators.add(it as EntryIterator<unknown, unknown>);
     return it;
   }
 
@@ -299,7 +306,7 @@ class Core {
     if (end === undefined) {
       // Unbounded: the tombstone ends just past the last key there is.
       const last = this.call(() => this.inner.iterator(lower, undefined, true, 0, false));
-      const it = new Iterator<Uint8Array, Uint8Array>(last, 1, () => {}, ROOT, 1);
+      const it = new EntryIterator<Uint8Array, Uint8Array>(last, 1, () => {}, ROOT, 1);
       const first = it.next();
       it.release();
       if (first.done) return;
@@ -400,6 +407,12 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   /** @internal The codec of this database or sublevel (batches and transactions). */
   static codecOf(db: Database<unknown, unknown>): Codec {
     return db.#codec;
+  }
+
+  /** @internal The engine and pool of `db` (a `connect()` leader's exports and imports). */
+  static internals(db: Database<unknown, unknown>): { inner: WasmDatabase; ready(): Promise<void> | undefined; afterWrite(): void } {
+    const core = db.#core;
+    return { inner: core.inner, ready: () => core.keeper?.topUp(), afterWrite: () => core.afterWrite() };
   }
 
   /** @internal Whether `db` is a view of the same open database. */
@@ -636,7 +649,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
    * yielding `[key, value]` entries decoded by the encodings (the
    * database's, or the iterator's own), at most `limit` of them.
    */
-  iterator<IV = V>(options: IteratorOptions<K, IV> = {}): Iterator<KeyOf<K>, IV> {
+  iterator<IV = V>(options: IteratorOptions<K, IV> = {}): EntryIterator<KeyOf<K>, IV> {
     const core = this.#core;
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
     const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options, c);
@@ -656,7 +669,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   }
 
   /** The same as `iterator(options)`: `[key, value]` entries. */
-  entries<IV = V>(options: IteratorOptions<K, IV> = {}): Iterator<KeyOf<K>, IV> {
+  entries<IV = V>(options: IteratorOptions<K, IV> = {}): EntryIterator<KeyOf<K>, IV> {
     return this.iterator<IV>(options);
   }
 
@@ -684,6 +697,41 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const core = this.#core;
     const { lower, upper } = this.#codec.bounds(range);
     return core.call(() => core.inner.approximateSize(lower, upper));
+  }
+
+  /**
+   * A backup: every key in `range` (default: every key of this database or
+   * sublevel, with their stored prefixes) and its value, as of now, as one
+   * versioned byte stream (`docs/format.md`) to save as a file, upload, or
+   * give to `import()` / `importDatabase()`. Each chunk carries a CRC32C.
+   * The export reads at a snapshot taken now: writes made while it is read
+   * are not in it. Read it to its end or cancel it.
+   */
+  export(range: RangeOptions<K> = {}): ReadableStream<Uint8Array> {
+    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `export() takes a range object, got ${show(range)}`);
+    const { lower, upper } = this.#codec.bounds(range);
+    const core = this.#core;
+    const exp = core.call(() => core.inner.exportStart(lower, upper, undefined, undefined));
+    return exportStream(exp, () => {});
+  }
+
+  /**
+   * Fills this database, which must be empty, from an export (a stream, a
+   * Blob or File, bytes, or an iterable of chunks): the entries go straight
+   * into table files, and become visible together at the end, once every
+   * chunk's checksum and the stream's end record have been checked. A
+   * damaged or truncated export is refused with `Corruption` or
+   * `ChecksumMismatch`, and nothing of it is left. On the database itself,
+   * not a sublevel (the export's keys carry their prefixes).
+   */
+  async import(source: ImportSource): Promise<ImportReport> {
+    if (this.#codec.prefix.length > 0) {
+      throw new SiltError('InvalidArgument', 'import() fills the database itself, not a sublevel: the exported keys carry their sublevel prefixes');
+    }
+    const core = this.#core;
+    const report = await importInto(core.inner, source, () => core.keeper?.topUp());
+    core.afterWrite();
+    return report;
   }
 
   /** Flushes every memtable to table files and waits for it. */

@@ -7,6 +7,20 @@
  * stable name to branch on. Messages are for people and may change.
  */
 
+// `Symbol.dispose` and `Symbol.asyncDispose` (explicit resource
+// management: `using`) are missing in some browsers siltdb supports. The
+// package's classes name their dispose methods with them, and its own code
+// uses `using`: without them, `[Symbol.dispose]` would name a method
+// "undefined" and `using` would throw. Every module with such a class
+// imports this one, so this runs before any of them is defined; the symbols
+// are the registered ones that polyfills (core-js, TypeScript's helpers)
+// use, so an app's later polyfill agrees with them.
+{
+  const S = Symbol as unknown as { dispose?: symbol; asyncDispose?: symbol };
+  if (typeof S.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('Symbol.dispose') });
+  if (typeof S.asyncDispose !== 'symbol') Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('Symbol.asyncDispose') });
+}
+
 /**
  * Codes the engine reports (`silt_engine::Error::CODES`). A test
  * (js/test/contract.test.ts) checks this list against the wasm module's
@@ -15,6 +29,10 @@
  *   is left. siltdb tops the pool up between calls; a tight synchronous
  *   loop of writes can outrun it. Await something and retry, or open with
  *   a larger `poolReserve`.
+ * - `NotFound`: `open()` with `createIfMissing: false` of a database that
+ *   does not exist.
+ * - `AlreadyExists`: `open()` with `errorIfExists: true` of a database that
+ *   exists.
  */
 export const ENGINE_ERROR_CODES = [
   'Corruption',
@@ -26,6 +44,8 @@ export const ENGINE_ERROR_CODES = [
   'Busy',
   'Closed',
   'NotSupported',
+  'NotFound',
+  'AlreadyExists',
 ] as const;
 
 /**

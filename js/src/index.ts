@@ -21,7 +21,8 @@
 import { simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
 import { loadWasm } from './wasm.js';
 
-export { open, openMemory, removeDatabase, type OpenOptions } from './open.js';
+export { importDatabase, open, openMemory, removeDatabase, type OpenOptions } from './open.js';
+export type { ImportReport, ImportSource } from './backup.js';
 export {
   connect,
   RemoteDatabase,
@@ -55,7 +56,7 @@ export {
 export { json, utf8, view, type Encoding, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
 export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch } from './batch.js';
-export { EntryBatch, Iterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './iterator.js';
+export { EntryBatch, EntryIterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './iterator.js';
 export { MultiGetResult, PinnedValue } from './results.js';
 export { Snapshot } from './snapshot.js';
 export { Transaction, type CommitOptions, type TransactionOptions, type UpdateResult } from './transaction.js';

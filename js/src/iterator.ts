@@ -196,7 +196,7 @@ function nextTask(): Promise<void> {
  * running one to its end, releases the iterator; otherwise call `release()`
  * (or `using`) when abandoning it.
  */
-export class Iterator<K = Uint8Array, V = Uint8Array> implements IterableIterator<Entry<K, V>>, AsyncIterable<Entry<K, V>>, Disposable {
+export class EntryIterator<K = Uint8Array, V = Uint8Array> implements IterableIterator<Entry<K, V>>, AsyncIterable<Entry<K, V>>, Disposable {
   #inner: WasmIterator | undefined;
   /** How stored keys and values become entries (a sublevel's prefix, encodings). */
   #codec: Codec;
@@ -404,12 +404,12 @@ export class Iterator<K = Uint8Array, V = Uint8Array> implements IterableIterato
 
   /** The keys from here on (the values are not decoded); the same iterator underneath. */
   keys(): KeyIterator<K> {
-    return new Projection<K>(this as Iterator<K, unknown>, (b, i) => this.#codec.keys.decode(b.keyAt(i)) as K);
+    return new Projection<K>(this as EntryIterator<K, unknown>, (b, i) => this.#codec.keys.decode(b.keyAt(i)) as K);
   }
 
   /** The values from here on, in key order; the same iterator underneath. */
   values(): ValueIterator<V> {
-    return new Projection<V>(this as Iterator<unknown, V>, (b, i) => this.#codec.values.decode(b.valueAt(i)) as V);
+    return new Projection<V>(this as EntryIterator<unknown, V>, (b, i) => this.#codec.values.decode(b.valueAt(i)) as V);
   }
 
   /** @internal The entry `next()` hands out next, as a batch and an index (for keys() and values()). */
@@ -509,12 +509,12 @@ export interface KeyIterator<K> extends IterableIterator<K>, AsyncIterable<K>, D
 /** Values of a range in key order, one by one (sync, or async). */
 export type ValueIterator<V> = KeyIterator<V>;
 
-/** Keys only or values only, from an `Iterator`. */
+/** Keys only or values only, from an `EntryIterator`. */
 class Projection<T> implements KeyIterator<T> {
-  #it: Iterator<unknown, unknown>;
+  #it: EntryIterator<unknown, unknown>;
   #pick: (b: EntryBatch, i: number) => T;
 
-  constructor(it: Iterator<unknown, unknown>, pick: (b: EntryBatch, i: number) => T) {
+  constructor(it: EntryIterator<unknown, unknown>, pick: (b: EntryBatch, i: number) => T) {
     this.#it = it;
     this.#pick = pick;
   }

@@ -20,10 +20,12 @@
 
 import { WriteBatch, type BatchOp } from './batch.js';
 import { countCopied } from './counters.js';
-import { compareBytes, type Database } from './database.js';
+import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
+import { exportStream } from './backup.js';
+import { compareBytes, Database } from './database.js';
 import { successor } from './bytes.js';
-import { SiltError } from './errors.js';
-import type { EntryBatch, Iterator } from './iterator.js';
+import { fromWasm, SiltError } from './errors.js';
+import type { EntryBatch, EntryIterator } from './iterator.js';
 import type { LockManagerLike } from './lock.js';
 import {
   names,
@@ -103,9 +105,11 @@ export const HISTORY_BYTES = 4 << 20;
 interface Client {
   id: string;
   snapshots: Map<number, Snapshot>;
-  iterators: Map<number, Iterator>;
+  iterators: Map<number, EntryIterator>;
   /** Open transactions, by the connection's numbers for them. */
   transactions: Map<number, LeaderTransaction>;
+  /** Exports being read, by id. */
+  exports: Map<number, ReadableStreamDefaultReader<Uint8Array>>;
   post(r: Response, transfer: Transferable[]): void;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;
@@ -189,7 +193,16 @@ export class Leader {
 
   /** Serves this worker's own page as connection `id`. */
   addLocal(id: string, post: (r: Response, transfer: Transferable[]) => void): void {
-    this.#clients.set(id, { id, snapshots: new Map(), iterators: new Map(), transactions: new Map(), post, channel: undefined, port: undefined });
+    this.#clients.set(id, {
+      id,
+      snapshots: new Map(),
+      iterators: new Map(),
+      transactions: new Map(),
+      exports: new Map(),
+      post,
+      channel: undefined,
+      port: undefined,
+    });
   }
 
   /**
@@ -202,7 +215,16 @@ export class Leader {
     if (this.#closed) return;
     let c = this.#clients.get(client);
     if (c === undefined) {
-      c = { id: client, snapshots: new Map(), iterators: new Map(), transactions: new Map(), post: () => {}, channel: undefined, port: undefined };
+      c = {
+        id: client,
+        snapshots: new Map(),
+        iterators: new Map(),
+        transactions: new Map(),
+        exports: new Map(),
+        post: () => {},
+        channel: undefined,
+        port: undefined,
+      };
       this.#clients.set(client, c);
       this.counters.attached++;
       this.#watchLiveness(client);
@@ -249,6 +271,23 @@ export class Leader {
   }
 
   /** Forgets connection `client`: its snapshots, iterators, channel and (with `record`) its write record. */
+  /** The connection whose import is in progress. */
+  #importer: string | undefined;
+
+  #importOf(c: Client): ReturnType<typeof Database.internals> {
+    if (this.#importer !== c.id) throw new SiltError('InvalidArgument', 'no import of this connection is in progress');
+    return Database.internals(this.#db as Database<unknown, unknown>);
+  }
+
+  #abortImport(): void {
+    this.#importer = undefined;
+    try {
+      Database.internals(this.#db as Database<unknown, unknown>).inner.importAbort();
+    } catch {
+      // Closed: nothing of the import is visible either way.
+    }
+  }
+
   #drop(client: string, record: boolean): void {
     // Once: a follower that said goodbye also frees its client lock later.
     if (this.#gone.has(client)) return;
@@ -258,6 +297,8 @@ export class Leader {
       for (const s of c.snapshots.values()) s.release();
       for (const it of c.iterators.values()) it.release();
       for (const t of c.transactions.values()) t.tx.abort();
+      for (const r of c.exports.values()) r.cancel().catch(() => {});
+      if (this.#importer === c.id) this.#abortImport();
       c.channel?.close();
       c.port?.close();
       this.#clients.delete(client);
@@ -319,6 +360,8 @@ export class Leader {
       for (const s of c.snapshots.values()) s.release();
       for (const it of c.iterators.values()) it.release();
       for (const t of c.transactions.values()) t.tx.abort();
+      for (const r of c.exports.values()) r.cancel().catch(() => {});
+      if (this.#importer === c.id) this.#abortImport();
       c.channel?.close();
       c.port?.close();
     }
@@ -597,6 +640,79 @@ export class Leader {
         const records = compareBytes(lo, hi) < 0 ? db.count({ gte: lo, lt: hi, ...at }) : 0;
         return [db.count({ ...range, ...at }) - records, []];
       }
+      case 'exportStart': {
+        const eid = this.#nextId++;
+        // The write records are not the app's data: left out.
+        const { inner } = Database.internals(db as Database<unknown, unknown>);
+        let exp: ReturnType<WasmDatabase['exportStart']>;
+        try {
+          exp = inner.exportStart(r.lower, r.upper, RESERVED, RESERVED_END);
+        } catch (e) {
+          throw fromWasm(e);
+        }
+        c.exports.set(eid, exportStream(exp, () => {}).getReader());
+        return [eid, []];
+      }
+      case 'exportNext': {
+        const reader = c.exports.get(r.export);
+        if (reader === undefined) throw new SiltError('Released', 'this export was released');
+        let piece: ReadableStreamReadResult<Uint8Array>;
+        try {
+          piece = await reader.read();
+        } catch (e) {
+          c.exports.delete(r.export);
+          throw e;
+        }
+        if (piece.done) {
+          c.exports.delete(r.export);
+          return [undefined, []];
+        }
+        return [piece.value, [piece.value.buffer]];
+      }
+      case 'exportRelease':
+        c.exports
+          .get(r.export)
+          ?.cancel()
+          .catch(() => {});
+        c.exports.delete(r.export);
+        return [undefined, []];
+      case 'importStart': {
+        if (this.#importer !== undefined) throw new SiltError('Busy', 'another connection is importing into this database');
+        try {
+          Database.internals(db as Database<unknown, unknown>).inner.importStart();
+        } catch (e) {
+          throw fromWasm(e);
+        }
+        this.#importer = c.id;
+        return [undefined, []];
+      }
+      case 'importPush': {
+        const { inner, ready } = this.#importOf(c);
+        await ready();
+        try {
+          inner.importPush(r.bytes);
+        } catch (e) {
+          this.#importer = undefined; // the engine ended it
+          throw fromWasm(e);
+        }
+        return [undefined, []];
+      }
+      case 'importFinish': {
+        const { inner, ready, afterWrite } = this.#importOf(c);
+        this.#importer = undefined;
+        await ready();
+        let report: unknown;
+        try {
+          report = inner.importFinish();
+        } catch (e) {
+          throw fromWasm(e);
+        }
+        afterWrite();
+        return [report, []];
+      }
+      case 'importAbort':
+        if (this.#importer === c.id) this.#abortImport();
+        return [undefined, []];
       case 'approximateSize': {
         // Write records are not the app's data: the part of the range below
         // them, and any above them.

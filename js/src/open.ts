@@ -4,6 +4,7 @@
  */
 
 import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
+import type { ImportReport, ImportSource } from './backup.js';
 import { show, type Key } from './bytes.js';
 import { rootCodec, type EncodingOptions } from './encoding.js';
 import { Database, type Closer } from './database.js';
@@ -312,7 +313,7 @@ export async function openOn(
           return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
         } catch (e) {
           if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
-            throw new SiltError('InvalidArgument', `database "${name}" does not exist (createIfMissing is off)`);
+            throw new SiltError('NotFound', `database "${name}" does not exist (createIfMissing is off): open it with createIfMissing: true to create it`);
           }
           throw e;
         }
@@ -362,6 +363,34 @@ export { ROOT_DIR };
  * until `close()`). Works anywhere, Node included. Loads the WebAssembly
  * module on first use.
  */
+/**
+ * Creates database `name` from an export (`db.export()`: a stream, a Blob
+ * or File, bytes, or an iterable of chunks), in this worker, and closes it.
+ * Every chunk's checksum and the end record are checked before the data
+ * becomes visible; on any failure (a damaged or truncated export:
+ * `Corruption` or `ChecksumMismatch`) the new database is removed, so
+ * `name` is left as it was: absent. A database of that name must not exist
+ * (`AlreadyExists`). `options` are `open()`'s (`errorIfExists` is implied).
+ */
+export async function importDatabase(name: string, source: ImportSource, options: OpenOptions<unknown, unknown> = {}): Promise<ImportReport> {
+  const db = await open(name, { ...options, errorIfExists: true, createIfMissing: true });
+  let report: ImportReport;
+  try {
+    report = await db.import(source);
+  } catch (e) {
+    try {
+      db.close();
+      await removeDatabase(name);
+    } catch {
+      // The import's own error says more.
+    }
+    throw e;
+  }
+  await db.idle();
+  db.close();
+  return report;
+}
+
 export async function openMemory<K = Key, V = Uint8Array>(options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
   const { engine, o } = checkOptions(options);
   if (engine.maxBytes !== 0) {

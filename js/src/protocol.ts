@@ -57,6 +57,14 @@ export type Request =
   | { op: 'clear'; lower: Uint8Array; upper?: Uint8Array; sync?: boolean }
   | { op: 'count'; lower?: Uint8Array; upper?: Uint8Array; snapshot: number }
   | { op: 'approximateSize'; lower?: Uint8Array; upper?: Uint8Array }
+  /** Backups: an export read piece by piece, an import pushed piece by piece (leader.ts). */
+  | { op: 'exportStart'; lower?: Uint8Array; upper?: Uint8Array }
+  | { op: 'exportNext'; export: number }
+  | { op: 'exportRelease'; export: number }
+  | { op: 'importStart' }
+  | { op: 'importPush'; bytes: Uint8Array }
+  | { op: 'importFinish' }
+  | { op: 'importAbort' }
   /** Change records after `since` (null: none, only where history starts now). */
   | { op: 'changes'; since: number | null }
   /**

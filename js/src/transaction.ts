@@ -16,7 +16,7 @@ import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/
 import { show, successor, valueBytes, type Key } from './bytes.js';
 import type { Codec, EncodingOptions, KeyOf } from './encoding.js';
 import { fromWasm, SiltError, type SiltErrorCode } from './errors.js';
-import { type Iterator, type IteratorOptions, iteratorOptions } from './iterator.js';
+import { type EntryIterator, type IteratorOptions, iteratorOptions } from './iterator.js';
 
 /** How a commit writes (as `WriteOptions`). */
 export interface CommitOptions {
@@ -46,7 +46,7 @@ export interface TransactionHost {
   inner: WasmDatabase;
   sync: boolean;
   afterWrite(): void;
-  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): Iterator<K, V>;
+  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): EntryIterator<K, V>;
   /** The codec of `db`, a sublevel of the transaction's database (for `in()`). */
   codecOf(db: unknown): Codec;
 }
@@ -167,7 +167,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
    * made. It may outlive the transaction (release it when done, as any
    * iterator). `snapshot` is refused: a transaction reads at its own.
    */
-  iterator<IV = V>(options: Omit<IteratorOptions<K, IV>, 'snapshot'> = {}): Iterator<KeyOf<K>, IV> {
+  iterator<IV = V>(options: Omit<IteratorOptions<K, IV>, 'snapshot'> = {}): EntryIterator<KeyOf<K>, IV> {
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
     const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options as IteratorOptions<unknown, unknown>, c);
     if ((options as IteratorOptions<unknown, unknown>).snapshot !== undefined) {

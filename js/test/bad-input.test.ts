@@ -23,7 +23,7 @@ import {
   WriteBatch,
   type Database,
   type EntryBatch,
-  type Iterator,
+  type EntryIterator,
   type Snapshot,
 } from '../src/index.js';
 import { openOn, type OpenOptions } from '../src/open.js';
@@ -426,7 +426,7 @@ interface Held {
 }
 
 interface LiveIterator {
-  it: Iterator;
+  it: EntryIterator;
   expected: [string, Uint8Array][];
   at: number;
   reverse: boolean;

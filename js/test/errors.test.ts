@@ -33,3 +33,15 @@ test('a SiltError passes through unchanged', () => {
   const original = new SiltError('Busy', 'held by another tab');
   expect(fromWasm(original)).toBe(original);
 });
+
+test('on a server (server-side rendering) the package imports, and connect() fails with NotSupported saying where to call it', async () => {
+  // Node is such a server: no Web Locks, no Worker.
+  const { connect } = await import('../src/index.js');
+  const err = await connect('notes').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SiltError);
+  expect((err as SiltError).code).toBe('NotSupported');
+  expect((err as SiltError).message).toMatch(/connect in the browser/);
+});

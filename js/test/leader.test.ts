@@ -147,6 +147,44 @@ describe('the leader', () => {
     await leader.close();
   });
 
+  it('exports without its write records, imports into an empty database, and lets one connection import at a time', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'backup', 'A', undefined);
+    const ask = serve(leader, ['A', 'B']);
+    value(await ask('A', 1, { op: 'put', key: 'a', value: bytes('1') }));
+    value(await ask('B', 1, { op: 'put', key: 'b', value: bytes('2') }));
+    expect(db.count()).toBe(4); // two keys, two records
+    const id = value(await ask('A', 2, { op: 'exportStart' })) as number;
+    const pieces: Uint8Array[] = [];
+    for (let n = 3; ; n++) {
+      const p = value(await ask('A', n, { op: 'exportNext', export: id })) as Uint8Array | undefined;
+      if (p === undefined) break;
+      pieces.push(p);
+    }
+    const copy = await fresh();
+    await copy.import(pieces);
+    expect([...copy.keys()].map((k) => text(k))).toEqual(['a', 'b']);
+    const after = await ask('A', 20, { op: 'exportNext', export: id });
+    expect(after.ok ? 'ok' : after.error.code).toBe('Released'); // let go of at its end
+
+    // Into an empty database, one connection at a time.
+    const empty = await fresh();
+    const l2 = new Leader(empty, 'import', 'A', undefined);
+    const ask2 = serve(l2, ['A', 'B']);
+    value(await ask2('A', 1, { op: 'importStart' }));
+    const busy = await ask2('B', 1, { op: 'importStart' });
+    expect(busy.ok ? 'ok' : busy.error.code).toBe('Busy');
+    for (const [i, p] of pieces.entries()) value(await ask2('A', 2 + i, { op: 'importPush', bytes: p }));
+    const report = value(await ask2('A', 10, { op: 'importFinish' })) as { entries: number };
+    expect(report.entries).toBe(2);
+    expect(text(empty.getCopy('b'))).toBe('2');
+    // Not empty any more: refused.
+    const again = await ask2('B', 2, { op: 'importStart' });
+    expect(again.ok ? 'ok' : again.error.code).toBe('InvalidArgument');
+    await leader.close();
+    await l2.close();
+  });
+
   it('keeps a contiguous history of change records, each with its updates and sequence numbers', async () => {
     const db = await fresh();
     const leader = new Leader(db, 'history', 'A', undefined);

@@ -134,9 +134,14 @@ describe('the Web Lock', () => {
     const root = new FakeDirectory();
     const locks = new FakeLocks();
     const err = await rejected(openFake(root, locks, 'db1', { createIfMissing: false }));
-    expect(err.code).toBe('InvalidArgument');
+    expect(err.code).toBe('NotFound');
+    expect(err.message).toMatch(/createIfMissing: true/);
     expect(locks.isHeld('siltdb:db1')).toBe(false);
-    await openFake(root, locks); // creates it
+    const db = await openFake(root, locks); // creates it
+    db.close();
+    const again = await rejected(openFake(root, locks, 'db1', { errorIfExists: true }));
+    expect(again.code).toBe('AlreadyExists');
+    expect(locks.isHeld('siltdb:db1')).toBe(false);
   });
 });
 

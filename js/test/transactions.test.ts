@@ -2,10 +2,10 @@
 // src/counter.ts) on an in-memory database: own writes in every read API,
 // conflicts, all or nothing, retries across awaits, update, merge.
 import { describe, expect, it } from 'vitest';
-import { readU64, SiltError, u64, WriteBatch, type Entry, type Iterator } from '../src/index.js';
+import { readU64, SiltError, u64, WriteBatch, type Entry, type EntryIterator } from '../src/index.js';
 import { bytes, caught, fresh, rejected, text } from './helpers.js';
 
-const entries = (it: Iterator): [string, string][] => {
+const entries = (it: EntryIterator): [string, string][] => {
   const out: [string, string][] = [];
   for (const [k, v] of it as Iterable<Entry>) out.push([text(k)!, text(v)!]);
   it.release();

@@ -47,14 +47,16 @@ const READS = [
   'multireadrandom (batch 32, stride 16)',
   'seekrandom (seek_nexts 100)',
 ];
-/** The workloads each engine runs: the transaction ones where it has transactions (and merge, a merge operator). */
+/** The workloads each engine runs: count where it can count, the transaction ones where it has transactions (and merge, a merge operator). */
 function workloadsOf(id: string): string[] {
   const txn = id.startsWith('silt')
     ? ['transfer', 'transfer, 2 callers', 'counter', ...(id === 'silt:defaults' ? [] : ['counter, merge'])]
     : id.startsWith('leveldb')
       ? []
       : ['transfer', 'counter'];
-  return [...READS, ...txn, 'reopen'];
+  const ranges = id.startsWith('silt') ? ['count', 'approximateSize'] : id.startsWith('leveldb') ? [] : ['count'];
+  const backups = id === 'silt' || id === 'silt:defaults' ? ['backup (export + import)', 'copy (iterator + batches)'] : [];
+  return [...READS, ...ranges, ...backups, ...txn, 'reopen'];
 }
 
 function watch(page: Page): string[] {

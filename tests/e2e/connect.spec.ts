@@ -7,7 +7,7 @@ type Lib = typeof import('../../js/src/index.js');
 declare global {
   interface Window {
     lib: Lib;
-    db?: Awaited<ReturnType<Lib['connect']>>;
+    db?: import('../../js/src/index.js').RemoteDatabase;
   }
 }
 

@@ -76,6 +76,29 @@ test('the demo loads records, answers queries, shows statistics, and keeps its d
   await expect(page.locator('#get-result')).toHaveText(/^\{"id":4999,/);
   await page.screenshot({ path: test.info().outputPath('demo-after-reload.png'), fullPage: true });
 
+  // Download a backup, delete the database, restore it from the file (5,000
+  // records and the key that counts them).
+  const downloading = page.waitForEvent('download');
+  await page.locator('#backup').click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toBe('demo.siltdump');
+  const file = test.info().outputPath('demo.siltdump');
+  await download.saveAs(file);
+  await expect(page.locator('#load-status')).toHaveText(/^Backup of [\d,]+ bytes made in/);
+  await page.locator('#reset').click();
+  await expect(page.locator('#opened')).toHaveText(/new, empty database/);
+  await expect(page.locator('body')).toHaveAttribute('data-state', 'ready');
+  await page.locator('#restore').setInputFiles(file);
+  await expect(page.locator('#opened')).toHaveText(
+    'Opened the database "demo": it holds 5,000 records from an earlier visit. Restored 5,001 entries from demo.siltdump.',
+    {
+      timeout: 20_000,
+    },
+  );
+  await page.locator('#get-key').fill('user:00004999');
+  await page.locator('#get-form button').click();
+  await expect(page.locator('#get-result')).toHaveText(/^\{"id":4999,/);
+
   // Delete the database: the page reloads onto an empty one.
   await page.locator('#reset').click();
   await expect(page.locator('#opened')).toHaveText(/new, empty database/);

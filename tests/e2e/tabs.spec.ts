@@ -5,7 +5,7 @@ import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { openHarness, runFresh, schedule, seedFor } from './harness.js';
 
 type Lib = typeof import('../../js/src/index.js');
-type Db = Awaited<ReturnType<Lib['connect']>>;
+type Db = import('../../js/src/index.js').RemoteDatabase;
 declare global {
   interface Window {
     lib: Lib;

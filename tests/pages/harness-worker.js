@@ -6,6 +6,7 @@ import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltd
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
 import { levelsInWorker } from './levels-scenarios.js';
+import * as backupScenarios from './backup-scenarios.js';
 import { serve } from './worker-rpc.js';
 
 const enc = new TextEncoder();
@@ -283,6 +284,6 @@ let held;
 
 // Iterators (iterator-scenarios.js), the boundary counters (boundary-scenarios.js),
 // and the encodings-and-sublevels scenario shared with connect() (levels-scenarios.js).
-Object.assign(scenarios, iteratorScenarios, boundaryScenarios, { levelsInWorker });
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios, backupScenarios, { levelsInWorker });
 
 serve(scenarios);

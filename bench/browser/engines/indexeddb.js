@@ -127,6 +127,11 @@ export default {
 
   scan: scanByCursor,
 
+  /** IDBObjectStore.count over a key range. */
+  count(db, lo, hi) {
+    return request(db.transaction(STORE, 'readonly').objectStore(STORE).count(IDBKeyRange.bound(lo, hi)), 'count');
+  },
+
   transfer(db, from, to, amount) {
     return readModifyWrite(db, [from, to], ([a, b]) => [u64Bytes(u64Of(a) - amount), u64Bytes(u64Of(b) + amount)]);
   },

@@ -4,7 +4,7 @@
 // defaults (`silt:defaults`, what a new user gets); or through connect()
 // (`silt:connect`), the Promise API a page uses, whose values come back as
 // copies across a postMessage.
-import { connect, open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
+import { connect, importDatabase, open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
 import { checksum, moduleGraph, u64Bytes, u64Of } from '../common.js';
 
 // Tuned: a block cache that holds the whole data set (SQLite gets the same
@@ -167,6 +167,47 @@ function inWorker(id, label, options, describeOptions) {
 
     scan: scanBatch,
 
+    count(db, lo, hi) {
+      return db.count({ gte: lo, lte: hi });
+    },
+
+    approximateSize(db, lo, hi) {
+      return db.approximateSize({ gte: lo, lte: hi });
+    },
+
+    /** A new database `to` from db.export() through importDatabase (closed, durable); returns the entries copied. */
+    async backup(db, to) {
+      const report = await importDatabase(to, db.export(), options);
+      return report.entries;
+    },
+
+    /** The same copy the way an app would without export: an iterator's batches written as WriteBatches of 1,000, then closed. */
+    async copy(db, to) {
+      const dst = await open(to, { ...options, errorIfExists: true });
+      let n = 0;
+      try {
+        const b = new WriteBatch();
+        for (const batch of db.iterator({ batchSize: 1000 }).batches()) {
+          b.clear();
+          for (let i = 0; i < batch.length; i++) b.put(batch.keyAt(i), batch.valueAt(i));
+          n += batch.length;
+          for (;;) {
+            try {
+              dst.write(b);
+              break;
+            } catch (e) {
+              if (e?.code !== 'PoolExhausted') throw e;
+              await dst.idle();
+            }
+          }
+        }
+        await dst.idle();
+      } finally {
+        dst.close();
+      }
+      return n;
+    },
+
     /**
      * One transaction, begun, read, written and committed synchronously
      * (no await: nothing else runs in this worker meanwhile, so it never
@@ -265,6 +306,14 @@ function viaConnect(id, label, options) {
         if (++read >= n) break;
       }
       return sum;
+    },
+
+    count(db, lo, hi) {
+      return db.count({ gte: lo, lte: hi });
+    },
+
+    approximateSize(db, lo, hi) {
+      return db.approximateSize({ gte: lo, lte: hi });
     },
 
     /** db.transaction(fn): two reads for update (two round trips to the leader), the writes ride with the commit (a third). */

@@ -207,6 +207,7 @@ function make(id, label, pragmas, describe) {
           put: db.prepare('INSERT OR REPLACE INTO kv(k, v) VALUES (?, ?)'),
           get: db.prepare('SELECT v FROM kv WHERE k = ?'),
           scan: db.prepare('SELECT k, v FROM kv WHERE k >= ? ORDER BY k LIMIT ?'),
+          count: db.prepare('SELECT count(*) FROM kv WHERE k BETWEEN ? AND ?'),
           inList: new Map(),
         };
         handles.add(h);
@@ -251,6 +252,16 @@ function make(id, label, pragmas, describe) {
 
     bump(h, key) {
       readModifyWrite(h, [key], ([v]) => [u64Bytes((v === undefined ? 0 : u64Of(v)) + 1)]);
+    },
+
+    count(h, lo, hi) {
+      const s = h.count;
+      bindBytes(h, s, 1, lo, 0);
+      bindBytes(h, s, 2, hi, 16);
+      s.step();
+      const n = s.get(0);
+      s.reset();
+      return n;
     },
 
     scan(h, startKey, n) {

@@ -54,6 +54,14 @@ pub enum Error {
     /// The operation is not supported by this build or configuration.
     #[error("not supported: {0}")]
     NotSupported(String),
+
+    /// The database to open does not exist, and `create_if_missing` is off.
+    #[error("not found: {0}")]
+    NotFound(String),
+
+    /// The database to create exists already, and `error_if_exists` is on.
+    #[error("already exists: {0}")]
+    AlreadyExists(String),
 }
 
 impl Error {
@@ -70,6 +78,8 @@ impl Error {
         "Busy",
         "Closed",
         "NotSupported",
+        "NotFound",
+        "AlreadyExists",
     ];
 
     /// A stable, machine-readable name for the kind of error.
@@ -84,6 +94,8 @@ impl Error {
             Error::Busy(_) => "Busy",
             Error::Closed(_) => "Closed",
             Error::NotSupported(_) => "NotSupported",
+            Error::NotFound(_) => "NotFound",
+            Error::AlreadyExists(_) => "AlreadyExists",
         }
     }
 
@@ -118,6 +130,8 @@ mod tests {
             Error::Busy("m".into()),
             Error::Closed("m".into()),
             Error::NotSupported("m".into()),
+            Error::NotFound("m".into()),
+            Error::AlreadyExists("m".into()),
         ]
     }
 

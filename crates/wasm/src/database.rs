@@ -59,6 +59,8 @@ pub struct Database {
     /// The value of the last `getCopy`, pinned until the next exchange call
     /// so that JavaScript can copy it out right after the call returns.
     pub(crate) transient: RefCell<Option<PinnedValue>>,
+    /// The import in progress (`importStart` .. `importFinish`), if any.
+    pub(crate) importer: RefCell<Option<silt_engine::Importer>>,
 }
 
 fn closed() -> BindingError {
@@ -90,6 +92,7 @@ impl Database {
             exchange: RefCell::new(Exchange::default()),
             pins: RefCell::new(PinTable::default()),
             transient: RefCell::new(None),
+            importer: RefCell::new(None),
         })
     }
 

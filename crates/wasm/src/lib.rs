@@ -17,6 +17,7 @@
 //! is stable (the engine's [`silt_engine::Error::code`] or the binding's own,
 //! see `error.rs`); `siltdb` turns it into a typed `SiltError`.
 
+mod backup;
 mod batch;
 mod contract;
 mod database;

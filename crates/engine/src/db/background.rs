@@ -84,7 +84,7 @@ impl Db {
     /// Runs one step of `job`, allocating output numbers from `st`. A
     /// failure is a [`Stage::Create`] one when it only failed to create the
     /// next output file (nothing written), else a [`Stage::Write`] one.
-    fn step_job(
+    pub(super) fn step_job(
         &self,
         st: &mut DbState,
         job: &mut TableJob,

@@ -8,6 +8,7 @@
 //! a short lock and then read without any lock.
 
 mod background;
+mod backup;
 mod failure;
 mod get;
 mod iter;
@@ -23,6 +24,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use backup::{ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION};
 pub use failure::{Failure, Recovery};
 pub use iter::DbIterator;
 pub use multi_get::{PinnedResults, PinnedValue};

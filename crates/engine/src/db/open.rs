@@ -61,7 +61,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     let mut versions = match versions {
         Some(v) => {
             if options.error_if_exists {
-                return Err(Error::InvalidArgument(format!("database {dir} already exists (error_if_exists)")));
+                return Err(Error::AlreadyExists(format!("database {dir} already exists (error_if_exists)")));
             }
             v
         }
@@ -90,9 +90,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
                 ));
             }
             if !options.create_if_missing {
-                return Err(Error::InvalidArgument(format!(
-                    "database {dir} does not exist (create_if_missing is off)"
-                )));
+                return Err(Error::NotFound(format!("database {dir} does not exist (create_if_missing is off)")));
             }
             VersionSet::new_empty(fs.clone(), &dir)
         }

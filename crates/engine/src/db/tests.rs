@@ -165,6 +165,16 @@ fn bad_input_and_use_after_close() {
 }
 
 #[test]
+fn a_missing_database_is_not_found_and_an_existing_one_already_exists() {
+    let fs = MemFs::new();
+    let missing = Db::open(Arc::new(fs.clone()), "db", Options { create_if_missing: false, ..small_options() });
+    assert_eq!(missing.err().map(|e| e.code()), Some("NotFound"));
+    open(&fs).close().unwrap();
+    let exists = Db::open(Arc::new(fs.clone()), "db", Options { error_if_exists: true, ..small_options() });
+    assert_eq!(exists.err().map(|e| e.code()), Some("AlreadyExists"));
+}
+
+#[test]
 fn second_open_is_busy_until_close() {
     let fs = MemFs::new();
     let db = open(&fs);

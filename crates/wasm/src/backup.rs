@@ -1,0 +1,120 @@
+//! Exports and imports for JavaScript (`db.export()`, `db.import()` and
+//! `importDatabase()` in siltdb): the engine's `Exporter` handed out piece
+//! by piece, and its `Importer` kept in the database between the pieces
+//! JavaScript reads from a stream.
+
+use silt_engine::{ExportOptions, Exporter};
+use wasm_bindgen::prelude::*;
+
+use crate::database::{Database, BACKGROUND_RESERVE};
+use crate::error::{BindingError, JsResult};
+
+/// An export in progress: `next()` gives the stream piece by piece.
+#[wasm_bindgen]
+pub struct Export {
+    exporter: Option<Exporter>,
+}
+
+#[wasm_bindgen]
+impl Export {
+    /// The next piece of the stream (about `maxBytes`), or `undefined` once
+    /// all of it was handed out (the export is then released).
+    pub fn next(&mut self, max_bytes: u32) -> JsResult<Option<Vec<u8>>> {
+        let Some(e) = self.exporter.as_mut() else { return Ok(None) };
+        let piece = e.next_chunk(max_bytes as usize).map_err(BindingError::from)?;
+        if piece.is_none() {
+            self.exporter = None;
+        }
+        Ok(piece)
+    }
+
+    /// Lets go of the export's snapshot and iterator.
+    pub fn release(&mut self) {
+        self.exporter = None;
+    }
+}
+
+fn no_import() -> BindingError {
+    BindingError::invalid("no import is in progress (importStart first)")
+}
+
+#[wasm_bindgen]
+impl Database {
+    /// Starts an export of the keys from `lower` (inclusive) to `upper`
+    /// (exclusive), either optional, as of now; keys in `[skipLower,
+    /// skipUpper)` are left out (a `connect()` leader's write records).
+    #[wasm_bindgen(js_name = exportStart)]
+    pub fn export_start(
+        &self,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+        skip_lower: Option<Vec<u8>>,
+        skip_upper: Option<Vec<u8>>,
+    ) -> JsResult<Export> {
+        let skip = skip_lower.zip(skip_upper);
+        let options = ExportOptions { lower, upper, skip };
+        let exporter = self.engine(0, |db| db.export(&options))?;
+        Ok(Export { exporter: Some(exporter) })
+    }
+
+    /// Starts an import into this database, which must be empty.
+    #[wasm_bindgen(js_name = importStart)]
+    pub fn import_start(&self) -> JsResult<()> {
+        if self.importer.borrow().is_some() {
+            return Err(BindingError::invalid("an import into this database is in progress already").into());
+        }
+        let imp = self.engine(0, |db| db.import())?;
+        *self.importer.borrow_mut() = Some(imp);
+        Ok(())
+    }
+
+    /// The next bytes of the stream being imported. Needs free pooled files
+    /// (it may write table files). On an error the import is aborted.
+    #[wasm_bindgen(js_name = importPush)]
+    pub fn import_push(&self, bytes: &[u8]) -> JsResult<()> {
+        let mut slot = self.importer.borrow_mut();
+        let imp = slot.as_mut().ok_or_else(no_import)?;
+        let r = self.engine(BACKGROUND_RESERVE, |db| imp.push(db, bytes));
+        if let Err(e) = r {
+            // Whatever failed (a damaged stream, no free pooled file for a
+            // table), the import is over and what it wrote is deleted.
+            if let Some(imp) = slot.take() {
+                let _ = self.engine(0, |db| {
+                    imp.abort(db);
+                    Ok::<_, silt_engine::Error>(())
+                });
+            }
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Ends the import: `{ entries, tableFiles, tableBytes, streamBytes }`,
+    /// or the error that left nothing of it visible.
+    #[wasm_bindgen(js_name = importFinish)]
+    pub fn import_finish(&self) -> JsResult<JsValue> {
+        let imp = self.importer.borrow_mut().take().ok_or_else(no_import)?;
+        let report = self.engine(BACKGROUND_RESERVE, |db| imp.finish(db))?;
+        let out = js_sys::Object::new();
+        for (k, v) in [
+            ("entries", report.entries),
+            ("tableFiles", report.table_files),
+            ("tableBytes", report.table_bytes),
+            ("streamBytes", report.stream_bytes),
+        ] {
+            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v as f64));
+        }
+        Ok(out.into())
+    }
+
+    /// Gives the import up, deleting what it wrote.
+    #[wasm_bindgen(js_name = importAbort)]
+    pub fn import_abort(&self) {
+        if let Some(imp) = self.importer.borrow_mut().take() {
+            let _ = self.engine(0, |db| {
+                imp.abort(db);
+                Ok::<_, silt_engine::Error>(())
+            });
+        }
+    }
+}
