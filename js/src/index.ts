@@ -21,7 +21,7 @@
 import { simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
 import { loadWasm } from './wasm.js';
 
-export { importDatabase, open, openMemory, removeDatabase, type OpenOptions } from './open.js';
+export { importDatabase, open, openMemory, removeDatabase, repairDatabase, type OpenOptions, type RepairReport } from './open.js';
 export type { ImportReport, ImportSource } from './backup.js';
 export {
   connect,

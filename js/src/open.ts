@@ -306,19 +306,7 @@ export async function openOn(
   let keeper: PoolKeeper | undefined = parked?.keeper;
   try {
     if (keeper === undefined) {
-      const create = o.createIfMissing ?? true;
-      const dir = await domCall(`opening the directory of database "${name}"`, async () => {
-        const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
-        try {
-          return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
-        } catch (e) {
-          if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
-            throw new SiltError('NotFound', `database "${name}" does not exist (createIfMissing is off): open it with createIfMissing: true to create it`);
-          }
-          throw e;
-        }
-      });
-      keeper = await PoolKeeper.open(dir, reserve);
+      keeper = await PoolKeeper.open(await directoryOf(env, name, o.createIfMissing ?? true), reserve);
     }
     const k = keeper;
     let inner: WasmDatabase;
@@ -363,6 +351,77 @@ export { ROOT_DIR };
  * until `close()`). Works anywhere, Node included. Loads the WebAssembly
  * module on first use.
  */
+/** The OPFS directory of database `name` (`NotFound` if it is missing and `create` is off). */
+async function directoryOf(env: StorageEnv, name: string, create: boolean): Promise<DirectoryLike> {
+  return domCall(`opening the directory of database "${name}"`, async () => {
+    const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
+    try {
+      return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
+    } catch (e) {
+      if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
+        throw new SiltError('NotFound', `database "${name}" does not exist (createIfMissing is off): open it with createIfMissing: true to create it`);
+      }
+      throw e;
+    }
+  });
+}
+
+/** What `repairDatabase` salvaged and lost. */
+export interface RepairReport {
+  /** Table files read whole. */
+  tablesIntact: number;
+  /** Table files with blocks that failed their checksum (their other blocks kept). */
+  tablesDamaged: number;
+  /** Table files that could not be read at all: their data is lost. */
+  tablesLost: number;
+  /** Data blocks left out because they failed their checksum. */
+  blocksLost: number;
+  /** Log records replayed. */
+  walRecords: number;
+  /** Logs that ended in damage (records after it are lost). */
+  walsDamaged: number;
+  /** Versions of keys in the rebuilt database. */
+  entries: number;
+  rangeDeletions: number;
+  /** What went wrong where, one line per damaged file. */
+  problems: string[];
+}
+
+/**
+ * Rebuilds database `name` from whatever of it is intact, in this worker,
+ * when `open()` fails with `Corruption` or `ChecksumMismatch`: every table
+ * file and log is read, damaged blocks and records are left out, and the
+ * rest becomes a database `open()` opens. The database must not be open
+ * anywhere (its Web Lock is taken; `wait` as for `open()`). Returns what was
+ * salvaged and what was lost. Export what you can first if the data
+ * matters: a repair keeps only what it can read.
+ */
+export async function repairDatabase(name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
+  const storage = browserStorage();
+  const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
+  return repairOn({ root, locks: storage.locks }, name, options);
+}
+
+/** @internal `repairDatabase` on the given storage (the Node tests use fakes). */
+export async function repairOn(env: StorageEnv, name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
+  checkName(name);
+  const { engine, o } = checkOptions(options);
+  await loadWasm();
+  const lock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
+  let keeper: PoolKeeper | undefined;
+  try {
+    keeper = await PoolKeeper.open(await directoryOf(env, name, false), o.poolReserve ?? 16);
+    try {
+      return keeper.pool.repair(ENGINE_DIR, toWasm(engine)) as RepairReport;
+    } catch (e) {
+      throw fromWasm(e);
+    }
+  } finally {
+    keeper?.close();
+    lock.release();
+  }
+}
+
 /**
  * Creates database `name` from an export (`db.export()`: a stream, a Blob
  * or File, bytes, or an iterable of chunks), in this worker, and closes it.

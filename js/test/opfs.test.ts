@@ -3,7 +3,7 @@
 // The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
 import { afterEach, describe, expect, test } from 'vitest';
 import { open, type Database } from '../src/index.js';
-import { openOn, type OpenOptions } from '../src/open.js';
+import { openOn, repairOn, type OpenOptions } from '../src/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
 
@@ -269,4 +269,34 @@ describe('the file pool', () => {
     }
     expect(root.dirs.size).toBe(0);
   });
+});
+
+test('repairDatabase rebuilds a damaged database from what is intact; a missing or open one is refused', async () => {
+  const root = new FakeDirectory();
+  const locks = new FakeLocks();
+  const db = await openFake(root, locks, 'db1', { blockSize: 1024 });
+  for (let i = 0; i < 3000; i++) db.put(`k${String(i).padStart(5, '0')}`, bytes(`value ${i}`.padEnd(60, '.')));
+  db.flush();
+  // Open elsewhere: refused with DatabaseLocked, as open() is.
+  expect((await rejected(repairOn({ root, locks }, 'db1'))).code).toBe('DatabaseLocked');
+  db.close();
+  // One byte of one table file's first data block damaged (past the pooled file's 4 KiB header).
+  const tables = [...poolFiles(root).values()].filter((f) => new TextDecoder().decode(f.data.subarray(0, 4096)).includes('.sst'));
+  expect(tables.length).toBe(1);
+  tables[0]!.data[4096 + 100]! ^= 0xff;
+  tables[0]!.durable = tables[0]!.data.slice();
+  expect((await rejected((async () => (await openFake(root, locks, 'db1')).verify())())).code).toMatch(/Corruption|ChecksumMismatch/);
+  for (const d of opened.splice(0)) d.close();
+  const report = await repairOn({ root, locks }, 'db1');
+  expect(report.tablesDamaged).toBe(1);
+  expect(report.blocksLost).toBe(1);
+  expect(report.problems.length).toBe(1);
+  expect(report.entries).toBeLessThan(3000);
+  expect(report.entries).toBeGreaterThan(2900);
+  const repaired = await openFake(root, locks, 'db1');
+  expect(repaired.count()).toBe(report.entries);
+  expect(repaired.verify().entries).toBe(report.entries);
+  expect(text(repaired.getCopy('k02999'))).toBe('value 2999'.padEnd(60, '.'));
+  repaired.close();
+  expect((await rejected(repairOn({ root, locks }, 'nope'))).code).toBe('NotFound');
 });
