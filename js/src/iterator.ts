@@ -339,6 +339,8 @@ export class EntryIterator<K = Uint8Array, V = Uint8Array> implements IterableIt
    * reverse), within its bounds; the next entry or batch starts there.
    */
   seek(key: K | Key): void {
+    // Any call ends the transient batch, one that fails included.
+    this.#invalidate();
     const k = this.#codec.key(key);
     const inner = this.#live();
     try {
@@ -346,7 +348,6 @@ export class EntryIterator<K = Uint8Array, V = Uint8Array> implements IterableIt
     } catch (e) {
       throw fromWasm(e);
     }
-    this.#invalidate();
     this.#batch = undefined;
     this.#at = 0;
     this.#size = this.#fixedSize ?? FIRST_BATCH;

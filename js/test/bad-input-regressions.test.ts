@@ -105,3 +105,15 @@ test('the rest of a batch read entry by entry, handed out by nextBatch, is trans
     it.release();
   }
 });
+
+test('a seek refused for its key still ends the transient batch the iterator handed out', async () => {
+  const db = await fresh();
+  db.put(' ', new Uint8Array(0));
+  const it = db.iterator();
+  const batch = it.nextBatch()!;
+  expect(batch.length).toBe(1);
+  expect(caught(() => it.seek(undefined as unknown as string)).code).toBe('InvalidArgument');
+  expect(batch.bytes.length).toBe(0);
+  expect(caught(() => batch.keyAt(0)).code).toBe('Released');
+  it.release();
+});

@@ -71,7 +71,7 @@ export async function runSequences({ seed, sequences, steps }) {
     if (k.byteLength === 0) return k.buffer.detached ? undefined : new Uint8Array(0);
     return k.slice();
   };
-  const writable = (k) => k !== undefined && k.length > 0 && k.length <= 65536;
+  const writable = (k) => k !== undefined && k.length <= 65536;
   const describe = (x) => {
     try {
       return typeof x === 'symbol'
