@@ -37,7 +37,8 @@ suite() {
 }
 
 typecheck() {
-  npx --no-install tsc -p js/tsconfig.test.json && npx --no-install tsc -p tests/tsconfig.json
+  npx --no-install tsc -p js/tsconfig.test.json && npx --no-install tsc -p tests/tsconfig.json &&
+    bash scripts/api-docs.sh --check # docs/api/ is what the .d.ts files say
 }
 cargo_tests() {
   # --no-fail-fast: one failing test binary does not hide the others' results.
@@ -62,7 +63,7 @@ playwright_tests() {
 }
 
 suite "lint (rustfmt, clippy native and wasm32, biome)" bash scripts/lint.sh
-suite "typecheck (tsc, test code)" typecheck
+suite "typecheck (tsc, test code; the API reference up to date)" typecheck
 suite "cargo test --workspace (native)" cargo_tests
 suite "cargo test silt-engine as WebAssembly (wasm32-wasip1, SIMD128, Node)" wasm_engine_tests
 suite "vitest (js, Node, real wasm build)" vitest_tests
