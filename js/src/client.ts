@@ -22,7 +22,18 @@ import { chunksOf, type ImportReport, type ImportSource } from './backup.js';
 import { WriteBatch } from './batch.js';
 import { show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, SublevelOptions, VerifyReport, WriteOptions } from './database.js';
-import { checkLimit, Codec, registerCodec, codecOf, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
+import {
+  checkLimit,
+  Codec,
+  registerCodec,
+  codecOf,
+  type EncodingOption,
+  type EncodingOptions,
+  type KeyOf,
+  type KeyTypeOf,
+  type RangeOptions,
+  type ValueTypeOf,
+} from './encoding.js';
 import { SiltError } from './errors.js';
 import { checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import { abortReason, type HeldLock, type LockManagerLike } from './lock.js';
@@ -932,6 +943,12 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
    * over the keys behind the sublevel's prefix, with its own encodings
    * (default: this one's).
    */
+  sublevel<const O extends EncodingOptions<never, never>>(
+    name: string,
+    options: O,
+  ): RemoteDatabase<KeyTypeOf<O['keyEncoding'], K>, ValueTypeOf<O['valueEncoding'], V>>;
+  /** The sublevel `name`, of the key and value types given as type parameters. */
+  sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV>;
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV> {
     return new RemoteDatabase<SK, SV>(this.#connection, this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined), this.#handle);
   }
@@ -1425,6 +1442,12 @@ export interface ConnectOptions<K = Key, V = Uint8Array> extends OpenOptions<K, 
  * with `open()`, which does not share it (unless `wait` is set: then this
  * waits until it is closed).
  */
+export async function connect<const O extends ConnectOptions<never, never>>(
+  name: string,
+  options: O,
+): Promise<RemoteDatabase<KeyTypeOf<O['keyEncoding'], Key>, ValueTypeOf<O['valueEncoding'], Uint8Array>>>;
+/** `connect(name, options)`, of the key and value types given as type parameters (`connect<string, Note>('app', ...)`). */
+export async function connect<K = Key, V = Uint8Array>(name: string, options?: ConnectOptions<K, V>): Promise<RemoteDatabase<K, V>>;
 export async function connect<K = Key, V = Uint8Array>(name: string, options: ConnectOptions<K, V> = {}): Promise<RemoteDatabase<K, V>> {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'options must be an object');
   // The encodings stay in this realm (they may be functions): the worker stores bytes.

@@ -10,7 +10,16 @@ import { show, successor, valueBytes, type Key } from './bytes.js';
 import { contract, type Recovery } from './contract.js';
 import { fromWasm, SiltError } from './errors.js';
 import { Exchange } from './exchange.js';
-import { Codec, registerCodec, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
+import {
+  Codec,
+  registerCodec,
+  type EncodingOption,
+  type EncodingOptions,
+  type KeyOf,
+  type KeyTypeOf,
+  type RangeOptions,
+  type ValueTypeOf,
+} from './encoding.js';
 import { EntryIterator, iteratorOptions, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
 import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
@@ -399,6 +408,12 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
    * transaction spans several atomically (`batch.in(sub)`, `tx.in(sub)`).
    * A name is a non-empty string without `!`.
    */
+  sublevel<const O extends EncodingOptions<never, never>>(
+    name: string,
+    options: O,
+  ): Database<KeyTypeOf<O['keyEncoding'], K>, ValueTypeOf<O['valueEncoding'], V>>;
+  /** The sublevel `name`, of the key and value types given as type parameters (`db.sublevel<string, Note>('notes', ...)`). */
+  sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): Database<SK, SV>;
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): Database<SK, SV> {
     const codec = this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined);
     return new Database<SK, SV>(this.#core, '', undefined, false, undefined, codec);

@@ -33,6 +33,29 @@ export interface Encoding<T> {
  */
 export type KeyOf<K> = [Key] extends [K] ? ([K] extends [Key] ? Uint8Array : K) : K;
 
+/**
+ * The type of keys an encoding option takes (`Fallback` when it is not
+ * given): `'view'` bytes or strings, `'utf8'` strings, `'json'` anything,
+ * the app's encoding its own type.
+ */
+export type KeyTypeOf<E, Fallback> = TypeOf<E, Key, Fallback>;
+
+/** The type of values an encoding option makes (`Fallback` when it is not given). */
+export type ValueTypeOf<E, Fallback> = TypeOf<E, Uint8Array, Fallback>;
+
+/** What encoding option `E` takes or makes, `View` for `'view'`. */
+type TypeOf<E, View, Fallback> = [E] extends [undefined]
+  ? Fallback
+  : E extends 'view'
+    ? View
+    : E extends 'utf8'
+      ? string
+      : E extends 'json'
+        ? unknown
+        : E extends Encoding<infer T>
+          ? T
+          : Fallback;
+
 /** An encoding: a built-in one by name, or the app's own. */
 export type EncodingOption<T> = 'view' | 'utf8' | 'json' | Encoding<T>;
 

@@ -6,7 +6,7 @@
 import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
 import type { ImportReport, ImportSource } from './backup.js';
 import { show, type Key } from './bytes.js';
-import { rootCodec, type EncodingOptions } from './encoding.js';
+import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from './encoding.js';
 import { Database, type Closer } from './database.js';
 import { fromWasm, SiltError } from './errors.js';
 import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
@@ -256,6 +256,12 @@ async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
  * database's Web Lock is held until `close()`: opening it in another tab
  * or worker meanwhile fails with `DatabaseLocked`, or waits if `wait` is set.
  */
+export async function open<const O extends OpenOptions<never, never>>(
+  name: string,
+  options: O,
+): Promise<Database<KeyTypeOf<O['keyEncoding'], Key>, ValueTypeOf<O['valueEncoding'], Uint8Array>>>;
+/** `open(name, options)`, of the key and value types given as type parameters (`open<string, Note>('app', ...)`). */
+export async function open<K = Key, V = Uint8Array>(name: string, options?: OpenOptions<K, V>): Promise<Database<K, V>>;
 export async function open<K = Key, V = Uint8Array>(name: string, options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
   return (await openInBrowser(name, options as OpenOptions<unknown, unknown>, true)) as unknown as Database<K, V>;
 }
@@ -450,6 +456,15 @@ export async function importDatabase(name: string, source: ImportSource, options
   return report;
 }
 
+/**
+ * Opens a new, empty database on an in-memory file system, anywhere (Node
+ * included), with the same API as `open()`; its data lives until `close()`.
+ */
+export async function openMemory<const O extends OpenOptions<never, never>>(
+  options: O,
+): Promise<Database<KeyTypeOf<O['keyEncoding'], Key>, ValueTypeOf<O['valueEncoding'], Uint8Array>>>;
+/** `openMemory(options)`, of the key and value types given as type parameters. */
+export async function openMemory<K = Key, V = Uint8Array>(options?: OpenOptions<K, V>): Promise<Database<K, V>>;
 export async function openMemory<K = Key, V = Uint8Array>(options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
   const { engine, o } = checkOptions(options);
   if (engine.maxBytes !== 0) {

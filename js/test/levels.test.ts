@@ -3,7 +3,7 @@
 // The same behaviour through `connect()` is in levels-remote.test.ts (the
 // leader in Node) and tests/e2e/connect.spec.ts (real tabs).
 import { describe, expect, expectTypeOf, test } from 'vitest';
-import { openMemory, PinnedValue, type MultiGetResult, WriteBatch, type Database, type Encoding } from '../src/index.js';
+import { openMemory, PinnedValue, type MultiGetResult, WriteBatch, type Database, type Encoding, type Key } from '../src/index.js';
 import { bytes, caught, fresh, text } from './helpers.js';
 
 interface Note {
@@ -332,6 +332,20 @@ describe('types', () => {
     });
     const plain = await fresh();
     expectTypeOf([...plain.keys()]).toEqualTypeOf<Uint8Array[]>();
+    // Named encodings type a sublevel without type arguments.
+    expectTypeOf(plain.sublevel('t', { keyEncoding: 'utf8', valueEncoding: 'utf8' })).toEqualTypeOf<Database<string, string>>();
+    expectTypeOf(plain.sublevel('j', { valueEncoding: 'json' })).toEqualTypeOf<Database<Key, unknown>>();
+    expectTypeOf(plain.sublevel('v', { keyEncoding: 'utf8' })).toEqualTypeOf<Database<string, Uint8Array>>();
+    const u32: Encoding<number> = { encode: (n) => new Uint8Array([n]), decode: (b) => b[0]! };
+    expectTypeOf(plain.sublevel('n', { valueEncoding: u32 })).toEqualTypeOf<Database<Key, number>>();
+    expectTypeOf(plain.sublevel('same')).toEqualTypeOf<Database<Key, Uint8Array>>();
+    const typed = await openMemory({ keyEncoding: 'utf8', valueEncoding: 'utf8', writeBufferSize: 1 << 20 });
+    expectTypeOf(typed).toEqualTypeOf<Database<string, string>>();
+    typed.close();
+    const opts = { sync: false };
+    const untyped = await openMemory(opts);
+    expectTypeOf(untyped).toEqualTypeOf<Database<Key, Uint8Array>>();
+    untyped.close();
     // @ts-expect-error: a Note database takes Notes
     expect(() => db.put('k', new Uint8Array(1))).not.toThrow(); // (JSON encodes a Uint8Array as an object)
   });
