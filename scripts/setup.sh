@@ -16,6 +16,16 @@ else
   say "chromium present: $(/usr/bin/chromium --version 2>/dev/null | head -n1)"
 fi
 
+# --- Firefox ESR from Debian, for the Firefox suite (tests/firefox/run.mjs,
+# driven by puppeteer-core over WebDriver BiDi: no geckodriver needed) --------
+if [ ! -x /usr/bin/firefox-esr ]; then
+  say "installing Debian firefox-esr"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq firefox-esr >/dev/null
+else
+  say "firefox-esr present: $(/usr/bin/firefox-esr --version 2>/dev/null | head -n1)"
+fi
+
 # --- Rust: wasm32 target, lint components, wasm-bindgen-cli (pinned), wasm-pack (pinned)
 export PATH="$HOME/.cargo/bin:$PATH"
 for component in clippy rustfmt; do

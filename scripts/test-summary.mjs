@@ -62,10 +62,17 @@ function playwright(text) {
   };
 }
 
+function firefox(text) {
+  if (text === undefined) return undefined;
+  const { passed, failed, skipped } = JSON.parse(text);
+  return { passed, failed, skipped };
+}
+
 add('cargo test', cargo(read('cargo.log')));
 add('cargo test (wasm32-wasip1)', cargo(read('cargo-wasm.log')));
 add('vitest', vitest(read('vitest.json')));
 add('playwright', playwright(read('playwright.json')));
+add('firefox', firefox(read('firefox.json')));
 
 const total = { passed: 0, failed: 0, skipped: 0 };
 for (const row of rows) {

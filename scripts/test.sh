@@ -57,6 +57,10 @@ vitest_tests() {
   (cd js && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install vitest run \
     --reporter=default --reporter=json --outputFile.json="../$results/vitest.json")
 }
+firefox_tests() {
+  # Writes target/test-results/firefox.json; has its own watchdog too.
+  timeout -k 10 "$JS_TEST_TIMEOUT" node tests/firefox/run.mjs
+}
 playwright_tests() {
   # The JSON report path is set in tests/playwright.config.ts.
   (cd tests && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install playwright test)
@@ -68,6 +72,7 @@ suite "cargo test --workspace (native)" cargo_tests
 suite "cargo test silt-engine as WebAssembly (wasm32-wasip1, SIMD128, Node)" wasm_engine_tests
 suite "vitest (js, Node, real wasm build)" vitest_tests
 suite "playwright (Chromium)" playwright_tests
+suite "firefox (Firefox ESR, puppeteer-core over WebDriver BiDi)" firefox_tests
 
 printf '\n'
 # The totals; this also fails on a missing report or a skipped test, even

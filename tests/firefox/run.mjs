@@ -1,0 +1,216 @@
+// siltdb in Firefox: Debian's firefox-esr, driven by puppeteer-core over
+// WebDriver BiDi (no geckodriver, no downloaded browser), with a persistent
+// profile so that OPFS is on disk as a user's is. It runs the scenarios the
+// Chromium tests run (tests/pages/*: the same pages and workers) and checks
+// the same results: OPFS round trips and persistence across a reload, the
+// Web Lock between a worker and a page, encodings and sublevels through
+// open() and connect() alike, iterators, and backups, among them that
+// Firefox writes the export Chromium wrote (the fixture the native engine
+// reads) byte for byte.
+//
+//   node tests/firefox/run.mjs [--only name]
+//
+// Writes target/test-results/firefox.json (totals for scripts/test.sh). A
+// watchdog ends a run that hangs; the browser and the server are stopped in
+// `finally`.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import puppeteer from 'puppeteer-core';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
+const PORT = Number(process.env.SILT_FIREFOX_PORT ?? 8788);
+const BASE = `http://127.0.0.1:${PORT}`;
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const report = join(root, 'target/test-results/firefox.json');
+
+const watchdog = setTimeout(() => {
+  console.error('firefox: the run took over 8 minutes; stopping it');
+  process.exit(2);
+}, 8 * 60_000);
+watchdog.unref();
+
+/** Starts the demo server with the test pages; resolves once it listens. */
+function startServer() {
+  const server = spawn(process.execPath, [join(root, 'demo/server.mjs')], {
+    env: { ...process.env, PORT: String(PORT), SILT_TEST_PAGES: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    server.on('exit', (code) => reject(new Error(`the demo server exited with ${code}`)));
+    server.stdout.on('data', (d) => {
+      if (String(d).includes('Silt demo')) resolve(server);
+    });
+  });
+}
+
+async function harness(browser) {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  await page.goto(`${BASE}/test-pages/harness.html`);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', { timeout: 20_000 });
+  return { page, problems };
+}
+
+/** Runs a worker scenario (tests/pages/harness-worker.js) in a new worker of `page`. */
+async function run(page, scenario, args) {
+  const r = await page.evaluate(
+    async (s, a) => {
+      const w = window.silt.newWorker();
+      return window.silt.run(w, s, a);
+    },
+    scenario,
+    args,
+  );
+  if (!r.ok) throw new Error(`scenario ${scenario} failed: ${r.code}: ${r.message}`);
+  return r.value;
+}
+
+/** What the suite saw of the browser, for the support matrix (README). */
+const seen = {};
+
+const checks = {
+  async 'the module loads with SIMD128 in a worker; its memory mode'(browser) {
+    const { page } = await harness(browser);
+    const r = await page.evaluate(async () => {
+      const { simd128Enabled, memoryMode } = await import('/siltdb/dist/index.js');
+      return { simd: await simd128Enabled(), mode: memoryMode() };
+    });
+    assert.equal(r.simd, true);
+    seen.memoryMode = r.mode;
+  },
+
+  async 'OPFS round trip: writes, reads every way, reopen'(browser) {
+    const { page } = await harness(browser);
+    const r = await run(page, 'roundTrip', { name: 'round-trip', n: 500 });
+    assert.equal(r.getCopy, 'value-5-xxxxx');
+    assert.equal(r.pinned, 'value-6-xxxxxx');
+    assert.deepEqual(r.multiGet, ['value-0-', null, null, `value-499-${'x'.repeat(499 % 50)}`, null]);
+    assert.equal(r.scanCount, 489);
+    assert.equal(r.reverseFirst, 'key-00000499');
+    assert.ok(r.pool.files >= 16);
+    assert.equal(r.afterReopenCount, 489);
+  },
+
+  async 'data survives a page reload'(browser) {
+    const { page } = await harness(browser);
+    assert.equal(await run(page, 'write', { name: 'reload', from: 0, to: 2000 }), 2000);
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.state === 'ready', { timeout: 20_000 });
+    assert.equal(await run(page, 'verify', { name: 'reload', n: 2000 }), 2000);
+  },
+
+  async 'a database open() holds in a worker: connect() from a page gets DatabaseLocked'(browser) {
+    const { page } = await harness(browser);
+    assert.equal(await run(page, 'holdOpen', { name: 'exclusive', value: 'held' }), 'held');
+    const code = await page.evaluate(async () => {
+      const { connect } = await import('/siltdb/dist/index.js');
+      try {
+        await connect('exclusive');
+        return 'opened';
+      } catch (e) {
+        return e.code;
+      }
+    });
+    assert.equal(code, 'DatabaseLocked');
+  },
+
+  async 'encodings, sublevels, ranges, counts and clears: the same through open() in a worker and connect() on a page'(browser) {
+    const { page } = await harness(browser);
+    const inWorker = await run(page, 'levelsInWorker', { name: 'levels-worker' });
+    const onPage = await page.evaluate(async () => {
+      const { connect } = await import('/siltdb/dist/index.js');
+      const { levelsShared } = await import('/test-pages/levels-scenarios.js');
+      const db = await connect('levels-page', { keyEncoding: 'utf8', valueEncoding: 'json', mergeOperator: 'append' });
+      try {
+        return await levelsShared(db);
+      } finally {
+        await db.close();
+      }
+    });
+    assert.deepEqual(onPage, inWorker);
+    assert.deepEqual(inWorker.counts, [6, 3, 1, 0, 1]);
+    assert.deepEqual(inWorker.afterTx, [{ title: 'second', n: 3 }, 'gamma']);
+    assert.equal(inWorker.sizes, true);
+  },
+
+  async 'iterators: break, return() and release() let go of everything; batch scans cover their bounds'(browser) {
+    const { page } = await harness(browser);
+    const r = await run(page, 'iteratorEnds', { name: 'ends' });
+    for (const end of [r.break, r.return, r.release]) {
+      assert.ok(end.during.pinned.tables > 0);
+      assert.deepEqual(end.after.pinned, { memtables: 0, tables: 0 });
+    }
+    assert.equal(r.release.code, 'Released');
+    const b = await run(page, 'batchScans', { name: 'batches', n: 6000 });
+    assert.equal(b.scans.length, 4);
+    for (const s of b.scans) {
+      assert.equal(s.mismatch, null);
+      assert.equal(s.read, s.expected);
+      assert.equal(s.seekOk, true);
+    }
+  },
+
+  async 'an export written in Firefox is the fixture Chromium wrote and the native engine reads, byte for byte'(browser) {
+    const { page } = await harness(browser);
+    const bytes = Buffer.from(await run(page, 'fixtureExport', { name: 'fixture-src' }));
+    const fixture = readFileSync(join(root, 'crates/engine/tests/fixtures/chromium-export-v1.siltdump'));
+    assert.ok(bytes.equals(fixture), `${bytes.length} bytes, the fixture ${fixture.length}`);
+  },
+
+  async 'importDatabase copies a database, and a damaged export leaves none'(browser) {
+    const { page } = await harness(browser);
+    const r = await run(page, 'importRoundTrip', { from: 'backup-src', to: 'backup-copy', n: 20_000 });
+    assert.equal(r.count, 20_000);
+    assert.equal(r.last, 'v19999');
+    assert.equal(r.verified, 20_000);
+    const d = await run(page, 'importDamaged', { from: 'damaged-src', to: 'damaged-copy', damage: 'flip' });
+    assert.deepEqual(d, { code: 'ChecksumMismatch', after: 'NotFound', count: 5000 });
+  },
+};
+
+const results = [];
+let server;
+let browser;
+let profile;
+try {
+  server = await startServer();
+  profile = mkdtempSync(join(tmpdir(), 'silt-firefox-'));
+  browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true, userDataDir: profile, protocolTimeout: 120_000 });
+  const version = await browser.version();
+  console.log(`firefox: ${version} (${FIREFOX}), puppeteer-core over WebDriver BiDi, profile on disk`);
+  for (const [name, check] of Object.entries(checks)) {
+    if (only !== undefined && !name.includes(only)) continue;
+    const t0 = performance.now();
+    try {
+      await check(browser);
+      results.push({ name, ok: true, ms: performance.now() - t0 });
+      console.log(`  ✓ ${name} (${Math.round(performance.now() - t0)} ms)`);
+    } catch (e) {
+      results.push({ name, ok: false, ms: performance.now() - t0, error: String(e?.stack ?? e) });
+      console.log(
+        `  ✘ ${name}\n    ${String(e?.message ?? e)
+          .split('\n')
+          .join('\n    ')}`,
+      );
+    } finally {
+      for (const p of await browser.pages()) if (p.url() !== 'about:blank') await p.close().catch(() => {});
+    }
+  }
+} finally {
+  await browser?.close().catch(() => {});
+  server?.kill();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+}
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+mkdirSync(join(root, 'target/test-results'), { recursive: true });
+writeFileSync(report, JSON.stringify({ browser: 'firefox', passed, failed, skipped: 0, seen, results }, null, 2));
+console.log(`firefox: ${passed} passed, ${failed} failed; memory mode ${seen.memoryMode ?? '?'}`);
+clearTimeout(watchdog);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
