@@ -139,6 +139,35 @@ const checks = {
     assert.equal(inWorker.sizes, true);
   },
 
+  async 'connect() in two tabs: one leads, the other reads its writes and watches them, and takes over when the leader closes'(browser) {
+    const a = await harness(browser);
+    const b = await harness(browser);
+    const connect = (page) =>
+      page.evaluate(async () => {
+        const { connect } = await import('/siltdb/dist/index.js');
+        window.db = await connect('two-tabs', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+        window.seen = [];
+        window.db.watch({}, (e) => window.seen.push(e.kind === 'gap' ? 'gap' : `${e.kind} ${new TextDecoder().decode(e.key)}`));
+        return window.db.isLeader;
+      });
+    const leads = [await connect(a.page), await connect(b.page)];
+    assert.deepEqual(leads, [true, false]);
+    await a.page.evaluate(() => window.db.put('from-a', 'hello'));
+    await b.page.evaluate(() => window.db.put('from-b', 'hi'));
+    assert.equal(await b.page.evaluate(() => window.db.get('from-a')), 'hello');
+    assert.equal(await a.page.evaluate(() => window.db.get('from-b')), 'hi');
+    await a.page.waitForFunction(() => window.seen.includes('put from-b'), { timeout: 5_000 });
+    await b.page.waitForFunction(() => window.seen.includes('put from-a'), { timeout: 5_000 });
+    // The leading tab goes: the other takes over, and has everything.
+    await a.page.close();
+    const after = await b.page.evaluate(async () => {
+      await window.db.put('after', 'failover');
+      return { leader: window.db.isLeader, a: await window.db.get('from-a'), after: await window.db.get('after') };
+    });
+    assert.deepEqual(after, { leader: true, a: 'hello', after: 'failover' });
+    await b.page.evaluate(() => window.db.close());
+  },
+
   async 'iterators: break, return() and release() let go of everything; batch scans cover their bounds'(browser) {
     const { page } = await harness(browser);
     const r = await run(page, 'iteratorEnds', { name: 'ends' });
