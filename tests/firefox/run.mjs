@@ -185,6 +185,43 @@ const checks = {
     }
   },
 
+  async 'a worker terminated in the middle of a write stream loses no acknowledged synced write'(browser) {
+    const { page } = await harness(browser);
+    for (let round = 0; round < 2; round++) {
+      const writer = await page.evaluate(() => window.silt.newWorker());
+      await page.evaluate((w) => window.silt.start(w, 'stream', { name: 'killed' }), writer);
+      await page.waitForFunction((w) => (window.silt.progress(w).acked ?? -1) >= 600, { timeout: 20_000 }, writer);
+      const acked = await page.evaluate((w) => {
+        const a = window.silt.progress(w).acked;
+        window.silt.terminate(w); // no close: the worker is gone mid-write
+        return a;
+      }, writer);
+      const r = await run(page, 'afterCrash', { name: 'killed', acked });
+      assert.deepEqual(r.missing, []);
+      assert.equal(r.missingCount, 0);
+      assert.ok(r.total > acked);
+    }
+  },
+
+  async "the engine's fs contract holds on a pool of real OPFS files"(browser) {
+    const { page } = await harness(browser);
+    const r = await run(page, 'fsContract', { dirName: 'fs-contract' });
+    assert.deepEqual(r.failures, []);
+    assert.ok(r.files >= 48);
+  },
+
+  async 'random bad input through connect(): typed errors only, the worker stays alive, the data stays right'(browser) {
+    const { page } = await harness(browser);
+    const seed = Number(process.env.SILT_BAD_INPUT_SEED ?? Date.now() % 1_000_000);
+    const report = await page.evaluate(async (seed) => {
+      const m = await import('/test-pages/bad-input-page.js');
+      return m.runSequences({ seed, sequences: 6, steps: 120 });
+    }, seed);
+    console.log(`    bad-input (Firefox, seed ${seed}): ${report.calls} calls in ${report.sequences} sequences, ${report.problemCount} problems`);
+    assert.deepEqual(report.problems, [], `seed ${seed}`);
+    assert.ok(report.calls > 500);
+  },
+
   async 'an export written in Firefox is the fixture Chromium wrote and the native engine reads, byte for byte'(browser) {
     const { page } = await harness(browser);
     const bytes = Buffer.from(await run(page, 'fixtureExport', { name: 'fixture-src' }));
