@@ -8,75 +8,29 @@ import { expect, test } from '@playwright/test';
 import { openHarness } from './harness.js';
 
 type Lib = typeof import('../../js/src/index.js');
+type Capped = {
+  code: string | undefined;
+  message: string;
+  acked: number;
+  failedVisible: boolean;
+  lost: number;
+  tables: number;
+  bytes: number;
+  maxBytes: number;
+  afterReopen: number | undefined;
+  freed: number;
+  newOk: boolean;
+  keptOk: boolean;
+  deletedGone: boolean;
+  MAX: number;
+};
 
 test('a capped database: QuotaExceeded, nothing lost, reopens, and recovers after delete + compactRange', async ({ page }) => {
   test.setTimeout(90_000);
   await openHarness(page);
   const r = await page.evaluate(async () => {
-    const { connect, WriteBatch, SiltError, removeDatabase } = (await import('/siltdb/dist/index.js' as string)) as Lib;
-    const MAX = 4 << 20;
-    const options = { maxBytes: MAX, writeBufferSize: 64 * 1024 };
-    const key = (i: number) => `key-${String(i).padStart(7, '0')}`;
-    // Incompressible values, so that LZ4 does not postpone the cap.
-    const value = (i: number) => {
-      const v = crypto.getRandomValues(new Uint8Array(1000));
-      v[0] = i % 251;
-      return v;
-    };
-    await removeDatabase('quota-e2e');
-    let db = await connect('quota-e2e', options);
-    let acked = 0;
-    let error: { code: string; message: string } | undefined;
-    try {
-      // 32 puts per batch: a batch is all or nothing.
-      for (let b = 0; b < 10_000 && !error; b++) {
-        const batch = new WriteBatch();
-        for (let i = acked; i < acked + 32; i++) batch.put(key(i), value(i));
-        try {
-          await db.write(batch);
-          acked += 32;
-        } catch (e) {
-          error = e instanceof SiltError ? { code: e.code, message: e.message } : { code: 'not a SiltError', message: String(e) };
-        }
-      }
-      const failedVisible = (await db.get(key(acked))) !== undefined;
-      const reads = await db.multiGet(Array.from({ length: acked }, (_, i) => key(i)));
-      const lost = reads.filter((v, i) => v === undefined || v[0] !== i % 251 || v.length !== 1000).length;
-      const verified = await db.verify();
-      const stats = await db.statistics();
-      await db.close();
-
-      db = await connect('quota-e2e', options); // a full database reopens
-      const afterReopen = (await db.get(key(acked - 1)))?.[0];
-      await db.deleteRange(key(0), key(acked - 64));
-      await db.compactRange();
-      const freed = (await db.statistics()).pool!.bytes;
-      for (let i = 0; i < 200; i++) await db.put(`new-${i}`, value(i));
-      await db.idle();
-      const newOk = (await db.get('new-199'))?.[0] === 199 % 251;
-      const keptOk = (await db.get(key(acked - 1)))?.[0] === (acked - 1) % 251;
-      const deletedGone = (await db.get(key(5))) === undefined;
-      await db.verify();
-      return {
-        code: error?.code,
-        message: error?.message ?? '',
-        acked,
-        failedVisible,
-        lost,
-        tables: verified.tables,
-        bytes: stats.pool!.bytes,
-        maxBytes: stats.pool!.maxBytes,
-        afterReopen,
-        freed,
-        newOk,
-        keptOk,
-        deletedGone,
-        MAX,
-      };
-    } finally {
-      await db.close();
-      await removeDatabase('quota-e2e');
-    }
+    const { cappedDatabase } = (await import('/test-pages/quota-page.js' as string)) as { cappedDatabase(): Promise<Capped> };
+    return cappedDatabase();
   });
   expect(r.code).toBe('QuotaExceeded');
   expect(r.message).toContain(`maxBytes is ${r.MAX}`);

@@ -203,6 +203,20 @@ const checks = {
     }
   },
 
+  async 'a capped database: QuotaExceeded, nothing lost, reopens, and recovers after delete + compactRange'(browser) {
+    const { page } = await harness(browser);
+    const r = await page.evaluate(async () => (await import('/test-pages/quota-page.js')).cappedDatabase());
+    assert.equal(r.code, 'QuotaExceeded');
+    assert.ok(r.message.includes(`maxBytes is ${r.MAX}`), r.message);
+    assert.ok(r.acked > 1000);
+    assert.equal(r.failedVisible, false);
+    assert.equal(r.lost, 0);
+    assert.ok(r.bytes <= r.MAX);
+    assert.equal(r.afterReopen, (r.acked - 1) % 251);
+    assert.ok(r.freed < r.MAX / 2);
+    assert.deepEqual([r.newOk, r.keptOk, r.deletedGone], [true, true, true]);
+  },
+
   async "the engine's fs contract holds on a pool of real OPFS files"(browser) {
     const { page } = await harness(browser);
     const r = await run(page, 'fsContract', { dirName: 'fs-contract' });
