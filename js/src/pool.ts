@@ -58,6 +58,16 @@ async function openHandle(dir: DirectoryLike, name: string): Promise<SyncHandleL
       // only belong to a context that is going away (a terminated worker
       // releases its handles shortly after its lock).
       const errName = (e as { name?: unknown }).name;
+      if (errName === 'NotSupportedError') {
+        // The browser has OPFS but its storage backend has no synchronous
+        // access handles (WebKitGTK 2.50: "Backend does not support this
+        // operation"): nothing to retry.
+        throw new SiltError(
+          'NotSupported',
+          `this browser's origin private file system cannot open FileSystemSyncAccessHandle, which siltdb needs (${(e as Error).message ?? String(e)})`,
+          { cause: e },
+        );
+      }
       if (errName !== 'NoModificationAllowedError' || Date.now() > deadline) {
         throw domError(`could not open pooled file ${name}`, e);
       }

@@ -59,6 +59,8 @@ export class FakeDirectory {
   dirs = new Map<string, FakeDirectory>();
   /** Creates fail with QuotaExceededError once this many files exist. */
   maxFiles = Infinity;
+  /** Opening a sync access handle throws this (a browser whose OPFS backend has none). */
+  handleError: Error | undefined;
 
   async getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<FakeDirectory> {
     let d = this.dirs.get(name);
@@ -79,8 +81,10 @@ export class FakeDirectory {
       this.files.set(name, f);
     }
     const file = f;
+    const handleError = this.handleError;
     return {
       async createSyncAccessHandle(): Promise<SyncHandleLike> {
+        if (handleError) throw handleError;
         if (file.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
         file.open = true;
         return new FakeSyncHandle(file);

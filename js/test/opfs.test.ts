@@ -300,3 +300,16 @@ test('repairDatabase rebuilds a damaged database from what is intact; a missing 
   repaired.close();
   expect((await rejected(repairOn({ root, locks }, 'nope'))).code).toBe('NotFound');
 });
+
+test('a browser whose OPFS has no sync access handles gets NotSupported naming the API, not an I/O error', async () => {
+  const root = new FakeDirectory();
+  const top = await root.getDirectoryHandle('siltdb', { create: true });
+  const dir = await top.getDirectoryHandle('db1', { create: true });
+  // What WebKitGTK 2.50 throws with its AccessHandle feature on.
+  dir.handleError = Object.assign(new Error('Backend does not support this operation'), { name: 'NotSupportedError' });
+  const locks = new FakeLocks();
+  const err = await rejected(openFake(root, locks, 'db1'));
+  expect(err.code).toBe('NotSupported');
+  expect(err.message).toMatch(/FileSystemSyncAccessHandle/);
+  expect(locks.isHeld('siltdb:db1')).toBe(false);
+});
