@@ -38,7 +38,8 @@ suite() {
 
 typecheck() {
   npx --no-install tsc -p js/tsconfig.test.json && npx --no-install tsc -p tests/tsconfig.json &&
-    bash scripts/api-docs.sh --check # docs/api/ is what the .d.ts files say
+    bash scripts/api-docs.sh --check && # docs/api/ is what the .d.ts files say
+    bash scripts/package-check.sh       # the npm tarball: publint, attw, no maps or tests
 }
 cargo_tests() {
   # --no-fail-fast: one failing test binary does not hide the others' results.
@@ -67,7 +68,7 @@ playwright_tests() {
 }
 
 suite "lint (rustfmt, clippy native and wasm32, biome)" bash scripts/lint.sh
-suite "typecheck (tsc, test code; the API reference up to date)" typecheck
+suite "typecheck (tsc, test code; the API reference up to date; the package fit to publish)" typecheck
 suite "cargo test --workspace (native)" cargo_tests
 suite "cargo test silt-engine as WebAssembly (wasm32-wasip1, SIMD128, Node)" wasm_engine_tests
 suite "vitest (js, Node, real wasm build)" vitest_tests
