@@ -1,5 +1,6 @@
 // A browser session for the benchmark runners: the demo server on a free
-// port, Debian's Chromium with a kept (persistent) temporary profile, and
+// port, Debian's Chromium (or, with `browser: 'firefox'`, Debian's Firefox
+// ESR through puppeteer-core) with a kept (persistent) temporary profile, and
 // the demo's Benchmarks page (/benchmarks/), whose `window.bench` is the
 // suite's machinery (bench/browser/runner.js).
 //
@@ -7,18 +8,44 @@
 // OPFS in memory behind IPC, and a 4 KiB sync read costs ~300 µs instead of
 // ~2 µs, which would measure the IPC rather than the engines.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { chromiumArgs, executablePath, startDemoServer } from '../../scripts/browser.mjs';
 import { chromiumVersion } from './machine.mjs';
 
-/** Waits until the Benchmarks page is ready (or says why it is not). */
+/**
+ * Waits until the Benchmarks page is ready (or says why it is not). Polls
+ * with `evaluate`, which Playwright's and Puppeteer's pages both have.
+ */
 export async function waitReady(page) {
-  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), undefined, { timeout: 60_000 });
-  const state = await page.evaluate(() => document.body.dataset.state);
-  if (state !== 'ready') throw new Error(`the benchmark page failed to start: ${await page.locator('#error').textContent()}`);
+  const deadline = Date.now() + 60_000;
+  let state;
+  for (;;) {
+    state = await page.evaluate(() => document.body?.dataset.state);
+    if (state === 'ready' || state === 'error' || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (state !== 'ready') {
+    const why = await page.evaluate(() => document.querySelector('#error')?.textContent ?? '');
+    throw new Error(`the benchmark page failed to start (${state ?? 'no state'}): ${why}`);
+  }
 }
+
+/** Debian's Firefox ESR through puppeteer-core (WebDriver BiDi), with `profile` kept on disk. */
+async function launchFirefox(profile) {
+  // puppeteer-core is a dependency of the tests' workspace (tests/firefox).
+  const resolved = createRequire(new URL('../../tests/package.json', import.meta.url)).resolve('puppeteer-core');
+  const m = await import(pathToFileURL(resolved).href);
+  const puppeteer = typeof m.default?.launch === 'function' ? m.default : m.default.default;
+  const browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true, userDataDir: profile, protocolTimeout: 30 * 60_000 });
+  const page = (await browser.pages())[0] ?? (await browser.newPage());
+  return { page, close: () => browser.close(), version: await browser.version() };
+}
+
+const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
 
 /**
  * Runs `f({ page, url, browser })` on a ready Benchmarks page, then closes
@@ -27,7 +54,7 @@ export async function waitReady(page) {
  * A watchdog ends the process after `timeoutMin` minutes, so that a wedged
  * browser never holds a machine.
  */
-export async function withBenchPage(f, { timeoutMin, log }) {
+export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chromium' }) {
   const { server, url } = await startDemoServer();
   const watchdog = setTimeout(() => {
     log(`watchdog: giving up after ${timeoutMin} minutes`);
@@ -35,24 +62,35 @@ export async function withBenchPage(f, { timeoutMin, log }) {
     process.exit(2);
   }, timeoutMin * 60_000);
   const profile = mkdtempSync(join(os.tmpdir(), 'silt-bench-profile-'));
-  let context;
+  let close;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath, args: chromiumArgs, headless: true, timeout: 30_000 });
-    const page = context.pages()[0] ?? (await context.newPage());
+    let page;
+    let version;
+    if (which === 'firefox') {
+      const ff = await launchFirefox(profile);
+      page = ff.page;
+      close = ff.close;
+      version = `Firefox ${ff.version.replace(/^firefox\//, '')} (headless, ${FIREFOX}, puppeteer-core over WebDriver BiDi`;
+    } else {
+      const context = await chromium.launchPersistentContext(profile, { executablePath, args: chromiumArgs, headless: true, timeout: 30_000 });
+      page = context.pages()[0] ?? (await context.newPage());
+      close = () => context.close();
+      version = `${chromiumVersion()} (headless, ${executablePath}`;
+    }
     page.on('console', (m) => {
       const t = m.text();
       if (t.startsWith('[bench] ')) log(t.slice(8));
-      else if (m.type() === 'error' || m.type() === 'warning') log(`console ${m.type()}: ${t}`);
+      else if (m.type() === 'error' || m.type() === 'warning' || m.type() === 'warn') log(`console ${m.type()}: ${t}`);
     });
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
     await page.goto(`${url}benchmarks/`);
     await waitReady(page);
     const { ua, mem } = await page.evaluate(() => ({ ua: navigator.userAgent, mem: navigator.deviceMemory }));
     // deviceMemory picks siltdb's default block cache (js/src/open.ts).
-    return await f({ page, url, browser: `${chromiumVersion()} (headless, ${executablePath}; ${ua}; deviceMemory ${mem ?? 'n/a'} GiB)` });
+    return await f({ page, url, browser: `${version}; ${ua}; deviceMemory ${mem ?? 'n/a'} GiB)` });
   } finally {
     clearTimeout(watchdog);
-    await context?.close().catch(() => {});
+    await close?.().catch(() => {});
     server.kill('SIGTERM');
     rmSync(profile, { recursive: true, force: true });
   }
