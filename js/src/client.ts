@@ -267,10 +267,11 @@ export class Connection {
     });
     // The broker introduces followers to the leader's worker with a
     // MessagePort: measured about three times faster than a BroadcastChannel.
-    const Shared = (globalThis as { SharedWorker?: typeof SharedWorker }).SharedWorker;
-    if (typeof Shared === 'function') {
+    // Written out as `new SharedWorker(new URL(...))`, the pattern bundlers
+    // recognise to bundle broker.js as a worker of its own.
+    if (typeof SharedWorker === 'function') {
       try {
-        const shared = new Shared(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker' });
+        const shared = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker' });
         shared.addEventListener('error', () => {
           this.#broker = undefined;
         });

@@ -226,6 +226,14 @@ function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<St
     FileSystemFileHandle?: { prototype: object };
   };
   const hasSyncHandles = g.FileSystemFileHandle !== undefined && 'createSyncAccessHandle' in g.FileSystemFileHandle.prototype;
+  const inDedicatedWorker = typeof (globalThis as { DedicatedWorkerGlobalScope?: unknown }).DedicatedWorkerGlobalScope === 'function';
+  if (inDedicatedWorker && g.navigator?.storage?.getDirectory && !hasSyncHandles) {
+    throw new SiltError(
+      'NotSupported',
+      "open() needs OPFS sync access handles (FileSystemFileHandle.prototype.createSyncAccessHandle), which this browser's workers lack: " +
+        'use Chrome or Edge 102+, Firefox 111+ or Safari 16.4+, or openMemory() for a database that is not kept',
+    );
+  }
   if (!g.navigator?.storage?.getDirectory || !hasSyncHandles) {
     throw new SiltError(
       'NotSupported',

@@ -58,21 +58,69 @@ export function loadWasm(): Promise<void> {
   ready ??= instantiate().catch((cause: unknown) => {
     ready = undefined; // a later call may retry (e.g. after a network error)
     const detail = cause instanceof Error ? cause.message : String(cause);
+    if (!hasSimd128()) {
+      throw new SiltError(
+        'NotSupported',
+        `siltdb needs WebAssembly SIMD128 (fixed-width SIMD), which this browser lacks: use Chrome or Edge 91+, Firefox 89+ or Safari 16.4+ (${detail})`,
+        { cause },
+      );
+    }
     throw new SiltError('InitFailed', `could not load the siltdb WebAssembly module: ${detail}`, { cause });
   });
   return ready;
+}
+
+/**
+ * The smallest module that uses SIMD128: one function returning a
+ * `v128.const`. Validated only after loading failed, to tell a browser
+ * without SIMD from a network or bundling failure.
+ */
+const SIMD_PROBE = new Uint8Array([
+  0x00,
+  0x61,
+  0x73,
+  0x6d,
+  0x01,
+  0x00,
+  0x00,
+  0x00, // magic, version 1
+  0x01,
+  0x05,
+  0x01,
+  0x60,
+  0x00,
+  0x01,
+  0x7b, // types: () -> v128
+  0x03,
+  0x02,
+  0x01,
+  0x00, // functions: one of type 0
+  0x0a,
+  0x16,
+  0x01,
+  0x14,
+  0x00,
+  0xfd,
+  0x0c,
+  ...new Array<number>(16).fill(0),
+  0x0b, // code: v128.const 0, end
+]);
+
+function hasSimd128(): boolean {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
 }
 
 async function instantiate(): Promise<void> {
   let exports: { memory: WebAssembly.Memory };
   if (isNode()) {
     const wasmUrl = new URL('../pkg/silt_wasm_bg.wasm', import.meta.url);
-    // A non-literal specifier, so that bundlers building for the browser do
-    // not try to resolve a Node built-in they will never need.
-    const fsModule: string = 'node:fs/promises';
-    const { readFile } = (await import(/* @vite-ignore */ fsModule)) as {
-      readFile(path: URL): Promise<Uint8Array>;
-    };
+    // Not an import, which bundlers building for the browser would try to
+    // resolve (and warn about) though the browser never takes this path.
+    const { readFile } = nodeBuiltin<{ readFile(path: URL): Promise<Uint8Array> }>('node:fs/promises');
     exports = await init({ module_or_path: await readFile(wasmUrl) });
   } else {
     exports = await init(); // the glue's own `new URL('silt_wasm_bg.wasm', import.meta.url)`
@@ -147,6 +195,14 @@ export function memoryMode(): MemoryMode {
 /** The size of wasm memory in bytes (0 before the module loads). */
 export function memoryBytes(): number {
   return memory?.buffer.byteLength ?? 0;
+}
+
+/** A Node built-in module, without an import (Node 20.16+). */
+function nodeBuiltin<T>(name: string): T {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process;
+  const module = proc?.getBuiltinModule?.(name);
+  if (module === undefined) throw new Error(`this Node has no process.getBuiltinModule('${name}'): siltdb needs Node 20.19 or later`);
+  return module as T;
 }
 
 function isNode(): boolean {
