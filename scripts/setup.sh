@@ -26,6 +26,16 @@ else
   say "firefox-esr present: $(/usr/bin/firefox-esr --version 2>/dev/null | head -n1)"
 fi
 
+# --- WebKitGTK's MiniBrowser (in libwebkit2gtk-4.1-0) and Xvfb, for the
+# WebKit suite (tests/webkit/run.mjs) -------------------------------------
+if [ ! -x /usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser ] || ! command -v xvfb-run >/dev/null || ! command -v xauth >/dev/null; then
+  say "installing Debian libwebkit2gtk-4.1-0 (MiniBrowser), xvfb, xauth"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq libwebkit2gtk-4.1-0 xvfb xauth >/dev/null
+else
+  say "MiniBrowser present: libwebkit2gtk-4.1-0 $(dpkg-query -W -f='${Version}' libwebkit2gtk-4.1-0 2>/dev/null)"
+fi
+
 # --- Rust: wasm32 target, lint components, wasm-bindgen-cli (pinned), wasm-pack (pinned)
 export PATH="$HOME/.cargo/bin:$PATH"
 for component in clippy rustfmt; do

@@ -62,7 +62,7 @@ function playwright(text) {
   };
 }
 
-function firefox(text) {
+function browserRun(text) {
   if (text === undefined) return undefined;
   const { passed, failed, skipped } = JSON.parse(text);
   return { passed, failed, skipped };
@@ -72,7 +72,8 @@ add('cargo test', cargo(read('cargo.log')));
 add('cargo test (wasm32-wasip1)', cargo(read('cargo-wasm.log')));
 add('vitest', vitest(read('vitest.json')));
 add('playwright', playwright(read('playwright.json')));
-add('firefox', firefox(read('firefox.json')));
+add('firefox', browserRun(read('firefox.json')));
+add('webkit', browserRun(read('webkit.json')));
 
 const total = { passed: 0, failed: 0, skipped: 0 };
 for (const row of rows) {

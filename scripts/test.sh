@@ -62,6 +62,10 @@ firefox_tests() {
   # Writes target/test-results/firefox.json; has its own watchdog too.
   timeout -k 10 "$JS_TEST_TIMEOUT" node tests/firefox/run.mjs
 }
+webkit_tests() {
+  # Writes target/test-results/webkit.json; has its own watchdog too.
+  timeout -k 10 "$JS_TEST_TIMEOUT" node tests/webkit/run.mjs
+}
 playwright_tests() {
   # The JSON report path is set in tests/playwright.config.ts.
   (cd tests && timeout -k 10 "$JS_TEST_TIMEOUT" npx --no-install playwright test)
@@ -74,6 +78,7 @@ suite "cargo test silt-engine as WebAssembly (wasm32-wasip1, SIMD128, Node)" was
 suite "vitest (js, Node, real wasm build)" vitest_tests
 suite "playwright (Chromium)" playwright_tests
 suite "firefox (Firefox ESR, puppeteer-core over WebDriver BiDi)" firefox_tests
+suite "webkit (WebKitGTK's MiniBrowser under Xvfb: what works, and NotSupported where it cannot)" webkit_tests
 
 printf '\n'
 # The totals; this also fails on a missing report or a skipped test, even

@@ -227,23 +227,28 @@ function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<St
   };
   const hasSyncHandles = g.FileSystemFileHandle !== undefined && 'createSyncAccessHandle' in g.FileSystemFileHandle.prototype;
   const inDedicatedWorker = typeof (globalThis as { DedicatedWorkerGlobalScope?: unknown }).DedicatedWorkerGlobalScope === 'function';
-  if (inDedicatedWorker && g.navigator?.storage?.getDirectory && !hasSyncHandles) {
+  const missing = !g.navigator?.storage?.getDirectory
+    ? 'the origin private file system (navigator.storage.getDirectory)'
+    : !hasSyncHandles
+      ? 'OPFS sync access handles (FileSystemFileHandle.prototype.createSyncAccessHandle)'
+      : undefined;
+  if (inDedicatedWorker && missing !== undefined) {
     throw new SiltError(
       'NotSupported',
-      "open() needs OPFS sync access handles (FileSystemFileHandle.prototype.createSyncAccessHandle), which this browser's workers lack: " +
+      `open() needs ${missing}, which this browser's workers lack: ` +
         'use Chrome or Edge 102+, Firefox 111+ or Safari 16.4+, or openMemory() for a database that is not kept',
     );
   }
-  if (!g.navigator?.storage?.getDirectory || !hasSyncHandles) {
+  if (missing !== undefined) {
     throw new SiltError(
       'NotSupported',
       'open() needs OPFS sync access handles, which only a dedicated worker in a browser has: ' +
         'call open() in a worker, connect() from a page, or openMemory() anywhere',
     );
   }
-  if (!g.navigator.locks) throw new SiltError('NotSupported', 'open() needs Web Locks (navigator.locks), which this browser lacks');
-  const storage = g.navigator.storage;
-  return { locks: g.navigator.locks, rootDirectory: () => storage.getDirectory!() };
+  const { locks, storage } = g.navigator!;
+  if (!locks) throw new SiltError('NotSupported', 'open() needs Web Locks (navigator.locks), which this browser lacks');
+  return { locks, rootDirectory: () => storage!.getDirectory!() };
 }
 
 async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {

@@ -9,7 +9,10 @@ import siltdb, { type EsbuildPluginBuild } from '../src/esbuild.js';
 function fakeBuild(initialOptions: EsbuildPluginBuild['initialOptions']) {
   const ends: ((r: { errors: unknown[] }) => void)[] = [];
   const build: EsbuildPluginBuild = { initialOptions, onEnd: (cb) => ends.push(cb) };
-  return { build, end: (errors: unknown[] = []) => ends.forEach((cb) => cb({ errors })) };
+  const end = (errors: unknown[] = []) => {
+    for (const cb of ends) cb({ errors });
+  };
+  return { build, end };
 }
 
 const dirs: string[] = [];

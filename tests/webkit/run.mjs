@@ -1,0 +1,190 @@
+// siltdb in WebKitGTK: Debian's MiniBrowser (libwebkit2gtk-4.1), under
+// Xvfb (it has no headless mode). WebKitGTK 2.50's storage backend refuses
+// OPFS sync access handles, so siltdb cannot keep a database there; this
+// suite proves what the support matrix (README "Browsers") says: the module
+// loads with SIMD128 and in-memory databases work on a page and in a worker,
+// while open() and connect() fail at once with a typed NotSupported that
+// names the missing API and carries the browser's own error, never a hang.
+// Run twice: with MiniBrowser's defaults (no navigator.storage at all) and
+// with its StorageAPI, FileSystem and AccessHandle features switched on.
+//
+// WebKitWebDriver's sessions are ephemeral (OPFS fails there with
+// UnknownError), so the browser is started directly and the test page posts
+// its results to a listener of this script.
+//
+//   node tests/webkit/run.mjs [--only name]
+//
+// Writes target/test-results/webkit.json (totals for scripts/test.sh). A
+// watchdog ends a run that hangs; browsers and servers stop in `finally`.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const MINIBROWSER = process.env.SILT_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+const PORT = Number(process.env.SILT_WEBKIT_PORT ?? 8789);
+const BASE = `http://127.0.0.1:${PORT}`;
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const reportFile = join(root, 'target/test-results/webkit.json');
+
+const watchdog = setTimeout(() => {
+  console.error('webkit: the run took over 4 minutes; stopping it');
+  process.exit(2);
+}, 4 * 60_000);
+watchdog.unref();
+
+/** Starts the demo server with the test pages; resolves once it listens. */
+function startServer() {
+  const server = spawn(process.execPath, [join(root, 'demo/server.mjs')], {
+    env: { ...process.env, PORT: String(PORT), SILT_TEST_PAGES: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    server.on('exit', (code) => reject(new Error(`the demo server exited with ${code}`)));
+    server.stdout.on('data', (d) => {
+      if (String(d).includes('Silt demo')) resolve(server);
+    });
+  });
+}
+
+/** A listener the page posts its results to; `next()` resolves with the next report. */
+function startListener() {
+  let waiting;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
+      if (req.method === 'POST') waiting?.(JSON.parse(body));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        server,
+        url: `http://127.0.0.1:${server.address().port}/report`,
+        next: () => new Promise((r) => (waiting = r)),
+      }),
+    ),
+  );
+}
+
+/**
+ * Opens webkit.html in a MiniBrowser of its own (own Xvfb display, own
+ * profile) and returns what the page reported.
+ */
+async function visit(listener, features) {
+  const home = mkdtempSync(join(tmpdir(), 'silt-webkit-'));
+  const url = `${BASE}/test-pages/webkit.html?report=${encodeURIComponent(listener.url)}`;
+  const args = ['-a', '-s', '-screen 0 1280x800x24', MINIBROWSER, ...(features ? [`--features=${features}`] : []), url];
+  const browser = spawn('xvfb-run', args, {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CACHE_HOME: join(home, 'cache') },
+  });
+  let stderr = '';
+  browser.stderr.on('data', (d) => (stderr += d));
+  try {
+    const timeout = new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`no report from MiniBrowser in 60 s; its stderr:\n${stderr.slice(-2000)}`)), 60_000),
+    );
+    const exited = new Promise((_, reject) => browser.on('exit', (code) => reject(new Error(`MiniBrowser exited (${code}): ${stderr.slice(-2000)}`))));
+    lastReport = await Promise.race([listener.next(), timeout, exited]);
+    return lastReport;
+  } finally {
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+let lastReport;
+const byName = (report) => Object.fromEntries(report.checks.map((c) => [c.name, c]));
+
+/** What the suite saw, for the support matrix. */
+const seen = {};
+
+const checks = {
+  async 'with its features on: SIMD128 and in-memory databases work; open() and connect() fail with NotSupported naming FileSystemSyncAccessHandle'(listener) {
+    const report = await visit(listener, 'StorageAPI,StorageAPIEstimate,FileSystem,AccessHandle');
+    seen.userAgent = report.userAgent;
+    seen.env = report.env;
+    const c = byName(report);
+    assert.deepEqual(c.simd128, { name: 'simd128', ok: true, value: true });
+    assert.equal(c['openMemory on the page'].value, 'in memory');
+    assert.equal(c['openMemory in a worker'].value, 'memory');
+    assert.equal(report.env.storageApi, true);
+    assert.equal(report.env.webLocks, true);
+    // The browser's own refusal, kept as the cause.
+    const open = c['open in a worker'];
+    assert.equal(open.ok, false, JSON.stringify(open));
+    assert.equal(open.error.code, 'NotSupported', JSON.stringify(open));
+    assert.match(open.error.message, /FileSystemSyncAccessHandle/);
+    assert.equal(open.error.cause, 'NotSupportedError');
+    const connect = c['connect on the page'];
+    assert.equal(connect.ok, false, JSON.stringify(connect));
+    assert.equal(connect.error.code, 'NotSupported', JSON.stringify(connect));
+    assert.match(connect.error.message, /FileSystemSyncAccessHandle/);
+    seen.open = open.error.message;
+    seen.connect = connect.error.message;
+  },
+
+  async 'with its defaults (no navigator.storage): in-memory databases work; open() and connect() fail with NotSupported'(listener) {
+    const report = await visit(listener, undefined);
+    const c = byName(report);
+    assert.equal(report.env.storageApi, false);
+    assert.equal(c['openMemory on the page'].value, 'in memory');
+    assert.equal(c['openMemory in a worker'].value, 'memory');
+    for (const name of ['open in a worker', 'connect on the page']) {
+      assert.equal(c[name].ok, false, JSON.stringify(c[name]));
+      assert.equal(c[name].error.code, 'NotSupported', JSON.stringify(c[name]));
+      assert.match(c[name].error.message, /navigator\.storage\.getDirectory/);
+    }
+  },
+};
+
+const results = [];
+let server;
+let listener;
+try {
+  if (!existsSync(MINIBROWSER)) throw new Error(`no MiniBrowser at ${MINIBROWSER} (scripts/setup.sh installs libwebkit2gtk-4.1-0)`);
+  server = await startServer();
+  listener = await startListener();
+  // "libwebkit2gtk-4.1-0:amd64<TAB>2.50.6-1~deb12u2"
+  seen.version = spawnSync('dpkg-query', ['-W', 'libwebkit2gtk-4.1-0'], { encoding: 'utf8' }).stdout.trim().split('\t')[1] ?? 'unknown';
+  console.log(`webkit: WebKitGTK ${seen.version}, ${MINIBROWSER} under Xvfb`);
+  for (const [name, check] of Object.entries(checks)) {
+    if (only !== undefined && !name.includes(only)) continue;
+    const t0 = performance.now();
+    try {
+      await check(listener);
+      results.push({ name, ok: true, ms: performance.now() - t0 });
+      console.log(`  ✓ ${name} (${Math.round(performance.now() - t0)} ms)`);
+    } catch (e) {
+      results.push({ name, ok: false, ms: performance.now() - t0, error: String(e?.stack ?? e), report: lastReport });
+      console.log(
+        `  ✘ ${name}\n    ${String(e?.message ?? e)
+          .split('\n')
+          .join('\n    ')}\n    the page reported: ${JSON.stringify(lastReport)}`,
+      );
+    }
+    lastReport = undefined;
+  }
+} finally {
+  listener?.server.close();
+  server?.kill();
+}
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+mkdirSync(join(root, 'target/test-results'), { recursive: true });
+writeFileSync(reportFile, JSON.stringify({ browser: 'webkitgtk', passed, failed, skipped: 0, seen, results }, null, 2));
+console.log(`webkit: ${passed} passed, ${failed} failed`);
+clearTimeout(watchdog);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
