@@ -14,39 +14,16 @@
 // watchdog ends a run that hangs; the browser and the server are stopped in
 // `finally`.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
+import { writeReport, root, runChecks, startServer, watchdog } from '../browser-run.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
 const PORT = Number(process.env.SILT_FIREFOX_PORT ?? 8788);
 const BASE = `http://127.0.0.1:${PORT}`;
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-const report = join(root, 'target/test-results/firefox.json');
-
-const watchdog = setTimeout(() => {
-  console.error('firefox: the run took over 8 minutes; stopping it');
-  process.exit(2);
-}, 8 * 60_000);
-watchdog.unref();
-
-/** Starts the demo server with the test pages; resolves once it listens. */
-function startServer() {
-  const server = spawn(process.execPath, [join(root, 'demo/server.mjs')], {
-    env: { ...process.env, PORT: String(PORT), SILT_TEST_PAGES: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    server.on('exit', (code) => reject(new Error(`the demo server exited with ${code}`)));
-    server.stdout.on('data', (d) => {
-      if (String(d).includes('Silt demo')) resolve(server);
-    });
-  });
-}
+const dog = watchdog('firefox', 8);
 
 async function harness(browser) {
   const page = await browser.newPage();
@@ -254,43 +231,27 @@ const checks = {
   },
 };
 
-const results = [];
+let results = [];
 let server;
 let browser;
 let profile;
 try {
-  server = await startServer();
+  server = await startServer(PORT);
   profile = mkdtempSync(join(tmpdir(), 'silt-firefox-'));
   browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true, userDataDir: profile, protocolTimeout: 120_000 });
   const version = await browser.version();
   console.log(`firefox: ${version} (${FIREFOX}), puppeteer-core over WebDriver BiDi, profile on disk`);
-  for (const [name, check] of Object.entries(checks)) {
-    if (only !== undefined && !name.includes(only)) continue;
-    const t0 = performance.now();
-    try {
-      await check(browser);
-      results.push({ name, ok: true, ms: performance.now() - t0 });
-      console.log(`  ✓ ${name} (${Math.round(performance.now() - t0)} ms)`);
-    } catch (e) {
-      results.push({ name, ok: false, ms: performance.now() - t0, error: String(e?.stack ?? e) });
-      console.log(
-        `  ✘ ${name}\n    ${String(e?.message ?? e)
-          .split('\n')
-          .join('\n    ')}`,
-      );
-    } finally {
+  results = await runChecks(checks, browser, {
+    after: async () => {
       for (const p of await browser.pages()) if (p.url() !== 'about:blank') await p.close().catch(() => {});
-    }
-  }
+    },
+  });
 } finally {
   await browser?.close().catch(() => {});
   server?.kill();
   if (profile) rmSync(profile, { recursive: true, force: true });
 }
-const passed = results.filter((r) => r.ok).length;
-const failed = results.length - passed;
-mkdirSync(join(root, 'target/test-results'), { recursive: true });
-writeFileSync(report, JSON.stringify({ browser: 'firefox', passed, failed, skipped: 0, seen, results }, null, 2));
-console.log(`firefox: ${passed} passed, ${failed} failed; memory mode ${seen.memoryMode ?? '?'}`);
-clearTimeout(watchdog);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+const code = writeReport('firefox', results, seen);
+console.log(`firefox: ${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length} failed; memory mode ${seen.memoryMode ?? '?'}`);
+clearTimeout(dog);
+process.exit(code);

@@ -18,38 +18,16 @@
 // watchdog ends a run that hangs; browsers and servers stop in `finally`.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { writeReport, runChecks, startServer, watchdog } from '../browser-run.mjs';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const MINIBROWSER = process.env.SILT_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 const PORT = Number(process.env.SILT_WEBKIT_PORT ?? 8789);
 const BASE = `http://127.0.0.1:${PORT}`;
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-const reportFile = join(root, 'target/test-results/webkit.json');
-
-const watchdog = setTimeout(() => {
-  console.error('webkit: the run took over 4 minutes; stopping it');
-  process.exit(2);
-}, 4 * 60_000);
-watchdog.unref();
-
-/** Starts the demo server with the test pages; resolves once it listens. */
-function startServer() {
-  const server = spawn(process.execPath, [join(root, 'demo/server.mjs')], {
-    env: { ...process.env, PORT: String(PORT), SILT_TEST_PAGES: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    server.on('exit', (code) => reject(new Error(`the demo server exited with ${code}`)));
-    server.stdout.on('data', (d) => {
-      if (String(d).includes('Silt demo')) resolve(server);
-    });
-  });
-}
+const dog = watchdog('webkit', 4);
 
 /** A listener the page posts its results to; `next()` resolves with the next report. */
 function startListener() {
@@ -150,41 +128,27 @@ const checks = {
   },
 };
 
-const results = [];
+let results = [];
 let server;
 let listener;
 try {
   if (!existsSync(MINIBROWSER)) throw new Error(`no MiniBrowser at ${MINIBROWSER} (scripts/setup.sh installs libwebkit2gtk-4.1-0)`);
-  server = await startServer();
+  server = await startServer(PORT);
   listener = await startListener();
   // "libwebkit2gtk-4.1-0:amd64<TAB>2.50.6-1~deb12u2"
   seen.version = spawnSync('dpkg-query', ['-W', 'libwebkit2gtk-4.1-0'], { encoding: 'utf8' }).stdout.trim().split('\t')[1] ?? 'unknown';
   console.log(`webkit: WebKitGTK ${seen.version}, ${MINIBROWSER} under Xvfb`);
-  for (const [name, check] of Object.entries(checks)) {
-    if (only !== undefined && !name.includes(only)) continue;
-    const t0 = performance.now();
-    try {
-      await check(listener);
-      results.push({ name, ok: true, ms: performance.now() - t0 });
-      console.log(`  ✓ ${name} (${Math.round(performance.now() - t0)} ms)`);
-    } catch (e) {
-      results.push({ name, ok: false, ms: performance.now() - t0, error: String(e?.stack ?? e), report: lastReport });
-      console.log(
-        `  ✘ ${name}\n    ${String(e?.message ?? e)
-          .split('\n')
-          .join('\n    ')}\n    the page reported: ${JSON.stringify(lastReport)}`,
-      );
-    }
-    lastReport = undefined;
-  }
+  results = await runChecks(checks, listener, {
+    context: () => `the page reported: ${JSON.stringify(lastReport)}`,
+    after: () => {
+      lastReport = undefined;
+    },
+  });
 } finally {
   listener?.server.close();
   server?.kill();
 }
-const passed = results.filter((r) => r.ok).length;
-const failed = results.length - passed;
-mkdirSync(join(root, 'target/test-results'), { recursive: true });
-writeFileSync(reportFile, JSON.stringify({ browser: 'webkitgtk', passed, failed, skipped: 0, seen, results }, null, 2));
-console.log(`webkit: ${passed} passed, ${failed} failed`);
-clearTimeout(watchdog);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+const code = writeReport('webkit', results, seen);
+console.log(`webkit: ${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length} failed`);
+clearTimeout(dog);
+process.exit(code);
