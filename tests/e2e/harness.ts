@@ -45,14 +45,4 @@ export function seedFor(what: string): number {
   return seed;
 }
 
-/** mulberry32: a test's random numbers, from its run's seed. */
-export function schedule(seed: number): () => number {
-  let a = (seed ^ 0x5bd1e995) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { schedule } from '../kill-rounds.mjs';

@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium.js';
-import { openHarness, schedule, seedFor } from './harness.js';
+import { killRounds, run as runScenario, waitFor as waitForStatus } from '../kill-rounds.mjs';
+import { openHarness, seedFor } from './harness.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
 const KILLS = SOAK ? Number(process.env.SILT_KILLS ?? 300) : 25;
@@ -56,22 +57,10 @@ async function openReliability(page: Page): Promise<void> {
 }
 
 /** Runs a scenario in a new worker of `page`; throws with its code and message if it fails. */
-async function run<T>(page: Page, scenario: string, args: unknown): Promise<T> {
-  const r = await page.evaluate(([s, a]) => window.reliability.run(s as string, a), [scenario, args] as const);
-  if (!r.ok) throw new Error(`scenario ${scenario} failed: ${r.code}: ${r.message}`);
-  return r.value as T;
-}
+const run = <T>(page: Page, scenario: string, args: unknown): Promise<T> => runScenario(page, scenario, args) as Promise<T>;
 
 /** Waits until `until` holds of a worker's status, or it fails, ends or the time is up. */
-async function waitFor(page: Page, id: number, until: (s: Status) => boolean, ms: number): Promise<Status> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const s = await page.evaluate((w) => window.reliability.status(w), id);
-    if (s === undefined) throw new Error(`worker ${id} is gone`);
-    if (until(s) || s.failure || s.ended || Date.now() > end) return s;
-    await sleep(10);
-  }
-}
+const waitFor = (page: Page, id: number, until: (s: Status) => boolean, ms: number): Promise<Status> => waitForStatus(page, id, until, ms) as Promise<Status>;
 
 /**
  * Runs `f` in a persistent context on a new profile directory (OPFS on
@@ -105,120 +94,30 @@ function writeFigures(file: string, figures: unknown): void {
   console.log(`${file}: ${line}`);
 }
 
-/** What a stream worker reports once it has checked the database it reopened. */
-type Check = {
-  base: number;
-  reach: number;
-  acked: number;
-  /** The longest prefix of the stream the database holds, -1 if it holds none. */
-  prefix: number;
-  fewestDiffering: number;
-  scanned: number;
-  foreign: number;
-  disagree: number;
-  /** What `db.verify()` read and checked. */
-  verified: { tables: number; entries: number; tableBytes: number };
-  checkMs: number;
-  to: number;
-};
-
 test.describe('kills', () => {
   test('a write-and-compaction stream killed at random points (worker terminated, tab closed) reopens as a prefix with every synced write', async () => {
-    const limit = 20_000; // ops one writer writes at most: bounds the oracle's search
     const budget = SOAK ? KILLS * 2_000 + 120_000 : 120_000;
     test.setTimeout(budget + 30_000);
     const seed = seedFor('kills');
-    const random = schedule(seed);
-    const name = `kills-${seed}`;
     const t0 = Date.now();
-    // What the test knows of the stream: the database holds a prefix of at
-    // least `acked` ops (synced and acknowledged, or seen at a reopen), no
-    // shorter than `base` (checked at a reopen) and no longer than `reach`.
-    let base = 0;
-    let acked = 0;
-    let reach = 0;
-    const totals = {
-      kills: 0,
-      tabCloses: 0,
-      killedBeforeCheck: 0,
-      killedDuringBackgroundWork: 0,
-      checks: 0,
-      dataLost: 0,
-      undetectedCorruption: 0,
-      workerErrors: 0,
-    };
-    const problems: string[] = [];
-    const checks: Check[] = [];
-
-    const account = (round: number, s: Status | undefined) => {
-      if (s?.failure) {
-        totals.workerErrors++;
-        problems.push(`round ${round}: the worker failed: ${s.failure.code}: ${s.failure.message}`);
-      }
-      const c = s?.progress.checked as Check | undefined;
-      if (c === undefined) {
-        // Killed before it reported its check: it wrote nothing, or at most
-        // `limit` ops past a prefix no longer than `reach`.
-        totals.killedBeforeCheck++;
-        reach += limit;
-        return;
-      }
-      totals.checks++;
-      checks.push(c);
-      if (s!.progress.busy === true) totals.killedDuringBackgroundWork++;
-      if (c.prefix < 0 || c.foreign > 0 || c.disagree > 0) {
-        totals.undetectedCorruption++;
-        problems.push(`round ${round}: the reopened database is no prefix of the stream: ${JSON.stringify(c)}`);
-        return;
-      }
-      if (c.prefix < c.acked) {
-        totals.dataLost++;
-        problems.push(`round ${round}: lost synced writes: holds ${c.prefix} ops, ${c.acked} were acknowledged: ${JSON.stringify(c)}`);
-      }
-      base = c.prefix;
-      acked = Math.max(c.prefix, (s!.progress.acked as number | undefined) ?? 0);
-      reach = c.to;
-    };
-
-    const args = (round: number, limitOps: number) => ({ name, seed, base, acked, reach, limit: limitOps, tickEvery: 16 + (round % 3) * 24 });
-    const tabRounds = new Set(Array.from({ length: TAB_CLOSES }, (_, i) => Math.floor(((i + 0.5) * KILLS) / TAB_CLOSES)));
-
-    await withProfile(budget + 20_000, async (ctx) => {
-      let page = ctx.pages()[0] ?? (await ctx.newPage());
-      await openReliability(page);
-      for (let round = 0; round < KILLS && problems.length === 0; round++) {
-        const id = await page.evaluate((a) => window.reliability.start('killStream', a), args(round, limit));
-        // Most kills land in the write stream, some while the reopen is
-        // still recovering and checking.
-        const early = random() < 0.15;
-        if (!early) {
-          const w = await waitFor(page, id, (st) => st.progress.checked !== undefined, 30_000);
-          if (w.progress.checked === undefined && !w.failure) {
-            problems.push(`round ${round}: the reopen did not get through recovery and its check in 30 s: ${JSON.stringify(w.progress)}`);
-          }
-        }
-        await sleep(Math.floor(random() * (early ? 300 : 1200)));
-        let s: Status | undefined;
-        if (tabRounds.has(round)) {
-          // The whole tab goes, with its worker, mid-write.
-          s = await page.evaluate((w) => window.reliability.status(w), id);
-          await page.close({ runBeforeUnload: false });
-          totals.tabCloses++;
-          page = await ctx.newPage();
+    const { totals, problems, checks, base, last } = await withProfile(budget + 20_000, (ctx) =>
+      killRounds({
+        kills: KILLS,
+        tabCloses: TAB_CLOSES,
+        seed,
+        firstPage: async () => {
+          const page = ctx.pages()[0] ?? (await ctx.newPage());
           await openReliability(page);
-        } else {
-          s = await page.evaluate((w) => window.reliability.terminate(w), id);
-          totals.kills++;
-        }
-        account(round, s);
-      }
-      // One last reopen, not killed: checks the last kill and writes on.
-      if (problems.length === 0) {
-        const last = await run<{ check: Check; to: number }>(page, 'killStream', args(KILLS, 500));
-        account(KILLS, { progress: { checked: last.check }, ended: true });
-        expect(last.to).toBe(last.check.prefix + 500);
-      }
-    });
+          return page;
+        },
+        newPage: async () => {
+          const page = await ctx.newPage();
+          await openReliability(page);
+          return page;
+        },
+      }),
+    );
+    if (last !== undefined) expect(last.to).toBe(last.prefix + 500);
 
     const figures = {
       seed,

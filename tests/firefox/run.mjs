@@ -18,7 +18,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
-import { writeReport, root, runChecks, startServer, watchdog } from '../browser-run.mjs';
+import { root, runChecks, startServer, watchdog, writeReport } from '../browser-run.mjs';
+import { killRounds } from '../kill-rounds.mjs';
 
 const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
 const PORT = Number(process.env.SILT_FIREFOX_PORT ?? 8788);
@@ -178,6 +179,32 @@ const checks = {
       assert.equal(r.missingCount, 0);
       assert.ok(r.total > acked);
     }
+  },
+
+  async 'a write-and-compaction stream killed at random points (worker terminated, tab closed) reopens as a prefix with every synced write'(browser) {
+    const seed = process.env.SILT_SEED ? Number(process.env.SILT_SEED) : Math.floor(Math.random() * 2 ** 32);
+    console.log(`    kills: seed ${seed} (replay with SILT_SEED=${seed} node tests/firefox/run.mjs --only kill)`);
+    const kills = 25;
+    const tabCloses = 3;
+    const reliabilityPage = async () => {
+      const { page } = await harness(browser);
+      await page.evaluate(async () => {
+        await import('/test-pages/reliability-page.js');
+      });
+      return page;
+    };
+    const { totals, problems, checks, base, last } = await killRounds({ kills, tabCloses, seed, firstPage: reliabilityPage, newPage: reliabilityPage });
+    console.log(`    kills (Firefox): ${JSON.stringify({ ...totals, opsInStream: base })}`);
+    assert.deepEqual(problems, [], `seed ${seed}`);
+    assert.equal(last.to, last.prefix + 500);
+    assert.equal(totals.kills + totals.tabCloses, kills);
+    assert.equal(totals.tabCloses, tabCloses);
+    assert.ok(totals.checks > kills / 2, `only ${totals.checks} of ${kills} rounds got through their check`);
+    assert.ok(base > kills * 10, `the stream got to only ${base} ops`);
+    assert.ok(
+      checks.some((c) => c.verified.tables > 0),
+      'no reopen verified a table',
+    );
   },
 
   async 'a capped database: QuotaExceeded, nothing lost, reopens, and recovers after delete + compactRange'(browser) {
