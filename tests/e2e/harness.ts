@@ -45,4 +45,4 @@ export function seedFor(what: string): number {
   return seed;
 }
 
-export { schedule } from '../kill-rounds.mjs';
+export { schedule } from '../reliability.mjs';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium.js';
-import { killRounds, run as runScenario, waitFor as waitForStatus } from '../kill-rounds.mjs';
+import { hold, killRounds, run as runScenario, tryOpen, waitFor as waitForStatus } from '../reliability.mjs';
 import { openHarness, seedFor } from './harness.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
@@ -144,16 +144,9 @@ test.describe('kills', () => {
 test.describe('stale Web Locks', () => {
   type TryOpen = { outcome: string; message?: string; ms: number; sawHolder?: boolean };
 
-  /** Opens database `name` in a worker of `page` and keeps it open. */
-  async function hold(page: Page, name: string): Promise<void> {
-    const id = await page.evaluate((n) => window.reliability.start('hold', { name: n, wait: true }), name);
-    const s = await waitFor(page, id, (st) => st.progress.open === true, 15_000);
-    if (s.progress.open !== true) throw new Error(`holding ${name} failed: ${JSON.stringify(s)}`);
-  }
-
   /** Opens `name` with wait: false: must succeed at once, the lock of a page gone notwithstanding. */
   async function opensAtOnce(page: Page, name: string): Promise<void> {
-    const r = await run<TryOpen>(page, 'tryOpen', { name, wait: false });
+    const r = (await tryOpen(page, name)) as TryOpen;
     expect(r, `open(${name}, { wait: false }) right after its holder went away`).toMatchObject({ outcome: 'opened', sawHolder: true });
     console.log(`${test.info().title}: open(${name}, { wait: false }) took ${Math.round(r.ms)} ms`);
     // Well under the time a stale lock would take to be given up on; the

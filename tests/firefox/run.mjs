@@ -3,10 +3,12 @@
 // profile so that OPFS is on disk as a user's is. It runs the scenarios the
 // Chromium tests run (tests/pages/*: the same pages and workers) and checks
 // the same results: OPFS round trips and persistence across a reload, the
-// Web Lock between a worker and a page, encodings and sublevels through
-// open() and connect() alike, iterators, and backups, among them that
-// Firefox writes the export Chromium wrote (the fixture the native engine
-// reads) byte for byte.
+// Web Lock between a worker and a page and stale locks of pages gone,
+// encodings and sublevels through open() and connect() alike, iterators and
+// autoRefresh scans, kills (the random-kill test's body is shared with
+// Chromium's: tests/reliability.mjs), quota, bad input, and backups, among
+// them that Firefox writes the export Chromium wrote (the fixture the native
+// engine reads) byte for byte.
 //
 //   node tests/firefox/run.mjs [--only name]
 //
@@ -19,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { root, runChecks, startServer, watchdog, writeReport } from '../browser-run.mjs';
-import { killRounds } from '../kill-rounds.mjs';
+import { hold, killRounds, tryOpen } from '../reliability.mjs';
 
 const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
 const PORT = Number(process.env.SILT_FIREFOX_PORT ?? 8788);
@@ -33,6 +35,15 @@ async function harness(browser) {
   await page.goto(`${BASE}/test-pages/harness.html`);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', { timeout: 20_000 });
   return { page, problems };
+}
+
+/** A harness page with reliability-page.js loaded (tests/reliability.mjs drives it). */
+async function reliabilityPage(browser) {
+  const { page } = await harness(browser);
+  await page.evaluate(async () => {
+    await import('/test-pages/reliability-page.js');
+  });
+  return page;
 }
 
 /** Runs a worker scenario (tests/pages/harness-worker.js) in a new worker of `page`. */
@@ -181,19 +192,62 @@ const checks = {
     }
   },
 
+  async 'a page reloaded, navigated away or closed while it holds a database: it, or another tab, opens it at once'(browser) {
+    const page = await reliabilityPage(browser);
+    const other = await reliabilityPage(browser);
+    const opensAtOnce = async (p, what) => {
+      const r = await tryOpen(p, 'stale');
+      assert.equal(r.outcome, 'opened', `${what}: ${JSON.stringify(r)}`);
+      assert.equal(r.sawHolder, true, what);
+      assert.ok(r.ms < 5_000, `${what}: open(wait: false) took ${Math.round(r.ms)} ms`);
+    };
+    const reload = async (p) => {
+      await p.reload();
+      await p.waitForFunction(() => document.body.dataset.state === 'ready', { timeout: 20_000 });
+      await p.evaluate(async () => {
+        await import('/test-pages/reliability-page.js');
+      });
+    };
+    await hold(page, 'stale');
+    await reload(page);
+    await opensAtOnce(page, 'the reloaded page');
+    await hold(page, 'stale');
+    await reload(page);
+    await opensAtOnce(other, 'another tab, the holder reloaded');
+    await hold(page, 'stale');
+    await page.goto('about:blank');
+    await opensAtOnce(other, 'another tab, the holder navigated away');
+    const third = await reliabilityPage(browser);
+    await hold(third, 'stale');
+    await third.close({ runBeforeUnload: false });
+    await opensAtOnce(other, 'another tab, the holder closed');
+  },
+
+  async 'autoRefresh scans with a snapshot, both ways: exactly the snapshot, the old OPFS files deleted mid-scan'(browser) {
+    const { page } = await harness(browser);
+    for (const reverse of [false, true]) {
+      const n = 10_000;
+      const r = await run(page, 'refreshingScan', { name: `scan-on-${reverse}`, n, rounds: 3, autoRefresh: true, reverse });
+      assert.equal(r.mismatch, null);
+      assert.equal(r.yielded, r.expectedCount);
+      assert.ok(r.expectedCount > n * 0.99);
+      assert.equal(r.roundsDone, 3);
+      assert.ok(r.oldGoneAt > r.rounds[0].at && r.oldGoneAt < r.yielded, `old files gone at ${r.oldGoneAt} of ${r.yielded}`);
+      assert.equal(r.held.oldLeft, 0);
+      assert.equal(r.held.tables, r.held.currentTables);
+      assert.deepEqual(r.held.pinned, { memtables: 0, tables: 0 });
+      assert.ok(r.refreshes >= 3);
+      assert.deepEqual(r.after.pinned, { memtables: 0, tables: 0 });
+    }
+  },
+
   async 'a write-and-compaction stream killed at random points (worker terminated, tab closed) reopens as a prefix with every synced write'(browser) {
     const seed = process.env.SILT_SEED ? Number(process.env.SILT_SEED) : Math.floor(Math.random() * 2 ** 32);
     console.log(`    kills: seed ${seed} (replay with SILT_SEED=${seed} node tests/firefox/run.mjs --only kill)`);
     const kills = 25;
     const tabCloses = 3;
-    const reliabilityPage = async () => {
-      const { page } = await harness(browser);
-      await page.evaluate(async () => {
-        await import('/test-pages/reliability-page.js');
-      });
-      return page;
-    };
-    const { totals, problems, checks, base, last } = await killRounds({ kills, tabCloses, seed, firstPage: reliabilityPage, newPage: reliabilityPage });
+    const open = () => reliabilityPage(browser);
+    const { totals, problems, checks, base, last } = await killRounds({ kills, tabCloses, seed, firstPage: open, newPage: open });
     console.log(`    kills (Firefox): ${JSON.stringify({ ...totals, opsInStream: base })}`);
     assert.deepEqual(problems, [], `seed ${seed}`);
     assert.equal(last.to, last.prefix + 500);

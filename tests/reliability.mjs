@@ -1,4 +1,6 @@
-// The random-kill reliability test's body, for every browser driver: a
+// The bodies of the browser reliability tests, for every browser driver:
+// held databases whose page goes (stale Web Locks), and the random-kill
+// test: a
 // write-and-compaction stream on OPFS (tests/pages/reliability-worker.js,
 // `killStream`) killed at random points, by terminating its worker or by
 // closing its whole tab, and checked against its oracle at every reopen.
@@ -40,6 +42,27 @@ export async function run(page, scenario, args) {
   const r = await page.evaluate(([s, a]) => window.reliability.run(s, a), [scenario, args]);
   if (!r.ok) throw new Error(`scenario ${scenario} failed: ${r.code}: ${r.message}`);
   return r.value;
+}
+
+/**
+ * Opens database `name` in a worker of `page` (reliability-page.js loaded)
+ * and keeps it open.
+ */
+export async function hold(page, name) {
+  const id = await page.evaluate((n) => window.reliability.start('hold', { name: n, wait: true }), name);
+  const s = await waitFor(page, id, (st) => st.progress.open === true, 15_000);
+  if (s.progress.open !== true) throw new Error(`holding ${name} failed: ${JSON.stringify(s)}`);
+}
+
+/**
+ * Opens `name` with `wait: false` in a worker of `page`: what happened
+ * (`outcome: 'opened'` expected, the lock of a page gone notwithstanding),
+ * whether the page saw the holder before, and how long it took.
+ *
+ * @returns {Promise<{ outcome: string, message?: string, ms: number, sawHolder?: boolean }>}
+ */
+export function tryOpen(page, name) {
+  return run(page, 'tryOpen', { name, wait: false });
 }
 
 /**
