@@ -3,6 +3,10 @@
 //! the operands of a key with its base value through the operator
 //! (RocksDB's `MergeOperator`: full merge, and optional partial merge).
 
+use crate::db::Clock;
+use crate::error::Error;
+use crate::stats::{Statistics, Ticker};
+
 /// Combines merge operands.
 ///
 /// REQUIRES: the same operator (by name and behaviour) every time a
@@ -27,6 +31,54 @@ pub trait MergeOperator: Send + Sync {
     fn partial_merge(&self, _key: &[u8], _older: &[u8], _newer: &[u8]) -> Option<Vec<u8>> {
         None
     }
+}
+
+/// What merges cost, counted where they run and reported once:
+/// `rocksdb.merge.operation.time.nanos` (only when durations are measured)
+/// and `rocksdb.number.merge.failures`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MergeStats {
+    pub nanos: u64,
+    pub failures: u64,
+}
+
+impl MergeStats {
+    pub fn add(&mut self, other: MergeStats) {
+        self.nanos += other.nanos;
+        self.failures += other.failures;
+    }
+
+    pub fn report(&self, stats: &Statistics) {
+        stats.add(Ticker::MergeOperationTotalTime, self.nanos);
+        stats.add(Ticker::NumberMergeFailures, self.failures);
+    }
+}
+
+/// Runs `op.full_merge` for `key`: every read path, flush and compaction
+/// merge through here. Its time (with `clock`, when durations are measured)
+/// and a failure are counted into `counted`; a failure is `Corruption`
+/// naming the operator and the key.
+pub(crate) fn full_merge(
+    op: &dyn MergeOperator,
+    key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &[&[u8]],
+    clock: Option<&dyn Clock>,
+    counted: &mut MergeStats,
+) -> Result<Vec<u8>, Error> {
+    let t0 = clock.map(|c| c.now_nanos());
+    let r = op.full_merge(key, existing, operands);
+    if let (Some(t0), Some(c)) = (t0, clock) {
+        counted.nanos += c.now_nanos().saturating_sub(t0);
+    }
+    r.map_err(|e| {
+        counted.failures += 1;
+        Error::corruption(
+            format!("merge operator {}", op.name()),
+            0,
+            format!("merge of key {:?} failed: {e}", String::from_utf8_lossy(key)),
+        )
+    })
 }
 
 /// Adds unsigned 64-bit little-endian integers (a counter): the example

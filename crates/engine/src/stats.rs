@@ -286,13 +286,9 @@ impl GetStats {
 
     pub fn report(&self, stats: &Statistics, found: bool) {
         self.report_blocks_and_filters(stats);
-        stats.add(if self.memtable_hit { Ticker::MemtableHit } else { Ticker::MemtableMiss }, 1);
-        match self.hit_level {
-            Some(0) => stats.add(Ticker::GetHitL0, 1),
-            Some(1) => stats.add(Ticker::GetHitL1, 1),
-            Some(_) => stats.add(Ticker::GetHitL2AndUp, 1),
-            None => {}
-        }
+        let mut hits = HitCounts::default();
+        hits.count(self);
+        hits.report(stats);
         stats.add(Ticker::NumberKeysRead, 1);
         if found {
             stats.add(Ticker::BytesRead, self.bytes_read);
@@ -307,6 +303,42 @@ impl GetStats {
         stats.add(Ticker::NumberMultiGetKeysRead, keys);
         stats.add(Ticker::NumberMultiGetKeysFound, found);
         stats.add(Ticker::NumberMultiGetBytesRead, self.bytes_read);
+    }
+}
+
+/// Where point lookups found their answers (RocksDB's memtable hit/miss and
+/// per-level hit tickers), summed over the keys of a lookup or a batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HitCounts {
+    pub memtable_hit: u64,
+    pub memtable_miss: u64,
+    pub l0: u64,
+    pub l1: u64,
+    pub l2_and_up: u64,
+}
+
+impl HitCounts {
+    /// Counts one key's lookup.
+    pub fn count(&mut self, s: &GetStats) {
+        if s.memtable_hit {
+            self.memtable_hit += 1;
+        } else {
+            self.memtable_miss += 1;
+        }
+        match s.hit_level {
+            Some(0) => self.l0 += 1,
+            Some(1) => self.l1 += 1,
+            Some(_) => self.l2_and_up += 1,
+            None => {}
+        }
+    }
+
+    pub fn report(&self, stats: &Statistics) {
+        stats.add(Ticker::MemtableHit, self.memtable_hit);
+        stats.add(Ticker::MemtableMiss, self.memtable_miss);
+        stats.add(Ticker::GetHitL0, self.l0);
+        stats.add(Ticker::GetHitL1, self.l1);
+        stats.add(Ticker::GetHitL2AndUp, self.l2_and_up);
     }
 }
 

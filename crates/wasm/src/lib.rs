@@ -66,6 +66,10 @@ impl Clock for PerformanceClock {
     fn now_micros(&self) -> u64 {
         now_micros() as u64
     }
+
+    fn now_nanos(&self) -> u64 {
+        (now_micros() * 1000.0) as u64
+    }
 }
 
 /// The clock the engine gets: `performance.now()` on wasm32; natively the

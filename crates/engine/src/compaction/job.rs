@@ -104,6 +104,11 @@ impl TableJob {
         self.resolver.drops
     }
 
+    /// What merging cost since the last call (time with a clock; failures).
+    pub fn take_merge_stats(&mut self) -> crate::merge::MergeStats {
+        std::mem::take(&mut self.resolver.merges)
+    }
+
     /// Does about `budget` bytes of work. Returns true once every output is
     /// written and synced (the caller then installs them).
     pub fn step(&mut self, env: &mut JobEnv, budget: u64) -> Result<bool> {
@@ -124,7 +129,10 @@ impl TableJob {
             let mut k = std::mem::take(&mut self.key_buf);
             k.clear();
             k.extend_from_slice(self.source.key());
-            let p = key::parse(&k).ok_or_else(|| Error::corruption("compaction input", 0, "malformed internal key"))?;
+            let Some(p) = key::parse(&k) else {
+                let (file, offset) = self.source.origin().unwrap_or(("compaction input", 0));
+                return Err(Error::corruption(file, offset, "malformed internal key"));
+            };
             if p.user_key != self.group_key.as_slice() && !self.group.is_empty() {
                 if let Err(e) = self.write_group(env) {
                     self.bytes_read += work;

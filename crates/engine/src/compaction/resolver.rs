@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::{Error, Result};
+use crate::db::Clock;
+use crate::error::Result;
 use crate::format::key::{SequenceNumber, ValueType};
-use crate::merge::MergeOperator;
+use crate::merge::{self, MergeOperator, MergeStats};
 use crate::range_del::{Fragment, FragmentedTombstones, Tombstone};
 
 /// One version of a key.
@@ -45,7 +46,11 @@ pub struct KeyResolver {
     tombstones: Arc<FragmentedTombstones>,
     bottommost: bool,
     merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Times merges, when durations are measured.
+    clock: Option<Arc<dyn Clock>>,
     pub drops: DropCounts,
+    /// What merging cost, until the job reports it.
+    pub merges: MergeStats,
 }
 
 impl KeyResolver {
@@ -54,10 +59,19 @@ impl KeyResolver {
         tombstones: Arc<FragmentedTombstones>,
         bottommost: bool,
         merge_operator: Option<Arc<dyn MergeOperator>>,
+        clock: Option<Arc<dyn Clock>>,
     ) -> Self {
         snapshots.sort_unstable();
         snapshots.dedup();
-        KeyResolver { snapshots, tombstones, bottommost, merge_operator, drops: DropCounts::default() }
+        KeyResolver {
+            snapshots,
+            tombstones,
+            bottommost,
+            merge_operator,
+            clock,
+            drops: DropCounts::default(),
+            merges: MergeStats::default(),
+        }
     }
 
     /// The stripe of `seq`: how many snapshots are older than it.
@@ -134,9 +148,14 @@ impl KeyResolver {
                     };
                     match full {
                         Some(base_value) => {
-                            let merged = op
-                                .full_merge(user_key, base_value, &operands)
-                                .map_err(|e| Error::corruption(format!("merge operator {}", op.name()), 0, e))?;
+                            let merged = merge::full_merge(
+                                &*op,
+                                user_key,
+                                base_value,
+                                &operands,
+                                self.clock.as_deref(),
+                                &mut self.merges,
+                            )?;
                             out.push(Version { seq: first.seq, ty: ValueType::Put, value: Bytes::from(merged) });
                             self.drops.newer_entry += visible.len() as u64 - 1;
                         }
@@ -204,7 +223,13 @@ mod tests {
             .iter()
             .map(|(s, e, q)| Tombstone { start: s.as_bytes().into(), end: e.as_bytes().into(), seq: *q })
             .collect();
-        KeyResolver::new(snapshots, Arc::new(FragmentedTombstones::new(&t)), bottommost, Some(Arc::new(U64AddOperator)))
+        KeyResolver::new(
+            snapshots,
+            Arc::new(FragmentedTombstones::new(&t)),
+            bottommost,
+            Some(Arc::new(U64AddOperator)),
+            None,
+        )
     }
 
     fn run(r: &mut KeyResolver, versions: &[Version]) -> Vec<(u64, ValueType)> {

@@ -99,8 +99,10 @@ impl Db {
             n
         };
         let mut env = JobEnv { fs: &*inner.fs, dir: &inner.dir, new_file: &mut new_file };
-        job.step(&mut env, self.budget_bytes(budget))
-            .map_err(|e| (if job.create_failed() { Stage::Create } else { Stage::Write }, e))
+        let r = job.step(&mut env, self.budget_bytes(budget));
+        // Merges of this step, whether it succeeded or a merge failed it.
+        job.take_merge_stats().report(&inner.stats);
+        r.map_err(|e| (if job.create_failed() { Stage::Create } else { Stage::Write }, e))
     }
 
     /// Decides what a failure at `stage` means (`failure.rs`) and, when it
@@ -159,6 +161,7 @@ impl Db {
                     tombstones,
                     false,
                     inner.options.merge_operator.clone(),
+                    inner.options.timer_owned(),
                 );
                 let mut job = TableJob::new(Box::new(mem.iter()), resolver, u64::MAX, inner.options.table_options());
                 job.started_micros = inner.options.now_micros();
@@ -260,6 +263,7 @@ impl Db {
             Arc::new(range_del::merge_all(&tombstones)),
             bottommost,
             inner.options.merge_operator.clone(),
+            inner.options.timer_owned(),
         );
         let mut job = TableJob::new(
             Box::new(MergingIterator::new(children)),

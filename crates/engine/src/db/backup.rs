@@ -277,7 +277,7 @@ impl Db {
             return Ok(());
         }
         let inner = &*self.inner;
-        let resolver = KeyResolver::new(Vec::new(), Arc::new(FragmentedTombstones::default()), true, None);
+        let resolver = KeyResolver::new(Vec::new(), Arc::new(FragmentedTombstones::default()), true, None, None);
         let mut job = TableJob::new(
             Box::new(RunIter { run, pos: 0 }),
             resolver,

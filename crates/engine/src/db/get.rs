@@ -13,7 +13,7 @@ use crate::format::key;
 use crate::iter::InternalIterator;
 use crate::read::GetContext;
 use crate::sst::filter::key_hash;
-use crate::stats::{Histogram, Ticker};
+use crate::stats::Histogram;
 
 impl Db {
     /// The value of `key`, or `None`. The returned `Bytes` shares memory with
@@ -30,19 +30,16 @@ impl Db {
         self.check_open()?;
         let inner = &*self.inner;
         let timer = inner.options.timer();
-        let now_fn = timer.map(|c| move || c.now_micros());
-        let now_ref: Option<&dyn Fn() -> u64> = now_fn.as_ref().map(|f| f as &dyn Fn() -> u64);
-        let t0 = now_ref.map(|f| f());
+        let t0 = timer.map(|c| c.now_micros());
         let (sv, seq) = self.read_view(opts.snapshot);
-        let mut ctx = GetContext::new(key, inner.options.merge_operator.as_deref(), now_ref);
+        let mut ctx = GetContext::new(key, inner.options.merge_operator.as_deref(), timer);
+        ctx.fill_cache = opts.fill_cache();
         let result = self.lookup(&sv, seq, key, &mut ctx);
-        let stats = ctx.stats;
-        let merge_micros = ctx.merge_micros;
         let value = result.and_then(|()| ctx.finish_pinned());
-        stats.report(&inner.stats, matches!(value, Ok(Some(_))));
-        inner.stats.add(Ticker::MergeOperationTotalTime, merge_micros * 1000);
-        if let (Some(t0), Some(now)) = (t0, now_ref) {
-            inner.stats.record(Histogram::DbGet, now().saturating_sub(t0));
+        ctx.stats.report(&inner.stats, matches!(value, Ok(Some(_))));
+        ctx.merge.report(&inner.stats);
+        if let (Some(t0), Some(c)) = (t0, timer) {
+            inner.stats.record(Histogram::DbGet, c.now_micros().saturating_sub(t0));
         }
         value
     }

@@ -243,6 +243,19 @@ impl DbIterator {
         !self.tombstones.is_empty() && self.tombstones.max_covering_seq(user_key, self.seq) > seq
     }
 
+    /// A full merge with the database's operator, counted in its
+    /// statistics (for iterators layered on this one).
+    pub(crate) fn full_merge(&self, key: &[u8], base: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>> {
+        self.db.full_merge(key, base, operands)
+    }
+
+    /// The current entry's key does not parse: `Corruption` naming where
+    /// it is stored.
+    fn malformed(&self) -> Error {
+        let (file, offset) = self.iter.origin().unwrap_or(("memtable", 0));
+        Error::corruption(file, offset, "malformed internal key")
+    }
+
     fn fail(&mut self, e: Error) {
         self.err = Some(e);
         self.valid = false;
@@ -254,22 +267,30 @@ impl DbIterator {
     /// a deletion.
     fn merge_forward(&mut self, user_key: &[u8]) -> Result<Option<Bytes>> {
         let cover = self.tombstones.max_covering_seq(user_key, self.seq);
-        let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), None);
+        let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), self.db.options.timer());
         ctx.cover(cover);
         let mut wanting = true;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
-                return Err(Error::corruption("iterator", 0, "malformed internal key"));
+                return Err(self.malformed());
             };
             if p.user_key != user_key {
                 break;
             }
             if wanting && p.seq <= self.seq {
-                wanting = ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(self.iter.value()))?;
+                match ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(self.iter.value())) {
+                    Ok(more) => wanting = more,
+                    Err(e) => {
+                        ctx.merge.report(&self.stats);
+                        return Err(e);
+                    }
+                }
             }
             self.iter.next();
         }
-        ctx.finish()
+        let r = ctx.finish();
+        ctx.merge.report(&self.stats);
+        r
     }
 
     /// Moves forward to the newest visible live version of the next user
@@ -278,7 +299,7 @@ impl DbIterator {
         self.value_saved = false;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
-                return self.fail(Error::corruption("iterator", 0, "malformed internal key"));
+                return self.fail(self.malformed());
             };
             if p.seq <= self.seq && !(skipping && p.user_key <= self.saved_key.as_slice()) {
                 if self.above_upper(p.user_key) {
@@ -310,10 +331,15 @@ impl DbIterator {
                             }
                         }
                     }
-                    _ => {
+                    ValueType::Delete => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         skipping = true;
+                    }
+                    // As Get says of it, and the reverse direction (through
+                    // GetContext): not a deletion.
+                    ty @ (ValueType::BlobIndex | ValueType::RangeDelete) => {
+                        return self.fail(crate::read::unsupported_entry(ty));
                     }
                 }
             }
@@ -325,14 +351,24 @@ impl DbIterator {
 
     /// The value of `user_key` from its visible versions, oldest first.
     fn resolve(&self, user_key: &[u8], versions: &[(ValueType, SequenceNumber, Bytes)]) -> Result<Option<Bytes>> {
-        let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), None);
+        let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), self.db.options.timer());
         ctx.cover(self.tombstones.max_covering_seq(user_key, self.seq));
+        let mut r = Ok(None);
         for (ty, seq, v) in versions.iter().rev() {
-            if !ctx.save(*ty, *seq, v)? {
-                break;
+            match ctx.save(*ty, *seq, v) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
             }
         }
-        ctx.finish()
+        if r.is_ok() {
+            r = ctx.finish();
+        }
+        ctx.merge.report(&self.stats);
+        r
     }
 
     /// Moves backward to the previous user key that has a live value,
@@ -344,7 +380,7 @@ impl DbIterator {
         let mut found = None;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
-                return self.fail(Error::corruption("iterator", 0, "malformed internal key"));
+                return self.fail(self.malformed());
             };
             if p.seq <= self.seq {
                 if let Some(k) = pending_key.as_deref() {

@@ -560,6 +560,21 @@ impl Drop for Db {
 }
 
 impl DbInner {
+    /// A full merge of `key` with the database's operator, counted in its
+    /// statistics (time when durations are measured; failures): for the
+    /// paths that merge outside a `GetContext` (transactions).
+    pub(crate) fn full_merge(&self, key: &[u8], base: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>> {
+        let op = self
+            .options
+            .merge_operator
+            .as_deref()
+            .ok_or_else(|| Error::InvalidArgument("merge needs Options::merge_operator".into()))?;
+        let mut counted = crate::merge::MergeStats::default();
+        let r = crate::merge::full_merge(op, key, base, operands, self.options.timer(), &mut counted);
+        counted.report(&self.stats);
+        r
+    }
+
     fn track_memtable(&self, m: &Arc<MemTable>) {
         let mut all = lock(&self.memtables);
         all.retain(|w| w.strong_count() > 0);
@@ -593,5 +608,7 @@ pub(crate) fn create_wal(fs: &dyn Fs, dir: &str, number: u64) -> Result<Arc<dyn 
     Ok(file)
 }
 
+#[cfg(test)]
+mod read_stats_tests;
 #[cfg(test)]
 mod tests;

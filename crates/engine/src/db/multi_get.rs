@@ -21,10 +21,11 @@ use super::{Db, ReadOptions, SuperVersion};
 use crate::db::options::check_key;
 use crate::error::Result;
 use crate::format::key;
+use crate::merge::MergeStats;
 use crate::read::GetContext;
 use crate::sst::filter::key_hash;
 use crate::sst::BatchKey;
-use crate::stats::GetStats;
+use crate::stats::{GetStats, HitCounts};
 
 /// Memory kept alive by values handed out without copying.
 struct Pins {
@@ -148,22 +149,41 @@ impl Db {
         let inner = &*self.inner;
         let (sv, seq) = self.read_view(opts.snapshot);
         let merge_op = inner.options.merge_operator.as_deref();
+        let timer = inner.options.timer();
+        let fill_cache = opts.fill_cache();
+        let new_ctx = |key| {
+            let mut ctx = GetContext::new(key, merge_op, timer);
+            ctx.fill_cache = fill_cache;
+            ctx
+        };
         let mut stats = GetStats::default();
-        let mut found_keys = 0u64;
+        let mut hits = HitCounts::default();
+        let mut merged = MergeStats::default();
         let mut pins = Pins::new(inner.pinned.clone());
         let mut values: Vec<Option<Bytes>> = vec![None; keys.len()];
+        // Counts are reported whatever happens, as a Get's are.
+        let mut count = |ctx: &GetContext| {
+            add_stats(&mut stats, &ctx.stats);
+            hits.count(&ctx.stats);
+            merged.add(ctx.merge);
+        };
+        let mut outcome = Ok(());
         // A batch of one has nothing to share: the per-key path is cheaper.
         if !batched || keys.len() == 1 {
             for (i, key) in keys.iter().enumerate() {
-                let mut ctx = GetContext::new(key, merge_op, None);
-                let r = self.lookup(&sv, seq, key, &mut ctx);
-                let s = ctx.stats;
-                add_stats(&mut stats, &s);
-                r?;
-                if let Some((v, holder)) = ctx.finish_pinned()? {
-                    pins.pin(holder.unwrap_or_else(|| v.clone()));
-                    values[i] = Some(v);
-                    found_keys += 1;
+                let mut ctx = new_ctx(key);
+                let r = self.lookup(&sv, seq, key, &mut ctx).and_then(|()| ctx.finish_pinned());
+                count(&ctx);
+                match r {
+                    Ok(Some((v, holder))) => {
+                        pins.pin(holder.unwrap_or_else(|| v.clone()));
+                        values[i] = Some(v);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
                 }
             }
         } else {
@@ -178,35 +198,38 @@ impl Db {
                         user_key: keys[i],
                         seek: key::lookup_key(keys[i], seq),
                         hash: key_hash(keys[i]),
-                        ctx: GetContext::new(keys[i], merge_op, None),
+                        ctx: new_ctx(keys[i]),
                     });
                 }
                 slot[i] = lookups.len() - 1;
             }
-            let r = self.batched_lookup(&sv, seq, &mut lookups);
-            let mut answers = Vec::with_capacity(lookups.len());
-            for l in lookups {
-                add_stats(&mut stats, &l.ctx.stats);
-                answers.push(l.ctx.finish_pinned());
+            outcome = self.batched_lookup(&sv, seq, &mut lookups);
+            let mut answers: Vec<Option<Bytes>> = Vec::with_capacity(lookups.len());
+            for mut l in lookups {
+                let answer = l.ctx.finish_pinned();
+                count(&l.ctx);
+                match answer {
+                    Ok(a) => answers.push(a.map(|(v, holder)| {
+                        pins.pin(holder.unwrap_or_else(|| v.clone()));
+                        v
+                    })),
+                    Err(e) => {
+                        if outcome.is_ok() {
+                            outcome = Err(e);
+                        }
+                        answers.push(None);
+                    }
+                }
             }
-            r?;
-            let answers: Vec<Option<Bytes>> = answers
-                .into_iter()
-                .map(|a| {
-                    a.map(|o| {
-                        o.map(|(v, holder)| {
-                            pins.pin(holder.unwrap_or_else(|| v.clone()));
-                            v
-                        })
-                    })
-                })
-                .collect::<Result<_>>()?;
             for (i, &s) in slot.iter().enumerate() {
                 values[i] = answers[s].clone();
             }
-            found_keys = values.iter().filter(|v| v.is_some()).count() as u64;
         }
+        let found_keys = values.iter().filter(|v| v.is_some()).count() as u64;
         stats.report_batch(&inner.stats, keys.len() as u64, found_keys);
+        hits.report(&inner.stats);
+        merged.report(&inner.stats);
+        outcome?;
         Ok(PinnedResults { values, pins })
     }
 

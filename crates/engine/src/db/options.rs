@@ -20,6 +20,12 @@ pub const MAX_VALUE_LEN: usize = 64 * 1024 * 1024;
 pub trait Clock: Send + Sync {
     /// Microseconds since an arbitrary, fixed origin.
     fn now_micros(&self) -> u64;
+
+    /// Nanoseconds since the same origin, for durations shorter than a
+    /// microsecond (a merge). Default: the microseconds, scaled.
+    fn now_nanos(&self) -> u64 {
+        self.now_micros().saturating_mul(1000)
+    }
 }
 
 /// Which statistics the engine keeps (RocksDB's `StatsLevel`).
@@ -267,6 +273,12 @@ impl Options {
             StatsLevel::All => self.clock.as_deref(),
             StatsLevel::ExceptTimers => None,
         }
+    }
+
+    /// The clock, owned, when durations are measured (for work that
+    /// outlives a call: flush and compaction jobs).
+    pub(crate) fn timer_owned(&self) -> Option<Arc<dyn Clock>> {
+        self.timer().and(self.clock.clone())
     }
 
     /// Now, when durations are measured; 0 otherwise.

@@ -120,10 +120,8 @@ impl OptimisticTransaction {
     }
 
     pub(crate) fn full_merge(db: &Db, key: &[u8], base: Option<&[u8]>, operands: &[Vec<u8>]) -> Result<Vec<u8>> {
-        let op = Self::merge_operator(db)?;
         let refs: Vec<&[u8]> = operands.iter().map(|o| o.as_slice()).collect();
-        op.full_merge(key, base, &refs)
-            .map_err(|e| Error::corruption("merge", 0, format!("merge operator {}: {e}", op.name())))
+        db.inner.full_merge(key, base, &refs)
     }
 
     /// The value of `key` at the snapshot with the transaction's own writes
@@ -195,7 +193,6 @@ impl OptimisticTransaction {
         Ok(iter::TransactionIterator::new(
             base,
             self.overlay.clone(),
-            db.inner.options.merge_operator.clone(),
             opts.lower_bound.clone(),
             opts.upper_bound.clone(),
         ))

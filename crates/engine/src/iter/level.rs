@@ -157,6 +157,10 @@ impl InternalIterator for LevelIter {
         self.current.as_ref().map_or(&[], |c| c.key())
     }
 
+    fn origin(&self) -> Option<(&str, u64)> {
+        self.current.as_ref().and_then(|c| c.origin())
+    }
+
     fn value(&self) -> &[u8] {
         self.current.as_ref().map_or(&[], |c| c.value())
     }

@@ -224,6 +224,10 @@ impl InternalIterator for MergingIterator {
         self.current.map_or(&[], |c| self.children[c].key())
     }
 
+    fn origin(&self) -> Option<(&str, u64)> {
+        self.current.and_then(|c| self.children[c].iter.origin())
+    }
+
     fn value(&self) -> &[u8] {
         self.current.map_or(&[], |c| self.children[c].iter.value())
     }

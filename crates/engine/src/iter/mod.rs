@@ -27,6 +27,13 @@ pub trait InternalIterator: Send {
     fn key(&self) -> &[u8];
     fn value(&self) -> &[u8];
     fn status(&self) -> Result<()>;
+
+    /// Where the current entry is stored, for error messages about it: a
+    /// table file and the offset of its data block in it. `None` for an
+    /// entry in memory (a memtable, a batch).
+    fn origin(&self) -> Option<(&str, u64)> {
+        None
+    }
 }
 
 /// An iterator over nothing, or over an error.

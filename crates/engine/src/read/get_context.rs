@@ -10,10 +10,18 @@
 
 use bytes::Bytes;
 
+use crate::db::Clock;
 use crate::error::{Error, Result};
 use crate::format::key::{SequenceNumber, ValueType};
-use crate::merge::MergeOperator;
+use crate::merge::{self, MergeOperator, MergeStats};
 use crate::stats::GetStats;
+
+/// A point entry of a type this version cannot read (a blob reference,
+/// written by a newer version): every read path says so the same way,
+/// never as a deletion.
+pub fn unsupported_entry(ty: ValueType) -> Error {
+    Error::NotSupported(format!("a point entry of type {ty:?} for this key: written by a newer version"))
+}
 
 pub struct GetContext<'a> {
     user_key: &'a [u8],
@@ -28,9 +36,13 @@ pub struct GetContext<'a> {
     /// data block, or a memtable entry): the result pins it.
     holder: Option<Bytes>,
     pub stats: GetStats,
-    /// Time spent in the merge operator (microseconds, when a clock exists).
-    pub merge_micros: u64,
-    now: Option<&'a dyn Fn() -> u64>,
+    /// What merging cost (time with a clock; failures).
+    pub merge: MergeStats,
+    /// Measures merges when durations are measured.
+    clock: Option<&'a dyn Clock>,
+    /// Whether data blocks read from a file go into the block cache
+    /// (`ReadOptions::fill_cache`).
+    pub fill_cache: bool,
     /// Only the newest version's sequence number is wanted
     /// ([`GetContext::for_sequence`]).
     seq_only: bool,
@@ -39,10 +51,12 @@ pub struct GetContext<'a> {
 }
 
 impl<'a> GetContext<'a> {
+    /// A lookup of `user_key`; `clock` times its merges (pass the
+    /// database's `Options::timer()`).
     pub fn new(
         user_key: &'a [u8],
         merge_operator: Option<&'a dyn MergeOperator>,
-        now: Option<&'a dyn Fn() -> u64>,
+        clock: Option<&'a dyn Clock>,
     ) -> Self {
         GetContext {
             user_key,
@@ -52,8 +66,9 @@ impl<'a> GetContext<'a> {
             result: None,
             holder: None,
             stats: GetStats::default(),
-            merge_micros: 0,
-            now,
+            merge: MergeStats::default(),
+            clock,
+            fill_cache: true,
             seq_only: false,
             newest_seq: 0,
         }
@@ -113,9 +128,7 @@ impl<'a> GetContext<'a> {
                 self.operands.push(value.clone());
                 Ok(true)
             }
-            ValueType::RangeDelete | ValueType::BlobIndex => Err(Error::NotSupported(format!(
-                "a point entry of type {ty:?} for this key: written by a newer version"
-            ))),
+            ValueType::RangeDelete | ValueType::BlobIndex => Err(unsupported_entry(ty)),
         }
     }
 
@@ -131,13 +144,13 @@ impl<'a> GetContext<'a> {
 
     /// The answer and what holds its bytes (`None` when the value was
     /// computed, by a merge, and so is its own allocation).
-    pub fn finish_pinned(mut self) -> Result<Option<(Bytes, Option<Bytes>)>> {
+    pub fn finish_pinned(&mut self) -> Result<Option<(Bytes, Option<Bytes>)>> {
         let holder = self.holder.take();
         Ok(self.finish()?.map(|v| (v, holder)))
     }
 
     /// The answer, once every source was visited (or the lookup ended).
-    pub fn finish(mut self) -> Result<Option<Bytes>> {
+    pub fn finish(&mut self) -> Result<Option<Bytes>> {
         if let Some(r) = self.result.take() {
             return Ok(r);
         }
@@ -151,20 +164,10 @@ impl<'a> GetContext<'a> {
         let op = self
             .merge_operator
             .ok_or_else(|| Error::NotSupported("merge operands but no merge_operator is configured".into()))?;
-        let t0 = self.now.map(|f| f());
         let operands: Vec<&[u8]> = self.operands.iter().rev().map(|b| &b[..]).collect();
-        let r = op.full_merge(self.user_key, base.map(|b| &b[..]), &operands);
-        if let (Some(t0), Some(now)) = (t0, self.now) {
-            self.merge_micros += now().saturating_sub(t0);
-        }
+        let r = merge::full_merge(op, self.user_key, base.map(|b| &b[..]), &operands, self.clock, &mut self.merge);
         self.operands.clear();
-        r.map(Bytes::from).map_err(|e| {
-            Error::corruption(
-                format!("merge operator {}", op.name()),
-                0,
-                format!("merge of key {:?} failed: {e}", String::from_utf8_lossy(self.user_key)),
-            )
-        })
+        r.map(Bytes::from)
     }
 }
 

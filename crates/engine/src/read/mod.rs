@@ -2,4 +2,4 @@
 
 mod get_context;
 
-pub use get_context::GetContext;
+pub use get_context::{unsupported_entry, GetContext};

@@ -254,7 +254,7 @@ impl Table {
     /// The data block at `handle`, counted into the lookup's statistics.
     fn block_for(&self, handle: BlockHandle, ctx: &mut GetContext) -> Result<Block> {
         let mut counts = BlockReadStats::default();
-        let block = self.data_block_counted(handle, true, &mut counts);
+        let block = self.data_block_counted(handle, ctx.fill_cache, &mut counts);
         ctx.stats.cache_hit += counts.hit;
         ctx.stats.cache_miss += counts.miss;
         ctx.stats.cache_add += counts.add;
@@ -300,14 +300,14 @@ impl Table {
             return Ok(());
         }
         // More versions (merge operands) continue in the next block.
-        let mut ti = self.iter(true);
+        let mut ti = self.iter(ctx.fill_cache);
         ti.seek(&last_key);
         if ti.valid() && ti.key() == last_key.as_slice() {
             ti.next();
         }
         while ti.valid() {
             let parsed = key::parse(ti.key())
-                .ok_or_else(|| Error::corruption(&self.path, 0, "bad internal key in data block"))?;
+                .ok_or_else(|| Error::corruption(&self.path, ti.block_offset(), "bad internal key in data block"))?;
             if parsed.user_key != user_key {
                 break;
             }
@@ -363,7 +363,7 @@ impl Table {
         it.seek_to_first();
         while it.valid() {
             if key::parse(it.key()).is_none() {
-                return Err(Error::corruption(&self.path, 0, "bad internal key in data block"));
+                return Err(Error::corruption(&self.path, it.block_offset(), "bad internal key in data block"));
             }
             n += 1;
             it.next();
@@ -386,6 +386,12 @@ pub struct TableIter {
 }
 
 impl TableIter {
+    /// The offset in the file of the data block the iterator is in (0
+    /// before the first block is read).
+    pub fn block_offset(&self) -> u64 {
+        self.data_handle.map_or(0, |h| h.offset)
+    }
+
     fn index_valid(&self) -> bool {
         self.index < self.table.index.len()
     }
@@ -548,6 +554,10 @@ impl InternalIterator for TableIter {
             return Err(e.clone());
         }
         self.data.as_ref().map_or(Ok(()), |d| d.status())
+    }
+
+    fn origin(&self) -> Option<(&str, u64)> {
+        Some((&self.table.path, self.block_offset()))
     }
 }
 

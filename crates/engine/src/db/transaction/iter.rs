@@ -12,19 +12,16 @@
 //! repositioned by a seek around the current key, as LevelDB's DBIter does.
 
 use std::ops::Bound;
-use std::sync::Arc;
 
 use super::{Overlay, Own};
 use crate::db::DbIterator;
 use crate::error::{Error, Result};
-use crate::merge::MergeOperator;
 
 /// See the module documentation. Positioning never fails; check `status()`
 /// when `valid()` turns false.
 pub struct TransactionIterator {
     base: DbIterator,
     overlay: Overlay,
-    merge_operator: Option<Arc<dyn MergeOperator>>,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     forward: bool,
@@ -35,17 +32,10 @@ pub struct TransactionIterator {
 }
 
 impl TransactionIterator {
-    pub(super) fn new(
-        base: DbIterator,
-        overlay: Overlay,
-        merge_operator: Option<Arc<dyn MergeOperator>>,
-        lower: Option<Vec<u8>>,
-        upper: Option<Vec<u8>>,
-    ) -> Self {
+    pub(super) fn new(base: DbIterator, overlay: Overlay, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) -> Self {
         TransactionIterator {
             base,
             overlay,
-            merge_operator,
             lower,
             upper,
             forward: true,
@@ -124,14 +114,8 @@ impl TransactionIterator {
             Some(Own::Value(v)) => Ok(Some(v)),
             Some(Own::Deleted) => Ok(None),
             Some(Own::Operands(ops)) => {
-                let op = self
-                    .merge_operator
-                    .as_deref()
-                    .ok_or_else(|| Error::InvalidArgument("merge needs Options::merge_operator".into()))?;
                 let refs: Vec<&[u8]> = ops.iter().map(|o| o.as_slice()).collect();
-                op.full_merge(key, base, &refs)
-                    .map(Some)
-                    .map_err(|e| Error::corruption("merge", 0, format!("merge operator {}: {e}", op.name())))
+                self.base.full_merge(key, base, &refs).map(Some)
             }
         }
     }

@@ -1,0 +1,246 @@
+//! Statistics and errors of the read paths that must tell the truth (issue
+//! 18): merge time and failures on every path that merges, MultiGet's hit
+//! levels, `fill_cache: false` on Get and MultiGet, and a blob reference
+//! refused alike by every read path.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::*;
+use crate::format::key::{internal_key, ValueType};
+use crate::fs::{Fs, MemFs};
+use crate::merge::U64AddOperator;
+use crate::sst::{TableBuilder, TableOptions};
+
+const W: WriteOptions = WriteOptions { sync: false };
+
+fn r() -> ReadOptions<'static> {
+    ReadOptions::default()
+}
+
+/// A clock whose every reading is one microsecond after the previous one.
+struct TickingClock(AtomicU64);
+
+impl Clock for TickingClock {
+    fn now_micros(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+fn counter_db(level: StatsLevel) -> Db {
+    let options = Options {
+        merge_operator: Some(Arc::new(U64AddOperator)),
+        clock: Some(Arc::new(TickingClock(AtomicU64::new(0)))),
+        stats_level: level,
+        write_buffer_size: 64 << 10,
+        ..Options::default()
+    };
+    Db::open(Arc::new(MemFs::new()), "db", options).unwrap()
+}
+
+fn ticker(db: &Db, t: Ticker) -> u64 {
+    db.statistics().ticker(t.name())
+}
+
+fn n(v: u64) -> [u8; 8] {
+    v.to_le_bytes()
+}
+
+/// Scans every key, forward or backward; the scan's error if it fails.
+fn scan(db: &Db, reverse: bool) -> Result<usize> {
+    let mut it = db.iter(&r())?;
+    let mut count = 0;
+    if reverse {
+        it.seek_to_last();
+    } else {
+        it.seek_to_first();
+    }
+    while it.valid() {
+        count += 1;
+        if reverse {
+            it.prev();
+        } else {
+            it.next();
+        }
+    }
+    it.status().map(|()| count)
+}
+
+#[test]
+fn merge_time_is_counted_in_nanoseconds_on_every_path_that_merges() {
+    let db = counter_db(StatsLevel::All);
+    let time = |db: &Db| ticker(db, Ticker::MergeOperationTotalTime);
+    db.put(&W, b"a", &n(10)).unwrap();
+    db.merge(&W, b"a", &n(1)).unwrap();
+    db.merge(&W, b"b", &n(2)).unwrap();
+    let mut last = time(&db);
+    assert_eq!(last, 0);
+    let mut moved = |db: &Db, path: &str| {
+        let now = time(db);
+        // The clock ticks a microsecond a reading: each merge is >= 1,000 ns.
+        assert!(now >= last + 1000, "{path}: merge time went from {last} to {now} ns");
+        last = now;
+    };
+    assert_eq!(db.get(&r(), b"a").unwrap(), Some(n(11).to_vec()));
+    moved(&db, "get");
+    let both = db.multi_get(&r(), &[b"a", b"b"], true).unwrap();
+    assert_eq!((both.get(0), both.get(1)), (Some(&n(11)[..]), Some(&n(2)[..])));
+    drop(both);
+    moved(&db, "batched multi_get");
+    db.multi_get(&r(), &[b"a", b"b"], false).unwrap();
+    moved(&db, "multi_get key by key");
+    assert_eq!(scan(&db, false).unwrap(), 2);
+    moved(&db, "forward iteration");
+    assert_eq!(scan(&db, true).unwrap(), 2);
+    moved(&db, "reverse iteration");
+    let mut tx = db.begin_optimistic();
+    tx.merge(&db, b"a", &n(5)).unwrap();
+    assert_eq!(tx.get(&db, b"a").unwrap(), Some(n(16).to_vec()));
+    moved(&db, "a transaction's read");
+    tx.commit(&db, &W).unwrap();
+    // The flush merges each key's operands onto its base.
+    let before = time(&db);
+    db.flush().unwrap();
+    assert!(time(&db) > before, "flush: merge time stayed at {before} ns");
+    assert_eq!(db.get(&r(), b"a").unwrap(), Some(n(16).to_vec()));
+}
+
+#[test]
+fn without_timers_merges_take_no_time_but_failures_are_counted_on_every_path() {
+    let db = counter_db(StatsLevel::ExceptTimers);
+    // A base the u64add operator cannot read.
+    db.put(&W, b"bad", b"not eight bytes").unwrap();
+    db.merge(&W, b"bad", &n(1)).unwrap();
+    db.put(&W, b"good", &n(1)).unwrap();
+    db.merge(&W, b"good", &n(1)).unwrap();
+    let failures = |db: &Db| ticker(db, Ticker::NumberMergeFailures);
+    let corrupt = |e: Error, path: &str| {
+        assert!(e.is_corruption(), "{path}: {e:?}");
+        assert!(e.to_string().contains("merge operator u64add"), "{path}: {e}");
+    };
+    corrupt(db.get(&r(), b"bad").unwrap_err(), "get");
+    assert_eq!(failures(&db), 1);
+    corrupt(db.multi_get(&r(), &[b"bad", b"good"], true).err().unwrap(), "batched multi_get");
+    assert_eq!(failures(&db), 2);
+    corrupt(db.multi_get(&r(), &[b"good", b"bad"], false).err().unwrap(), "multi_get key by key");
+    assert_eq!(failures(&db), 3);
+    corrupt(scan(&db, false).unwrap_err(), "forward iteration");
+    assert_eq!(failures(&db), 4);
+    corrupt(scan(&db, true).unwrap_err(), "reverse iteration");
+    assert_eq!(failures(&db), 5);
+    let tx = db.begin_optimistic();
+    // The transaction reads the base through the database, which merges.
+    corrupt(tx.get(&db, b"bad").unwrap_err(), "a transaction's read");
+    assert_eq!(failures(&db), 6);
+    // The successful merges of all that took no time: no clock is read.
+    assert_eq!(db.get(&r(), b"good").unwrap(), Some(n(2).to_vec()));
+    assert_eq!(ticker(&db, Ticker::MergeOperationTotalTime), 0);
+}
+
+#[test]
+fn multi_get_reports_where_it_found_each_key_as_get_does() {
+    for batched in [true, false] {
+        let fs = MemFs::new();
+        let db = Db::open(Arc::new(fs), "db", Options { write_buffer_size: 64 << 10, ..Options::default() }).unwrap();
+        for i in 0..20u32 {
+            db.put(&W, format!("t{i:02}").as_bytes(), b"in a table").unwrap();
+        }
+        db.flush().unwrap();
+        for i in 0..5u32 {
+            db.put(&W, format!("m{i:02}").as_bytes(), b"in the memtable").unwrap();
+        }
+        let keys: Vec<Vec<u8>> = (0..5u32)
+            .map(|i| format!("m{i:02}"))
+            .chain((0..20).map(|i| format!("t{i:02}")))
+            .map(String::into_bytes)
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).chain([&b"absent"[..]]).collect();
+        let l0 = db.properties().files_per_level.first().copied().unwrap_or(0);
+        assert_eq!(l0, 1, "the flush left one file in L0");
+        let before = db.statistics();
+        let got = db.multi_get(&r(), &refs, batched).unwrap();
+        assert_eq!(got.iter().filter(|v| v.is_some()).count(), 25);
+        drop(got);
+        let after = db.statistics();
+        let moved = |t: Ticker| after.ticker(t.name()) - before.ticker(t.name());
+        assert_eq!(moved(Ticker::MemtableHit), 5, "batched: {batched}");
+        assert_eq!(moved(Ticker::MemtableMiss), 21, "batched: {batched}");
+        assert_eq!(moved(Ticker::GetHitL0), 20, "batched: {batched}");
+        // A get of one key counts the same way.
+        db.get(&r(), b"t03").unwrap();
+        assert_eq!(db.statistics().ticker(Ticker::GetHitL0.name()) - after.ticker(Ticker::GetHitL0.name()), 1);
+        // Compacted into a lower level, the hits move there.
+        db.compact_range(None, None).unwrap();
+        let before = db.statistics();
+        db.multi_get(&r(), &refs, batched).unwrap();
+        let after = db.statistics();
+        let moved = |t: Ticker| after.ticker(t.name()) - before.ticker(t.name());
+        assert_eq!(moved(Ticker::GetHitL0), 0, "batched: {batched}");
+        assert_eq!(moved(Ticker::GetHitL1) + moved(Ticker::GetHitL2AndUp), 25, "batched: {batched}");
+    }
+}
+
+#[test]
+fn fill_cache_false_keeps_get_and_multi_get_out_of_the_block_cache() {
+    let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+    for i in 0..100u32 {
+        db.put(&W, format!("key{i:03}").as_bytes(), &[i as u8; 50]).unwrap();
+    }
+    db.flush().unwrap();
+    let no_fill = ReadOptions { fill_cache: Some(false), ..ReadOptions::default() };
+    let (adds, misses) = (|| ticker(&db, Ticker::BlockCacheAdd), || ticker(&db, Ticker::BlockCacheMiss));
+    let (a0, m0) = (adds(), misses());
+    for _ in 0..3 {
+        assert_eq!(db.get(&no_fill, b"key007").unwrap(), Some(vec![7; 50]));
+        db.multi_get(&no_fill, &[b"key001", b"key050"], true).unwrap();
+        db.multi_get(&no_fill, &[b"key001", b"key050"], false).unwrap();
+    }
+    assert_eq!(adds(), a0, "nothing was added to the cache");
+    assert!(misses() >= m0 + 9, "every read went to the file: {} misses", misses() - m0);
+    // The default fills it: the second read is a hit.
+    db.get(&r(), b"key007").unwrap();
+    assert_eq!(adds(), a0 + 1);
+    let hits = ticker(&db, Ticker::BlockCacheHit);
+    db.get(&r(), b"key007").unwrap();
+    assert_eq!(ticker(&db, Ticker::BlockCacheHit), hits + 1);
+}
+
+#[test]
+fn a_blob_reference_is_refused_alike_by_get_multi_get_iterators_and_count() {
+    // A table written by a newer version, holding a blob reference for "b",
+    // brought into a database by repair (which adopts every table it finds
+    // once the manifest is gone).
+    let fs = MemFs::new();
+    {
+        let db = Db::open(Arc::new(fs.clone()), "db", Options::default()).unwrap();
+        db.put(&W, b"a", b"1").unwrap();
+        db.put(&W, b"c", b"3").unwrap();
+        db.flush().unwrap();
+    }
+    let f = fs.open("db/000900.sst", true).unwrap();
+    let mut b = TableBuilder::new(f, TableOptions::default());
+    b.add(&internal_key(b"b", 1_000, ValueType::BlobIndex), b"blob file 7, offset 0").unwrap();
+    b.finish().unwrap();
+    for name in fs.list("db").unwrap() {
+        if name.starts_with("MANIFEST") {
+            fs.remove(&format!("db/{name}")).unwrap();
+        }
+    }
+    repair(Arc::new(fs.clone()), "db", &Options::default()).unwrap();
+    let db = Db::open(Arc::new(fs), "db", Options::default()).unwrap();
+    let refused = |e: Error, path: &str| {
+        assert!(matches!(&e, Error::NotSupported(m) if m.contains("BlobIndex")), "{path}: {e:?}");
+    };
+    refused(db.get(&r(), b"b").unwrap_err(), "get");
+    refused(db.multi_get(&r(), &[b"a", b"b"], true).err().unwrap(), "batched multi_get");
+    refused(db.multi_get(&r(), &[b"b"], false).err().unwrap(), "multi_get key by key");
+    refused(scan(&db, false).unwrap_err(), "forward iteration");
+    refused(scan(&db, true).unwrap_err(), "reverse iteration");
+    refused(db.count(&r()).unwrap_err(), "count");
+    // The keys around it read as ever.
+    assert_eq!(db.get(&r(), b"a").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(db.get(&r(), b"c").unwrap(), Some(b"3".to_vec()));
+    // A range that leaves it out scans.
+    let upto_b = ReadOptions { upper_bound: Some(b"b".to_vec()), ..ReadOptions::default() };
+    assert_eq!(db.count(&upto_b).unwrap(), 1);
+}
