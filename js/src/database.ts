@@ -140,6 +140,8 @@ const IDLE_RETRY_ATTEMPTS = 3;
 /** Retrying background work that failed and may be retried: first and longest waits. */
 const RETRY_MS = 50;
 const RETRY_MAX_MS = 2_000;
+/** How long after a run of reads background work looks for read-triggered compactions. */
+const READ_KICK_MS = 10;
 
 /**
  * What the engine decided a failed step of background work means (the
@@ -261,7 +263,9 @@ class Core {
     this.sync = sync;
     this.closer = closer;
     this.pump = new BackgroundPump(inner, keeper);
-    this.exchange = new Exchange(inner);
+    // Lookups that search several files mark some for read-triggered
+    // compaction: let background work look, now and then, while only reads run.
+    this.exchange = new Exchange(inner, () => this.pump.kick(READ_KICK_MS));
     // Memtables recovered from a WAL whose tail a crash tore are flushed
     // in the background from the start, not at the first write.
     this.pump.kick();

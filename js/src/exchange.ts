@@ -40,6 +40,9 @@ export interface BatchAnswer {
   count: number;
 }
 
+/** Point reads between two calls of an exchange's `onReads`. */
+const READS_PER_CALL = 1024;
+
 export class Exchange {
   readonly #inner: WasmDatabase;
   #offset: number;
@@ -54,14 +57,27 @@ export class Exchange {
   /** The answer of the last `get`: where its value is (no object per get). */
   offset = 0;
   length = 0;
+  /** Reads since `onReads` was last called. */
+  #reads = 0;
+  readonly #onReads: (() => void) | undefined;
 
-  /** REQUIRES: the module is loaded. */
-  constructor(inner: WasmDatabase) {
+  /**
+   * REQUIRES: the module is loaded. `onReads` is called once every
+   * `READS_PER_CALL` reads: lookups may have marked a file for
+   * read-triggered compaction, which only background work carries out.
+   */
+  constructor(inner: WasmDatabase, onReads?: () => void) {
+    this.#onReads = onReads;
     if (REQUEST === 0)
       ({ request: REQUEST, releaseSlots: RELEASE_SLOTS, releases: RELEASES, out0: OUT0, out1: OUT1, handles: HANDLES, absent: ABSENT } = contract().exchange);
     this.#inner = inner;
     this.#size = REQUEST + 1024;
     this.#offset = inner.exchangeBuffer(this.#size);
+  }
+
+  #read(): void {
+    this.#reads = 0;
+    this.#onReads?.();
   }
 
   /** Views of the buffer, made again after memory growth or a move. */
@@ -125,6 +141,7 @@ export class Exchange {
    * where the value is in `offset` and `length`. One call into wasm.
    */
   get(key: unknown, snapshot: number): number {
+    if (++this.#reads === READS_PER_CALL) this.#read();
     const n = this.#writeKey(key);
     this.#sendReleases();
     let handle: number;
@@ -147,6 +164,7 @@ export class Exchange {
    * copies.ts).
    */
   getCopy(key: unknown, snapshot: number): Uint8Array | undefined {
+    if (++this.#reads === READS_PER_CALL) this.#read();
     const n = this.#writeKey(key);
     this.#sendReleases();
     try {

@@ -233,6 +233,29 @@ describe('background work and statistics', () => {
     expect(s.background.lastError).toBeUndefined();
   });
 
+  test('reads alone get a file that lookups search in vain compacted (read-triggered compaction)', async () => {
+    // No bloom filters: every lookup of a last-level key searches the L0 file.
+    const db = await fresh({ writeBufferSize: 64 * 1024, bloomBitsPerKey: 0 });
+    const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+    for (let i = 0; i < 2000; i++) db.put(key(i), new Uint8Array(100).fill(1));
+    await db.compactRange();
+    for (let i = 0; i < 2000; i += 10) db.put(`${key(i)}x`, new Uint8Array(100).fill(2));
+    db.flush();
+    await db.idle();
+    expect(db.statistics().properties.filesPerLevel[0]).toBe(1);
+    // Only reads from here on: the package lets background work look now
+    // and then, and it compacts the L0 file the lookups were charging.
+    for (let round = 0; round < 200 && db.statistics().tickers['silt.compaction.read.triggered'] === 0; round++) {
+      for (let i = 1; i < 2000; i += 7) db.getCopy(key(i));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const s = db.statistics();
+    expect(s.tickers['silt.compaction.read.wanted']).toBe(1);
+    expect(s.tickers['silt.compaction.read.triggered']).toBe(1);
+    expect(s.properties.filesPerLevel[0]).toBe(0);
+    expect(text(db.getCopy('k0010x'))).toBe(String.fromCharCode(2).repeat(100));
+  });
+
   test('the pump works in short slices: reads run between them while a flush backlog drains', async () => {
     const db = await fresh({ writeBufferSize: 64 * 1024, maxWriteBufferNumber: 32, blockSize: 1024 });
     for (let i = 0; i < 16000; i++) db.put(`k${String(i).padStart(5, '0')}`, new Uint8Array(100).fill(i % 256));

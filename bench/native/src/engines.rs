@@ -25,6 +25,8 @@ pub struct EngineOptions {
     /// None: the engine's default.
     pub data_block_hash_index: Option<bool>,
     pub disable_auto_compactions: bool,
+    /// Silt's read-triggered compaction (RocksDB has none by default).
+    pub read_triggered_compaction: bool,
     pub sync: bool,
 }
 
@@ -125,6 +127,7 @@ impl Silt {
             target_file_size_base: o.target_file_size_base,
             max_bytes_for_level_base: o.max_bytes_for_level_base,
             disable_auto_compactions: o.disable_auto_compactions,
+            read_triggered_compaction: o.read_triggered_compaction,
             clock: Some(Arc::new(StdClock(Instant::now()))),
             ..Options::default()
         };

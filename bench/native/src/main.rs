@@ -49,6 +49,7 @@ struct Flags {
     /// None: each engine's own default (Silt binary_and_hash, RocksDB binary).
     data_block_hash_index: Option<bool>,
     disable_auto_compactions: bool,
+    read_triggered_compaction: bool,
     batch_size: usize,
     multiread_stride: u64,
     multiread_batched: bool,
@@ -87,6 +88,7 @@ impl Default for Flags {
             block_restart_interval: 0,
             data_block_hash_index: None,
             disable_auto_compactions: false,
+            read_triggered_compaction: true,
             batch_size: 1,
             multiread_stride: 0,
             multiread_batched: false,
@@ -112,7 +114,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--target-file-size-base BYTES] [--max-bytes-for-level-base BYTES] [--block-size BYTES]
   [--block-restart-interval N (default: each engine's own)]
   [--data-block-index-type binary|binary_and_hash (default: each engine's own)]
-  [--disable-auto-compactions 0|1] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
+  [--disable-auto-compactions 0|1] [--read-triggered-compaction 0|1 (silt)] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
   [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
@@ -170,6 +172,7 @@ fn parse() -> Result<Flags, String> {
                 })
             }
             "--disable-auto-compactions" => f.disable_auto_compactions = flag(&v)?,
+            "--read-triggered-compaction" => f.read_triggered_compaction = flag(&v)?,
             "--batch-size" => f.batch_size = num(&v)?.max(1) as usize,
             "--multiread-stride" => f.multiread_stride = num(&v)?,
             "--multiread-batched" => f.multiread_batched = flag(&v)?,
@@ -367,6 +370,7 @@ fn open(f: &Flags) -> Res<Arc<dyn BenchDb>> {
         block_restart_interval: f.block_restart_interval,
         data_block_hash_index: f.data_block_hash_index,
         disable_auto_compactions: f.disable_auto_compactions,
+        read_triggered_compaction: f.read_triggered_compaction,
         sync: f.sync,
     };
     if !o.path.starts_with("mem:") {
@@ -438,7 +442,8 @@ fn main() {
         println!("machine: {model}, {cpus} cpus");
         println!(
             "Keys: {} bytes, Values: {} bytes, Entries: {}, Compression: {}, Bloom bits: {}, Cache: {} MiB, \
-             Write buffer: {} MiB, Target file: {} MiB, Level base: {} MiB, Auto compactions: {}",
+             Write buffer: {} MiB, Target file: {} MiB, Level base: {} MiB, Auto compactions: {}, \
+             Read-triggered compaction: {}",
             f.key_size,
             f.value_size,
             f.num,
@@ -449,6 +454,7 @@ fn main() {
             f.target_file_size_base >> 20,
             f.max_bytes_for_level_base >> 20,
             !f.disable_auto_compactions,
+            f.read_triggered_compaction,
         );
         println!("------------------------------------------------");
     }

@@ -65,6 +65,8 @@ tickers! {
     Flushes => "silt.flushes",
     Compactions => "silt.compactions",
     TrivialMoves => "silt.compaction.trivial.moves",
+    ReadCompactionsWanted => "silt.compaction.read.wanted",
+    ReadCompactions => "silt.compaction.read.triggered",
     IterAutoRefresh => "silt.iter.auto.refresh",
 }
 

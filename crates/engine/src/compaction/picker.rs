@@ -36,6 +36,8 @@ pub enum Reason {
     LevelSize,
     DrainAboveBase,
     Manual,
+    /// Lookups searched a file in vain often enough (read sampling).
+    ReadTriggered,
 }
 
 /// A compaction to run: every file of `inputs` is read and merged, the
@@ -168,7 +170,7 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
             consider(size as f64 / targets.bytes[level].max(1) as f64, level);
         }
     }
-    let Some((_, level)) = best else { return Choice::DoNothing };
+    let Some((_, level)) = best else { return read_triggered(v, &targets) };
     if level == 0 {
         return merge_into(v, 0, v.levels[0].clone(), targets.base_level, Reason::L0FileCount);
     }
@@ -182,6 +184,27 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
         .unwrap_or(&files[0])
         .clone();
     merge_into(v, level, vec![pick], level + 1, reason)
+}
+
+/// With no size-triggered work due: the first file (from the top) that
+/// lookups searched in vain often enough (`FileMetaData::wants_read_compaction`)
+/// and whose compaction would leave lookups fewer files to search: L0 files
+/// (with all of L0) into the base level; a file of a lower level into the
+/// next, where files overlap it. A file with nothing below it to merge with
+/// is left alone (moving it down would spare no lookup).
+fn read_triggered(v: &Version, targets: &LevelTargets) -> Choice {
+    let last = NUM_LEVELS - 1;
+    for (level, files) in v.levels.iter().enumerate().take(last) {
+        for f in files.iter().filter(|f| f.wants_read_compaction()) {
+            if level == 0 {
+                return merge_into(v, 0, v.levels[0].clone(), targets.base_level, Reason::ReadTriggered);
+            }
+            if !overlapping(v, level + 1, f.smallest_user_key(), f.largest_user_key()).is_empty() {
+                return merge_into(v, level, vec![f.clone()], level + 1, Reason::ReadTriggered);
+            }
+        }
+    }
+    Choice::DoNothing
 }
 
 /// The manual compaction of level `level`'s files overlapping [lo, hi]

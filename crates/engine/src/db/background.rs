@@ -316,6 +316,9 @@ impl Db {
                 let s = &inner.stats;
                 let drops = job.drops();
                 s.add(Ticker::Compactions, 1);
+                if spec.reason == picker::Reason::ReadTriggered {
+                    s.add(Ticker::ReadCompactions, 1);
+                }
                 s.add(Ticker::CompactReadBytes, job.bytes_read);
                 s.add(Ticker::CompactWriteBytes, job.bytes_written);
                 s.add(Ticker::CompactionKeyDropNewerEntry, drops.newer_entry);

@@ -3,17 +3,19 @@
 //! PR 4449: no range-deletion aggregator on the Get path).
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
 use super::{Db, ReadOptions};
-use crate::db::options::check_key;
+use crate::db::options::{check_key, READ_SAMPLE_RATE};
 use crate::error::Result;
 use crate::format::key;
 use crate::iter::InternalIterator;
 use crate::read::GetContext;
 use crate::sst::filter::key_hash;
-use crate::stats::Histogram;
+use crate::stats::{Histogram, Ticker};
+use crate::version::FileMetaData;
 
 impl Db {
     /// The value of `key`, or `None`. The returned `Bytes` shares memory with
@@ -52,29 +54,72 @@ impl Db {
         if lookup_memtables(sv, seq, &seek, hash, ctx)? {
             return Ok(());
         }
-        for (level, files) in sv.version.levels.iter().enumerate() {
+        // The first file whose data was searched, and how many were.
+        let mut first: Option<&Arc<FileMetaData>> = None;
+        let mut searched = 0u32;
+        let mut hit = None;
+        'levels: for (level, files) in sv.version.levels.iter().enumerate() {
             if level == 0 {
                 for f in files.iter().filter(|f| f.smallest_user_key() <= key && key <= f.largest_user_key()) {
-                    let table = f.table(&self.inner.tables)?;
-                    // Tombstones first, whatever the filter says.
-                    ctx.cover(table.max_covering_tombstone_seq(key, seq));
-                    table.get(&seek, hash, ctx)?;
+                    if self.search_file(f, key, &seek, hash, seq, ctx)? {
+                        searched += 1;
+                        first.get_or_insert(f);
+                    }
                     if ctx.is_done() {
-                        ctx.stats.hit_level = Some(0);
-                        return Ok(());
+                        hit = Some(0);
+                        break 'levels;
                     }
                 }
             } else if let Some(f) = sv.version.find_file(level, &seek) {
-                let table = f.table(&self.inner.tables)?;
-                ctx.cover(table.max_covering_tombstone_seq(key, seq));
-                table.get(&seek, hash, ctx)?;
+                if self.search_file(f, key, &seek, hash, seq, ctx)? {
+                    searched += 1;
+                    first.get_or_insert(f);
+                }
                 if ctx.is_done() {
-                    ctx.stats.hit_level = Some(level);
-                    return Ok(());
+                    hit = Some(level);
+                    break;
                 }
             }
         }
+        ctx.stats.hit_level = hit;
+        if searched > 1 {
+            if let Some(f) = first {
+                self.sample_read(f);
+            }
+        }
         Ok(())
+    }
+
+    /// Offers `f`'s versions of `key` to `ctx` (its range tombstones first,
+    /// whatever its filter says); whether a data block was searched.
+    #[inline]
+    fn search_file(
+        &self,
+        f: &FileMetaData,
+        key: &[u8],
+        seek: &[u8],
+        hash: u64,
+        seq: u64,
+        ctx: &mut GetContext,
+    ) -> Result<bool> {
+        let table = f.table(&self.inner.tables)?;
+        ctx.cover(table.max_covering_tombstone_seq(key, seq));
+        table.get(seek, hash, ctx)
+    }
+
+    /// A lookup searched `f` in vain and went on to another file: one in
+    /// `READ_SAMPLE_RATE` such lookups charges `f` that many
+    /// (read-triggered compaction; the background work picks it up).
+    fn sample_read(&self, f: &FileMetaData) {
+        let inner = &*self.inner;
+        if !inner.options.read_triggered_compaction
+            || !inner.read_samples.fetch_add(1, Ordering::Relaxed).is_multiple_of(READ_SAMPLE_RATE)
+        {
+            return;
+        }
+        if f.charge_reads(READ_SAMPLE_RATE) {
+            inner.stats.add(Ticker::ReadCompactionsWanted, 1);
+        }
     }
 
     /// The value of `key` copied into a `Vec`, or `None`.

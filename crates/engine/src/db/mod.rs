@@ -21,7 +21,7 @@ pub(crate) mod snapshot;
 mod transaction;
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use backup::{ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION};
@@ -166,6 +166,8 @@ struct DbInner {
     memtables: Mutex<Vec<std::sync::Weak<MemTable>>>,
     /// Bytes of blocks and entries pinned by values handed out uncopied.
     pinned: Arc<AtomicU64>,
+    /// Lookups that searched more than one file, for read sampling.
+    read_samples: AtomicU32,
 }
 
 /// An open database. Safe to share between threads (`Arc<Db>`). Dropping it

@@ -214,6 +214,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             lock: Mutex::new(Some(db_lock)),
             memtables: Mutex::new(Vec::new()),
             pinned: Arc::default(),
+            read_samples: std::sync::atomic::AtomicU32::new(0),
         }),
     };
     {

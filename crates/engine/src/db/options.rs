@@ -14,6 +14,10 @@ pub const MAX_KEY_LEN: usize = 64 * 1024;
 /// The largest value the engine accepts (bytes).
 pub const MAX_VALUE_LEN: usize = 64 * 1024 * 1024;
 
+/// One lookup in this many that searched more than one table file is
+/// sampled for read-triggered compaction (`Options::read_triggered_compaction`).
+pub const READ_SAMPLE_RATE: u32 = 16;
+
 /// A source of time, for statistics that measure durations. wasm32 has no
 /// clock in `std`; the embedder supplies one (`performance.now()` in the
 /// browser, `Instant` natively).
@@ -103,6 +107,14 @@ pub struct Options {
     /// No automatic compactions (manual `compact_range` still works, and
     /// writes never stall on L0).
     pub disable_auto_compactions: bool,
+    /// Read-triggered compaction (LevelDB's seek compaction, with RocksDB's
+    /// read sampling): a point lookup that had to search more than one table
+    /// file charges the first file it searched in vain, one lookup in
+    /// [`READ_SAMPLE_RATE`] sampled (and charged that many); a file whose
+    /// charges pass its allowance (one lookup per 16 KiB of file, at least
+    /// 100) is compacted into the level below when no size-triggered
+    /// compaction is due. Default true.
+    pub read_triggered_compaction: bool,
     /// Combines merge operands (`Db::merge`); required to write or read them.
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Clock for duration statistics, read only with [`StatsLevel::All`];
@@ -141,6 +153,7 @@ impl Default for Options {
             max_bytes_for_level_multiplier: 10,
             target_file_size_base: 4 << 20,
             disable_auto_compactions: false,
+            read_triggered_compaction: true,
             merge_operator: None,
             clock: None,
             stats_level: StatsLevel::ExceptTimers,
@@ -171,6 +184,7 @@ impl std::fmt::Debug for Options {
             .field("max_bytes_for_level_multiplier", &self.max_bytes_for_level_multiplier)
             .field("target_file_size_base", &self.target_file_size_base)
             .field("disable_auto_compactions", &self.disable_auto_compactions)
+            .field("read_triggered_compaction", &self.read_triggered_compaction)
             .field("max_manifest_file_size", &self.max_manifest_file_size)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
             .finish_non_exhaustive()

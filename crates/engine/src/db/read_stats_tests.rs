@@ -244,3 +244,63 @@ fn a_blob_reference_is_refused_alike_by_get_multi_get_iterators_and_count() {
     let upto_b = ReadOptions { upper_bound: Some(b"b".to_vec()), ..ReadOptions::default() };
     assert_eq!(db.count(&upto_b).unwrap(), 1);
 }
+
+/// A database whose last level holds `k0000`..`k1999` and whose L0 holds
+/// one file of other keys in the same range, without bloom filters (so
+/// every lookup of a last-level key searches the L0 file in vain).
+fn overlapping_db(read_triggered_compaction: bool) -> Db {
+    let options =
+        Options { write_buffer_size: 64 << 10, bloom_bits_per_key: 0, read_triggered_compaction, ..Options::default() };
+    let db = Db::open(Arc::new(MemFs::new()), "db", options).unwrap();
+    for i in 0..2000u32 {
+        db.put(&W, format!("k{i:04}").as_bytes(), &[1; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in (0..2000u32).step_by(10) {
+        db.put(&W, format!("k{i:04}x").as_bytes(), &[2; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    let files = db.properties().files_per_level;
+    assert_eq!(files[0], 1, "{files:?}");
+    assert!(matches!(db.do_background_work(64), Ok(Progress { did_work: false, work_left: false })));
+    db
+}
+
+#[test]
+fn lookups_that_search_a_file_in_vain_get_it_compacted() {
+    let db = overlapping_db(true);
+    let mut lookups = 0u32;
+    while ticker(&db, Ticker::ReadCompactionsWanted) == 0 {
+        let i = (lookups * 7) % 2000;
+        assert_eq!(db.get(&r(), format!("k{i:04}").as_bytes()).unwrap(), Some(vec![1; 100]));
+        lookups += 1;
+        assert!(lookups < 10_000, "no file was charged up");
+    }
+    // One lookup in 16 that searched two files is sampled and charges 16;
+    // the L0 file, under 16 KiB, allows 100: the 7th sampled lookup uses
+    // that up, the 97th to search two files, the 98th in all (the first,
+    // of k0000, sorts before the L0 file's first key and searched one).
+    assert_eq!(lookups, 98);
+    let p = db.do_background_work(64).unwrap();
+    assert!(p.did_work);
+    while db.do_background_work(64).unwrap().work_left {}
+    assert_eq!(ticker(&db, Ticker::ReadCompactions), 1);
+    assert_eq!(db.properties().files_per_level[0], 0, "L0 was compacted into the last level");
+    for i in (0..2000u32).step_by(10) {
+        assert_eq!(db.get(&r(), format!("k{i:04}x").as_bytes()).unwrap(), Some(vec![2; 100]));
+        assert_eq!(db.get(&r(), format!("k{i:04}").as_bytes()).unwrap(), Some(vec![1; 100]));
+    }
+}
+
+#[test]
+fn without_read_triggered_compaction_lookups_charge_nothing() {
+    let db = overlapping_db(false);
+    for _ in 0..20 {
+        for i in (0..2000u32).step_by(7) {
+            db.get(&r(), format!("k{i:04}").as_bytes()).unwrap();
+        }
+    }
+    assert_eq!(ticker(&db, Ticker::ReadCompactionsWanted), 0);
+    assert!(!db.do_background_work(64).unwrap().did_work);
+    assert_eq!(db.properties().files_per_level[0], 1);
+}

@@ -176,22 +176,24 @@ impl Table {
     /// Feeds the versions of the key of `seek_key` (visible at its sequence)
     /// to `ctx`, newest first, until it has its answer. `hash` is the filter
     /// hash of the user key. The caller has already added this table's
-    /// covering tombstone to `ctx`.
-    pub fn get(self: &Arc<Self>, seek_key: &[u8], hash: u64, ctx: &mut GetContext) -> Result<()> {
+    /// covering tombstone to `ctx`. Returns whether a data block was
+    /// searched (the filter let the key through and the index named a
+    /// block): what read-triggered compaction charges.
+    pub fn get(self: &Arc<Self>, seek_key: &[u8], hash: u64, ctx: &mut GetContext) -> Result<bool> {
         if !self.may_contain_hash(hash) {
             ctx.stats.bloom_useful += 1;
-            return Ok(());
+            return Ok(false);
         }
         if self.filter.is_some() {
             ctx.stats.bloom_positive += 1;
         }
         let i = self.index.seek(seek_key);
         if i == self.index.len() {
-            return Ok(());
+            return Ok(false);
         }
         let handle = self.index.handle(i);
         let block = self.block_for(handle, ctx)?;
-        self.lookup_in_block(&block, handle, seek_key, hash, ctx)
+        self.lookup_in_block(&block, handle, seek_key, hash, ctx).map(|()| true)
     }
 
     /// Looks up a batch of keys, sorted by user key, each with its own

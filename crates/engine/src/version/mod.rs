@@ -7,6 +7,7 @@ mod set;
 pub use edit::{FileMeta, VersionEdit};
 pub use set::{Recovered, VersionSet};
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::cache::BlockCache;
@@ -24,11 +25,33 @@ pub const NUM_LEVELS: usize = 7;
 pub struct FileMetaData {
     pub meta: FileMeta,
     table: OnceLock<Arc<Table>>,
+    /// Lookups that may still search this file in vain before it is worth
+    /// compacting (LevelDB's `allowed_seeks`): read-triggered compaction.
+    reads_allowed: AtomicI64,
 }
+
+/// Bytes of file one lookup searched in vain is worth: LevelDB's estimate
+/// that compacting 16 KiB costs about one seek.
+const BYTES_PER_READ_ALLOWED: u64 = 16 << 10;
+const MIN_READS_ALLOWED: i64 = 100;
 
 impl FileMetaData {
     pub fn new(meta: FileMeta) -> Self {
-        FileMetaData { meta, table: OnceLock::new() }
+        let allowed = i64::try_from(meta.file_size / BYTES_PER_READ_ALLOWED).unwrap_or(i64::MAX).max(MIN_READS_ALLOWED);
+        FileMetaData { meta, table: OnceLock::new(), reads_allowed: AtomicI64::new(allowed) }
+    }
+
+    /// Charges `reads` lookups that searched this file in vain. True when
+    /// this charge used up its allowance (once).
+    pub fn charge_reads(&self, reads: u32) -> bool {
+        let before = self.reads_allowed.fetch_sub(i64::from(reads), Ordering::Relaxed);
+        before > 0 && before <= i64::from(reads)
+    }
+
+    /// Whether lookups searched this file in vain often enough that
+    /// compacting it would pay.
+    pub fn wants_read_compaction(&self) -> bool {
+        self.reads_allowed.load(Ordering::Relaxed) <= 0
     }
 
     pub fn number(&self) -> u64 {

@@ -165,3 +165,86 @@ fn bottommost_means_nothing_below_overlaps() {
     assert!(!is_bottommost(&v, 5, b"a", b"n"));
     assert!(is_bottommost(&v, 6, b"a", b"z"));
 }
+
+/// Uses up `f`'s allowance of lookups searched in vain.
+fn read_in_vain(f: &FileMetaData) {
+    while !f.wants_read_compaction() {
+        f.charge_reads(16);
+    }
+}
+
+#[test]
+fn a_file_charged_up_is_not_compacted_before_it_passes_its_allowance() {
+    // L5's target is 50 MiB: no size-triggered work.
+    let l5 = file(1, "a", "z", 30 * MB);
+    let l6 = file(2, "a", "z", 500 * MB);
+    let v = version(vec![(5, vec![l5.clone()]), (6, vec![l6])]);
+    // 30 MiB allows 1,920 lookups: 119 charges of 16 are not enough.
+    for _ in 0..119 {
+        assert!(!l5.charge_reads(16));
+    }
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing));
+    assert!(l5.charge_reads(16), "the charge that uses the allowance up says so");
+    assert!(!l5.charge_reads(16), "and only that one");
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Merge(spec) => {
+            assert_eq!(spec.reason, Reason::ReadTriggered);
+            assert_eq!(numbers(&spec), vec![(5, 1), (6, 2)]);
+            assert_eq!(spec.output_level, 6);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn small_files_are_allowed_a_hundred_lookups() {
+    let f = file(1, "a", "b", 1000);
+    for _ in 0..6 {
+        assert!(!f.charge_reads(16));
+    }
+    assert!(f.charge_reads(16), "96 + 16 passes 100");
+}
+
+#[test]
+fn a_read_triggered_l0_file_compacts_all_of_l0_into_the_base_level() {
+    let (a, b) = (file(4, "a", "m", MB), file(3, "k", "z", MB));
+    let base = file(1, "a", "z", 10 * MB);
+    let v = version(vec![(0, vec![a, b.clone()]), (6, vec![base])]);
+    read_in_vain(&b);
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Merge(spec) => {
+            assert_eq!(spec.reason, Reason::ReadTriggered);
+            assert_eq!(numbers(&spec), vec![(0, 4), (0, 3), (6, 1)]);
+            assert_eq!(spec.output_level, 6);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn size_triggered_work_comes_before_read_triggered_work() {
+    let l0: Vec<_> = (10..14).map(|n| file(n, "a", "z", MB)).collect();
+    let l5 = file(2, "c", "d", 20 * MB);
+    let l6 = file(1, "a", "z", 500 * MB);
+    let v = version(vec![(0, l0), (5, vec![l5.clone()]), (6, vec![l6])]);
+    read_in_vain(&l5);
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Merge(spec) => assert_eq!(spec.reason, Reason::L0FileCount),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_read_triggered_file_with_nothing_below_it_is_left_alone() {
+    // Moving it down would spare no lookup.
+    let l5 = file(3, "a", "c", MB);
+    let l6 = file(1, "x", "z", 500 * MB);
+    let v = version(vec![(5, vec![l5.clone()]), (6, vec![l6])]);
+    read_in_vain(&l5);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing), "nothing of L6 overlaps a..c");
+    // Last-level files have nothing below them at all.
+    let last = file(5, "a", "z", 10 * MB);
+    let v = version(vec![(6, vec![last.clone()])]);
+    read_in_vain(&last);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing));
+}

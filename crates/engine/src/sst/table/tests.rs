@@ -181,7 +181,7 @@ fn every_byte_flip_gives_an_error_or_the_right_answer() {
             let mut ctx = GetContext::new(uk, None, None);
             match table.get(&seek_key(uk, u64::MAX >> 8), crate::sst::filter::key_hash(uk), &mut ctx) {
                 Err(e) => assert!(e.is_corruption(), "flip at {i}: {e}"),
-                Ok(()) => {
+                Ok(_) => {
                     assert!(ctx.is_done(), "flip at {i}: key {n} lost");
                     let want = (key::parse(k).unwrap().ty == ValueType::Put).then_some(&v[..]);
                     assert_eq!(ctx.finish().unwrap().as_deref(), want, "flip at {i}: wrong answer");
