@@ -102,6 +102,14 @@ fn open_and_read(files: &[(String, Vec<u8>)], file: &str, bytes: &[u8], keys: &[
     Ok(got)
 }
 
+/// Where an error says the damage is: (file, offset).
+fn place(e: &Error) -> Option<(&str, u64)> {
+    match e {
+        Error::Corruption { file, offset, .. } | Error::ChecksumMismatch { file, offset, .. } => Some((file, *offset)),
+        _ => None,
+    }
+}
+
 fn check(
     files: &[(String, Vec<u8>)],
     expected: &State,
@@ -110,6 +118,23 @@ fn check(
     damaged: &str,
     bytes: &[u8],
     what: &str,
+) -> bool {
+    check_at(files, expected, wal_states, keys, damaged, bytes, what, None)
+}
+
+/// `check`, for a flip at byte `flipped` of `damaged`: a table's error must
+/// name the file and the block (or footer) holding that byte: an offset no
+/// later than it and no further before it than the largest block spans.
+#[allow(clippy::too_many_arguments)]
+fn check_at(
+    files: &[(String, Vec<u8>)],
+    expected: &State,
+    wal_states: &[State],
+    keys: &[Vec<u8>],
+    damaged: &str,
+    bytes: &[u8],
+    what: &str,
+    flipped: Option<usize>,
 ) -> bool {
     match open_and_read(files, damaged, bytes, keys) {
         Ok(got) => {
@@ -126,6 +151,17 @@ fn check(
                 text.contains(damaged) && text.contains("offset"),
                 "{what} in {damaged}: the error does not say where: {text}"
             );
+            if let (Some(pos), true) = (flipped, damaged.ends_with(".sst")) {
+                let (file, offset) = place(&e).unwrap_or(("", u64::MAX));
+                assert!(file.ends_with(damaged), "{what} in {damaged}: the error names {file}: {text}");
+                assert!(offset <= pos as u64, "{what} in {damaged}: the error points past the damage: {text}");
+                // The largest blocks of these tables (index, filter) are
+                // about 1 KiB: the error is at the start of the damaged one.
+                assert!(
+                    pos as u64 - offset <= 2048,
+                    "{what} in {damaged}: the error points far before the damage: {text}"
+                );
+            }
             true
         }
     }
@@ -149,7 +185,8 @@ fn every_file_kind_detects_flipped_bytes() {
             let mut b = bytes.clone();
             b[pos] ^= 1 << (pos * 5 % 8);
             tried += 1;
-            detected += check(&files, &expected, &wal_states, &keys, name, &b, &format!("flip at {pos}")) as usize;
+            detected += check_at(&files, &expected, &wal_states, &keys, name, &b, &format!("flip at {pos}"), Some(pos))
+                as usize;
         }
         let e = kinds_seen.entry(kind).or_insert((0, 0));
         e.0 += tried;
