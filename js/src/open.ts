@@ -78,6 +78,16 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    */
   timers?: boolean;
   /**
+   * Compact a table file that lookups keep searching in vain (default
+   * true): a lookup that had to search more than one file charges the
+   * first, one lookup in 16 sampled, and a file past its allowance (one
+   * lookup per 16 KiB of file, at least 100) is compacted into the level
+   * below by the background work when nothing else is due (LevelDB's seek
+   * compaction; `silt.compaction.read.triggered` counts them). Worth most
+   * without bloom filters; with them a file searched in vain is rare.
+   */
+  readTriggeredCompaction?: boolean;
+  /**
    * What `merge(key, operand)` does (default none: `merge` is refused):
    * `'u64add'` adds 8-byte little-endian unsigned integers (a counter;
    * `u64(n)` encodes one, `readU64(bytes)` reads one; an operand of
@@ -165,6 +175,7 @@ interface Checked {
   maxBytes: number;
   timers: boolean;
   mergeOperator: number;
+  readTriggeredCompaction: boolean;
 }
 
 /** @internal Checks every option (types and ranges) without touching wasm (connect() checks them on the page). */
@@ -198,6 +209,7 @@ export function checkOptions(options: unknown): { engine: Checked; o: OpenOption
     maxBytes: uint(o, 'maxBytes', 1 << 20, Number.MAX_SAFE_INTEGER),
     timers: bool(o, 'timers', false),
     mergeOperator: o.mergeOperator === undefined ? 0 : MERGE_OPERATORS[o.mergeOperator as keyof typeof MERGE_OPERATORS],
+    readTriggeredCompaction: bool(o, 'readTriggeredCompaction', true),
   };
   return { engine, o: options as OpenOptions };
 }
@@ -216,6 +228,7 @@ function toWasm(c: Checked): WasmOpenOptions {
   w.maxBytes = c.maxBytes;
   w.timers = c.timers;
   w.mergeOperator = c.mergeOperator;
+  w.readTriggeredCompaction = c.readTriggeredCompaction;
   return w;
 }
 

@@ -256,6 +256,25 @@ describe('background work and statistics', () => {
     expect(text(db.getCopy('k0010x'))).toBe(String.fromCharCode(2).repeat(100));
   });
 
+  test('readTriggeredCompaction: false leaves the file lookups search in vain where it is', async () => {
+    const db = await fresh({ writeBufferSize: 64 * 1024, bloomBitsPerKey: 0, readTriggeredCompaction: false });
+    const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+    for (let i = 0; i < 2000; i++) db.put(key(i), new Uint8Array(100));
+    await db.compactRange();
+    for (let i = 0; i < 2000; i += 10) db.put(`${key(i)}x`, new Uint8Array(100));
+    db.flush();
+    for (let round = 0; round < 5; round++) {
+      for (let i = 1; i < 2000; i += 7) db.getCopy(key(i));
+      await db.idle();
+    }
+    const s = db.statistics();
+    expect(s.tickers['silt.compaction.read.wanted']).toBe(0);
+    expect(s.properties.filesPerLevel[0]).toBe(1);
+    const refused = await rejected(fresh({ readTriggeredCompaction: 'yes' as unknown as boolean }));
+    expect(refused.code).toBe('InvalidArgument');
+    expect(refused.message).toMatch(/readTriggeredCompaction/);
+  });
+
   test('the pump works in short slices: reads run between them while a flush backlog drains', async () => {
     const db = await fresh({ writeBufferSize: 64 * 1024, maxWriteBufferNumber: 32, blockSize: 1024 });
     for (let i = 0; i < 16000; i++) db.put(`k${String(i).padStart(5, '0')}`, new Uint8Array(100).fill(i % 256));

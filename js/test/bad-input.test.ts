@@ -262,6 +262,7 @@ const junkOpenOptions: fc.Arbitrary<unknown> = fc.oneof(
       bloomBitsPerKey: fc.oneof(fc.integer({ min: -2, max: 70 }), junk),
       compression: fc.oneof(fc.constantFrom('lz4', 'none', 'zstd'), junk),
       maxBytes: fc.oneof(fc.constantFrom(0, 1 << 20, 2 ** 53), junk),
+      readTriggeredCompaction: fc.oneof(fc.boolean(), junk),
       signal: fc.oneof(fc.constant(undefined), junk),
     },
     { requiredKeys: [] },

@@ -40,6 +40,10 @@ pub struct OpenOptions {
     /// little-endian unsigned integers added), 2 `append` (bytes appended).
     #[wasm_bindgen(js_name = mergeOperator)]
     pub merge_operator: u8,
+    /// Compact files that lookups search in vain (the engine's
+    /// `read_triggered_compaction`; default true).
+    #[wasm_bindgen(js_name = readTriggeredCompaction)]
+    pub read_triggered_compaction: bool,
 }
 
 /// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
@@ -63,6 +67,7 @@ impl Default for OpenOptions {
             max_bytes: 0.0,
             timers: false,
             merge_operator: 0,
+            read_triggered_compaction: true,
         }
     }
 }
@@ -116,6 +121,7 @@ impl OpenOptions {
         if self.timers {
             o.stats_level = StatsLevel::All;
         }
+        o.read_triggered_compaction = self.read_triggered_compaction;
         o.merge_operator = match self.merge_operator {
             1 => Some(Arc::new(U64AddOperator)),
             2 => Some(Arc::new(AppendOperator)),
