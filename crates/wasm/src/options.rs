@@ -156,6 +156,7 @@ mod tests {
             max_bytes: 0.0,
             timers: true,
             merge_operator: 2,
+            read_triggered_compaction: false,
         }
         .to_engine(None);
         assert!(!o.create_if_missing && o.error_if_exists);
@@ -167,6 +168,7 @@ mod tests {
         assert_eq!(o.compression, Compression::None);
         assert_eq!(o.stats_level, StatsLevel::All);
         assert_eq!(o.merge_operator.as_deref().map(|m| m.name()), Some("append"));
+        assert!(!o.read_triggered_compaction);
     }
 
     #[test]
