@@ -28,7 +28,8 @@ fi
 
 # --- WebKitGTK's MiniBrowser (in libwebkit2gtk-4.1-0) and Xvfb, for the
 # WebKit suite (tests/webkit/run.mjs) -------------------------------------
-if [ ! -x /usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser ] || ! command -v xvfb-run >/dev/null || ! command -v xauth >/dev/null; then
+# (MiniBrowser's folder names the architecture: /usr/lib/<triplet>/webkit2gtk-4.1.)
+if ! compgen -G '/usr/lib/*/webkit2gtk-4.1/MiniBrowser' >/dev/null || ! command -v xvfb-run >/dev/null || ! command -v xauth >/dev/null; then
   say "installing Debian libwebkit2gtk-4.1-0 (MiniBrowser), xvfb, xauth"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq libwebkit2gtk-4.1-0 xvfb xauth >/dev/null

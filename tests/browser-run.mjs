@@ -12,6 +12,30 @@ export const root = fileURLToPath(new URL('../', import.meta.url));
 /** `--only <part of a check's name>` from the command line. */
 export const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 
+/** Child processes to kill when this process ends, however it ends. */
+const children = new Set();
+
+/**
+ * Kills `child` (its whole process group with `group`, for a child started
+ * `detached`) when this process exits, a watchdog's exit included.
+ */
+export function adopt(child, group = false) {
+  const entry = { child, group };
+  children.add(entry);
+  child.on('exit', () => children.delete(entry));
+  return child;
+}
+
+process.on('exit', () => {
+  for (const { child, group } of children) {
+    try {
+      process.kill(group ? -child.pid : child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
 /** Ends the process if the run takes longer than `minutes`; cancel with clearTimeout. */
 export function watchdog(suite, minutes) {
   const timer = setTimeout(() => {
@@ -24,10 +48,12 @@ export function watchdog(suite, minutes) {
 
 /** Starts the demo server with the test pages on `port`; resolves once it listens. */
 export function startServer(port) {
-  const server = spawn(process.execPath, [join(root, 'demo/server.mjs')], {
-    env: { ...process.env, PORT: String(port), SILT_TEST_PAGES: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const server = adopt(
+    spawn(process.execPath, [join(root, 'demo/server.mjs')], {
+      env: { ...process.env, PORT: String(port), SILT_TEST_PAGES: '1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
   return new Promise((resolve, reject) => {
     server.on('exit', (code) => reject(new Error(`the demo server exited with ${code}`)));
     server.stdout.on('data', (d) => {

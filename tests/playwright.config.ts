@@ -10,7 +10,7 @@ export default defineConfig({
   testDir: './e2e',
   // Watchdogs: no single test, and no whole run, can hang CI.
   timeout: 30_000,
-  globalTimeout: 10 * 60_000,
+  globalTimeout: 15 * 60_000,
   expect: { timeout: 10_000 },
   workers: 1,
   fullyParallel: false,

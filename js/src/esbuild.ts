@@ -19,16 +19,20 @@
  * ```
  *
  * It needs `format: 'esm'` (the code keeps `import.meta.url`), `outdir`
- * (not `outfile`: the build has several outputs), and the app's bundles
- * that use siltdb written directly into `outdir`, not into folders below
- * it; an entry point of the app's own named `worker` or `broker` would
- * collide with siltdb's (esbuild then refuses the build).
+ * (not `outfile`: the build has several outputs), the default `entryNames`
+ * (no hashes or folders in the names of siltdb's workers), and the app's
+ * bundles that use siltdb written directly into `outdir`, not into folders
+ * below it; an entry point of the app's own named `worker` or `broker`
+ * would collide with siltdb's. It copies the `.wasm` after a build that
+ * writes its files: with `write: false` (or esbuild's `serve` without a
+ * `servedir`), serve `silt_wasm_bg.wasm` from the package's `pkg/` yourself.
  */
 
 /** The part of esbuild's `PluginBuild` this plugin uses. */
 export interface EsbuildPluginBuild {
   initialOptions: {
-    entryPoints?: string[] | Record<string, string> | { in: string; out: string }[];
+    entryPoints?: (string | { in: string; out: string })[] | Record<string, string>;
+    entryNames?: string;
     outdir?: string;
     outfile?: string;
     format?: string;
@@ -69,13 +73,18 @@ export default function siltdb(): EsbuildPlugin {
       const o = build.initialOptions;
       if (o.outdir === undefined) fail("set outdir, not outfile: siltdb's workers and .wasm are written next to the app's bundles");
       if (o.format !== 'esm') fail("set format: 'esm': siltdb finds its workers and .wasm through import.meta.url");
+      if (o.entryNames !== undefined && o.entryNames !== '[name]' && o.entryNames !== '[dir]/[name]') {
+        fail(
+          `entryNames '${o.entryNames}' would rename or move siltdb's worker.js and broker.js, which its code finds by name next to it: leave entryNames unset`,
+        );
+      }
       const { url, fs, path } = node();
       const file = (relative: string) => url.fileURLToPath(new URL(relative, import.meta.url));
       const worker = file('./worker.js');
       const broker = file('./broker.js');
       const entries = o.entryPoints ?? [];
       if (Array.isArray(entries)) {
-        o.entryPoints = [...entries, { in: worker, out: 'worker' }, { in: broker, out: 'broker' }] as { in: string; out: string }[];
+        o.entryPoints = [...entries, { in: worker, out: 'worker' }, { in: broker, out: 'broker' }];
       } else {
         for (const out of ['worker', 'broker']) if (out in entries) fail(`an entry point named '${out}' would collide with siltdb's ${out}.js`);
         o.entryPoints = { ...entries, worker, broker };

@@ -40,7 +40,7 @@ export interface BatchAnswer {
   count: number;
 }
 
-/** Point reads between two calls of an exchange's `onReads`. */
+/** Point reads (keys of a multiGet included) between two calls of an exchange's `onReads`. */
 const READS_PER_CALL = 1024;
 
 export class Exchange {
@@ -141,7 +141,7 @@ export class Exchange {
    * where the value is in `offset` and `length`. One call into wasm.
    */
   get(key: unknown, snapshot: number): number {
-    if (++this.#reads === READS_PER_CALL) this.#read();
+    if (++this.#reads >= READS_PER_CALL) this.#read();
     const n = this.#writeKey(key);
     this.#sendReleases();
     let handle: number;
@@ -164,7 +164,7 @@ export class Exchange {
    * copies.ts).
    */
   getCopy(key: unknown, snapshot: number): Uint8Array | undefined {
-    if (++this.#reads === READS_PER_CALL) this.#read();
+    if (++this.#reads >= READS_PER_CALL) this.#read();
     const n = this.#writeKey(key);
     this.#sendReleases();
     try {
@@ -184,6 +184,8 @@ export class Exchange {
       throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${describe(keys)}`);
     }
     const count = keys.length;
+    this.#reads += count;
+    if (this.#reads >= READS_PER_CALL) this.#read();
     // Room for the lengths and the keys (strings: 3 bytes per unit at most).
     let room = 0;
     for (let i = 0; i < count; i++) {

@@ -48,5 +48,11 @@ describe('siltdb/esbuild', () => {
   it('says what to set when the build cannot ship siltdb', () => {
     expect(() => siltdb().setup(fakeBuild({ entryPoints: ['a.js'], format: 'esm', outfile: 'out.js' }).build)).toThrow(/set outdir, not outfile/);
     expect(() => siltdb().setup(fakeBuild({ entryPoints: ['a.js'], format: 'iife', outdir: 'dist' }).build)).toThrow(/set format: 'esm'/);
+    expect(() => siltdb().setup(fakeBuild({ entryPoints: ['a.js'], format: 'esm', outdir: 'dist', entryNames: '[name]-[hash]' }).build)).toThrow(
+      /entryNames '\[name\]-\[hash\]' would rename/,
+    );
+    // The default, spelled out, is fine.
+    const named = fakeBuild({ entryPoints: ['a.js'], format: 'esm', outdir: 'dist', entryNames: '[name]', write: false });
+    siltdb().setup(named.build);
   });
 });

@@ -8,7 +8,7 @@
 // CI runs a bounded slice. SILT_SOAK=1 runs the long version: SILT_KILLS
 // kills (default 300) and a soak of SILT_SOAK_MINUTES (default 5).
 // SILT_SEED replays a run (every test prints its seed). The long version
-// outlasts playwright.config.ts's 10-minute global timeout: run it as
+// outlasts playwright.config.ts's 15-minute global timeout: run it as
 //   SILT_SOAK=1 npx playwright test e2e/reliability.spec.ts --global-timeout=0
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

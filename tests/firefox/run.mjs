@@ -221,6 +221,7 @@ const checks = {
     await hold(third, 'stale');
     await third.close({ runBeforeUnload: false });
     await opensAtOnce(other, 'another tab, the holder closed');
+    await page.close(); // on about:blank, which the cleanup after each check leaves
   },
 
   async 'autoRefresh scans with a snapshot, both ways: exactly the snapshot, the old OPFS files deleted mid-scan'(browser) {

@@ -22,9 +22,14 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeReport, runChecks, startServer, watchdog } from '../browser-run.mjs';
+import { adopt, runChecks, startServer, watchdog, writeReport } from '../browser-run.mjs';
 
-const MINIBROWSER = process.env.SILT_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+/** Where Debian's libwebkit2gtk-4.1-0 put MiniBrowser (its folder names the architecture). */
+function miniBrowser() {
+  const files = spawnSync('dpkg', ['-L', 'libwebkit2gtk-4.1-0'], { encoding: 'utf8' }).stdout ?? '';
+  return files.split('\n').find((f) => f.endsWith('/webkit2gtk-4.1/MiniBrowser')) ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+}
+const MINIBROWSER = process.env.SILT_MINIBROWSER ?? miniBrowser();
 const PORT = Number(process.env.SILT_WEBKIT_PORT ?? 8789);
 const BASE = `http://127.0.0.1:${PORT}`;
 const dog = watchdog('webkit', 4);
@@ -59,11 +64,14 @@ async function visit(listener, features) {
   const home = mkdtempSync(join(tmpdir(), 'silt-webkit-'));
   const url = `${BASE}/test-pages/webkit.html?report=${encodeURIComponent(listener.url)}`;
   const args = ['-a', '-s', '-screen 0 1280x800x24', MINIBROWSER, ...(features ? [`--features=${features}`] : []), url];
-  const browser = spawn('xvfb-run', args, {
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CACHE_HOME: join(home, 'cache') },
-  });
+  const browser = adopt(
+    spawn('xvfb-run', args, {
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CACHE_HOME: join(home, 'cache') },
+    }),
+    true,
+  );
   let stderr = '';
   browser.stderr.on('data', (d) => (stderr += d));
   try {
@@ -74,13 +82,33 @@ async function visit(listener, features) {
     lastReport = await Promise.race([listener.next(), timeout, exited]);
     return lastReport;
   } finally {
+    await stop(browser);
     try {
-      process.kill(-browser.pid, 'SIGKILL');
+      rmSync(home, { recursive: true, force: true });
     } catch {
-      // already gone
+      // a WebKit helper still writing there: the folder is in tmp
     }
-    rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * Ends xvfb-run's process group: SIGTERM first, so that xvfb-run removes its
+ * X server's lock and socket files, then SIGKILL for whatever is left.
+ */
+async function stop(browser) {
+  const group = (signal) => {
+    try {
+      process.kill(-browser.pid, signal);
+      return true;
+    } catch {
+      return false; // the group is gone
+    }
+  };
+  if (browser.exitCode === null && group('SIGTERM')) {
+    const exited = new Promise((r) => browser.once('exit', r));
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
+  }
+  group('SIGKILL');
 }
 
 let lastReport;

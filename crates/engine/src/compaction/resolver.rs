@@ -130,7 +130,12 @@ impl KeyResolver {
                 ValueType::Merge => {
                     let n_ops = visible.iter().take_while(|v| v.ty == ValueType::Merge).count();
                     let base = visible.get(n_ops);
-                    let Some(op) = self.merge_operator.clone() else {
+                    // A base this version cannot read (a blob reference)
+                    // is kept as it is, as without an operator: reads
+                    // report it, and merging onto it as if absent would
+                    // change what they see.
+                    let unreadable_base = base.is_some_and(|b| b.ty == ValueType::BlobIndex);
+                    let Some(op) = self.merge_operator.clone().filter(|_| !unreadable_base) else {
                         // No operator: keep the operands and their base as
                         // they are; reads report the missing operator.
                         out.extend(visible[..visible.len().min(n_ops + 1)].iter().map(|v| (*v).clone()));
@@ -294,6 +299,18 @@ mod tests {
         let mut out = vec![];
         resolver(vec![8], &[], false).resolve(b"k", &ops, &mut out).unwrap();
         assert_eq!(out, vec![v(9, ValueType::Merge, &n(1)), v(8, ValueType::Put, &n(12))]);
+    }
+
+    #[test]
+    fn merges_onto_a_blob_reference_keep_it_for_reads_to_refuse() {
+        // A base this version cannot read: neither merged onto as if
+        // absent nor dropped, at any level.
+        let ops = [v(9, ValueType::Merge, &n(1)), v(5, ValueType::BlobIndex, b"blob file 7")];
+        for bottommost in [false, true] {
+            let mut out = vec![];
+            resolver(vec![], &[], bottommost).resolve(b"k", &ops, &mut out).unwrap();
+            assert_eq!(out, ops.to_vec(), "bottommost: {bottommost}");
+        }
     }
 
     #[test]

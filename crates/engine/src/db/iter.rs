@@ -272,6 +272,7 @@ impl DbIterator {
         let mut wanting = true;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
+                ctx.merge.report(&self.stats);
                 return Err(self.malformed());
             };
             if p.user_key != user_key {

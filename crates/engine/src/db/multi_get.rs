@@ -206,7 +206,9 @@ impl Db {
             outcome = self.batched_lookup(&sv, seq, &mut lookups);
             let mut answers: Vec<Option<Bytes>> = Vec::with_capacity(lookups.len());
             for mut l in lookups {
-                let answer = l.ctx.finish_pinned();
+                // After a failed lookup the keys' contexts may be half way:
+                // count what they did, merge nothing more.
+                let answer = if outcome.is_ok() { l.ctx.finish_pinned() } else { Ok(None) };
                 count(&l.ctx);
                 match answer {
                     Ok(a) => answers.push(a.map(|(v, holder)| {
