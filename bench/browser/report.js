@@ -79,7 +79,18 @@ export function goals(results, bundles = {}) {
     const d = rowOf(results['silt:defaults'], workload, via);
     push(workload, label, t && d ? d.usPerOp / t.usPerOp : undefined, '× of tuned', t && d && d.usPerOp / t.usPerOp <= max);
   };
+  /** The row cache against none, both Silt in a worker with a view per get. */
+  const rowCache = (workload, label, ok) => {
+    const t = rowOf(results[SILT], workload, 'view');
+    const rc = rowOf(results['silt:rowcache'], workload, 'view');
+    const ratio = t && rc ? t.usPerOp / rc.usPerOp : undefined;
+    push(workload, label, ratio, '× of no row cache', ratio !== undefined && ok(ratio));
+  };
   for (const w of workloadsOf(results)) {
+    if (w === 'readhot' && results['silt:rowcache']) rowCache(w, 'with the row cache ≥ 2× faster than without', (r) => r >= 2);
+    // (Not for readrandom: it reads the same 10,000 keys in every run, which
+    // a row cache learns; its cost on uniform reads is measured natively,
+    // docs/bench/row-cache.md.)
     if (w === 'readrandom') {
       if (!big) {
         atMost(w, 'view', 1.0, 'get with a view ≤ 1.0 µs');

@@ -5,6 +5,8 @@
 //   fillseq          keys 0..N-1 in order, in batches of 1,000 (one putBatch each)
 //   fillrandom       a permutation of 0..N-1, in batches of 1,000
 //   readrandom       `reads` gets of random keys, all present
+//   readhot          `reads` gets, 9 in 10 of the hot 1% of the keys (every
+//                    100th key), the rest random: a skewed read workload
 //   multireadrandom  `reads / 32` multiGets of 32 keys: stride 0 = 32 distinct
 //                    random keys; stride 16 = a random start, then start + 16·j
 //   seekrandom       `seeks` scans: seek to a random key, read it and the
@@ -299,6 +301,13 @@ export async function runSuite(adapter, params, progress = () => {}) {
     const readKeys = readIdx.map((i) => keys[i]);
     say(`readrandom (${p.reads.toLocaleString('en')} gets)`);
     rows.push(...(await measureWays(adapter, 'readrandom', 'op', p.reads, reps, sumOf(readIdx), waysOf(adapter, 'get'), (fn) => getLoop(fn, h, readKeys))));
+
+    const hr = rng(103);
+    const hot = Math.max(1, Math.floor(num / 100));
+    const hotIdx = Array.from({ length: p.reads }, () => (below(hr, 10) < 9 ? (below(hr, hot) * 100) % num : below(hr, num)));
+    const hotKeys = hotIdx.map((i) => keys[i]);
+    say(`readhot (${p.reads.toLocaleString('en')} gets, 90% on 1% of the keys)`);
+    rows.push(...(await measureWays(adapter, 'readhot', 'op', p.reads, reps, sumOf(hotIdx), waysOf(adapter, 'get'), (fn) => getLoop(fn, h, hotKeys))));
 
     for (const stride of p.strides) {
       const mr = rng(211 + stride);

@@ -79,6 +79,8 @@ export interface Statistics {
     pinnedBytes: number;
     blockCacheUsage: number;
     blockCacheCapacity: number;
+    /** Bytes the row cache holds (0 without `rowCacheCapacity`). */
+    rowCacheUsage: number;
     liveSnapshots: number;
     /** 1 while a flush or compaction is in progress or due. */
     backgroundWorkPending: number;

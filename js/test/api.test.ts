@@ -275,6 +275,40 @@ describe('background work and statistics', () => {
     expect(refused.message).toMatch(/readTriggeredCompaction/);
   });
 
+  test('a row cache answers repeated reads, and a deleteRange after them hides the keys at once', async () => {
+    const db = await fresh({ rowCacheCapacity: 1 << 20 });
+    const key = (i: number) => `k${String(i).padStart(3, '0')}`;
+    for (let i = 0; i < 100; i++) db.put(key(i), bytes(`value ${i}`));
+    db.flush();
+    const before = db.snapshot();
+    const tickers = () => db.statistics().tickers;
+    try {
+      // A key's entry is made at its second miss (the doorkeeper), read
+      // from the cache from then on.
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 100; i++) expect(text(db.getCopy(key(i)))).toBe(`value ${i}`);
+        const many = db.multiGet(['k001', 'k050', 'nope']);
+        expect([text(many.get(0)), text(many.get(1)), many.get(2)]).toEqual(['value 1', 'value 50', undefined]);
+        many.release();
+        if (round === 0) expect(tickers()['rocksdb.row.cache.hit']).toBeLessThanOrEqual(2);
+      }
+      expect(tickers()['rocksdb.row.cache.hit']).toBeGreaterThanOrEqual(95);
+      expect(db.statistics().properties.rowCacheUsage).toBeGreaterThan(0);
+      const hits = tickers()['rocksdb.row.cache.hit'];
+      db.deleteRange('k000', 'k050');
+      for (let i = 0; i < 100; i++) {
+        // Cached entries, with the tombstone applied outside them: gone now,
+        // there at the snapshot from before it.
+        expect(text(db.getCopy(key(i)))).toBe(i < 50 ? undefined : `value ${i}`);
+        expect(text(db.getCopy(key(i), { snapshot: before }))).toBe(`value ${i}`);
+      }
+      expect(tickers()['rocksdb.row.cache.hit'] - hits).toBeGreaterThanOrEqual(190);
+    } finally {
+      before.release();
+    }
+    expect((await rejected(fresh({ rowCacheCapacity: -1 }))).code).toBe('InvalidArgument');
+  });
+
   test('the pump works in short slices: reads run between them while a flush backlog drains', async () => {
     const db = await fresh({ writeBufferSize: 64 * 1024, maxWriteBufferNumber: 32, blockSize: 1024 });
     for (let i = 0; i < 16000; i++) db.put(`k${String(i).padStart(5, '0')}`, new Uint8Array(100).fill(i % 256));

@@ -263,6 +263,7 @@ const junkOpenOptions: fc.Arbitrary<unknown> = fc.oneof(
       compression: fc.oneof(fc.constantFrom('lz4', 'none', 'zstd'), junk),
       maxBytes: fc.oneof(fc.constantFrom(0, 1 << 20, 2 ** 53), junk),
       readTriggeredCompaction: fc.oneof(fc.boolean(), junk),
+      rowCacheCapacity: fc.oneof(fc.constantFrom(0, 4096, 1 << 20, 2 ** 32), junk),
       signal: fc.oneof(fc.constant(undefined), junk),
     },
     { requiredKeys: [] },

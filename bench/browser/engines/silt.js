@@ -347,6 +347,7 @@ const FILES = await moduleGraph('/siltdb/dist/index.js', ['/siltdb/pkg/silt_wasm
 const CONFIGS = {
   defaults: () => inWorker('silt:defaults', 'Silt, library defaults', {}, { options: 'none: open(name) as a new user calls it (siltdb defaults)' }),
   connect: () => viaConnect('silt:connect', 'Silt via connect()', TUNED),
+  rowcache: () => inWorker('silt:rowcache', 'Silt, row cache of 16 MiB', { ...TUNED, rowCacheCapacity: 16 << 20 }, { ...TUNED, rowCacheCapacity: '16 MiB' }),
 };
 
 export default {

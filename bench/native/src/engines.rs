@@ -27,6 +27,8 @@ pub struct EngineOptions {
     pub disable_auto_compactions: bool,
     /// Silt's read-triggered compaction (RocksDB has none by default).
     pub read_triggered_compaction: bool,
+    /// Silt's row cache, bytes (0: none).
+    pub row_cache_size: usize,
     pub sync: bool,
 }
 
@@ -128,6 +130,7 @@ impl Silt {
             max_bytes_for_level_base: o.max_bytes_for_level_base,
             disable_auto_compactions: o.disable_auto_compactions,
             read_triggered_compaction: o.read_triggered_compaction,
+            row_cache_capacity: o.row_cache_size,
             clock: Some(Arc::new(StdClock(Instant::now()))),
             ..Options::default()
         };

@@ -39,7 +39,7 @@ pub fn line(
             "\"batch_size\":{},\"stride\":{},\"multiread_batched\":{},\"multiread_get\":{},\"seek_nexts\":{},\"range_tombstones\":{},\"explicit_snapshot\":{},\"auto_refresh_iterator_with_snapshot\":{},",
             "\"options\":{{\"key_size\":{},\"value_size\":{},\"compression\":\"{}\",\"bloom_bits\":{},",
             "\"cache_size\":{},\"write_buffer_size\":{},\"target_file_size_base\":{},",
-            "\"max_bytes_for_level_base\":{},\"block_size\":{},\"disable_auto_compactions\":{},\"read_triggered_compaction\":{},\"sync\":{}}},",
+            "\"max_bytes_for_level_base\":{},\"block_size\":{},\"disable_auto_compactions\":{},\"read_triggered_compaction\":{},\"row_cache_size\":{},\"sync\":{}}},",
             "\"machine\":\"{}\",\"cpus\":{},\"date\":\"{}\"}}"
         ),
         esc(engine),
@@ -70,6 +70,7 @@ pub fn line(
         f.block_size,
         f.disable_auto_compactions,
         f.read_triggered_compaction,
+        f.row_cache_size,
         f.sync,
         esc(model),
         cpus,

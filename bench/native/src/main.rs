@@ -20,6 +20,7 @@ const BENCHMARKS: &[&str] = &[
     "fillseq",
     "fillrandom",
     "readrandom",
+    "readhot",
     "readseq",
     "seekrandom",
     "multireadrandom",
@@ -50,6 +51,7 @@ struct Flags {
     data_block_hash_index: Option<bool>,
     disable_auto_compactions: bool,
     read_triggered_compaction: bool,
+    row_cache_size: usize,
     batch_size: usize,
     multiread_stride: u64,
     multiread_batched: bool,
@@ -89,6 +91,7 @@ impl Default for Flags {
             data_block_hash_index: None,
             disable_auto_compactions: false,
             read_triggered_compaction: true,
+            row_cache_size: 0,
             batch_size: 1,
             multiread_stride: 0,
             multiread_batched: false,
@@ -114,13 +117,13 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--target-file-size-base BYTES] [--max-bytes-for-level-base BYTES] [--block-size BYTES]
   [--block-restart-interval N (default: each engine's own)]
   [--data-block-index-type binary|binary_and_hash (default: each engine's own)]
-  [--disable-auto-compactions 0|1] [--read-triggered-compaction 0|1 (silt)] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
+  [--disable-auto-compactions 0|1] [--read-triggered-compaction 0|1 (silt)] [--row-cache-size BYTES (silt)] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
   [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
-benchmarks: fillseq fillrandom readrandom readseq seekrandom multireadrandom readwhilewriting
+benchmarks: fillseq fillrandom readrandom readhot (90% of gets on 1% of the keys) readseq seekrandom multireadrandom readwhilewriting
   iteratorpinning (silt only: bytes a long-running iterator pins after a flush and a full
   compaction, without and with auto refresh)";
 
@@ -173,6 +176,7 @@ fn parse() -> Result<Flags, String> {
             }
             "--disable-auto-compactions" => f.disable_auto_compactions = flag(&v)?,
             "--read-triggered-compaction" => f.read_triggered_compaction = flag(&v)?,
+            "--row-cache-size" => f.row_cache_size = num(&v)? as usize,
             "--batch-size" => f.batch_size = num(&v)?.max(1) as usize,
             "--multiread-stride" => f.multiread_stride = num(&v)?,
             "--multiread-batched" => f.multiread_batched = flag(&v)?,
@@ -284,6 +288,25 @@ fn read_random(db: &dyn BenchDb, f: &Flags, stop: Option<&AtomicBool>) -> Res<Ou
     Ok(Outcome { ops: reads, found, bytes, secs })
 }
 
+/// Gets of a skewed key set: 9 in 10 on the hot 1% of the keys (every
+/// 100th key, spread over the whole range), the rest uniform (db_bench's
+/// readrandom with a hot set, as apps read a profile or the open document).
+fn read_hot(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
+    let mut rng = Rng(f.seed ^ 0x4077);
+    let reads = f.reads.unwrap_or(f.num);
+    let hot = (f.num / 100).max(1);
+    let start = Instant::now();
+    let (mut found, mut bytes) = (0, 0);
+    for _ in 0..reads {
+        let i = if rng.next() % 10 < 9 { (rng.next() % hot) * 100 % f.num } else { rng.next() % f.num };
+        if let Some(n) = db.get(&make_key(i, f.key_size))? {
+            found += 1;
+            bytes += (f.key_size + n) as u64;
+        }
+    }
+    Ok(Outcome { ops: reads, found, bytes, secs: start.elapsed().as_secs_f64() })
+}
+
 fn multi_read_random(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
     let mut rng = Rng(f.seed ^ 0xbeef);
     let reads = f.reads.unwrap_or(f.num);
@@ -371,6 +394,7 @@ fn open(f: &Flags) -> Res<Arc<dyn BenchDb>> {
         data_block_hash_index: f.data_block_hash_index,
         disable_auto_compactions: f.disable_auto_compactions,
         read_triggered_compaction: f.read_triggered_compaction,
+        row_cache_size: f.row_cache_size,
         sync: f.sync,
     };
     if !o.path.starts_with("mem:") {
@@ -443,7 +467,7 @@ fn main() {
         println!(
             "Keys: {} bytes, Values: {} bytes, Entries: {}, Compression: {}, Bloom bits: {}, Cache: {} MiB, \
              Write buffer: {} MiB, Target file: {} MiB, Level base: {} MiB, Auto compactions: {}, \
-             Read-triggered compaction: {}",
+             Read-triggered compaction: {}, Row cache: {} KiB",
             f.key_size,
             f.value_size,
             f.num,
@@ -455,6 +479,7 @@ fn main() {
             f.max_bytes_for_level_base >> 20,
             !f.disable_auto_compactions,
             f.read_triggered_compaction,
+            f.row_cache_size >> 10,
         );
         println!("------------------------------------------------");
     }
@@ -475,6 +500,7 @@ fn main() {
             "fillseq" => fill(&*db, &f, false),
             "fillrandom" => fill(&*db, &f, true),
             "readrandom" => read_random(&*db, &f, None),
+            "readhot" => read_hot(&*db, &f),
             "readseq" => {
                 let start = Instant::now();
                 db.scan(f.reads.unwrap_or(u64::MAX)).map(|(n, b)| Outcome {

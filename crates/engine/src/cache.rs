@@ -8,6 +8,10 @@
 //!
 //! A block handed out stays valid after eviction: it is reference counted,
 //! so eviction only drops the cache's own reference.
+//!
+//! The same cache, [`ClockCache`], holds the row cache's entries
+//! (`read/row_cache.rs`): anything [`Cached`] keyed by a table file number
+//! and a second number.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,18 +49,30 @@ impl std::hash::Hasher for KeyHasher {
 
 type BuildKeyHasher = std::hash::BuildHasherDefault<KeyHasher>;
 
-/// One cached block and its CLOCK reference bit.
-struct Slot {
+/// What a [`ClockCache`] holds: cheap to clone (reference counted), and
+/// charged by its size.
+pub trait Cached: Clone {
+    /// Bytes charged against the cache's capacity (bookkeeping added).
+    fn size(&self) -> usize;
+}
+
+impl Cached for Block {
+    fn size(&self) -> usize {
+        Block::size(self)
+    }
+}
+
+/// One cached value and its CLOCK reference bit.
+struct Slot<V> {
     key: Key,
-    block: Option<Block>,
+    block: Option<V>,
     referenced: bool,
 }
 
-#[derive(Default)]
-struct Shard {
+struct Shard<V> {
     /// Where each cached key's slot is.
     index: HashMap<Key, u32, BuildKeyHasher>,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<V>>,
     /// Slots whose block was evicted or erased.
     free: Vec<u32>,
     /// The CLOCK hand: the next slot eviction looks at.
@@ -65,15 +81,21 @@ struct Shard {
     capacity: usize,
 }
 
-impl Shard {
-    fn get(&mut self, key: Key) -> Option<Block> {
+impl<V> Default for Shard<V> {
+    fn default() -> Self {
+        Shard { index: HashMap::default(), slots: Vec::new(), free: Vec::new(), hand: 0, usage: 0, capacity: 0 }
+    }
+}
+
+impl<V: Cached> Shard<V> {
+    fn get(&mut self, key: Key) -> Option<V> {
         let i = *self.index.get(&key)? as usize;
         let slot = &mut self.slots[i];
         slot.referenced = true;
         slot.block.clone()
     }
 
-    fn insert(&mut self, key: Key, block: Block) {
+    fn insert(&mut self, key: Key, block: V) {
         let charge = block.size() + ENTRY_CHARGE;
         if charge > self.capacity {
             return;
@@ -144,19 +166,24 @@ pub struct CacheStats {
     pub capacity: u64,
 }
 
-pub struct BlockCache {
-    shards: Vec<Mutex<Shard>>,
+/// The block cache.
+pub type BlockCache = ClockCache<Block>;
+
+/// A sharded CLOCK cache of `V`s keyed by (table file number, a second
+/// number), charged by their sizes.
+pub struct ClockCache<V> {
+    shards: Vec<Mutex<Shard<V>>>,
     capacity: usize,
     hits: AtomicU64,
     misses: AtomicU64,
     adds: AtomicU64,
 }
 
-impl BlockCache {
+impl<V: Cached> ClockCache<V> {
     /// A cache holding up to `capacity` bytes; 0 caches nothing.
     pub fn new(capacity: usize) -> Self {
         let per = capacity.div_ceil(SHARDS);
-        BlockCache {
+        ClockCache {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard { capacity: per, ..Shard::default() })).collect(),
             capacity,
             hits: AtomicU64::new(0),
@@ -165,7 +192,7 @@ impl BlockCache {
         }
     }
 
-    fn shard(&self, key: Key) -> std::sync::MutexGuard<'_, Shard> {
+    fn shard(&self, key: Key) -> std::sync::MutexGuard<'_, Shard<V>> {
         let shard = if SHARDS == 1 {
             0
         } else {
@@ -175,19 +202,19 @@ impl BlockCache {
         self.shards[shard].lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn get(&self, file: u64, offset: u64) -> Option<Block> {
+    pub fn get(&self, file: u64, offset: u64) -> Option<V> {
         let found = self.shard((file, offset)).get((file, offset));
         let counter = if found.is_some() { &self.hits } else { &self.misses };
         counter.fetch_add(1, Ordering::Relaxed);
         found
     }
 
-    pub fn insert(&self, file: u64, offset: u64, block: Block) {
+    pub fn insert(&self, file: u64, offset: u64, block: V) {
         self.shard((file, offset)).insert((file, offset), block);
         self.adds.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Drops every block of a table (after the table is deleted).
+    /// Drops every entry of a table (after the table is deleted).
     pub fn erase_file(&self, file: u64) {
         for shard in &self.shards {
             let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());

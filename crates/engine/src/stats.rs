@@ -29,6 +29,8 @@ tickers! {
     BlockCacheHit => "rocksdb.block.cache.hit",
     BlockCacheMiss => "rocksdb.block.cache.miss",
     BlockCacheAdd => "rocksdb.block.cache.add",
+    RowCacheHit => "rocksdb.row.cache.hit",
+    RowCacheMiss => "rocksdb.row.cache.miss",
     BloomFilterUseful => "rocksdb.bloom.filter.useful",
     BloomFilterFullPositive => "rocksdb.bloom.filter.full.positive",
     BloomFilterFullTruePositive => "rocksdb.bloom.filter.full.true.positive",
@@ -266,6 +268,8 @@ pub struct GetStats {
     pub cache_hit: u64,
     pub cache_miss: u64,
     pub cache_add: u64,
+    pub row_cache_hit: u64,
+    pub row_cache_miss: u64,
     pub bloom_useful: u64,
     pub bloom_positive: u64,
     pub bloom_true_positive: u64,
@@ -281,6 +285,8 @@ impl GetStats {
         stats.add(Ticker::BlockCacheHit, self.cache_hit);
         stats.add(Ticker::BlockCacheMiss, self.cache_miss);
         stats.add(Ticker::BlockCacheAdd, self.cache_add);
+        stats.add(Ticker::RowCacheHit, self.row_cache_hit);
+        stats.add(Ticker::RowCacheMiss, self.row_cache_miss);
         stats.add(Ticker::BloomFilterUseful, self.bloom_useful);
         stats.add(Ticker::BloomFilterFullPositive, self.bloom_positive);
         stats.add(Ticker::BloomFilterFullTruePositive, self.bloom_true_positive);

@@ -183,12 +183,16 @@ fn run(seed: u64, steps: usize) {
     // Each open writes its tables in one of the table formats: 2 (XXH3
     // checksums) with or without data-block hash indexes, or 1 (CRC32C, what
     // older builds wrote), at a restart interval of 1, 4 or 16, so a
-    // database holds tables of every kind side by side.
+    // database holds tables of every kind side by side; and reads through
+    // a row cache or not.
     let open = |fs: &MemFs, rng: &mut SmallRng| {
         let opts = Options {
             format_version: if rng.random_bool(0.3) { 1 } else { 2 },
             data_block_hash_index: rng.random_bool(0.7),
             block_restart_interval: [1, 4, 16][rng.random_range(0..3)],
+            // A row cache half the time: a tiny one (entries evicted all the
+            // time) or one that keeps everything.
+            row_cache_capacity: [0, 0, 4 << 10, 1 << 20][rng.random_range(0..4)],
             ..options()
         };
         Db::open(Arc::new(fs.clone()), "db", opts).unwrap()

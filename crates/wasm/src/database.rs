@@ -491,6 +491,7 @@ pub(crate) fn engine_statistics(db: &Db) -> EngineStatistics {
         ("pinnedBytes", Prop::Num(p.pinned_bytes)),
         ("blockCacheUsage", Prop::Num(p.block_cache_usage)),
         ("blockCacheCapacity", Prop::Num(p.block_cache_capacity)),
+        ("rowCacheUsage", Prop::Num(p.row_cache_usage)),
         ("liveSnapshots", Prop::Num(p.live_snapshots)),
         ("backgroundWorkPending", Prop::Num(u64::from(p.background_work_pending))),
     ];

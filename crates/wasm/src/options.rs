@@ -23,6 +23,9 @@ pub struct OpenOptions {
     pub block_size: u32,
     #[wasm_bindgen(js_name = blockCacheCapacity)]
     pub block_cache_capacity: u32,
+    /// Bytes of the row cache (0: none, the default).
+    #[wasm_bindgen(js_name = rowCacheCapacity)]
+    pub row_cache_capacity: u32,
     #[wasm_bindgen(js_name = bloomBitsPerKey)]
     pub bloom_bits_per_key: i32,
     /// Store blocks uncompressed instead of LZ4.
@@ -62,6 +65,7 @@ impl Default for OpenOptions {
             max_write_buffer_number: 0,
             block_size: 0,
             block_cache_capacity: 0,
+            row_cache_capacity: 0,
             bloom_bits_per_key: -1,
             no_compression: false,
             max_bytes: 0.0,
@@ -112,6 +116,7 @@ impl OpenOptions {
         if self.block_cache_capacity != 0 {
             o.block_cache_capacity = self.block_cache_capacity as usize;
         }
+        o.row_cache_capacity = self.row_cache_capacity as usize;
         if let Ok(bits) = u32::try_from(self.bloom_bits_per_key) {
             o.bloom_bits_per_key = bits;
         }
@@ -151,6 +156,7 @@ mod tests {
             max_write_buffer_number: 3,
             block_size: 8192,
             block_cache_capacity: 1 << 22,
+            row_cache_capacity: 1 << 20,
             bloom_bits_per_key: 0,
             no_compression: true,
             max_bytes: 0.0,
@@ -164,6 +170,7 @@ mod tests {
         assert_eq!(o.max_write_buffer_number, 3);
         assert_eq!(o.block_size, 8192);
         assert_eq!(o.block_cache_capacity, 1 << 22);
+        assert_eq!(o.row_cache_capacity, 1 << 20);
         assert_eq!(o.bloom_bits_per_key, 0);
         assert_eq!(o.compression, Compression::None);
         assert_eq!(o.stats_level, StatsLevel::All);

@@ -461,6 +461,9 @@ impl DbInner {
             if obsolete && inner.fs.remove(&crate::fs::join(&inner.dir, &name)).is_ok() {
                 if let Some(FileKind::Table(n)) = parse_file_name(&name) {
                     inner.tables.cache.erase_file(n);
+                    if let Some(rc) = &inner.row_cache {
+                        rc.erase_file(n);
+                    }
                 }
             }
         }

@@ -12,6 +12,7 @@ use crate::db::options::{check_key, READ_SAMPLE_RATE};
 use crate::error::Result;
 use crate::format::key;
 use crate::iter::InternalIterator;
+use crate::read::row_cache::RowKey;
 use crate::read::GetContext;
 use crate::sst::filter::key_hash;
 use crate::stats::{Histogram, Ticker};
@@ -104,7 +105,29 @@ impl Db {
     ) -> Result<bool> {
         let table = f.table(&self.inner.tables)?;
         ctx.cover(table.max_covering_tombstone_seq(key, seq));
-        table.get(seek, hash, ctx)
+        let Some(rc) = self.inner.row_cache.as_ref().filter(|_| ctx.uses_row_cache()) else {
+            return table.get(seek, hash, ctx);
+        };
+        // The filter first: a row cache probe costs more than a filter's.
+        if table.filtered_out(hash, ctx) {
+            return Ok(false);
+        }
+        let row = RowKey::new(f.number(), hash, seq, f.meta.largest_seq);
+        if let Some(entry) = rc.get(row, key) {
+            ctx.stats.row_cache_hit += 1;
+            ctx.replay(entry.versions())?;
+            return Ok(true);
+        }
+        ctx.stats.row_cache_miss += 1;
+        if !ctx.fill_cache || !rc.admit(row) {
+            return table.search(seek, hash, ctx);
+        }
+        ctx.start_recording();
+        let searched = table.search(seek, hash, ctx)?;
+        if let Some(versions) = ctx.take_recording() {
+            rc.insert(row, key, &versions);
+        }
+        Ok(searched)
     }
 
     /// A lookup searched `f` in vain and went on to another file: one in

@@ -98,6 +98,8 @@ pub struct DbProperties {
     pub live_table_bytes: u64,
     pub block_cache_usage: u64,
     pub block_cache_capacity: u64,
+    /// Bytes the row cache holds (0 without one).
+    pub row_cache_usage: u64,
     /// Bytes of blocks and memtable entries pinned by values handed out
     /// without copying (`get_pinned`, `multi_get`), until they are dropped.
     pub pinned_bytes: u64,
@@ -168,6 +170,8 @@ struct DbInner {
     pinned: Arc<AtomicU64>,
     /// Lookups that searched more than one file, for read sampling.
     read_samples: AtomicU32,
+    /// `Options::row_cache_capacity` > 0.
+    row_cache: Option<crate::read::row_cache::RowCache>,
 }
 
 /// An open database. Safe to share between threads (`Arc<Db>`). Dropping it
@@ -509,6 +513,7 @@ impl Db {
             live_table_bytes,
             block_cache_usage: cache.usage,
             block_cache_capacity: cache.capacity,
+            row_cache_usage: inner.row_cache.as_ref().map_or(0, |c| c.usage()),
             pinned_bytes: inner.pinned.load(Ordering::Relaxed),
             live_snapshots: inner.snapshots.sequences().len() as u64,
             background_work_pending: pending,

@@ -22,10 +22,12 @@ use crate::db::options::check_key;
 use crate::error::Result;
 use crate::format::key;
 use crate::merge::MergeStats;
+use crate::read::row_cache::RowKey;
 use crate::read::GetContext;
 use crate::sst::filter::key_hash;
 use crate::sst::BatchKey;
 use crate::stats::{GetStats, HitCounts};
+use crate::version::FileMetaData;
 
 /// Memory kept alive by values handed out without copying.
 struct Pins {
@@ -252,7 +254,7 @@ impl Db {
                     if batch.is_empty() {
                         continue;
                     }
-                    f.table(&self.inner.tables)?.multi_get(&mut batch, seq)?;
+                    self.multi_get_file(f, &mut batch, seq)?;
                     for l in batch {
                         if l.ctx.is_done() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
                             l.ctx.stats.hit_level = Some(0);
@@ -278,7 +280,7 @@ impl Db {
                     j += 1;
                 }
                 let f = f.clone();
-                f.table(&self.inner.tables)?.multi_get(&mut pending[i..j], seq)?;
+                self.multi_get_file(&f, &mut pending[i..j], seq)?;
                 for l in &mut pending[i..j] {
                     if l.ctx.is_done() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
                         l.ctx.stats.hit_level = Some(level);
@@ -291,10 +293,48 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Looks `batch` up in table file `f`, through the row cache when there
+    /// is one: keys the filter lets through and the cache holds are
+    /// answered from it (after the file's tombstones, as `Table::multi_get`
+    /// covers the rest); the others go to the file as one batch, and what
+    /// it held for them is cached.
+    fn multi_get_file(&self, f: &Arc<FileMetaData>, batch: &mut [&mut BatchKey], seq: u64) -> Result<()> {
+        let table = f.table(&self.inner.tables)?;
+        let Some(rc) = &self.inner.row_cache else { return table.multi_get(batch, seq) };
+        let row = |k: &BatchKey| RowKey::new(f.number(), k.hash, seq, f.meta.largest_seq);
+        let mut rest: Vec<&mut BatchKey> = Vec::with_capacity(batch.len());
+        for k in batch.iter_mut() {
+            if table.may_contain_hash(k.hash) {
+                if let Some(entry) = rc.get(row(k), k.user_key) {
+                    k.ctx.cover(table.max_covering_tombstone_seq(k.user_key, seq));
+                    k.ctx.stats.row_cache_hit += 1;
+                    k.ctx.replay(entry.versions())?;
+                    continue;
+                }
+                k.ctx.stats.row_cache_miss += 1;
+                if k.ctx.fill_cache && rc.admit(row(k)) {
+                    k.ctx.start_recording();
+                }
+            }
+            rest.push(&mut **k);
+        }
+        table.multi_get(&mut rest, seq)?;
+        for k in rest {
+            if let Some(versions) = k.ctx.take_recording() {
+                rc.insert(row(k), k.user_key, &versions);
+            }
+        }
+        Ok(())
+    }
+}
+
 fn add_stats(total: &mut GetStats, s: &GetStats) {
     total.cache_hit += s.cache_hit;
     total.cache_miss += s.cache_miss;
     total.cache_add += s.cache_add;
+    total.row_cache_hit += s.row_cache_hit;
+    total.row_cache_miss += s.row_cache_miss;
     total.bloom_useful += s.bloom_useful;
     total.bloom_positive += s.bloom_positive;
     total.bloom_true_positive += s.bloom_true_positive;

@@ -180,6 +180,8 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     }
 
     let cache = Arc::new(BlockCache::new(options.block_cache_capacity));
+    let row_cache =
+        (options.row_cache_capacity > 0).then(|| crate::read::row_cache::RowCache::new(options.row_cache_capacity));
     let stats = Arc::new(Statistics::default());
     let version = versions.current();
     let sv = SuperVersion { mem: mem.clone(), imm: imm.iter().rev().cloned().collect(), version, number: 1 };
@@ -215,6 +217,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             memtables: Mutex::new(Vec::new()),
             pinned: Arc::default(),
             read_samples: std::sync::atomic::AtomicU32::new(0),
+            row_cache,
         }),
     };
     {

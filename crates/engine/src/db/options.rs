@@ -87,6 +87,11 @@ pub struct Options {
     pub format_version: u32,
     /// Bytes of uncompressed blocks the block cache keeps (default 8 MiB).
     pub block_cache_capacity: usize,
+    /// Bytes the row cache keeps (default 0: none): what each table file
+    /// holds for a key a lookup found there, so the next lookup of that key
+    /// skips the file's index and block (`read/row_cache.rs`). Worth it for
+    /// a small set of keys read far more often than the rest.
+    pub row_cache_capacity: usize,
     /// Give each memtable a bloom filter of its user keys, 1/64 of
     /// `write_buffer_size`, so a point lookup of a key a memtable does not
     /// hold skips its skip list (RocksDB's `memtable_whole_key_filtering`;
@@ -146,6 +151,7 @@ impl Default for Options {
             format_version: crate::sst::format::FORMAT_VERSION,
             flush_on_close_bytes: 128 << 10,
             block_cache_capacity: 8 << 20,
+            row_cache_capacity: 0,
             memtable_whole_key_filtering: true,
             level0_file_num_compaction_trigger: 4,
             level0_stop_writes_trigger: 20,
@@ -177,6 +183,7 @@ impl std::fmt::Debug for Options {
             .field("format_version", &self.format_version)
             .field("flush_on_close_bytes", &self.flush_on_close_bytes)
             .field("block_cache_capacity", &self.block_cache_capacity)
+            .field("row_cache_capacity", &self.row_cache_capacity)
             .field("memtable_whole_key_filtering", &self.memtable_whole_key_filtering)
             .field("level0_file_num_compaction_trigger", &self.level0_file_num_compaction_trigger)
             .field("level0_stop_writes_trigger", &self.level0_stop_writes_trigger)

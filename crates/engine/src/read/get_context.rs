@@ -48,6 +48,9 @@ pub struct GetContext<'a> {
     seq_only: bool,
     /// In `seq_only` mode: the sequence number of the newest version seen.
     pub newest_seq: SequenceNumber,
+    /// While a file is searched for the row cache: the versions it offered,
+    /// as stored (types before any tombstone hid them).
+    record: Option<Vec<(ValueType, SequenceNumber, Bytes)>>,
 }
 
 impl<'a> GetContext<'a> {
@@ -71,6 +74,7 @@ impl<'a> GetContext<'a> {
             fill_cache: true,
             seq_only: false,
             newest_seq: 0,
+            record: None,
         }
     }
 
@@ -97,6 +101,9 @@ impl<'a> GetContext<'a> {
     /// Takes one version (newest first). Returns whether more versions are
     /// wanted.
     pub fn save(&mut self, ty: ValueType, seq: SequenceNumber, value: &Bytes) -> Result<bool> {
+        if let Some(r) = self.record.as_mut() {
+            r.push((ty, seq, value.clone()));
+        }
         if self.seq_only {
             self.newest_seq = self.newest_seq.max(seq);
             self.result = Some(None);
@@ -130,6 +137,43 @@ impl<'a> GetContext<'a> {
             }
             ValueType::RangeDelete | ValueType::BlobIndex => Err(unsupported_entry(ty)),
         }
+    }
+
+    /// Whether the row cache may serve and learn from this lookup (not one
+    /// that only wants a sequence number).
+    pub fn uses_row_cache(&self) -> bool {
+        !self.seq_only
+    }
+
+    /// Offers a row cache entry's versions (newest first), as the file
+    /// they came from would: tombstones and newer versions this lookup
+    /// carries apply to them as to the file's own entries. A result taken
+    /// from one holds its value's bytes (the entry's copy).
+    pub fn replay(&mut self, versions: &[(ValueType, SequenceNumber, Bytes)]) -> Result<()> {
+        for (ty, seq, v) in versions {
+            if !self.save(*ty, *seq, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts keeping the versions offered (for a row cache entry).
+    pub fn start_recording(&mut self) {
+        self.record = Some(Vec::new());
+    }
+
+    /// The versions offered since `start_recording`, if they are all the
+    /// file holds for the key at this lookup's visibility: the lookup ran
+    /// past the key's last version in the file, or stopped at a version
+    /// that ends any lookup (a Put, Delete or blob reference as stored). A
+    /// lookup that stopped because a tombstone hid a merge operand did not
+    /// see the rest, and gives `None`.
+    pub fn take_recording(&mut self) -> Option<Vec<(ValueType, SequenceNumber, Bytes)>> {
+        let r = self.record.take()?;
+        let last = r.last()?;
+        let complete = !self.is_done() || !matches!(last.0, ValueType::Merge);
+        complete.then_some(r)
     }
 
     /// Like [`GetContext::save`], for a value that is a slice of `holder`

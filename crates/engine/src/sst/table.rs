@@ -180,13 +180,27 @@ impl Table {
     /// searched (the filter let the key through and the index named a
     /// block): what read-triggered compaction charges.
     pub fn get(self: &Arc<Self>, seek_key: &[u8], hash: u64, ctx: &mut GetContext) -> Result<bool> {
+        if self.filtered_out(hash, ctx) {
+            return Ok(false);
+        }
+        self.search(seek_key, hash, ctx)
+    }
+
+    /// Whether the filter rules out the key whose filter hash is `hash`,
+    /// counted into the lookup's statistics.
+    pub fn filtered_out(&self, hash: u64, ctx: &mut GetContext) -> bool {
         if !self.may_contain_hash(hash) {
             ctx.stats.bloom_useful += 1;
-            return Ok(false);
+            return true;
         }
         if self.filter.is_some() {
             ctx.stats.bloom_positive += 1;
         }
+        false
+    }
+
+    /// [`Table::get`] past the filter: the index, then the data block.
+    pub fn search(self: &Arc<Self>, seek_key: &[u8], hash: u64, ctx: &mut GetContext) -> Result<bool> {
         let i = self.index.seek(seek_key);
         if i == self.index.len() {
             return Ok(false);
