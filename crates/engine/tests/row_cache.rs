@@ -217,3 +217,18 @@ fn without_a_row_cache_nothing_is_counted() {
     assert_eq!(counts(&db), (0, 0));
     assert_eq!(db.properties().row_cache_usage, 0);
 }
+
+#[test]
+fn a_snapshot_of_an_empty_database_never_reads_an_entry_made_for_later_lookups() {
+    let db = db();
+    let empty = db.snapshot(); // at sequence 0
+    db.put(&W, b"k", b"v").unwrap();
+    db.flush().unwrap();
+    for _ in 0..3 {
+        assert_eq!(db.get(&r(), b"k").unwrap(), Some(b"v".to_vec()));
+    }
+    let at_empty = ReadOptions { snapshot: Some(&empty), ..ReadOptions::default() };
+    assert_eq!(db.get(&at_empty, b"k").unwrap(), None);
+    assert_eq!(db.multi_get(&at_empty, &[b"k"], true).unwrap().get(0), None);
+    assert_eq!(db.multi_get(&at_empty, &[b"k", b"k"], true).unwrap().get(1), None);
+}

@@ -76,7 +76,9 @@ impl RowKey {
     /// The key of `user_key` (whose filter hash is `hash`) in table `file`,
     /// for a lookup at `seq` in a file whose newest version is `largest_seq`.
     pub fn new(file: u64, hash: u64, seq: SequenceNumber, largest_seq: SequenceNumber) -> Self {
-        let visibility = if seq >= largest_seq { 0 } else { seq };
+        // 0 for "sees every version"; a snapshot older than some (even
+        // one at sequence 0, on a database that was empty) is its own.
+        let visibility = if seq >= largest_seq { 0 } else { seq + 1 };
         RowKey { file, mixed: hash ^ visibility.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15) }
     }
 }

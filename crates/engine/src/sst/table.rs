@@ -199,6 +199,14 @@ impl Table {
         false
     }
 
+    /// Counts a key the filter let through as really there (the row cache
+    /// found it without the search that would have counted it).
+    pub fn count_true_positive(&self, ctx: &mut GetContext) {
+        if self.filter.is_some() {
+            ctx.stats.bloom_true_positive += 1;
+        }
+    }
+
     /// [`Table::get`] past the filter: the index, then the data block.
     pub fn search(self: &Arc<Self>, seek_key: &[u8], hash: u64, ctx: &mut GetContext) -> Result<bool> {
         let i = self.index.seek(seek_key);
