@@ -43,6 +43,7 @@ const READS = [
   'fillseq',
   'fillrandom',
   'readrandom',
+  'readhot',
   'multireadrandom (batch 32, stride 0)',
   'multireadrandom (batch 32, stride 16)',
   'seekrandom (seek_nexts 100)',
@@ -55,7 +56,8 @@ function workloadsOf(id: string): string[] {
       ? []
       : ['transfer', 'counter'];
   const ranges = id.startsWith('silt') ? ['count', 'approximateSize'] : id.startsWith('leveldb') ? [] : ['count'];
-  const backups = id === 'silt' || id === 'silt:defaults' ? ['backup (export + import)', 'copy (iterator + batches)'] : [];
+  // Silt in a worker of its own (not through connect()).
+  const backups = id.startsWith('silt') && id !== 'silt:connect' ? ['backup (export + import)', 'copy (iterator + batches)'] : [];
   return [...READS, ...ranges, ...backups, ...txn, 'reopen'];
 }
 
