@@ -110,23 +110,13 @@ fn place(e: &Error) -> Option<(&str, u64)> {
     }
 }
 
-fn check(
-    files: &[(String, Vec<u8>)],
-    expected: &State,
-    wal_states: &[State],
-    keys: &[Vec<u8>],
-    damaged: &str,
-    bytes: &[u8],
-    what: &str,
-) -> bool {
-    check_at(files, expected, wal_states, keys, damaged, bytes, what, None)
-}
-
-/// `check`, for a flip at byte `flipped` of `damaged`: a table's error must
-/// name the file and the block (or footer) holding that byte: an offset no
-/// later than it and no further before it than the largest block spans.
+/// Opens the files with `damaged` replaced by `bytes` and reads everything:
+/// right data, or `Corruption` naming the file (and, for a bit flipped at
+/// byte `flipped` of a table, the block or footer holding that byte: an
+/// offset no later than it and no further before it than the largest block
+/// spans). True when the damage was detected.
 #[allow(clippy::too_many_arguments)]
-fn check_at(
+fn check(
     files: &[(String, Vec<u8>)],
     expected: &State,
     wal_states: &[State],
@@ -185,8 +175,8 @@ fn every_file_kind_detects_flipped_bytes() {
             let mut b = bytes.clone();
             b[pos] ^= 1 << (pos * 5 % 8);
             tried += 1;
-            detected += check_at(&files, &expected, &wal_states, &keys, name, &b, &format!("flip at {pos}"), Some(pos))
-                as usize;
+            detected +=
+                check(&files, &expected, &wal_states, &keys, name, &b, &format!("flip at {pos}"), Some(pos)) as usize;
         }
         let e = kinds_seen.entry(kind).or_insert((0, 0));
         e.0 += tried;
@@ -219,8 +209,16 @@ fn every_file_kind_detects_truncation() {
             if cut >= n {
                 continue;
             }
-            let detected =
-                check(&files, &expected, &wal_states, &keys, name, &bytes[..cut], &format!("truncation to {cut}"));
+            let detected = check(
+                &files,
+                &expected,
+                &wal_states,
+                &keys,
+                name,
+                &bytes[..cut],
+                &format!("truncation to {cut}"),
+                None,
+            );
             if name.ends_with(".sst") || (name.starts_with("MANIFEST") && cut > 0) {
                 assert!(detected, "truncating {name} to {cut} of {n} bytes went unnoticed");
             }

@@ -115,7 +115,7 @@ impl Db {
         let row = RowKey::new(f.number(), hash, seq, f.meta.largest_seq);
         if let Some(entry) = rc.get(row, key) {
             ctx.stats.row_cache_hit += 1;
-            table.count_true_positive(ctx);
+            table.count_true_positive(ctx, false);
             ctx.replay(entry.versions())?;
             return Ok(true);
         }

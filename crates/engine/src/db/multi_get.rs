@@ -309,10 +309,9 @@ impl Db {
                 if let Some(entry) = rc.get(row(k), k.user_key) {
                     k.ctx.cover(table.max_covering_tombstone_seq(k.user_key, seq));
                     k.ctx.stats.row_cache_hit += 1;
-                    // As Table::multi_get counts a key its filter lets through.
-                    if !table.filtered_out(k.hash, &mut k.ctx) {
-                        table.count_true_positive(&mut k.ctx);
-                    }
+                    // Counted as Table::multi_get counts a key its filter
+                    // lets through, without probing the filter again.
+                    table.count_true_positive(&mut k.ctx, true);
                     k.ctx.replay(entry.versions())?;
                     continue;
                 }

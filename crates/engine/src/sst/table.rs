@@ -200,9 +200,11 @@ impl Table {
     }
 
     /// Counts a key the filter let through as really there (the row cache
-    /// found it without the search that would have counted it).
-    pub fn count_true_positive(&self, ctx: &mut GetContext) {
+    /// found it without the search that would have counted it); with
+    /// `positive`, the filter's positive too (a probe made uncounted).
+    pub fn count_true_positive(&self, ctx: &mut GetContext, positive: bool) {
         if self.filter.is_some() {
+            ctx.stats.bloom_positive += u64::from(positive);
             ctx.stats.bloom_true_positive += 1;
         }
     }
