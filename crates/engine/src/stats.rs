@@ -60,6 +60,7 @@ tickers! {
     CompactionRangeDelDropObsolete => "rocksdb.compaction.range_del.drop.obsolete",
     StallMicros => "rocksdb.stall.micros",
     WriteStalls => "silt.write.stalls",
+    WritesWaitingForFiles => "silt.write.waiting.for.files",
     MergeOperationTotalTime => "rocksdb.merge.operation.time.nanos",
     NumberMergeFailures => "rocksdb.number.merge.failures",
     WalBytes => "rocksdb.wal.bytes",

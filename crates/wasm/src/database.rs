@@ -17,16 +17,34 @@ use crate::pool::{PoolControl, ReserveGuard};
 use crate::results::{pinned_results, PinTable};
 
 // Free pooled files the binding needs before it lets the engine start a
-// write, a step of background work, or an open; siltdb keeps at least the
-// largest of these free (contract.rs hands them over).
-/// A write: a new log when the memtable is switched and a table when a full
-/// set of memtables stalls the write.
+// step of background work, a manual compaction or an open; siltdb keeps at
+// least the largest of these free (contract.rs hands them over). Writes
+// need none: a write that finds no file for the work that would make room
+// waits in memory (the engine's `make_room_for_write`).
+/// A write that switches the memtable (a new log) and flushes one (a table):
+/// what `startCompactRange` may create at once.
 pub(crate) const WRITE_RESERVE: usize = 2;
 /// A step of background work: at most one output file per target file size
 /// of its budget, plus one (siltdb's budget is far below a target file size).
 pub(crate) const BACKGROUND_RESERVE: usize = 4;
 /// Opening: a new manifest and a new log.
 pub(crate) const OPEN_RESERVE: usize = 2;
+
+/// Background work a write pays for, in bytes per byte it wrote: writes do
+/// their share of flushes and compactions as they go (a slice at a time),
+/// so that a loop of writes that never yields to the event loop (where
+/// siltdb's pump runs) neither piles up L0 files until a write stalls to
+/// compact them all at once, nor holds more pooled files than its data
+/// needs.
+const PACE_FACTOR: u64 = 4;
+/// Writes pay in slices of at least this many bytes of work.
+const PACE_SLICE_BYTES: u64 = 256 << 10;
+/// What each write pays while L0 is halfway from its compaction trigger to
+/// its stop trigger (compactions are behind): RocksDB's slowdown, a bounded
+/// slice of work per write instead of a stall that compacts all of L0.
+const PACE_BEHIND_BYTES: u64 = 1 << 20;
+/// At most this much work owed (more is forgiven: the pump catches up).
+const PACE_MAX_BYTES: u64 = 4 << 20;
 
 // `backgroundWork` result bits (contract.rs hands them over).
 pub(crate) const DID_WORK: u32 = 1;
@@ -61,6 +79,12 @@ pub struct Database {
     pub(crate) transient: RefCell<Option<PinnedValue>>,
     /// The import in progress (`importStart` .. `importFinish`), if any.
     pub(crate) importer: RefCell<Option<silt_engine::Importer>>,
+    /// Bytes of background work writes owe (see [`PACE_FACTOR`]).
+    pace_debt: Cell<u64>,
+    /// The engine's data block size: background work budgets count blocks.
+    block_size: u64,
+    /// L0 files from which writes pay [`PACE_BEHIND_BYTES`] each.
+    l0_behind: usize,
 }
 
 fn closed() -> BindingError {
@@ -80,6 +104,8 @@ impl Database {
         // Opening writes a new manifest and log before it deletes the old
         // ones: the space reserve is there so that a full database reopens.
         let space = pool.as_ref().map(|p| p.use_reserve());
+        let block_size = (options.block_size as u64).max(1);
+        let l0_behind = (options.level0_file_num_compaction_trigger + options.level0_stop_writes_trigger).div_ceil(2);
         let db = Db::open(fs, dir, options)?;
         drop(space);
         Ok(Database {
@@ -93,6 +119,9 @@ impl Database {
             pins: RefCell::new(PinTable::default()),
             transient: RefCell::new(None),
             importer: RefCell::new(None),
+            pace_debt: Cell::new(0),
+            block_size,
+            l0_behind,
         })
     }
 
@@ -134,6 +163,37 @@ impl Database {
 
     fn write_options(sync: bool) -> WriteOptions {
         WriteOptions { sync }
+    }
+
+    /// After a write of `bytes`: runs the background work the writes so far
+    /// owe, a slice at a time (see [`PACE_FACTOR`]). Its failures are left
+    /// to siltdb's pump, which meets them again and acts on them: the write
+    /// itself went through.
+    pub(crate) fn pace_background_work(&self, bytes: usize) {
+        let owed = (self.pace_debt.get() + bytes as u64 * PACE_FACTOR).min(PACE_MAX_BYTES);
+        let behind = self.db.borrow().as_ref().is_some_and(|db| db.level0_file_count() >= self.l0_behind);
+        let pay = if behind {
+            owed.max(PACE_BEHIND_BYTES)
+        } else if owed >= PACE_SLICE_BYTES {
+            owed
+        } else {
+            self.pace_debt.set(owed);
+            return;
+        };
+        self.pace_debt.set(0);
+        let _ = self.background_work_inner((pay / self.block_size).max(1) as usize);
+    }
+
+    /// A write, then its share of background work.
+    fn written<T>(&self, bytes: usize, r: Result<T, BindingError>) -> Result<T, BindingError> {
+        let v = r?;
+        self.pace_background_work(bytes);
+        Ok(v)
+    }
+
+    /// [`Database::put`].
+    pub(crate) fn put_inner(&self, key: &[u8], value: &[u8], sync: bool) -> Result<(), BindingError> {
+        self.written(key.len() + value.len(), self.engine(0, |db| db.put(&Self::write_options(sync), key, value)))
     }
 
     /// [`Database::background_work`]; skipped (WAITING_FOR_POOL) while the
@@ -185,26 +245,32 @@ impl Database {
 
     /// Stores `value` under `key`; with `sync`, durable before it returns.
     pub fn put(&self, key: &[u8], value: &[u8], sync: bool) -> JsResult<()> {
-        Ok(self.engine(WRITE_RESERVE, |db| db.put(&Self::write_options(sync), key, value))?)
+        Ok(self.put_inner(key, value, sync)?)
     }
 
     /// Records a merge operand for `key` (the database's merge operator,
     /// chosen at open, combines it with the value when read).
     pub fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> JsResult<()> {
-        Ok(self.engine(WRITE_RESERVE, |db| db.merge(&Self::write_options(sync), key, operand))?)
+        Ok(self.written(
+            key.len() + operand.len(),
+            self.engine(0, |db| db.merge(&Self::write_options(sync), key, operand)),
+        )?)
     }
 
     /// Removes `key`. Removing a missing key is not an error. May use the
     /// space reserve: deleting is how a full database is emptied.
     pub fn delete(&self, key: &[u8], sync: bool) -> JsResult<()> {
-        Ok(self.engine_freeing(WRITE_RESERVE, |db| db.delete(&Self::write_options(sync), key))?)
+        Ok(self.written(key.len(), self.engine_freeing(0, |db| db.delete(&Self::write_options(sync), key)))?)
     }
 
     /// Removes every key in `[start, end)` (one range tombstone). May use
     /// the space reserve.
     #[wasm_bindgen(js_name = deleteRange)]
     pub fn delete_range(&self, start: &[u8], end: &[u8], sync: bool) -> JsResult<()> {
-        Ok(self.engine_freeing(WRITE_RESERVE, |db| db.delete_range(&Self::write_options(sync), start, end))?)
+        Ok(self.written(
+            start.len() + end.len(),
+            self.engine_freeing(0, |db| db.delete_range(&Self::write_options(sync), start, end)),
+        )?)
     }
 
     /// Applies a batch encoded by siltdb (see `batch.rs`) atomically. A
@@ -222,7 +288,7 @@ impl Database {
             _ => false,
         });
         let write = |db: &Db| db.write(&Self::write_options(sync), batch);
-        Ok(if frees { self.engine_freeing(WRITE_RESERVE, write) } else { self.engine(WRITE_RESERVE, write) }?)
+        Ok(self.written(ops.len(), if frees { self.engine_freeing(0, write) } else { self.engine(0, write) })?)
     }
 
     /// Takes a snapshot; returns its id (never 0).

@@ -5,7 +5,7 @@
 use silt_engine::{Error, OptimisticTransaction, ReadOptions, WriteOptions};
 use wasm_bindgen::prelude::*;
 
-use crate::database::{Database, WRITE_RESERVE};
+use crate::database::Database;
 use crate::error::{BindingError, Code, JsResult};
 use crate::iterator::Iterator;
 
@@ -137,18 +137,30 @@ impl Database {
         record_key: Option<Vec<u8>>,
         record_value: Option<Vec<u8>>,
     ) -> JsResult<()> {
-        // The pool is checked first: a commit refused for lack of free
-        // files (PoolExhausted) leaves the transaction open, to retry.
-        Ok(self.engine(WRITE_RESERVE, |db| {
+        // A commit that found no pooled file for what it needed (past what
+        // may wait in memory: PoolExhausted) wrote nothing and leaves the
+        // transaction open, to retry once siltdb has added files.
+        let mut bytes = 0;
+        let written = self.engine(0, |db| {
             let mut t = self.transactions.borrow_mut().remove(&id).ok_or_else(released)?;
+            bytes = t.approximate_size();
             if let (Some(k), Some(v)) = (&record_key, &record_value) {
                 t.put_bookkeeping(k, v)?;
             }
-            t.commit(db, &WriteOptions { sync }).map_err(|e| match e {
-                Error::Busy(m) => BindingError::new(Code::Conflict, m),
-                e => BindingError::from(e),
+            t.commit_or_keep(db, &WriteOptions { sync }).map_err(|(e, kept)| {
+                if let Some(t) = kept {
+                    self.transactions.borrow_mut().insert(id, *t);
+                }
+                match e {
+                    Error::Busy(m) => BindingError::new(Code::Conflict, m),
+                    e => BindingError::from(e),
+                }
             })
-        })?)
+        });
+        if written.is_ok() {
+            self.pace_background_work(bytes);
+        }
+        Ok(written?)
     }
 
     /// Ends transaction `id` without writing anything. Ending it twice

@@ -16,10 +16,16 @@ use crate::range_del::{self, FragmentedTombstones};
 use crate::stats::{Histogram, Ticker};
 use crate::version::{parse_file_name, FileKind, VersionEdit, NUM_LEVELS};
 
+/// Steps one [`Db::do_background_work`] call runs at most: e.g. two small
+/// flushes and a compaction's step, each creating at most one file more than
+/// its budget's worth of target-size files.
+const MAX_STEPS_PER_CALL: usize = 3;
+
 impl Db {
-    /// Runs background work (a flush, else a compaction) for at most about
-    /// `budget` data blocks' worth of bytes, then returns. Call it again
-    /// while `work_left`.
+    /// Runs background work (flushes, then compactions) for at most about
+    /// `budget` data blocks' worth of bytes, then returns: a job that ends
+    /// before the budget is spent (a small memtable's flush) leaves the rest
+    /// to the next one. Call it again while `work_left`.
     ///
     /// A failure says what it means ([`Failure::recovery`], decided in
     /// `failure.rs`): call again later ([`Recovery::RetryLater`], e.g. once
@@ -32,11 +38,32 @@ impl Db {
         if let Some(e) = &st.bg_error {
             return Err(Failure::stopped(e.clone()));
         }
-        let p = self.background_step(&mut st, budget.max(1));
+        let budget = budget.max(1);
+        let mut p = Progress::default();
+        let mut left = self.budget_bytes(budget);
+        // At most a few jobs per call, so that the files one call may create
+        // stay bounded (the bindings keep that many free before calling).
+        for _ in 0..MAX_STEPS_PER_CALL {
+            let before = st.work_bytes;
+            let blocks = (left / self.inner.options.block_size.max(1) as u64).max(1) as usize;
+            let step = match self.background_step(&mut st, blocks) {
+                Ok(step) => step,
+                Err(f) => {
+                    self.inner.delete_obsolete_files(&mut st);
+                    return Err(f);
+                }
+            };
+            p.did_work |= step.did_work;
+            p.work_left = step.work_left;
+            left = left.saturating_sub(st.work_bytes - before);
+            if !step.did_work || !step.work_left || left == 0 {
+                break;
+            }
+        }
         // Readers may have let go of old versions since the last call; and
         // a job dropped for lack of space gives its outputs back.
         self.inner.delete_obsolete_files(&mut st);
-        p
+        Ok(p)
     }
 
     /// One step of whatever background work is most urgent: flushes, the
@@ -99,7 +126,9 @@ impl Db {
             n
         };
         let mut env = JobEnv { fs: &*inner.fs, dir: &inner.dir, new_file: &mut new_file };
+        let before = job.bytes_read;
         let r = job.step(&mut env, self.budget_bytes(budget));
+        st.work_bytes += job.bytes_read - before;
         // Merges of this step, whether it succeeded or a merge failed it.
         job.take_merge_stats().report(&inner.stats);
         r.map_err(|e| (if job.create_failed() { Stage::Create } else { Stage::Write }, e))
@@ -303,8 +332,12 @@ impl Db {
                     ..VersionEdit::default()
                 };
                 if let Err(f) = self.apply_edit(st, edit) {
-                    if f.recovery == Recovery::FailAlone {
-                        self.abandon_compaction(st, &spec, job);
+                    match f.recovery {
+                        // Done, but not installed (no file for a new
+                        // manifest): the next step installs it.
+                        Recovery::RetryLater => st.compaction = Some((spec, job)),
+                        Recovery::FailAlone => self.abandon_compaction(st, &spec, job),
+                        Recovery::StopWrites => {}
                     }
                     return Err(f);
                 }

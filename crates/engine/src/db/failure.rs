@@ -40,11 +40,15 @@ impl Recovery {
     /// durable, so they always stop writes; a lack of space never does (the
     /// file layer fails such a write before it changes a file, and the log
     /// writer cuts off what an append left); a create or read that failed
-    /// wrote nothing; any other failed write stops writes.
+    /// wrote nothing, nor did a file layer with no file to give
+    /// (`PoolExhausted` only ever comes from creating a file, wherever that
+    /// happens: a table, a log, a new manifest while applying an edit); any
+    /// other failed write stops writes.
     pub(crate) fn decide(stage: Stage, error: &Error) -> Recovery {
         match (stage, error) {
             (Stage::Sync, _) => Recovery::StopWrites,
             (_, Error::QuotaExceeded { .. }) => Recovery::FailAlone,
+            (_, Error::PoolExhausted { .. }) => Recovery::RetryLater,
             (Stage::Create | Stage::Read, _) => Recovery::RetryLater,
             (Stage::Write, _) => Recovery::StopWrites,
         }
@@ -87,6 +91,12 @@ impl Failure {
     pub(crate) fn new(stage: Stage, error: Error) -> Self {
         let recovery = Recovery::decide(stage, &error);
         Failure { error, recovery }
+    }
+
+    /// The file layer had no file to give (a pool of files, all in use):
+    /// nothing was written and the same work goes through once it has one.
+    pub(crate) fn waits_for_file(&self) -> bool {
+        matches!(self.error, Error::PoolExhausted { .. })
     }
 
     /// A failure that already stopped writes (the database's background
@@ -141,7 +151,9 @@ mod tests {
         assert_eq!(Recovery::decide(Stage::Create, &io()), Recovery::RetryLater);
         assert_eq!(Recovery::decide(Stage::Read, &Error::corruption("t.sst", 4, "bad block")), Recovery::RetryLater);
         assert_eq!(Recovery::decide(Stage::Write, &io()), Recovery::StopWrites);
-        assert_eq!(Recovery::decide(Stage::Write, &pool()), Recovery::StopWrites);
+        // No file to give is never a partial write, even while applying an
+        // edit (a new manifest that could not be created).
+        assert_eq!(Recovery::decide(Stage::Write, &pool()), Recovery::RetryLater);
     }
 
     #[test]

@@ -47,6 +47,11 @@ use crate::stats::{Histogram, Statistics, StatisticsSnapshot, Ticker};
 use crate::version::{wal_path, TableContext, Version, VersionSet, NUM_LEVELS};
 use crate::wal::LogWriter;
 
+/// How many times `write_buffer_size` the active memtable may hold while
+/// the file layer has no file for the flush that would empty it
+/// (`Db::make_room_for_write`).
+const WAITING_MEMTABLE_FACTOR: usize = 8;
+
 /// What a read sees: the active memtable, the immutable ones waiting to be
 /// flushed (newest first), and the table files of one version. Readers hold
 /// it by `Arc`; everything it references lives until the last reader lets go.
@@ -141,6 +146,8 @@ struct DbState {
     /// A stall's flush or compaction last failed for lack of space: batches
     /// of deletes only skip that work until a background step succeeds.
     out_of_space: bool,
+    /// Bytes flushes and compactions have read so far (budgets count them).
+    work_bytes: u64,
 }
 
 /// A manual compaction of `[begin, end]`, working down from `level`.
@@ -230,19 +237,20 @@ impl Db {
 
     /// Applies every update of `batch` atomically: after a crash either all
     /// of it is there or none; readers never see part of it.
-    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
-        self.write_checked(opts, batch, |_| Ok(()))
+    pub fn write(&self, opts: &WriteOptions, mut batch: WriteBatch) -> Result<()> {
+        self.write_checked(opts, &mut batch, |_| Ok(()))
     }
 
     /// [`Db::write`], with `check` run first under the write lock, after the
     /// memtables hold every write so far: nothing is written between the
     /// check and the batch (RocksDB's `WriteWithCallback`, which optimistic
     /// transactions commit through). An error from `check` fails the write,
-    /// which writes nothing. An empty batch is checked too.
+    /// which writes nothing. An empty batch is checked too. A write that
+    /// failed wrote nothing and leaves `batch` as it was.
     pub(crate) fn write_checked(
         &self,
         opts: &WriteOptions,
-        mut batch: WriteBatch,
+        batch: &mut WriteBatch,
         check: impl FnOnce(&Db) -> Result<()>,
     ) -> Result<()> {
         self.check_open()?;
@@ -308,7 +316,7 @@ impl Db {
         } else {
             st.wal_dirty = true;
         }
-        let last = st.mem.add_batch(&batch);
+        let last = st.mem.add_batch(batch);
         st.versions.last_sequence = last;
         inner.visible_seq.store(last, Ordering::Release);
         drop(st);
@@ -332,6 +340,14 @@ impl Db {
     /// (`frees_space`) then goes into the active memtable anyway, a little
     /// past its size: refusing it would leave no way to empty a full
     /// database (the deletes let the next compaction drop the data).
+    ///
+    /// When the file layer has no file to give yet (a pool of files whose
+    /// embedder adds more between calls: `PoolExhausted`), the work that
+    /// needs one (a new log, a flush's table, a compaction's next output) is
+    /// left queued as it is and the write goes into the active memtable,
+    /// which grows past its size up to [`WAITING_MEMTABLE_FACTOR`] times it;
+    /// only past that does the write fail with `PoolExhausted` (writing
+    /// nothing). Counted in `silt.write.waiting.for.files`.
     fn make_room_for_write(&self, st: &mut DbState, frees_space: bool) -> Result<()> {
         let inner = &*self.inner;
         let o = &inner.options;
@@ -351,13 +367,16 @@ impl Db {
             }
             Err(f) => Err(f.error),
         };
-        loop {
+        // L0's stall could not run for want of a file: the memtable checks
+        // still apply.
+        let mut l0_waits = false;
+        let result = loop {
             if frees_space && st.out_of_space {
                 // Past twice its size the memtable takes no more: the
                 // deletes would only grow memory until space comes back.
                 let used = st.mem.approximate_memory_usage();
                 if used >= 2 * o.write_buffer_size {
-                    return Err(Error::QuotaExceeded {
+                    break Err(Error::QuotaExceeded {
                         file: inner.dir.clone(),
                         message: format!(
                             "out of space: {used} bytes of writes wait in memory for room to flush them; \
@@ -365,58 +384,98 @@ impl Db {
                         ),
                     });
                 }
-                break;
+                break Ok(());
             }
             let l0 = st.versions.current_ref().levels[0].len();
-            if !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {
+            if !l0_waits && !o.disable_auto_compactions && l0 >= o.level0_stop_writes_trigger {
                 stalled_at.get_or_insert_with(|| o.now_micros());
-                let r = self.background_step(st, usize::MAX).map(|p| p.did_work);
-                if !went(st, r)? {
-                    break;
+                match self.background_step(st, usize::MAX).map(|p| p.did_work) {
+                    Err(f) if f.waits_for_file() => {
+                        inner.stats.add(Ticker::WritesWaitingForFiles, 1);
+                        l0_waits = true;
+                    }
+                    r => {
+                        if !went(st, r)? {
+                            break Ok(());
+                        }
+                    }
                 }
                 continue;
             }
             if st.mem.approximate_memory_usage() < o.write_buffer_size {
-                break;
+                break Ok(());
             }
             if st.imm.len() + 1 >= o.max_write_buffer_number {
                 stalled_at.get_or_insert_with(|| o.now_micros());
-                let r = self.flush_step(st, usize::MAX).map(|()| true);
-                if !went(st, r)? {
-                    break;
+                match self.flush_step(st, usize::MAX).map(|()| true) {
+                    Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
+                    r => {
+                        if !went(st, r)? {
+                            break Ok(());
+                        }
+                    }
                 }
                 continue;
             }
             match self.switch_memtable(st) {
                 Ok(()) => {}
+                Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
                 Err(f) if frees_space && f.recovery == Recovery::FailAlone => {
                     st.out_of_space = true;
-                    break;
+                    break Ok(());
                 }
-                Err(f) => return Err(f.error),
+                Err(f) => break Err(f.error),
             }
-        }
+        };
         if let Some(t0) = stalled_at {
             inner.stats.add(Ticker::WriteStalls, 1);
             inner.stats.add(Ticker::StallMicros, o.now_micros().saturating_sub(t0));
         }
-        Ok(())
+        result
+    }
+
+    /// A write whose memtable is full finds no file for the work that would
+    /// make room (`error`, a `PoolExhausted`): it goes into the active
+    /// memtable all the same, unless that already holds
+    /// [`WAITING_MEMTABLE_FACTOR`] times `write_buffer_size`.
+    fn wait_for_files(&self, st: &mut DbState, error: Error) -> Result<()> {
+        let inner = &*self.inner;
+        let used = st.mem.approximate_memory_usage();
+        let cap = inner.options.write_buffer_size.saturating_mul(WAITING_MEMTABLE_FACTOR);
+        if used < cap {
+            inner.stats.add(Ticker::WritesWaitingForFiles, 1);
+            return Ok(());
+        }
+        let (file, why) = match error {
+            Error::PoolExhausted { file, message } => (file, message),
+            e => (inner.dir.clone(), e.to_string()),
+        };
+        Err(Error::PoolExhausted {
+            file,
+            message: format!(
+                "{used} bytes of writes wait in memory for a file to flush them to, the most a memtable holds \
+                 ({WAITING_MEMTABLE_FACTOR} x write_buffer_size); the file layer has none to give yet: {why}"
+            ),
+        })
     }
 
     /// Freezes the active memtable and starts a new one with a new WAL.
     fn switch_memtable(&self, st: &mut DbState) -> Attempt<()> {
         let inner = &*self.inner;
-        // Sync the old WAL first: a crash must never keep later writes (in
-        // the new WAL) while losing earlier ones. Synced even when clean, so
-        // that a WAL the manifest still needs always exists after a crash.
+        let number = st.versions.new_file_number();
+        // A new WAL nothing points at yet: if it cannot be made, the old
+        // one goes on and a later write tries again (without syncing the
+        // old one each time: a write that waits for a file costs no sync).
+        let file = create_wal(&*inner.fs, &inner.dir, number).map_err(|e| self.fail(st, Stage::Create, e))?;
+        // Sync the old WAL before the new one takes a write: a crash must
+        // never keep later writes while losing earlier ones. Synced even
+        // when clean, so that a WAL the manifest still needs always exists
+        // after a crash. (If this fails, the new WAL stays empty: a reopen
+        // replays nothing from it.)
         if let Err(e) = st.wal.sync() {
             return Err(self.fail(st, Stage::Sync, e));
         }
         st.wal_dirty = false;
-        let number = st.versions.new_file_number();
-        // A new WAL nothing points at yet: if it cannot be made, the old
-        // one goes on and a later write tries again.
-        let file = create_wal(&*inner.fs, &inner.dir, number).map_err(|e| self.fail(st, Stage::Create, e))?;
         st.wal = LogWriter::new(file, 0);
         st.wal_number = number;
         let mem = Arc::new(MemTable::with_bloom(number, inner.options.memtable_bloom_bytes()));
@@ -471,6 +530,13 @@ impl Db {
             report.table_bytes += f.meta.file_size;
         }
         Ok(report)
+    }
+
+    /// The number of L0 files of the current version (cheap: for pacing
+    /// background work against writes).
+    pub fn level0_file_count(&self) -> usize {
+        let (sv, _) = self.read_view(None);
+        sv.version.levels[0].len()
     }
 
     /// The number of table files of the current version.

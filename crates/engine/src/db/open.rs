@@ -199,6 +199,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         bg_error: None,
         pending_outputs: HashSet::new(),
         out_of_space: false,
+        work_bytes: 0,
     };
     let db = Db {
         inner: Arc::new(DbInner {

@@ -268,6 +268,12 @@ impl OptimisticTransaction {
         Ok(())
     }
 
+    /// Bytes of the writes the transaction holds (about what its commit
+    /// writes).
+    pub fn approximate_size(&self) -> usize {
+        self.batch.approximate_size()
+    }
+
     /// Updates the transaction holds.
     pub fn len(&self) -> usize {
         self.writes
@@ -281,11 +287,24 @@ impl OptimisticTransaction {
     /// key or range was written by anyone else after the snapshot: then
     /// `Busy`, naming the key, and nothing is written.
     pub fn commit(self, db: &Db, opts: &WriteOptions) -> Result<()> {
-        self.of(db)?;
+        self.commit_or_keep(db, opts).map_err(|(e, _)| e)
+    }
+
+    /// [`OptimisticTransaction::commit`], handing the transaction back when
+    /// the commit wrote nothing only because the file layer had no file to
+    /// give (`PoolExhausted`): it can be committed again once it has.
+    pub fn commit_or_keep(
+        mut self,
+        db: &Db,
+        opts: &WriteOptions,
+    ) -> std::result::Result<(), (Error, Option<Box<Self>>)> {
+        if let Err(e) = self.of(db) {
+            return Err((e, None));
+        }
         let seq = self.snapshot.sequence();
-        let tracked = self.tracked;
-        let ranges = self.tracked_ranges;
-        db.write_checked(opts, self.batch, |db| {
+        let tracked = &self.tracked;
+        let ranges = &self.tracked_ranges;
+        let r = db.write_checked(opts, &mut self.batch, |db| {
             for key in tracked.keys() {
                 if let Some(newer) = db.latest_sequence_for_key(key)?.filter(|&s| s > seq) {
                     return Err(Error::Busy(format!(
@@ -294,7 +313,7 @@ impl OptimisticTransaction {
                     )));
                 }
             }
-            for (start, end) in &ranges {
+            for (start, end) in ranges {
                 if let Some(newer) = db.latest_sequence_in_range(start, end)?.filter(|&s| s > seq) {
                     return Err(Error::Busy(format!(
                         "transaction conflict: a key in [{}, {}) was written at sequence {newer}, after this transaction's snapshot ({seq})",
@@ -304,7 +323,12 @@ impl OptimisticTransaction {
                 }
             }
             Ok(())
-        })
+        });
+        match r {
+            Ok(()) => Ok(()),
+            Err(e @ Error::PoolExhausted { .. }) => Err((e, Some(Box::new(self)))),
+            Err(e) => Err((e, None)),
+        }
     }
 
     /// Drops every write; the transaction ends (as dropping it does).

@@ -186,9 +186,17 @@ impl VersionSet {
         if (self.roll_over || full) && self.manifest.is_some() {
             // A snapshot of the current state (without this edit) in a new
             // manifest; the old one is obsolete once that is durable.
-            self.write_new_manifest()?;
-            self.roll_over = false;
-            edit.next_file_number = Some(self.next_file_number);
+            match self.write_new_manifest() {
+                Ok(_) => {
+                    self.roll_over = false;
+                    edit.next_file_number = Some(self.next_file_number);
+                }
+                // Only grown past its size, the manifest takes this edit
+                // too when the file layer has no file for a new one yet
+                // (nothing was written); a later edit rolls over.
+                Err(Error::PoolExhausted { .. }) if !self.roll_over => {}
+                Err(e) => return Err(e),
+            }
         }
         let writer = self.manifest.as_mut().ok_or_else(|| Error::Closed("no manifest is open for writing".into()))?;
         if let Err(e) = writer.add_record(&edit.encode()) {

@@ -217,15 +217,8 @@ fn an_oversize_path_is_refused() {
     assert_eq!(pool.free_count(), 1);
 }
 
-/// A writer that stalls on a full L0 compacts it itself, in one go: that
-/// compaction may need more files than the pool has free. The write then
-/// fails with PoolExhausted (the code siltdb tells its users to retry after
-/// an await), writes nothing, keeps the compaction's progress, and goes
-/// through once the pool is topped up.
-#[test]
-fn a_stall_compaction_that_runs_out_of_pooled_files_fails_the_write_with_pool_exhausted_and_resumes() {
-    let (pool, _slots) = pool_of(12);
-    let options = Options {
+fn stall_options() -> Options {
+    Options {
         write_buffer_size: 256 << 10,
         max_write_buffer_number: 2,
         target_file_size_base: 64 << 10,
@@ -233,31 +226,78 @@ fn a_stall_compaction_that_runs_out_of_pooled_files_fails_the_write_with_pool_ex
         level0_stop_writes_trigger: 4,
         compression: silt_engine::Compression::None,
         ..Options::default()
-    };
-    let db = Db::open(Arc::new(pool.clone()), "db", options).unwrap();
-    let value =
-        |i: u32| -> Vec<u8> { (0..200u32).map(|j| (i.wrapping_mul(2_654_435_761) >> (j % 24)) as u8).collect() };
+    }
+}
+
+fn stall_value(i: u32) -> Vec<u8> {
+    (0..200u32).map(|j| (i.wrapping_mul(2_654_435_761) >> (j % 24)) as u8).collect()
+}
+
+/// What siltdb does between calls: top the pool up to `free` free files.
+fn top_up(pool: &TestPool, free: usize) {
+    while pool.free_count() < free {
+        let n = PoolControl::stats(pool).files;
+        pool.add(Arc::new(MemSlot::default()), &format!("{n:04}.silt")).unwrap();
+    }
+}
+
+/// A writer that stalls on a full L0 compacts it itself, in one go: that
+/// compaction may need more files than the pool has free. The write does
+/// not fail for it: the work stays queued as it is and the writes wait in
+/// the memtable (in its WAL, durable as any other), up to 8 times its size;
+/// only past that is a write refused with PoolExhausted, writing nothing.
+/// Once the pool is topped up, the queued work finishes.
+#[test]
+fn writes_that_find_no_pooled_file_wait_in_memory_then_are_refused_writing_nothing() {
+    let (pool, slots) = pool_of(12);
+    let db = Db::open(Arc::new(pool.clone()), "db", stall_options()).unwrap();
+    let waiting = |db: &Db| db.statistics().ticker("silt.write.waiting.for.files");
     let mut written = 0u32;
+    let mut first_wait = None;
     let mut refused = None;
-    for i in 0..20_000u32 {
-        match db.put(&WriteOptions::default(), format!("key{i:06}").as_bytes(), &value(i)) {
+    for i in 0..40_000u32 {
+        let sync = WriteOptions { sync: i % 1000 == 999 };
+        match db.put(&sync, format!("key{i:06}").as_bytes(), &stall_value(i)) {
             Ok(()) => written = i + 1,
             Err(e) => {
                 refused = Some(e);
                 break;
             }
         }
-    }
-    let err = refused.expect("a burst with no background work runs the pool out");
-    assert!(matches!(err, Error::PoolExhausted { .. }), "want PoolExhausted, got {err:?}");
-    assert!(pool.exhausted_count() > 0);
-    // What siltdb does between calls: top the pool up, run background work.
-    let mut n = 12;
-    loop {
-        while pool.free_count() < 8 {
-            pool.add(Arc::new(MemSlot::default()), &format!("{n:04}.silt")).unwrap();
-            n += 1;
+        if first_wait.is_none() && waiting(&db) > 0 {
+            first_wait = Some(i);
         }
+    }
+    let first_wait = first_wait.expect("a burst with no background work runs the pool out");
+    let err = refused.expect("the memtable holds at most 8 times its size");
+    match &err {
+        Error::PoolExhausted { message, .. } => assert!(message.contains("wait in memory"), "{message}"),
+        other => panic!("want PoolExhausted, got {other:?}"),
+    }
+    assert!(pool.exhausted_count() > 0);
+    // From the first write that waited to the refusal: the memtable grew
+    // from its size to 8 times it (each entry ~220 bytes in memory).
+    let waited = written - first_wait;
+    assert!(waited > 6 * (256 << 10) / 250, "only {waited} writes waited in memory");
+    assert_eq!(
+        db.get(&ReadOptions::default(), format!("key{written:06}").as_bytes()).unwrap(),
+        None,
+        "the refused write wrote nothing"
+    );
+    // The writes that waited are in the WAL: a synced one and all before it
+    // survive a crash.
+    let (crashed, _) = after_crash(&slots);
+    {
+        let again = Db::open(Arc::new(crashed), "db", stall_options()).unwrap();
+        let synced = written / 1000 * 1000;
+        for i in (0..synced).step_by(37).chain(synced.saturating_sub(1)..synced) {
+            let got = again.get(&ReadOptions::default(), format!("key{i:06}").as_bytes()).unwrap();
+            assert_eq!(got, Some(stall_value(i)), "key{i:06} after a crash");
+        }
+    }
+    // What siltdb does between calls: top the pool up, run background work.
+    loop {
+        top_up(&pool, 8);
         if !db.do_background_work(64).map_err(|f| f.error).unwrap().work_left {
             break;
         }
@@ -265,13 +305,65 @@ fn a_stall_compaction_that_runs_out_of_pooled_files_fails_the_write_with_pool_ex
     db.put(&WriteOptions::default(), b"after", b"x").unwrap();
     for i in 0..written {
         let got = db.get(&ReadOptions::default(), format!("key{i:06}").as_bytes()).unwrap();
-        assert_eq!(got, Some(value(i)), "key{i:06}");
+        assert_eq!(got, Some(stall_value(i)), "key{i:06}");
     }
-    assert_eq!(
-        db.get(&ReadOptions::default(), format!("key{written:06}").as_bytes()).unwrap(),
-        None,
-        "the refused write wrote nothing"
-    );
+    db.verify().unwrap();
+}
+
+/// Through the binding, writes pay for their background work as they go: a
+/// bulk load that never yields (siltdb never gets to top the pool up or pump
+/// background work) keeps L0 below its stop trigger, so no write stalls to
+/// compact all of L0 at once (a write may still flush a memtable), and none
+/// waits for a pooled file. The same load straight into the engine (nothing
+/// pumped) stalls on a full L0.
+#[test]
+fn a_bulk_load_through_the_binding_that_never_yields_never_stalls_nor_waits_for_files() {
+    use std::rc::Rc;
+
+    use crate::database::Database;
+
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        target_file_size_base: 1 << 20,
+        level0_file_num_compaction_trigger: 2,
+        level0_stop_writes_trigger: 8,
+        ..stall_options()
+    };
+    // 4.3 MB in random order: 65 memtables; 5 target-size tables at the
+    // end, which the last compactions rewrite whole (while they are being
+    // rewritten, both old and new take pooled files).
+    let n = 20_000u32;
+    let key = |i: u32| format!("key{:08x}", i.wrapping_mul(2_654_435_761));
+    let (pool, _slots) = pool_of(24);
+    let db = Database::open_with(Arc::new(pool.clone()), "db", options.clone(), Some(Rc::new(pool.clone()))).unwrap();
+    let mut most_l0 = 0;
+    for i in 0..n {
+        if let Err(e) = db.put_inner(key(i).as_bytes(), &stall_value(i), false) {
+            panic!("write {i}: {} {}", e.code, e.message);
+        }
+        if i % 100 == 0 {
+            let l0 = db.engine(0, |e| Ok::<_, Error>(e.properties().files_per_level[0])).unwrap();
+            most_l0 = most_l0.max(l0);
+        }
+    }
+    let stats = db.engine(0, |e| Ok::<_, Error>(e.statistics())).unwrap();
+    assert_eq!(stats.ticker("silt.write.waiting.for.files"), 0, "{stats}");
+    assert_eq!(pool.exhausted_count(), 0);
+    assert!(most_l0 < 8, "L0 reached {most_l0} files");
+    for i in (0..n).step_by(13) {
+        let got = db.engine(0, |e| e.get(&ReadOptions::default(), key(i).as_bytes())).unwrap();
+        assert_eq!(got, Some(stall_value(i)), "{}", key(i));
+    }
+    db.engine(0, |e| e.verify()).unwrap();
+    db.close_inner(true).unwrap();
+
+    let (pool, _slots) = pool_of(24);
+    let engine = Db::open(Arc::new(pool.clone()), "db", options).unwrap();
+    for i in 0..n {
+        engine.put(&WriteOptions::default(), key(i).as_bytes(), &stall_value(i)).unwrap();
+    }
+    // Nothing pumped: every compaction there was a write's L0 stall.
+    assert!(engine.statistics().ticker("silt.compactions") > 0, "the load without paced work never stalled on L0");
 }
 
 #[test]
