@@ -618,13 +618,28 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
       if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
       return withRetries(options, (commit) => {
         const tx = this.begin();
-        const done = (result: T): T => {
+        const core = this.#core;
+        const done = (result: T): T | Promise<T> => {
           try {
             if (!tx.ended) tx.commit(commit);
-            return result;
-          } finally {
+          } catch (e) {
+            // Refused for want of pooled files (the transaction stays open,
+            // nothing written): commit again once the keeper added some.
+            if (e instanceof SiltError && e.code === 'PoolExhausted' && !tx.ended && core.keeper) {
+              return core.keeper.topUp().then(() => {
+                try {
+                  tx.commit(commit);
+                  return result;
+                } finally {
+                  tx.abort();
+                }
+              });
+            }
             tx.abort();
+            throw e;
           }
+          tx.abort();
+          return result;
         };
         let result: T | Promise<T>;
         try {

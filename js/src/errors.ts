@@ -26,9 +26,11 @@
  * (js/test/contract.test.ts) checks this list against the wasm module's
  * `contract()`, so it cannot drift from the engine's.
  * - `PoolExhausted`: creating a file needs a free pooled OPFS file and none
- *   is left. siltdb tops the pool up between calls; a tight synchronous
- *   loop of writes can outrun it. Await something and retry, or open with
- *   a larger `poolReserve`.
+ *   is left. siltdb tops the pool up between calls, and writes that find no
+ *   file wait in memory (up to 8 memtables' worth) rather than fail; only a
+ *   synchronous burst in a worker that writes past that without an `await`
+ *   gets this code (the write wrote nothing). Await something and retry,
+ *   or open with a larger `poolReserve`.
  * - `NotFound`: `open()` with `createIfMissing: false` of a database that
  *   does not exist.
  * - `AlreadyExists`: `open()` with `errorIfExists: true` of a database that

@@ -331,7 +331,7 @@ export class Leader {
       let transfer: Transferable[] = [];
       try {
         if (this.#closed) throw new SiltError('Closed', 'the database was closed');
-        const [value, t] = await this.#handle(c, envelope.id, envelope.request);
+        const [value, t] = await this.#handleWaitingForFiles(c, envelope.id, envelope.request);
         response = { id: envelope.id, from: this.#id, ok: true, value };
         transfer = t;
       } catch (e) {
@@ -486,6 +486,24 @@ export class Leader {
     }
     this.#publish({ first, last: this.#db.latestSequence, ...changes });
     this.#applied.set(c.id, id);
+  }
+
+  /**
+   * `#handle`; a write refused for want of pooled files (`PoolExhausted`:
+   * more writes waited in memory than the engine holds, which only a
+   * synchronous burst in this worker can cause) wrote nothing, so it is run
+   * again once the pool keeper has added files: a page's write never fails
+   * for it.
+   */
+  async #handleWaitingForFiles(c: Client, id: number, r: Request): Promise<[unknown, Transferable[]]> {
+    try {
+      return await this.#handle(c, id, r);
+    } catch (e) {
+      const retried = r.op === 'put' || r.op === 'delete' || r.op === 'deleteRange' || r.op === 'merge' || r.op === 'write';
+      if (!retried || !(e instanceof SiltError && e.code === 'PoolExhausted')) throw e;
+      await Database.internals(this.#db as Database<unknown, unknown>).ready();
+      return this.#handle(c, id, r);
+    }
   }
 
   /** Runs one request; returns its value and the buffers to transfer. */

@@ -35,9 +35,10 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
   /** Default `sync` of every write (default false). */
   sync?: boolean;
   /**
-   * OPFS files kept open and free for new files (default 16, 4..256). A
-   * synchronous burst of writes that fills more memtables than this
-   * without an `await` gets `PoolExhausted`.
+   * OPFS files kept open and free for new files (default 16, 4..256),
+   * topped up between calls. A synchronous burst of writes with no `await`
+   * cannot get new files meanwhile: once these are used, its writes wait in
+   * memory (up to 8 × `writeBufferSize`) and only then get `PoolExhausted`.
    */
   poolReserve?: number;
   /** Bytes a memtable holds before it is flushed (default 4 MiB). */

@@ -31,6 +31,9 @@ export interface DirectoryLike {
 
 const POOL_FILE = /^(\d{6})\.pool$/;
 
+/** The most free pooled files a keeper raises its target to. */
+const MAX_TARGET = 256;
+
 /** Opening a sync access handle still held by a worker that just died. */
 const HANDLE_RETRY_MS = 3_000;
 
@@ -82,6 +85,7 @@ export class PoolKeeper {
   #dir: DirectoryLike;
   #next: number;
   #filling: Promise<void> | undefined;
+  #target: number;
   #closed = false;
   lastError: SiltError | undefined;
 
@@ -89,6 +93,7 @@ export class PoolKeeper {
     this.#dir = dir;
     this.pool = pool;
     this.reserve = reserve;
+    this.#target = reserve;
     this.#next = next;
   }
 
@@ -131,11 +136,27 @@ export class PoolKeeper {
     }
   }
 
-  /** Starts a top-up if fewer than `reserve` files are free. */
+  /**
+   * Starts a top-up if fewer than the target are free. The target starts
+   * at `reserve` and doubles (up to 256) whenever a burst of calls used
+   * more than half of it before the keeper could add files: pooled files
+   * are created only between calls, so a workload that writes in bursts
+   * gets a pool sized for its bursts (a free pooled file is an empty file).
+   */
   topUpIfLow(): void {
-    if (!this.#closed && this.#filling === undefined && this.pool.freeCount() < this.reserve) {
-      this.topUp().catch(() => {}); // kept in lastError
+    if (this.#closed || this.#filling !== undefined) return;
+    const free = this.pool.freeCount();
+    // Once per fill: the burst that used half of the target did so while
+    // no fill ran.
+    if (free < this.#target / 2) this.#target = Math.min(this.#target * 2, MAX_TARGET);
+    if (free < this.#target) {
+      this.topUp(this.#target).catch(() => {}); // kept in lastError
     }
+  }
+
+  /** Free pooled files the keeper keeps now (`reserve`, raised after bursts). */
+  get target(): number {
+    return this.#target;
   }
 
   /**
@@ -144,7 +165,7 @@ export class PoolKeeper {
    * and rethrown; writes then fail with `PoolExhausted` once the pool is
    * used up, never hang.
    */
-  async topUp(target = this.reserve): Promise<void> {
+  async topUp(target = this.#target): Promise<void> {
     while (!this.#closed && this.pool.freeCount() < target) {
       this.#filling ??= this.#fill(target).finally(() => (this.#filling = undefined));
       await this.#filling;

@@ -169,27 +169,74 @@ const scenarios = {
     return out;
   },
 
-  /** A tight loop that outruns the pool, then recovery after an await. */
-  async poolDry({ name }) {
-    const db = await open(name, { poolReserve: 4, writeBufferSize: 64 * 1024 });
-    const value = new Uint8Array(4096);
-    let code = 'none';
-    let i = 0;
-    const t0 = performance.now();
-    for (; i < 20_000 && code === 'none'; i++) {
-      try {
-        db.put(key(i), value);
-      } catch (e) {
-        code = e.code;
+  /**
+   * A bulk load that never awaits (siltdb gets no chance to add pooled
+   * files or pump background work between its writes): `n` entries in
+   * batches of 100, values of `valueBytes` random bytes (or zeros), with
+   * `options`. Reports the first error's code (none expected), what the
+   * pool and the engine did, then checks every `check`-th entry after an
+   * idle() and a verify().
+   */
+  async bulkNoAwait({ name, n, valueBytes, zeros = false, options = {}, check = 97, yieldEvery = 0, pause = 0 }) {
+    const db = await open(name, options);
+    const valueAt = (i) => {
+      const v = new Uint8Array(valueBytes);
+      if (zeros) return v;
+      let x = (i * 2654435761) >>> 0;
+      for (let j = 0; j < v.length; j++) {
+        x = (x * 1103515245 + 12345) >>> 0;
+        v[j] = x >>> 24;
       }
+      return v;
+    };
+    let code = 'none';
+    let message = '';
+    let written = 0;
+    let worstMs = 0;
+    const t0 = performance.now();
+    for (let i = 0; i < n && code === 'none'; i += 100) {
+      if (yieldEvery > 0 && i > 0 && i % yieldEvery === 0) await new Promise((r) => setTimeout(r, pause));
+      const b = db.batch();
+      for (let j = i; j < Math.min(n, i + 100); j++) b.put(key(j), valueAt(j));
+      const t = performance.now();
+      try {
+        db.write(b);
+        written = Math.min(n, i + 100);
+      } catch (e) {
+        code = e.code ?? String(e);
+        message = e.message;
+      }
+      worstMs = Math.max(worstMs, performance.now() - t);
     }
     const ms = performance.now() - t0;
+    const before = db.statistics();
     await db.idle();
-    db.put('after', value, { sync: true });
-    const last = db.getCopy(key(i - 2))?.length ?? -1;
-    const s = db.statistics().pool;
+    let wrong = 0;
+    for (let i = 0; i < written; i += check) {
+      const got = db.getCopy(key(i));
+      const want = valueAt(i);
+      if (!got || got.length !== want.length || got.some((x, j) => x !== want[j])) wrong++;
+    }
+    // The first entry of a refused batch: it must not have been written.
+    const refusedPresent = code !== 'none' && db.getCopy(key(written)) !== undefined;
+    const verify = db.verify();
+    const after = db.statistics();
     db.close();
-    return { code, writes: i, ms, last, pool: s };
+    return {
+      code,
+      message,
+      written,
+      ms,
+      worstMs,
+      wrong,
+      refusedPresent,
+      tables: verify.tables,
+      exhausted: before.pool.exhausted,
+      waiting: before.tickers['silt.write.waiting.for.files'],
+      stalls: before.tickers['silt.write.stalls'],
+      l0AtEnd: before.properties.filesPerLevel[0],
+      poolFiles: after.pool.files,
+    };
   },
 
   /**
