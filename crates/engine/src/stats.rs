@@ -71,6 +71,8 @@ tickers! {
     ReadCompactionsWanted => "silt.compaction.read.wanted",
     ReadCompactions => "silt.compaction.read.triggered",
     IterAutoRefresh => "silt.iter.auto.refresh",
+    IngestedKeys => "silt.ingest.keys",
+    IngestedFiles => "silt.ingest.files",
 }
 
 /// A histogram's name.

@@ -1,6 +1,6 @@
 //! Crash tests on `FaultFs`: stop the engine at every mutating file-system
 //! call of a workload of writes, range deletes and merges (every fourth
-//! write a transaction's commit) with flushes and
+//! write a transaction's commit, some batches of puts ingested) with flushes and
 //! compactions in budgeted steps (optionally tearing unsynced bytes),
 //! reopen, and check against the oracle:
 //! - every write acknowledged with `sync` is there;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use silt_engine::fs::{CrashMode, FaultFs, Fs, FsOp, MemFs};
-use silt_engine::{Db, Options, U64AddOperator, WriteBatch, WriteOptions};
+use silt_engine::{Db, IngestOptions, Options, U64AddOperator, WriteBatch, WriteOptions};
 
 fn options() -> Options {
     Options {
@@ -121,11 +121,20 @@ fn run_until_failure(db: &Db, ops: &[Op], background_every: usize) -> (usize, Op
         let opts = WriteOptions { sync: op.sync };
         // Every fourth write is an optimistic transaction's commit: all or
         // nothing, as a batch (nothing else writes, so it never conflicts).
-        let written = if i % 4 == 1 { commit_in_transaction(db, &op.batch, &opts) } else { db.write(&opts, b) };
+        // Some batches of puts only are ingested instead: new table files,
+        // all or nothing, durable when acknowledged.
+        let ingest = i % 25 == 12 && op.batch.iter().all(|u| matches!(u, Update::Put(..)));
+        let written = if ingest {
+            db.ingest(&b, &IngestOptions::default()).map(drop)
+        } else if i % 4 == 1 {
+            commit_in_transaction(db, &op.batch, &opts)
+        } else {
+            db.write(&opts, b)
+        };
         if written.is_err() {
             return (i, last_synced);
         }
-        if op.sync {
+        if op.sync || ingest {
             last_synced = Some(i);
         }
         if i % background_every == 0 && db.do_background_work(1).is_err() {
@@ -509,8 +518,9 @@ fn a_clean_reopen_writes_nothing_and_new_writes_go_on_in_its_wal() {
     drop(db);
     let files = FaultFs::list(&fs, "db").unwrap();
     let before = fs.mutating_ops();
+    fs.start_trace();
     let db = Db::open(shared.clone(), "db", opts()).unwrap();
-    assert_eq!(fs.mutating_ops(), before, "a clean open wrote to storage");
+    assert_eq!(fs.mutating_ops(), before, "a clean open wrote to storage: {:?}", fs.trace());
     assert_eq!(FaultFs::list(&fs, "db").unwrap(), files);
     // Writes after it append to the WAL it replayed; crash at each of them.
     let mut want = state_after(&ops[..60]);

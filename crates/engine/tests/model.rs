@@ -13,7 +13,9 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use silt_engine::fs::MemFs;
-use silt_engine::{Db, DbIterator, Options, ReadOptions, Snapshot, U64AddOperator, WriteBatch, WriteOptions};
+use silt_engine::{
+    Db, DbIterator, IngestOptions, Options, ReadOptions, Snapshot, U64AddOperator, WriteBatch, WriteOptions,
+};
 
 /// A long-lived iterator under test: what it must yield, and how far it got.
 struct LiveIter {
@@ -202,6 +204,7 @@ fn run(seed: u64, steps: usize) {
     let mut snaps: Vec<(Snapshot, Model)> = vec![];
     let mut live: Vec<LiveIter> = vec![];
     let mut refreshes = 0;
+    let mut ingests = 0;
     let w = WriteOptions::default();
     for step in 0..steps {
         let ctx = format!("seed {seed} step {step}");
@@ -242,7 +245,32 @@ fn run(seed: u64, steps: usize) {
                 db.merge(&w, &k, &d.to_le_bytes()).unwrap();
                 merge_add(&mut model, &k, d);
             }
-            41..=42 => {
+            42 => {
+                // A bulk ingest: new table files, placed as deep as nothing
+                // above overlaps them; sorted or not, duplicates last-wins.
+                let n = rng.random_range(1..80);
+                let mut entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+                    .map(|_| {
+                        let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
+                        let v = value_for(&mut rng, &k);
+                        (k, v)
+                    })
+                    .collect();
+                let sorted = rng.random_bool(0.5);
+                if sorted {
+                    entries.sort_by(|a, b| a.0.cmp(&b.0));
+                }
+                let mut b = WriteBatch::new();
+                for (k, v) in &entries {
+                    b.put(k, v);
+                }
+                db.ingest(&b, &IngestOptions { sorted }).unwrap();
+                for (k, v) in entries {
+                    model.insert(k, v);
+                }
+                ingests += 1;
+            }
+            41 => {
                 // Mostly narrow ranges, sometimes empty or reversed (no-ops).
                 let end = |rng: &mut SmallRng| if rng.random_bool(0.3) { counter_key(rng) } else { key(rng) };
                 let (a, b) = (end(&mut rng), end(&mut rng));
@@ -385,6 +413,7 @@ fn run(seed: u64, steps: usize) {
     if steps >= 2000 {
         refreshes += db.statistics().ticker("silt.iter.auto.refresh");
         assert!(refreshes > 0, "seed {seed}: no live iterator ever refreshed");
+        assert!(ingests > 0, "seed {seed}: no ingest ran");
     }
     let props = db.properties();
     if steps >= 2000 {

@@ -17,8 +17,9 @@ use crate::stats::{Histogram, Ticker};
 use crate::version::{parse_file_name, FileKind, VersionEdit, NUM_LEVELS};
 
 /// Steps one [`Db::do_background_work`] call runs at most: e.g. two small
-/// flushes and a compaction's step, each creating at most one file more than
-/// its budget's worth of target-size files.
+/// flushes (a file each) and a compaction's step (at most one file more
+/// than its budget's worth of target-size files: two, with a budget below
+/// the target, as the bindings' are).
 const MAX_STEPS_PER_CALL: usize = 3;
 
 impl Db {
@@ -42,7 +43,7 @@ impl Db {
         let mut p = Progress::default();
         let mut left = self.budget_bytes(budget);
         // At most a few jobs per call, so that the files one call may create
-        // stay bounded (the bindings keep that many free before calling).
+        // stay bounded (four, with a budget below the target file size).
         for _ in 0..MAX_STEPS_PER_CALL {
             let before = st.work_bytes;
             let blocks = (left / self.inner.options.block_size.max(1) as u64).max(1) as usize;
@@ -90,8 +91,10 @@ impl Db {
             false
         };
         if did_work {
-            // Something was flushed or compacted: there was room after all.
+            // Something was flushed or compacted: there was room after all,
+            // and a file.
             st.out_of_space = false;
+            st.waiting_for_file = false;
         }
         let work_left = !st.imm.is_empty()
             || st.compaction.is_some()
@@ -167,7 +170,7 @@ impl Db {
 
     /// Drops a job that ran out of space and deletes its outputs, which no
     /// version names, giving their space back.
-    fn abandon_job(&self, st: &mut DbState, job: TableJob) {
+    pub(super) fn abandon_job(&self, st: &mut DbState, job: TableJob) {
         let allocated = job.allocated.clone();
         drop(job); // closes its open output
         for n in &allocated {
@@ -385,7 +388,7 @@ impl Db {
         Ok(self.flush_locked(&mut st)?)
     }
 
-    fn flush_locked(&self, st: &mut DbState) -> Attempt<()> {
+    pub(super) fn flush_locked(&self, st: &mut DbState) -> Attempt<()> {
         if let Some(e) = &st.bg_error {
             return Err(Failure::stopped(e.clone()));
         }

@@ -11,6 +11,7 @@ mod background;
 mod backup;
 mod failure;
 mod get;
+mod ingest;
 mod iter;
 mod multi_get;
 mod open;
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use backup::{ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION};
 pub use failure::{Failure, Recovery};
+pub use ingest::{IngestOptions, IngestReport};
 pub use iter::DbIterator;
 pub use multi_get::{PinnedResults, PinnedValue};
 pub use options::{Clock, Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
@@ -148,6 +150,10 @@ struct DbState {
     out_of_space: bool,
     /// Bytes flushes and compactions have read so far (budgets count them).
     work_bytes: u64,
+    /// A write's stall or memtable switch found no file to create: later
+    /// writes wait in memory without trying again until a background step
+    /// (which the embedder runs once it has files) gets work done.
+    waiting_for_file: bool,
 }
 
 /// A manual compaction of `[begin, end]`, working down from `level`.
@@ -368,8 +374,11 @@ impl Db {
             Err(f) => Err(f.error),
         };
         // L0's stall could not run for want of a file: the memtable checks
-        // still apply.
-        let mut l0_waits = false;
+        // still apply. Until a background step got through again (the
+        // embedder runs them once it has files), nothing a stall would do
+        // can create its file either: no retry per write (each would take a
+        // file number and find no file again).
+        let mut l0_waits = st.waiting_for_file;
         let result = loop {
             if frees_space && st.out_of_space {
                 // Past twice its size the memtable takes no more: the
@@ -391,7 +400,7 @@ impl Db {
                 stalled_at.get_or_insert_with(|| o.now_micros());
                 match self.background_step(st, usize::MAX).map(|p| p.did_work) {
                     Err(f) if f.waits_for_file() => {
-                        inner.stats.add(Ticker::WritesWaitingForFiles, 1);
+                        st.waiting_for_file = true;
                         l0_waits = true;
                     }
                     r => {
@@ -405,10 +414,13 @@ impl Db {
             if st.mem.approximate_memory_usage() < o.write_buffer_size {
                 break Ok(());
             }
+            if st.waiting_for_file {
+                break self.wait_for_files(st, None);
+            }
             if st.imm.len() + 1 >= o.max_write_buffer_number {
                 stalled_at.get_or_insert_with(|| o.now_micros());
                 match self.flush_step(st, usize::MAX).map(|()| true) {
-                    Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
+                    Err(f) if f.waits_for_file() => break self.wait_for_files(st, Some(f.error)),
                     r => {
                         if !went(st, r)? {
                             break Ok(());
@@ -419,7 +431,7 @@ impl Db {
             }
             match self.switch_memtable(st) {
                 Ok(()) => {}
-                Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
+                Err(f) if f.waits_for_file() => break self.wait_for_files(st, Some(f.error)),
                 Err(f) if frees_space && f.recovery == Recovery::FailAlone => {
                     st.out_of_space = true;
                     break Ok(());
@@ -435,11 +447,13 @@ impl Db {
     }
 
     /// A write whose memtable is full finds no file for the work that would
-    /// make room (`error`, a `PoolExhausted`): it goes into the active
-    /// memtable all the same, unless that already holds
+    /// make room (`error`, a `PoolExhausted`; `None` when an earlier write
+    /// found none and no background step got through since): it goes into
+    /// the active memtable all the same, unless that already holds
     /// [`WAITING_MEMTABLE_FACTOR`] times `write_buffer_size`.
-    fn wait_for_files(&self, st: &mut DbState, error: Error) -> Result<()> {
+    fn wait_for_files(&self, st: &mut DbState, error: Option<Error>) -> Result<()> {
         let inner = &*self.inner;
+        st.waiting_for_file = true;
         let used = st.mem.approximate_memory_usage();
         let cap = inner.options.write_buffer_size.saturating_mul(WAITING_MEMTABLE_FACTOR);
         if used < cap {
@@ -447,8 +461,9 @@ impl Db {
             return Ok(());
         }
         let (file, why) = match error {
-            Error::PoolExhausted { file, message } => (file, message),
-            e => (inner.dir.clone(), e.to_string()),
+            Some(Error::PoolExhausted { file, message }) => (file, message),
+            Some(e) => (inner.dir.clone(), e.to_string()),
+            None => (inner.dir.clone(), "no background step has got a file since".to_string()),
         };
         Err(Error::PoolExhausted {
             file,
@@ -599,6 +614,15 @@ impl Db {
             st.wal_dirty = false;
             if r.is_ok() && st.bg_error.is_none() {
                 self.flush_for_close(&mut st);
+            }
+            // Work still in progress ends here: its outputs, which no
+            // version names, go now rather than at the next open (so a
+            // clean reopen writes nothing).
+            if let Some(job) = st.flush.take() {
+                self.abandon_job(&mut st, job);
+            }
+            if let Some((_, job)) = st.compaction.take() {
+                self.abandon_job(&mut st, job);
             }
             r
         };

@@ -1,0 +1,271 @@
+//! Bulk ingest (RocksDB's `SstFileWriter` + `IngestExternalFile`, in one
+//! call): a set of puts becomes table files written directly, added to the
+//! LSM by one manifest edit. No WAL, no memtable: the files are synced and
+//! the edit is durable when the call returns (the WAL is synced first, so
+//! every earlier write is durable too), and a crash before the edit leaves
+//! only orphaned files, deleted at the next open (all or nothing). Writers
+//! wait while an ingest runs (it holds the write lock).
+//!
+//! Every entry gets the same new sequence number, one above every write
+//! before it: snapshots taken before the ingest do not see it, later ones
+//! do. The files go to the deepest level where nothing at or above that
+//! level overlaps their key range, so that no older version of a key sits
+//! above a newer one (L0, above everything, when the range overlaps L0 or a
+//! running compaction); memtables that overlap the range are flushed first,
+//! since reads search them before any table.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::failure::Stage;
+use super::options::{check_key, check_value};
+use super::{lock, Db, DbState};
+use crate::batch::{BatchOp, WriteBatch};
+use crate::compaction::picker;
+use crate::error::{Error, Result};
+use crate::format::key::{self, ValueType};
+use crate::memtable::MemTable;
+use crate::sst::TableBuilder;
+use crate::stats::Ticker;
+use crate::version::{table_path, FileMeta, VersionEdit, NUM_LEVELS};
+
+/// How [`Db::ingest`] takes its entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IngestOptions {
+    /// The caller's keys are in ascending byte order already (equal keys
+    /// allowed: the last one wins): the sort is skipped, and keys found out
+    /// of order fail the ingest with `InvalidArgument`, writing nothing.
+    pub sorted: bool,
+}
+
+/// What [`Db::ingest`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IngestReport {
+    /// Distinct keys written (a key given twice counts once: its last value).
+    pub keys: u64,
+    /// Table files added.
+    pub files: u64,
+    /// Bytes of those files.
+    pub bytes: u64,
+    /// The level they went to.
+    pub level: usize,
+    /// The sequence number every entry got (0 for an empty ingest).
+    pub sequence: u64,
+    /// Whether memtables overlapping the keys had to be flushed first.
+    pub flushed_memtables: bool,
+}
+
+impl Db {
+    /// Adds every put of `batch` (puts only) as new table files in one
+    /// atomic, durable step; see the module documentation. Returns once the
+    /// files and the manifest edit are synced.
+    pub fn ingest(&self, batch: &WriteBatch, opts: &IngestOptions) -> Result<IngestReport> {
+        self.check_open()?;
+        let entries = ingest_entries(batch, opts.sorted)?;
+        let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+            return Ok(IngestReport::default());
+        };
+        let (lo, hi) = (first.0, last.0);
+        let inner = &*self.inner;
+        let mut st = lock(&inner.state);
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        let flushed = memtables_overlap(&st, lo, hi);
+        if flushed {
+            self.flush_locked(&mut st).map_err(Error::from)?;
+        }
+        // Every write before the ingest is durable before it is: a crash
+        // must never keep the ingest while losing an earlier write.
+        if st.wal_dirty {
+            if let Err(e) = st.wal.sync() {
+                return Err(self.fail(&mut st, Stage::Sync, e).error);
+            }
+            st.wal_dirty = false;
+        }
+        let seq = st.versions.last_sequence + 1;
+        let (outputs, allocated) = match self.write_ingest_tables(&mut st, &entries, seq) {
+            Ok(r) => r,
+            Err((e, allocated)) => {
+                self.drop_outputs(&mut st, &allocated);
+                return Err(e);
+            }
+        };
+        let level = ingest_level(&st, lo, hi);
+        let mut edit = VersionEdit::default();
+        edit.added.extend(outputs.iter().map(|m| (level, m.clone())));
+        st.versions.last_sequence = seq;
+        if let Err(e) = st.versions.log_and_apply(edit) {
+            st.versions.last_sequence = seq - 1;
+            // Out of space the edit was cut off and the files go; a sync
+            // that failed may have made it durable: writes stop, and the
+            // files stay for the reopen to find.
+            let f = self.fail(&mut st, Stage::Write, e);
+            if f.recovery != super::failure::Recovery::StopWrites {
+                self.drop_outputs(&mut st, &allocated);
+            }
+            return Err(f.error);
+        }
+        inner.visible_seq.store(seq, Ordering::Release);
+        for n in &allocated {
+            st.pending_outputs.remove(n);
+        }
+        self.install_super_version(&mut st);
+        let bytes = outputs.iter().map(|m| m.file_size).sum();
+        inner.stats.add(Ticker::IngestedKeys, entries.len() as u64);
+        inner.stats.add(Ticker::IngestedFiles, outputs.len() as u64);
+        Ok(IngestReport {
+            keys: entries.len() as u64,
+            files: outputs.len() as u64,
+            bytes,
+            level,
+            sequence: seq,
+            flushed_memtables: flushed,
+        })
+    }
+
+    /// Writes `entries` (sorted, distinct keys) at `seq` into synced table
+    /// files of at most about `target_file_size_base` bytes each. On error,
+    /// the numbers allocated so far, for the caller to delete.
+    #[allow(clippy::type_complexity)]
+    fn write_ingest_tables(
+        &self,
+        st: &mut DbState,
+        entries: &[(&[u8], &[u8])],
+        seq: u64,
+    ) -> std::result::Result<(Vec<FileMeta>, Vec<u64>), (Error, Vec<u64>)> {
+        let inner = &*self.inner;
+        let target = inner.options.target_file_size_base.max(1);
+        let mut allocated = Vec::new();
+        let mut outputs = Vec::new();
+        let mut ikey = Vec::new();
+        let mut rest = entries;
+        while !rest.is_empty() {
+            let number = st.versions.new_file_number();
+            st.pending_outputs.insert(number);
+            allocated.push(number);
+            let path = table_path(&inner.dir, number);
+            let written = (|| -> Result<(usize, FileMeta)> {
+                let file = inner.fs.open(&path, true)?;
+                file.truncate(0)?;
+                let mut builder = TableBuilder::new(file.clone(), inner.options.table_options());
+                let mut n = 0;
+                for (k, v) in rest {
+                    // Split between keys once the file reached its target.
+                    if n > 0 && builder.file_size() >= target {
+                        break;
+                    }
+                    ikey.clear();
+                    key::append_internal_key(&mut ikey, k, seq, ValueType::Put as u8);
+                    builder.add(&ikey, v)?;
+                    n += 1;
+                }
+                let info = builder.finish()?;
+                file.sync()?;
+                let meta = FileMeta {
+                    number,
+                    file_size: info.file_size,
+                    smallest: info.smallest,
+                    largest: info.largest,
+                    smallest_seq: info.smallest_seq,
+                    largest_seq: info.largest_seq,
+                };
+                Ok((n, meta))
+            })();
+            match written {
+                Ok((n, meta)) => {
+                    outputs.push(meta);
+                    rest = &rest[n..];
+                }
+                Err(e) => return Err((e, allocated)),
+            }
+        }
+        inner.fs.sync_dir(&inner.dir).map_err(|e| (e, allocated.clone()))?;
+        Ok((outputs, allocated))
+    }
+
+    /// Deletes the files of an ingest that failed (no version names them).
+    fn drop_outputs(&self, st: &mut DbState, allocated: &[u64]) {
+        for n in allocated {
+            st.pending_outputs.remove(n);
+        }
+        self.inner.delete_obsolete_files(st);
+    }
+}
+
+/// The puts of `batch`, validated, in ascending key order with one entry
+/// per key (the last given).
+fn ingest_entries(batch: &WriteBatch, sorted: bool) -> Result<Vec<(&[u8], &[u8])>> {
+    let mut entries = Vec::with_capacity(batch.count() as usize);
+    for op in batch.iter() {
+        match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
+            BatchOp::Put { key, value } => {
+                check_key(key)?;
+                check_value(value)?;
+                entries.push((key, value));
+            }
+            _ => return Err(Error::InvalidArgument("ingest takes puts only".into())),
+        }
+    }
+    if sorted {
+        if let Some(i) = entries.windows(2).position(|w| w[0].0 > w[1].0) {
+            return Err(Error::InvalidArgument(format!(
+                "ingest with sorted: entry {} is out of order (its key sorts before the one before it)",
+                i + 1
+            )));
+        }
+    } else {
+        // Stable, so that of equal keys the last given stays last.
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    // Of equal keys, keep the last.
+    let mut out: Vec<(&[u8], &[u8])> = Vec::with_capacity(entries.len());
+    for e in entries {
+        match out.last_mut() {
+            Some(last) if last.0 == e.0 => *last = e,
+            _ => out.push(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a memtable holds a key, or a range tombstone, in `[lo, hi]`.
+fn memtables_overlap(st: &DbState, lo: &[u8], hi: &[u8]) -> bool {
+    std::iter::once(&st.mem).chain(st.imm.iter()).any(|m| memtable_overlaps(m, lo, hi))
+}
+
+fn memtable_overlaps(m: &Arc<MemTable>, lo: &[u8], hi: &[u8]) -> bool {
+    if m.is_empty() {
+        return false;
+    }
+    if let Some(ts) = m.tombstones() {
+        if ts.fragments().iter().any(|f| f.start.as_slice() <= hi && f.end.as_slice() > lo) {
+            return true;
+        }
+    }
+    use crate::iter::InternalIterator;
+    let mut it = m.iter();
+    it.seek(&key::seek_key(lo, key::MAX_SEQUENCE));
+    it.valid() && key::user_key(it.key()) <= hi
+}
+
+/// The deepest level such that no file at it or above overlaps `[lo, hi]`;
+/// L0 when L0 does, or a running compaction's inputs do (its outputs may
+/// land at any level down to the one it writes).
+fn ingest_level(st: &DbState, lo: &[u8], hi: &[u8]) -> usize {
+    let v = st.versions.current_ref();
+    if let Some((spec, _)) = &st.compaction {
+        let all = spec.inputs.iter().flat_map(|(_, fs)| fs.iter());
+        if picker::key_range(all).is_some_and(|(a, b)| a.as_slice() <= hi && b.as_slice() >= lo) {
+            return 0;
+        }
+    }
+    let mut level = 0;
+    for l in 0..NUM_LEVELS {
+        if !picker::overlapping(v, l, lo, hi).is_empty() {
+            break;
+        }
+        level = l;
+    }
+    level
+}
