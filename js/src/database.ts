@@ -625,15 +625,17 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
           } catch (e) {
             // Refused for want of pooled files (the transaction stays open,
             // nothing written): commit again once the keeper added some.
-            if (e instanceof SiltError && e.code === 'PoolExhausted' && !tx.ended && core.keeper) {
-              return core.keeper.topUp().then(() => {
+            const keeper = core.keeper;
+            if (e instanceof SiltError && e.code === 'PoolExhausted' && !tx.ended && keeper) {
+              return (async () => {
                 try {
+                  await keeper.topUp();
                   tx.commit(commit);
                   return result;
                 } finally {
                   tx.abort();
                 }
-              });
+              })();
             }
             tx.abort();
             throw e;

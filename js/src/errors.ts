@@ -27,10 +27,12 @@
  * `contract()`, so it cannot drift from the engine's.
  * - `PoolExhausted`: creating a file needs a free pooled OPFS file and none
  *   is left. siltdb tops the pool up between calls, and writes that find no
- *   file wait in memory (up to 8 memtables' worth) rather than fail; only a
- *   synchronous burst in a worker that writes past that without an `await`
- *   gets this code (the write wrote nothing). Await something and retry,
- *   or open with a larger `poolReserve`.
+ *   file wait in memory (up to 8 memtables' worth) rather than fail: a
+ *   write gets this code only in a synchronous burst that writes past that
+ *   without an `await`, or once the pool cannot grow (storage refused);
+ *   `flush()`, `compactRange()`, `import()` and `open()` get it when too
+ *   few files are free to start. Nothing was written: await something and
+ *   retry, or open with a larger `poolReserve`.
  * - `NotFound`: `open()` with `createIfMissing: false` of a database that
  *   does not exist.
  * - `AlreadyExists`: `open()` with `errorIfExists: true` of a database that

@@ -489,11 +489,11 @@ export class Leader {
   }
 
   /**
-   * `#handle`; a write refused for want of pooled files (`PoolExhausted`:
-   * more writes waited in memory than the engine holds, which only a
-   * synchronous burst in this worker can cause) wrote nothing, so it is run
-   * again once the pool keeper has added files: a page's write never fails
-   * for it.
+   * `#handle`; a plain write (put, delete, deleteRange, merge, a batch)
+   * refused for want of pooled files (`PoolExhausted`: more writes waited in
+   * memory than the engine holds, which only a synchronous burst in this
+   * worker can cause) wrote nothing, so it is run once more after the pool
+   * keeper has added files. A transaction's commit is not retried here.
    */
   async #handleWaitingForFiles(c: Client, id: number, r: Request): Promise<[unknown, Transferable[]]> {
     try {

@@ -86,6 +86,8 @@ export class PoolKeeper {
   #next: number;
   #filling: Promise<void> | undefined;
   #target: number;
+  /** A call used more than half of the target since the last top-up. */
+  #burst = false;
   #closed = false;
   lastError: SiltError | undefined;
 
@@ -138,19 +140,17 @@ export class PoolKeeper {
 
   /**
    * Starts a top-up if fewer than the target are free. The target starts
-   * at `reserve` and doubles (up to 256) whenever a burst of calls used
-   * more than half of it before the keeper could add files: pooled files
-   * are created only between calls, so a workload that writes in bursts
-   * gets a pool sized for its bursts (a free pooled file is an empty file).
+   * at `reserve` and doubles (up to 256) after a burst of calls used more
+   * than half of it before the keeper could add files: pooled files are
+   * created only between calls, so a workload that writes in bursts gets a
+   * pool sized for its bursts (a free pooled file is an empty file).
    */
   topUpIfLow(): void {
-    if (this.#closed || this.#filling !== undefined) return;
+    if (this.#closed) return;
     const free = this.pool.freeCount();
-    // Once per fill: the burst that used half of the target did so while
-    // no fill ran.
-    if (free < this.#target / 2) this.#target = Math.min(this.#target * 2, MAX_TARGET);
-    if (free < this.#target) {
-      this.topUp(this.#target).catch(() => {}); // kept in lastError
+    if (free < this.#target / 2) this.#burst = true;
+    if (this.#filling === undefined && free < this.#target) {
+      this.topUp().catch(() => {}); // kept in lastError
     }
   }
 
@@ -160,14 +160,21 @@ export class PoolKeeper {
   }
 
   /**
-   * Creates pooled files until `target` (default `reserve`) are free.
-   * Concurrent calls share the work. A failure (e.g. the storage quota) is kept in `lastError`
-   * and rethrown; writes then fail with `PoolExhausted` once the pool is
-   * used up, never hang.
+   * Creates pooled files until `target` (default: the keeper's target,
+   * doubled first if a burst used more than half of it) are free.
+   * Concurrent calls share the work. A failure (e.g. the storage quota) is
+   * kept in `lastError` and rethrown; writes then fail with `PoolExhausted`
+   * once the pool is used up, never hang.
    */
-  async topUp(target = this.#target): Promise<void> {
-    while (!this.#closed && this.pool.freeCount() < target) {
-      this.#filling ??= this.#fill(target).finally(() => (this.#filling = undefined));
+  async topUp(target?: number): Promise<void> {
+    for (;;) {
+      if (this.#burst) {
+        this.#burst = false;
+        this.#target = Math.min(this.#target * 2, MAX_TARGET);
+      }
+      const want = target ?? this.#target;
+      if (this.#closed || this.pool.freeCount() >= want) return;
+      this.#filling ??= this.#fill(want).finally(() => (this.#filling = undefined));
       await this.#filling;
     }
   }

@@ -81,6 +81,10 @@ pub struct Database {
     pub(crate) importer: RefCell<Option<silt_engine::Importer>>,
     /// Bytes of background work writes owe (see [`PACE_FACTOR`]).
     pace_debt: Cell<u64>,
+    /// Paced work failed: writes leave background work to siltdb's pump
+    /// (which retries with a backoff) until a pump step succeeds, rather
+    /// than redo the failing work at every write.
+    pace_paused: Cell<bool>,
     /// The engine's data block size: background work budgets count blocks.
     block_size: u64,
     /// L0 files from which writes pay [`PACE_BEHIND_BYTES`] each.
@@ -120,6 +124,7 @@ impl Database {
             transient: RefCell::new(None),
             importer: RefCell::new(None),
             pace_debt: Cell::new(0),
+            pace_paused: Cell::new(false),
             block_size,
             l0_behind,
         })
@@ -167,10 +172,14 @@ impl Database {
 
     /// After a write of `bytes`: runs the background work the writes so far
     /// owe, a slice at a time (see [`PACE_FACTOR`]). Its failures are left
-    /// to siltdb's pump, which meets them again and acts on them: the write
-    /// itself went through.
+    /// to siltdb's pump, which meets them again and acts on them (the write
+    /// itself went through); until a pump step succeeds, writes pace no more.
     pub(crate) fn pace_background_work(&self, bytes: usize) {
         let owed = (self.pace_debt.get() + bytes as u64 * PACE_FACTOR).min(PACE_MAX_BYTES);
+        if self.pace_paused.get() {
+            self.pace_debt.set(owed);
+            return;
+        }
         let behind = self.db.borrow().as_ref().is_some_and(|db| db.level0_file_count() >= self.l0_behind);
         let pay = if behind {
             owed.max(PACE_BEHIND_BYTES)
@@ -181,7 +190,9 @@ impl Database {
             return;
         };
         self.pace_debt.set(0);
-        let _ = self.background_work_inner((pay / self.block_size).max(1) as usize);
+        if self.background_work_inner((pay / self.block_size).max(1) as usize).is_err() {
+            self.pace_paused.set(true);
+        }
     }
 
     /// A write, then its share of background work.
@@ -377,7 +388,11 @@ impl Database {
     /// engine's `Recovery`).
     #[wasm_bindgen(js_name = backgroundWork)]
     pub fn background_work(&self, budget: u32) -> JsResult<u32> {
-        Ok(self.background_work_inner(budget as usize)?)
+        let bits = self.background_work_inner(budget as usize)?;
+        if bits & WAITING_FOR_POOL == 0 {
+            self.pace_paused.set(false);
+        }
+        Ok(bits)
     }
 
     /// Statistics: `{ properties, tickers, histograms, pool?, pinnedResults }`.
