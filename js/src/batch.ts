@@ -8,7 +8,7 @@
  * `0x03 slen:u32 elen:u32 start end` for a range delete, little-endian.
  */
 
-import { valueBytes, type Key } from './bytes.js';
+import { show, valueBytes, type Key } from './bytes.js';
 import { Codec, codecOf } from './encoding.js';
 import { SiltError } from './errors.js';
 
@@ -233,4 +233,57 @@ export class WriteBatch<K = Key, V = Uint8Array> {
     b[at++] = (x >>> 24) & 0xff;
     this.#d.len = at;
   }
+}
+
+/** Options of `ingest()`. */
+export interface IngestOptions {
+  /**
+   * The entries' encoded keys are in ascending byte order already (equal
+   * keys allowed: the last one wins): the sort is skipped, and keys out of
+   * order fail the call with `InvalidArgument`, writing nothing. Default
+   * false: siltdb sorts them.
+   */
+  sorted?: boolean;
+}
+
+/** What `ingest()` did. */
+export interface IngestReport {
+  /** Distinct keys written (a key given twice counts once: its last value). */
+  keys: number;
+  /** Table files added. */
+  files: number;
+  /** Bytes of those files. */
+  bytes: number;
+  /** The LSM level they went to (6, the last, unless newer data overlaps them). */
+  level: number;
+  /** The sequence number every entry got (what `latestSequence` is after it). */
+  sequence: number;
+  /** Whether unflushed writes overlapping the keys were flushed first. */
+  flushedMemtables: boolean;
+}
+
+/** @internal `options.sorted` of `ingest()`, checked. */
+export function ingestSorted(options: IngestOptions | undefined): boolean {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new SiltError('InvalidArgument', `options must be an object, got ${show(options)}`);
+  }
+  const sorted = options?.sorted ?? false;
+  if (typeof sorted !== 'boolean') throw new SiltError('InvalidArgument', `sorted must be a boolean, got ${show(sorted)}`);
+  return sorted;
+}
+
+/** @internal The entries of `ingest()` as a batch of puts (`make` gives an empty one in the right encodings). */
+export function ingestBatch<K, V>(entries: WriteBatch<K, V> | Iterable<readonly [K, V]>, make: () => WriteBatch<K, V>): WriteBatch<K, V> {
+  if (entries instanceof WriteBatch) return entries;
+  if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
+    throw new SiltError('InvalidArgument', `ingest() takes a WriteBatch or an iterable of [key, value] pairs, got ${show(entries)}`);
+  }
+  const batch = make();
+  let i = 0;
+  for (const e of entries) {
+    if (!Array.isArray(e) || e.length !== 2) throw new SiltError('InvalidArgument', `entry ${i} must be a [key, value] pair, got ${show(e)}`);
+    batch.put(e[0] as K, e[1] as V);
+    i++;
+  }
+  return batch;
 }

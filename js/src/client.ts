@@ -19,7 +19,7 @@
  */
 
 import { chunksOf, type ImportReport, type ImportSource } from './backup.js';
-import { WriteBatch } from './batch.js';
+import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
 import { show, valueBytes, type Key } from './bytes.js';
 import type { Statistics, SublevelOptions, VerifyReport, WriteOptions } from './database.js';
 import {
@@ -104,11 +104,15 @@ export interface RemoteStatistics extends Statistics {
 
 /** A committed update, as `watch` reports it. */
 export interface Change {
-  /** Its sequence number: every update of the database has the next one. */
+  /**
+   * Its sequence number: every update of the database has the next one
+   * (every entry of an `ingest` shares one).
+   */
   seq: number;
-  kind: 'put' | 'delete' | 'merge' | 'deleteRange';
+  /** `'ingest'`: `ingest()` wrote keys from `key` up to `end` (excluded). */
+  kind: 'put' | 'delete' | 'merge' | 'deleteRange' | 'ingest';
   key: Uint8Array;
-  /** The end (excluded) of a `deleteRange`. */
+  /** The end (excluded) of a `deleteRange` or an `ingest`. */
   end?: Uint8Array;
 }
 
@@ -685,7 +689,7 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
 type Range = { lower?: Uint8Array; upper?: Uint8Array };
 
 /** Change kinds by their tag in a change record (`WriteBatch`'s encoding). */
-const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 2: 'merge', 3: 'deleteRange' };
+const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 2: 'merge', 3: 'deleteRange', 4: 'ingest' };
 
 /** @internal One `watch` of a connection. */
 class Watcher {
@@ -765,7 +769,7 @@ class Watcher {
       const key = keys.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
       const kind = KINDS[kinds[i]!];
       if (kind === undefined) continue;
-      if (kind === 'deleteRange') {
+      if (kind === 'deleteRange' || kind === 'ingest') {
         const end = keys.subarray(bounds[2 * i + 1]!, bounds[2 * i + 2]!);
         if (this.#matches(key, end)) this.#emit({ seq, kind, key: key.slice(), end: end.slice() });
       } else if (this.#matches(key, undefined)) this.#emit({ seq, kind, key: key.slice() });
@@ -1125,6 +1129,20 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
     return call(async () => {
       if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
       await this.#send({ op: 'write', batch: batch.encoded().slice(), count: batch.length, ...syncOf(options) });
+    });
+  }
+
+  /**
+   * Loads `entries` (pairs `[key, value]`, or a `WriteBatch` of puts) as new
+   * table files in one atomic, durable step, as `Database.ingest` does in
+   * the worker (see there). Watchers see it as one change of kind
+   * `'ingest'` over the range of its keys.
+   */
+  ingest(entries: WriteBatch<K, V> | Iterable<readonly [K, V]>, options?: IngestOptions): Promise<IngestReport> {
+    return call(async () => {
+      const sorted = ingestSorted(options);
+      const batch = ingestBatch(entries, () => this.batch());
+      return (await this.#send({ op: 'ingest', batch: batch.encoded().slice(), count: batch.length, sorted })) as IngestReport;
     });
   }
 

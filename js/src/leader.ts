@@ -558,6 +558,28 @@ export class Leader {
         // The request's own buffer (a clone that arrived here) becomes the batch.
         this.#write(c.id, id, WriteBatch.fromEncoded(r.batch, r.count), r.sync);
         return [undefined, []];
+      case 'ingest': {
+        // Not deduplicated across a leader change (unlike writes): run
+        // again, an ingest writes the same entries once more.
+        const range = putRange(r.batch);
+        const report = await db.ingest(WriteBatch.fromEncoded(r.batch, r.count), { sorted: r.sorted });
+        if (range !== undefined && report.keys > 0) {
+          // One change over the keys' range, not one per key.
+          const [lo, hi] = range;
+          const end = successor(hi);
+          const keys = new Uint8Array(lo.length + end.length);
+          keys.set(lo);
+          keys.set(end, lo.length);
+          this.#publish({
+            first: report.sequence,
+            last: report.sequence,
+            kinds: new Uint8Array([INGEST]),
+            bounds: new Uint32Array([0, lo.length, keys.length]),
+            keys,
+          });
+        }
+        return [report, []];
+      }
       case 'compactRange':
         await db.compactRange(r.begin, r.end);
         return [undefined, []];
@@ -815,6 +837,8 @@ function recordBytes(r: ChangeRecord): number {
   return r.keys.length + r.bounds.byteLength + r.kinds.length + 32;
 }
 
+/** A change record's kind for an ingest (a key range, as a delete range's). */
+const INGEST = 0x04;
 const PUT = 0x01;
 const DELETE = 0x00;
 const MERGE = 0x02;
@@ -914,6 +938,33 @@ function apply(to: Updatable, op: BatchOp): void {
 }
 
 /** `ops` again, with each range delete over reserved keys cut into the parts around them. */
+/**
+ * The smallest and largest key of an encoded batch of puts (`undefined`
+ * when empty); refuses any other update, and reserved keys, as writes do.
+ */
+function putRange(bytes: Uint8Array): [Uint8Array, Uint8Array] | undefined {
+  const bad = () => new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
+  const u32 = (at: number): number => {
+    if (at + 4 > bytes.length) throw bad();
+    return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+  };
+  let lo: Uint8Array | undefined;
+  let hi: Uint8Array | undefined;
+  for (let at = 0; at < bytes.length; ) {
+    if (bytes[at] !== PUT) throw new SiltError('InvalidArgument', 'ingest takes puts only');
+    const a = u32(at + 1);
+    const b = u32(at + 5);
+    const k = at + 9;
+    if (k + a + b > bytes.length) throw bad();
+    const key = bytes.subarray(k, k + a);
+    if (key[0] === 0xff && isReserved(key)) throw reserved('the key');
+    if (lo === undefined || compare(key, lo) < 0) lo = key;
+    if (hi === undefined || compare(key, hi) > 0) hi = key;
+    at = k + a + b;
+  }
+  return lo === undefined ? undefined : [lo.slice(), hi!.slice()];
+}
+
 function splitAroundReserved(ops: BatchOp[]): WriteBatch {
   const b = new WriteBatch();
   for (const op of ops) {

@@ -41,6 +41,7 @@ export type Request =
   | { op: 'merge'; key: Key; value: Uint8Array; sync?: boolean }
   | { op: 'compactRange'; begin?: Key; end?: Key }
   | { op: 'write'; batch: Uint8Array; count: number; sync?: boolean }
+  | { op: 'ingest'; batch: Uint8Array; count: number; sorted: boolean }
   | { op: 'get'; key: Key; snapshot: number }
   | { op: 'multiGet'; keys: Key[]; snapshot: number }
   | { op: 'snapshot' }

@@ -171,20 +171,21 @@ const scenarios = {
 
   /**
    * A bulk load that never awaits (siltdb gets no chance to add pooled
-   * files or pump background work between its writes): `n` entries in
+   * files or pump background work between its writes), or only every
+   * `yieldEvery` entries (`await db.idle()` with `idle`): `n` entries in
    * batches of 100, values of `valueBytes` random bytes (or zeros), with
-   * `options`. Reports the first error's code (none expected), what the
-   * pool and the engine did, then checks every `check`-th entry after an
-   * idle() and a verify().
+   * `options`. Reports the first error's code, what the pool and the
+   * engine did, then checks every `check`-th entry after an idle() and a
+   * verify().
    */
-  async bulkNoAwait({ name, n, valueBytes, zeros = false, options = {}, check = 97, yieldEvery = 0, pause = 0 }) {
+  async bulkNoAwait({ name, n, valueBytes, zeros = false, options = {}, check = 97, yieldEvery = 0, idle = false }) {
     const db = await open(name, options);
     const valueAt = (i) => {
       const v = new Uint8Array(valueBytes);
       if (zeros) return v;
       let x = (i * 2654435761) >>> 0;
       for (let j = 0; j < v.length; j++) {
-        x = (x * 1103515245 + 12345) >>> 0;
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
         v[j] = x >>> 24;
       }
       return v;
@@ -195,7 +196,7 @@ const scenarios = {
     let worstMs = 0;
     const t0 = performance.now();
     for (let i = 0; i < n && code === 'none'; i += 100) {
-      if (yieldEvery > 0 && i > 0 && i % yieldEvery === 0) await new Promise((r) => setTimeout(r, pause));
+      if (yieldEvery > 0 && i > 0 && i % yieldEvery === 0) await (idle ? db.idle() : new Promise((r) => setTimeout(r, 0)));
       const b = db.batch();
       for (let j = i; j < Math.min(n, i + 100); j++) b.put(key(j), valueAt(j));
       const t = performance.now();
@@ -237,6 +238,40 @@ const scenarios = {
       l0AtEnd: before.properties.filesPerLevel[0],
       poolFiles: after.pool.files,
     };
+  },
+
+  /**
+   * ingest() on OPFS: `n` entries sorted (as pairs), then `n` more unsorted
+   * over half of the same keys (a WriteBatch), then a reopen; reports what
+   * each ingest did and checks every `check`-th key both times.
+   */
+  async ingestLoad({ name, n, check = 101 }) {
+    const valueAt = (i, round) => enc.encode(`${round}-${i}-${'v'.repeat(i % 64)}`);
+    let db = await open(name);
+    const first = await db.ingest(
+      Array.from({ length: n }, (_, i) => [key(i), valueAt(i, 'a')]),
+      { sorted: true },
+    );
+    const b = db.batch();
+    for (let i = n + n / 2 - 1; i >= n / 2; i--) b.put(key(i), valueAt(i, 'b'));
+    const second = await db.ingest(b);
+    const want = (i) => (i < n / 2 ? valueAt(i, 'a') : valueAt(i, 'b'));
+    const wrongIn = (d) => {
+      let wrong = 0;
+      for (let i = 0; i < n + n / 2; i += check) {
+        const got = d.getCopy(key(i));
+        if (!got || dec.decode(got) !== dec.decode(want(i))) wrong++;
+      }
+      return wrong;
+    };
+    const wrongBefore = wrongIn(db);
+    const count = db.count();
+    db.close();
+    db = await open(name);
+    const wrongAfter = wrongIn(db);
+    const tables = db.verify().tables;
+    db.close();
+    return { first, second, wrongBefore, wrongAfter, count, tables };
   },
 
   /**

@@ -89,6 +89,8 @@ pub struct Database {
     block_size: u64,
     /// L0 files from which writes pay [`PACE_BEHIND_BYTES`] each.
     l0_behind: usize,
+    /// The engine's `target_file_size_base`: how many files an ingest needs.
+    target_file_size: u64,
 }
 
 fn closed() -> BindingError {
@@ -110,6 +112,7 @@ impl Database {
         let space = pool.as_ref().map(|p| p.use_reserve());
         let block_size = (options.block_size as u64).max(1);
         let l0_behind = (options.level0_file_num_compaction_trigger + options.level0_stop_writes_trigger).div_ceil(2);
+        let target_file_size = options.target_file_size_base.max(1);
         let db = Db::open(fs, dir, options)?;
         drop(space);
         Ok(Database {
@@ -127,6 +130,7 @@ impl Database {
             pace_paused: Cell::new(false),
             block_size,
             l0_behind,
+            target_file_size,
         })
     }
 
@@ -137,10 +141,20 @@ impl Database {
         reserve_files: usize,
         f: impl FnOnce(&Db) -> Result<T, E>,
     ) -> Result<T, BindingError> {
+        self.engine_checked(reserve_files, "write", f)
+    }
+
+    /// [`Database::engine`], naming `what` needs the files in its error.
+    pub(crate) fn engine_checked<T, E: Into<BindingError>>(
+        &self,
+        reserve_files: usize,
+        what: &str,
+        f: impl FnOnce(&Db) -> Result<T, E>,
+    ) -> Result<T, BindingError> {
         let guard = self.db.borrow();
         let db = guard.as_ref().ok_or_else(closed)?;
         if let (Some(p), true) = (&self.pool, reserve_files > 0) {
-            reserve(&**p, reserve_files, "write")?;
+            reserve(&**p, reserve_files, what)?;
         }
         f(db).map_err(Into::into)
     }
@@ -300,6 +314,46 @@ impl Database {
         });
         let write = |db: &Db| db.write(&Self::write_options(sync), batch);
         Ok(self.written(ops.len(), if frees { self.engine_freeing(0, write) } else { self.engine(0, write) })?)
+    }
+
+    /// Pooled files an ingest of `bytes` of encoded batch may create: its
+    /// tables (at most one per target file size of input, plus one), and a
+    /// flush of overlapping memtables first (a log and a table) with a new
+    /// manifest.
+    #[wasm_bindgen(js_name = ingestFilesNeeded)]
+    pub fn ingest_files_needed(&self, bytes: f64) -> u32 {
+        let tables = (bytes.max(0.0) as u64).div_ceil(self.target_file_size) + 1;
+        (tables + 3).min(u32::MAX as u64) as u32
+    }
+
+    /// Adds the puts of a batch encoded by siltdb as new table files, in
+    /// one atomic, durable step (the engine's `Db::ingest`): `{ keys, files,
+    /// bytes, level, sequence, flushedMemtables }`. With `sorted`, keys out
+    /// of order are refused (`InvalidArgument`) instead of sorted. Fails
+    /// with `PoolExhausted` before writing anything unless enough pooled
+    /// files are free (`ingestFilesNeeded`).
+    pub fn ingest(&self, ops: &[u8], sorted: bool) -> JsResult<JsValue> {
+        let batch = decode_batch(ops)?;
+        let need = self.ingest_files_needed(ops.len() as f64) as usize;
+        let report =
+            self.engine_checked(need, "ingest", |db| db.ingest(&batch, &silt_engine::IngestOptions { sorted }))?;
+        let out = js_sys::Object::new();
+        for (k, v) in [
+            ("keys", report.keys as f64),
+            ("files", report.files as f64),
+            ("bytes", report.bytes as f64),
+            ("level", report.level as f64),
+            ("sequence", report.sequence as f64),
+        ] {
+            // Setting a property on a fresh plain object cannot fail.
+            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v));
+        }
+        let _ = js_sys::Reflect::set(
+            &out,
+            &JsValue::from_str("flushedMemtables"),
+            &JsValue::from_bool(report.flushed_memtables),
+        );
+        Ok(out.into())
     }
 
     /// Takes a snapshot; returns its id (never 0).

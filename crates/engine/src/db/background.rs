@@ -94,7 +94,7 @@ impl Db {
             // Something was flushed or compacted: there was room after all,
             // and a file.
             st.out_of_space = false;
-            st.waiting_for_file = false;
+            st.waiting_for_file = None;
         }
         let work_left = !st.imm.is_empty()
             || st.compaction.is_some()

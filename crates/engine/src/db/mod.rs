@@ -150,10 +150,11 @@ struct DbState {
     out_of_space: bool,
     /// Bytes flushes and compactions have read so far (budgets count them).
     work_bytes: u64,
-    /// A write's stall or memtable switch found no file to create: later
-    /// writes wait in memory without trying again until a background step
-    /// (which the embedder runs once it has files) gets work done.
-    waiting_for_file: bool,
+    /// A write's stall or memtable switch found no file to create (this
+    /// error): later writes wait in memory without trying again until a
+    /// background step (which the embedder runs once it has files) gets
+    /// work done.
+    waiting_for_file: Option<Error>,
 }
 
 /// A manual compaction of `[begin, end]`, working down from `level`.
@@ -378,7 +379,7 @@ impl Db {
         // embedder runs them once it has files), nothing a stall would do
         // can create its file either: no retry per write (each would take a
         // file number and find no file again).
-        let mut l0_waits = st.waiting_for_file;
+        let mut l0_waits = st.waiting_for_file.is_some();
         let result = loop {
             if frees_space && st.out_of_space {
                 // Past twice its size the memtable takes no more: the
@@ -400,7 +401,7 @@ impl Db {
                 stalled_at.get_or_insert_with(|| o.now_micros());
                 match self.background_step(st, usize::MAX).map(|p| p.did_work) {
                     Err(f) if f.waits_for_file() => {
-                        st.waiting_for_file = true;
+                        st.waiting_for_file = Some(f.error);
                         l0_waits = true;
                     }
                     r => {
@@ -414,13 +415,13 @@ impl Db {
             if st.mem.approximate_memory_usage() < o.write_buffer_size {
                 break Ok(());
             }
-            if st.waiting_for_file {
-                break self.wait_for_files(st, None);
+            if let Some(e) = st.waiting_for_file.clone() {
+                break self.wait_for_files(st, e);
             }
             if st.imm.len() + 1 >= o.max_write_buffer_number {
                 stalled_at.get_or_insert_with(|| o.now_micros());
                 match self.flush_step(st, usize::MAX).map(|()| true) {
-                    Err(f) if f.waits_for_file() => break self.wait_for_files(st, Some(f.error)),
+                    Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
                     r => {
                         if !went(st, r)? {
                             break Ok(());
@@ -431,7 +432,7 @@ impl Db {
             }
             match self.switch_memtable(st) {
                 Ok(()) => {}
-                Err(f) if f.waits_for_file() => break self.wait_for_files(st, Some(f.error)),
+                Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
                 Err(f) if frees_space && f.recovery == Recovery::FailAlone => {
                     st.out_of_space = true;
                     break Ok(());
@@ -447,24 +448,23 @@ impl Db {
     }
 
     /// A write whose memtable is full finds no file for the work that would
-    /// make room (`error`, a `PoolExhausted`; `None` when an earlier write
-    /// found none and no background step got through since): it goes into
-    /// the active memtable all the same, unless that already holds
-    /// [`WAITING_MEMTABLE_FACTOR`] times `write_buffer_size`.
-    fn wait_for_files(&self, st: &mut DbState, error: Option<Error>) -> Result<()> {
+    /// make room (`error`, a `PoolExhausted`, now or when the wait began):
+    /// it goes into the active memtable all the same, unless that already
+    /// holds [`WAITING_MEMTABLE_FACTOR`] times `write_buffer_size`.
+    fn wait_for_files(&self, st: &mut DbState, error: Error) -> Result<()> {
         let inner = &*self.inner;
-        st.waiting_for_file = true;
         let used = st.mem.approximate_memory_usage();
         let cap = inner.options.write_buffer_size.saturating_mul(WAITING_MEMTABLE_FACTOR);
         if used < cap {
+            st.waiting_for_file = Some(error);
             inner.stats.add(Ticker::WritesWaitingForFiles, 1);
             return Ok(());
         }
-        let (file, why) = match error {
-            Some(Error::PoolExhausted { file, message }) => (file, message),
-            Some(e) => (inner.dir.clone(), e.to_string()),
-            None => (inner.dir.clone(), "no background step has got a file since".to_string()),
+        let (file, why) = match &error {
+            Error::PoolExhausted { file, message } => (file.clone(), message.clone()),
+            e => (inner.dir.clone(), e.to_string()),
         };
+        st.waiting_for_file = Some(error);
         Err(Error::PoolExhausted {
             file,
             message: format!(

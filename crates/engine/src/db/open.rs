@@ -200,7 +200,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         pending_outputs: HashSet::new(),
         out_of_space: false,
         work_bytes: 0,
-        waiting_for_file: false,
+        waiting_for_file: None,
     };
     let db = Db {
         inner: Arc::new(DbInner {

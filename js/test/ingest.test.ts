@@ -1,0 +1,155 @@
+// ingest(): entries become table files in one atomic step (the engine's
+// Db::ingest, crates/engine/tests/ingest.rs), here through the package: in
+// the worker API on memory and on the OPFS pool (stand-ins), with
+// encodings and sublevels, and through the leader that serves connect().
+import { afterEach, describe, expect, test } from 'vitest';
+import { WriteBatch, type Database, type IngestReport } from '../src/index.js';
+import { Leader } from '../src/leader.js';
+import { openOn } from '../src/open.js';
+import type { ChangeHistory, Envelope, Response } from '../src/protocol.js';
+import { FakeDirectory, FakeLocks } from './fakes.js';
+import { bytes, fresh, rejected, text } from './helpers.js';
+
+const opened: Database[] = [];
+afterEach(() => {
+  for (const db of opened.splice(0)) if (!db.closed) db.close();
+});
+
+const key = (i: number) => `key-${String(i).padStart(7, '0')}`;
+
+describe('ingest in the worker', () => {
+  test('unsorted pairs with duplicates: sorted, last wins, one new sequence number, unseen by an older snapshot', async () => {
+    const db = await fresh();
+    opened.push(db);
+    db.put(key(5), bytes('before'));
+    const snap = db.snapshot();
+    const entries: [string, Uint8Array][] = [];
+    for (let i = 999; i >= 0; i--) entries.push([key(i), bytes(`first-${i}`)]);
+    entries.push([key(7), bytes('second-7')]);
+    const report: IngestReport = await db.ingest(entries);
+    expect(report.keys).toBe(1000);
+    expect(report.files).toBeGreaterThan(0);
+    expect(report.flushedMemtables).toBe(true); // key(5) was in the memtable
+    expect(report.sequence).toBe(2);
+    expect(db.latestSequence).toBe(2);
+    expect(text(db.getCopy(key(7)))).toBe('second-7');
+    expect(text(db.getCopy(key(5)))).toBe('first-5');
+    expect(text(db.getCopy(key(5), { snapshot: snap }))).toBe('before');
+    expect(db.getCopy(key(6), { snapshot: snap })).toBeUndefined();
+    snap.release();
+    expect([...db.keys({ limit: 3 })].map((k) => text(k as Uint8Array))).toEqual([key(0), key(1), key(2)]);
+    expect(db.count()).toBe(1000);
+    expect(db.statistics().tickers['silt.ingest.keys']).toBe(1000);
+    db.put(key(7), bytes('later'));
+    expect(text(db.getCopy(key(7)))).toBe('later');
+  });
+
+  test('a sublevel with JSON values, from a WriteBatch or pairs, sorted', async () => {
+    const db = await fresh();
+    opened.push(db);
+    const notes = db.sublevel<string, { n: number }>('notes', { keyEncoding: 'utf8', valueEncoding: 'json' });
+    const b = notes.batch();
+    for (let i = 0; i < 100; i++) b.put(key(i), { n: i });
+    expect((await notes.ingest(b, { sorted: true })).keys).toBe(100);
+    await notes.ingest([[key(200), { n: 200 }]]);
+    expect(notes.getCopy(key(42))).toEqual({ n: 42 });
+    expect(notes.getCopy(key(200))).toEqual({ n: 200 });
+    expect([...notes.keys()].length).toBe(101);
+    // Nothing leaked outside the sublevel's prefix.
+    expect(db.getCopy(key(42))).toBeUndefined();
+  });
+
+  test('refused, writing nothing: out of order when told sorted, a delete, a bad entry, not iterable, bad options', async () => {
+    const db = await fresh();
+    opened.push(db);
+    const seq = db.latestSequence;
+    const out = await rejected(
+      db.ingest(
+        [
+          ['b', bytes('1')],
+          ['a', bytes('2')],
+        ],
+        { sorted: true },
+      ),
+    );
+    expect(out.code).toBe('InvalidArgument');
+    expect(out.message).toMatch(/out of order/);
+    const b = new WriteBatch();
+    b.put('x', bytes('1')).delete('y');
+    expect((await rejected(db.ingest(b))).message).toMatch(/puts only/);
+    expect((await rejected(db.ingest([['x']] as unknown as [string, Uint8Array][]))).message).toMatch(/entry 0 must be a \[key, value\] pair/);
+    expect((await rejected(db.ingest(42 as unknown as []))).code).toBe('InvalidArgument');
+    expect((await rejected(db.ingest([], { sorted: 'yes' } as unknown as { sorted: boolean }))).message).toMatch(/sorted must be a boolean/);
+    expect(db.latestSequence).toBe(seq);
+    expect(db.getCopy('x')).toBeUndefined();
+    // An empty ingest does nothing.
+    expect((await db.ingest([])).keys).toBe(0);
+    db.close();
+    expect((await rejected(db.ingest([['x', bytes('1')]]))).code).toBe('Closed');
+  });
+
+  test('on the OPFS pool: the pool grows to hold the new files first, and a reopen finds everything', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    const db = await openOn({ root, locks }, 'ing', { poolReserve: 4 });
+    opened.push(db);
+    // Incompressible values: 20 MB of tables.
+    let x = 1;
+    const random = () =>
+      Uint8Array.from({ length: 1000 }, () => {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        return x >>> 24;
+      });
+    const entries = Array.from({ length: 20_000 }, (_, i) => [key(i), random()] as [string, Uint8Array]);
+    const report = await db.ingest(entries, { sorted: true });
+    expect(report.files).toBeGreaterThanOrEqual(5); // 20 MB at 4 MiB per file
+    expect(report.level).toBe(6);
+    expect(db.statistics().pool!.exhausted).toBe(0);
+    db.close();
+    const again = await openOn({ root, locks }, 'ing', { poolReserve: 4 });
+    opened.push(again);
+    expect(again.getCopy(key(19_999))?.length).toBe(1000);
+    expect(again.count()).toBe(20_000);
+    expect(again.verify().tables).toBe(report.files);
+  });
+});
+
+describe('ingest through the leader (connect)', () => {
+  test('answers the report and publishes one change over the range of its keys', async () => {
+    const db = await fresh();
+    opened.push(db);
+    const leader = new Leader(db, 'ingest', 'A', undefined);
+    const responses: Response[] = [];
+    leader.addLocal('A', (r) => responses.push(r));
+    const ask = async (id: number, request: Envelope['request']): Promise<unknown> => {
+      leader.enqueue('A', { id, client: 'A', request });
+      for (;;) {
+        const r = responses.find((x) => x.id === id);
+        if (r !== undefined) {
+          if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+          return r.value;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    };
+    const start = db.latestSequence;
+    const b = new WriteBatch();
+    for (const k of ['m', 'c', 'x']) b.put(k, bytes(`v-${k}`));
+    const report = (await ask(1, { op: 'ingest', batch: b.encoded().slice(), count: b.length, sorted: false })) as IngestReport;
+    expect(report.keys).toBe(3);
+    expect(text(db.getCopy('c'))).toBe('v-c');
+    const h = (await ask(2, { op: 'changes', since: start })) as ChangeHistory;
+    expect(h.records.length).toBe(1);
+    const r = h.records[0]!;
+    expect([r.first, r.last]).toEqual([report.sequence, report.sequence]);
+    expect(Array.from(r.kinds)).toEqual([4]);
+    expect(text(r.keys.subarray(r.bounds[0], r.bounds[1]))).toBe('c');
+    expect(Array.from(r.keys.subarray(r.bounds[1], r.bounds[2]))).toEqual([...bytes('x'), 0]);
+    // Reserved keys and other updates are refused before anything is written.
+    const del = new WriteBatch();
+    del.delete('c');
+    await expect(ask(3, { op: 'ingest', batch: del.encoded().slice(), count: 1, sorted: false })).rejects.toThrow(/puts only/);
+    expect(text(db.getCopy('c'))).toBe('v-c');
+    await leader.close();
+  });
+});
