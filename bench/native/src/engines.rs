@@ -58,6 +58,11 @@ pub trait BenchDb: Send + Sync {
     fn iterator_pinning(&self, _num: u64, _key_size: usize, _value_size: usize) -> Res<Pinning> {
         Err(format!("iteratorpinning is a Silt benchmark, not available for {}", self.name()))
     }
+    /// Silt only: `entries` added as new table files in one step
+    /// (`Db::ingest`), `sorted` or not.
+    fn ingest(&self, _entries: &[(Vec<u8>, Vec<u8>)], _sorted: bool) -> Res<()> {
+        Err(format!("ingest is measured for Silt only, not for {}", self.name()))
+    }
     /// Statistics in RocksDB's text form.
     fn statistics(&self) -> String;
     /// The counters of `statistics()`, parsed (`NAME COUNT : N` lines).
@@ -189,6 +194,14 @@ impl BenchDb for Silt {
 
     fn delete_range(&self, start: &[u8], end: &[u8]) -> Res<()> {
         self.db.delete_range(&WriteOptions { sync: self.sync }, start, end).map_err(err)
+    }
+
+    fn ingest(&self, entries: &[(Vec<u8>, Vec<u8>)], sorted: bool) -> Res<()> {
+        let mut b = WriteBatch::new();
+        for (k, v) in entries {
+            b.put(k, v);
+        }
+        self.db.ingest(&b, &silt_engine::IngestOptions { sorted }).map(drop).map_err(err)
     }
 
     fn get(&self, key: &[u8]) -> Res<Option<usize>> {

@@ -19,6 +19,8 @@ use engines::{BenchDb, EngineOptions, Res, Silt};
 const BENCHMARKS: &[&str] = &[
     "fillseq",
     "fillrandom",
+    "ingest",
+    "ingestrandom",
     "readrandom",
     "readhot",
     "readseq",
@@ -123,7 +125,7 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
-benchmarks: fillseq fillrandom readrandom readhot (90% of gets on 1% of the keys) readseq seekrandom multireadrandom readwhilewriting
+benchmarks: fillseq fillrandom ingest ingestrandom (one Db::ingest of num entries, sorted or shuffled) readrandom readhot (90% of gets on 1% of the keys) readseq seekrandom multireadrandom readwhilewriting
   iteratorpinning (silt only: bytes a long-running iterator pins after a flush and a full
   compaction, without and with auto refresh)";
 
@@ -267,6 +269,26 @@ fn fill(db: &dyn BenchDb, f: &Flags, random: bool) -> Res<Outcome> {
     }
     let secs = start.elapsed().as_secs_f64();
     db.settle()?;
+    Ok(Outcome { ops: f.num, found: 0, bytes, secs })
+}
+
+/// `num` entries (in key order, or shuffled) added by one `ingest`, timed
+/// from building the entries' batch to the durable result.
+fn ingest(db: &dyn BenchDb, f: &Flags, random: bool) -> Res<Outcome> {
+    let mut order: Vec<u64> = (0..f.num).collect();
+    if random {
+        let mut rng = Rng(f.seed);
+        for i in (1..order.len()).rev() {
+            let j = (rng.next() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+    }
+    let entries: Vec<(Vec<u8>, Vec<u8>)> =
+        order.iter().map(|&k| (make_key(k, f.key_size), make_value(k, f.value_size))).collect();
+    let start = Instant::now();
+    db.ingest(&entries, !random)?;
+    let secs = start.elapsed().as_secs_f64();
+    let bytes = f.num * (f.key_size + f.value_size) as u64;
     Ok(Outcome { ops: f.num, found: 0, bytes, secs })
 }
 
@@ -499,6 +521,8 @@ fn main() {
         let out = match name.as_str() {
             "fillseq" => fill(&*db, &f, false),
             "fillrandom" => fill(&*db, &f, true),
+            "ingest" => ingest(&*db, &f, false),
+            "ingestrandom" => ingest(&*db, &f, true),
             "readrandom" => read_random(&*db, &f, None),
             "readhot" => read_hot(&*db, &f),
             "readseq" => {

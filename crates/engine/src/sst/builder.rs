@@ -74,9 +74,18 @@ pub struct TableBuilder {
     info: TableInfo,
     blocks: u64,
     tombstones: Vec<Tombstone>,
+    /// Data blocks in a row that compression did not shrink.
+    incompressible: u32,
 }
 
 const FLUSH_AT: usize = 256 * 1024;
+
+/// After this many data blocks in a row that did not compress (random or
+/// already compressed values), a table stops trying on every block...
+const INCOMPRESSIBLE_RUN: u32 = 8;
+/// ...and tries only every this many blocks, so that data that turns
+/// compressible later in the table is compressed again.
+const PROBE_EVERY: u64 = 16;
 
 impl TableBuilder {
     pub fn new(file: Arc<dyn File>, opts: TableOptions) -> Self {
@@ -97,6 +106,7 @@ impl TableBuilder {
             info: TableInfo { smallest_seq: MAX_SEQUENCE, ..TableInfo::default() },
             blocks: 0,
             tombstones: Vec::new(),
+            incompressible: 0,
         }
     }
 
@@ -149,7 +159,17 @@ impl TableBuilder {
             return Ok(());
         }
         let raw = self.data.finish();
-        let handle = self.write_block(&raw, self.opts.compression)?;
+        // Compressing blocks that do not shrink costs most of a table's
+        // build time for incompressible values: after a run of them, try
+        // only now and then (a block that does not shrink by 1/8 is stored
+        // as it is either way).
+        let try_it = self.opts.compression != Compression::None
+            && (self.incompressible < INCOMPRESSIBLE_RUN || self.blocks.is_multiple_of(PROBE_EVERY));
+        let compression = if try_it { self.opts.compression } else { Compression::None };
+        let handle = self.write_block(&raw, compression)?;
+        if try_it {
+            self.incompressible = if (handle.size as usize) < raw.len() { 0 } else { self.incompressible + 1 };
+        }
         self.pending_index = Some(handle);
         self.blocks += 1;
         Ok(())

@@ -245,3 +245,41 @@ fn a_malformed_key_is_corruption_at_its_block_wherever_it_is_read() {
         other => panic!("verify gave {other:?}"),
     }
 }
+
+/// Random values do not compress: after a run of blocks that did not, the
+/// builder tries only every 16th block; values that turn compressible later
+/// in the same table are compressed again, and every entry reads back.
+#[test]
+fn a_table_stops_compressing_random_values_and_compresses_again_when_they_turn_compressible() {
+    let fs = MemFs::new();
+    let f = fs.open("000009.sst", true).unwrap();
+    let opts = TableOptions { block_size: 1024, compression: Compression::Lz4, ..TableOptions::default() };
+    let mut b = TableBuilder::new(f.clone(), opts);
+    let mut x = 12345u32;
+    let mut entries = Vec::new();
+    let (random, zeros) = (2_000u32, 2_000u32);
+    for i in 0..random + zeros {
+        let v: Vec<u8> = if i < random {
+            (0..100)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    (x >> 24) as u8
+                })
+                .collect()
+        } else {
+            vec![0; 100]
+        };
+        let k = internal_key(&ukey(i), 1, ValueType::Put);
+        b.add(&k, &v).unwrap();
+        entries.push((k, v));
+    }
+    let info = b.finish().unwrap();
+    // The random half stays about its size; the zeros compress to little.
+    let raw_random = u64::from(random) * (100 + 24);
+    assert!(info.file_size > raw_random, "{}", info.file_size);
+    assert!(info.file_size < raw_random + raw_random / 4, "the zeros were not compressed again: {}", info.file_size);
+    let t = Arc::new(Table::open(f, "000009.sst", 9, Arc::new(BlockCache::new(1 << 20)), Arc::default()).unwrap());
+    for (k, v) in entries.iter().step_by(37) {
+        assert_eq!(lookup(&t, key::user_key(k), 10), Found::Value(v.clone()));
+    }
+}
