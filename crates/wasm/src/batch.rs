@@ -24,6 +24,29 @@ const MERGE: u8 = 0x02;
 const DELETE_RANGE: u8 = 0x03;
 const BOOKKEEPING_PUT: u8 = 0x81;
 
+/// `(key, value)` slices of an encoded batch.
+pub(crate) type Puts<'a> = Vec<(&'a [u8], &'a [u8])>;
+
+/// The puts of a write batch encoded by `siltdb`, as slices of it (for
+/// `ingest`: no copy); any other update is refused.
+pub(crate) fn decode_puts(mut buf: &[u8]) -> Result<Puts<'_>, BindingError> {
+    let bad = |what: &str| BindingError::invalid(format!("malformed write batch: {what}"));
+    let mut out = Vec::new();
+    while let Some((&tag, rest)) = buf.split_first() {
+        if tag != PUT {
+            return Err(BindingError::invalid("ingest takes puts only"));
+        }
+        let (lens, rest) = rest.split_at_checked(8).ok_or_else(|| bad("truncated lengths"))?;
+        let klen = u32::from_le_bytes([lens[0], lens[1], lens[2], lens[3]]) as usize;
+        let vlen = u32::from_le_bytes([lens[4], lens[5], lens[6], lens[7]]) as usize;
+        let (key, rest) = rest.split_at_checked(klen).ok_or_else(|| bad("truncated key"))?;
+        let (value, rest) = rest.split_at_checked(vlen).ok_or_else(|| bad("truncated value"))?;
+        out.push((key, value));
+        buf = rest;
+    }
+    Ok(out)
+}
+
 /// Decodes a write batch encoded by `siltdb`. Keys and values are checked
 /// by the engine when the batch is written.
 pub(crate) fn decode_batch(mut buf: &[u8]) -> Result<WriteBatch, BindingError> {
@@ -137,5 +160,21 @@ mod tests {
             assert_eq!(err.code, "InvalidArgument");
         }
         assert!(decode_batch(&[7, 0, 0, 0, 0]).unwrap_err().message.contains("unknown op 0x07"));
+    }
+
+    #[test]
+    fn puts_for_ingest_are_slices_of_the_buffer_and_anything_else_is_refused() {
+        let buf = [put(b"a", b"1"), put(b"c", b""), put(b"", b"empty key")].concat();
+        let puts = decode_puts(&buf).unwrap();
+        assert_eq!(puts, [(&b"a"[..], &b"1"[..]), (&b"c"[..], &b""[..]), (&b""[..], &b"empty key"[..])]);
+        assert!(decode_puts(&[]).unwrap().is_empty());
+        for other in [delete(b"b"), merge(b"g", b"+"), delete_range(b"d", b"f")] {
+            let err = decode_puts(&[put(b"a", b"1"), other].concat()).unwrap_err();
+            assert!(err.message.contains("puts only"), "{}", err.message);
+        }
+        let whole = put(b"key", b"value");
+        for cut in 1..whole.len() {
+            assert_eq!(decode_puts(&whole[..cut]).unwrap_err().code, "InvalidArgument", "cut at {cut}");
+        }
     }
 }

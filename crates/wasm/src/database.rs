@@ -9,7 +9,7 @@ use silt_engine::fs::Fs;
 use silt_engine::{BatchOp, Db, Error, Options, PinnedValue, ReadOptions, Snapshot, WriteOptions};
 use wasm_bindgen::prelude::*;
 
-use crate::batch::decode_batch;
+use crate::batch::{decode_batch, decode_puts};
 use crate::error::{BindingError, Code, JsResult};
 use crate::exchange::Exchange;
 use crate::iterator::Iterator;
@@ -333,10 +333,10 @@ impl Database {
     /// with `PoolExhausted` before writing anything unless enough pooled
     /// files are free (`ingestFilesNeeded`).
     pub fn ingest(&self, ops: &[u8], sorted: bool) -> JsResult<JsValue> {
-        let batch = decode_batch(ops)?;
+        let entries = decode_puts(ops)?;
         let need = self.ingest_files_needed(ops.len() as f64) as usize;
         let report =
-            self.engine_checked(need, "ingest", |db| db.ingest(&batch, &silt_engine::IngestOptions { sorted }))?;
+            self.engine_checked(need, "ingest", |db| db.ingest_pairs(entries, &silt_engine::IngestOptions { sorted }))?;
         let out = js_sys::Object::new();
         for (k, v) in [
             ("keys", report.keys as f64),

@@ -60,8 +60,20 @@ impl Db {
     /// atomic, durable step; see the module documentation. Returns once the
     /// files and the manifest edit are synced.
     pub fn ingest(&self, batch: &WriteBatch, opts: &IngestOptions) -> Result<IngestReport> {
+        let mut entries = Vec::with_capacity(batch.count() as usize);
+        for op in batch.iter() {
+            match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
+                BatchOp::Put { key, value } => entries.push((key, value)),
+                _ => return Err(Error::InvalidArgument("ingest takes puts only".into())),
+            }
+        }
+        self.ingest_pairs(entries, opts)
+    }
+
+    /// [`Db::ingest`] of `(key, value)` pairs, in the order given.
+    pub fn ingest_pairs(&self, entries: Vec<(&[u8], &[u8])>, opts: &IngestOptions) -> Result<IngestReport> {
         self.check_open()?;
-        let entries = ingest_entries(batch, opts.sorted)?;
+        let entries = ingest_entries(entries, opts.sorted)?;
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             return Ok(IngestReport::default());
         };
@@ -193,19 +205,12 @@ impl Db {
     }
 }
 
-/// The puts of `batch`, validated, in ascending key order with one entry
-/// per key (the last given).
-fn ingest_entries(batch: &WriteBatch, sorted: bool) -> Result<Vec<(&[u8], &[u8])>> {
-    let mut entries = Vec::with_capacity(batch.count() as usize);
-    for op in batch.iter() {
-        match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
-            BatchOp::Put { key, value } => {
-                check_key(key)?;
-                check_value(value)?;
-                entries.push((key, value));
-            }
-            _ => return Err(Error::InvalidArgument("ingest takes puts only".into())),
-        }
+/// `entries`, validated, in ascending key order with one entry per key
+/// (the last given).
+fn ingest_entries<'a>(mut entries: Vec<(&'a [u8], &'a [u8])>, sorted: bool) -> Result<Vec<(&'a [u8], &'a [u8])>> {
+    for (key, value) in &entries {
+        check_key(key)?;
+        check_value(value)?;
     }
     if sorted {
         if let Some(i) = entries.windows(2).position(|w| w[0].0 > w[1].0) {
