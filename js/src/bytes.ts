@@ -49,6 +49,19 @@ export function checkedBytes(bytes: Uint8Array, what: string): Uint8Array {
 export function keyBytes(key: unknown, what = 'key'): Uint8Array {
   if (key instanceof Uint8Array) return checkedBytes(key, what);
   if (typeof key === 'string') {
+    // Short ASCII keys (most keys) by hand: a call of TextEncoder costs
+    // more than encoding them (about 1 µs each in V8).
+    const n = key.length;
+    if (n <= ASCII_FAST_PATH) {
+      const out = new Uint8Array(n);
+      let i = 0;
+      for (; i < n; i++) {
+        const c = key.charCodeAt(i);
+        if (c >= 0x80) break;
+        out[i] = c;
+      }
+      if (i === n) return out;
+    }
     if (!key.isWellFormed()) {
       throw new SiltError('InvalidArgument', `${what} is a string with a lone surrogate; it has no UTF-8 encoding`);
     }
@@ -56,6 +69,9 @@ export function keyBytes(key: unknown, what = 'key'): Uint8Array {
   }
   throw new SiltError('InvalidArgument', `${what} must be a Uint8Array or a string, got ${describe(key)}`);
 }
+
+/** Strings up to this long are tried as ASCII first (`keyBytes`). */
+const ASCII_FAST_PATH = 64;
 
 /** The bytes of `value`, which must already be a `Uint8Array`. */
 export function valueBytes(value: unknown, what = 'value'): Uint8Array {

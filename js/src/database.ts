@@ -3,7 +3,7 @@
  * zero-copy reads, and background work pumped between calls.
  */
 
-import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
+import { reserveMemory, type Database as WasmDatabase, type Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
 import { show, successor, valueBytes, type Key } from './bytes.js';
@@ -544,6 +544,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
             core.call(() => core.inner.ingestFilesNeeded(encoded.length)),
           ),
         );
+      // Its allocations in one growth of wasm memory: a copy of the batch,
+      // and a few words per entry to sort and build tables with.
+      reserveMemory(encoded.length + batch.length * 128);
       const report = core.call(() => core.inner.ingest(encoded, sorted)) as IngestReport;
       core.afterWrite();
       return report;

@@ -125,6 +125,16 @@ describe('bad input', () => {
     expect(db.getCopy('k')).toBeUndefined(); // nothing half-written
   });
 
+  test('string keys are stored as their UTF-8 bytes, ASCII or not, short or long', async () => {
+    const db = await fresh();
+    const keys = ['', 'a', 'k'.repeat(64), 'k'.repeat(65), 'é', 'caf\u00e9', '日本語', 'x'.repeat(63) + 'é', '\u007f', '\u0080', 'a\u{1F600}b'];
+    for (const [i, k] of keys.entries()) db.put(k, bytes(String(i)));
+    const stored = [...db.keys()].map((k) => Array.from(k as Uint8Array).join(','));
+    const want = keys.map((k) => Array.from(new TextEncoder().encode(k)).join(',')).sort();
+    expect(stored.sort()).toEqual(want);
+    for (const [i, k] of keys.entries()) expect(text(db.getCopy(new TextEncoder().encode(k)))).toBe(String(i));
+  });
+
   test('a string key with a lone surrogate is refused, not replaced by U+FFFD', async () => {
     const db = await fresh();
     const err = caught(() => db.put('bad\uD800', bytes('v')));

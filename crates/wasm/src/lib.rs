@@ -51,6 +51,20 @@ pub fn simd128_enabled() -> bool {
     cfg!(target_feature = "simd128")
 }
 
+/// Makes room for `bytes` more of allocations in one growth of wasm
+/// memory, before a call that allocates that much in many pieces (an
+/// ingest): each growth of memory makes V8 collect the JavaScript heap,
+/// which with a large heap costs more than the call's work. Best effort:
+/// nothing happens if the memory cannot grow that far (the call then grows
+/// it as it goes, or fails as it would have).
+#[wasm_bindgen(js_name = reserveMemory)]
+pub fn reserve_memory(bytes: f64) {
+    let mut room: Vec<u8> = Vec::new();
+    // The allocator keeps the freed block and carves later allocations
+    // out of it.
+    let _ = room.try_reserve_exact(bytes.max(0.0) as usize);
+}
+
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen(inline_js = "export function now_micros() { return performance.now() * 1000; }")]
 extern "C" {
