@@ -254,7 +254,11 @@ export interface IngestReport {
   files: number;
   /** Bytes of those files. */
   bytes: number;
-  /** The LSM level they went to (6, the last, unless newer data overlaps them). */
+  /**
+   * The LSM level they went to: the deepest at which no table's key range
+   * overlaps theirs (6, the last, for an empty database; 0, as one file,
+   * over keys earlier writes spread everywhere).
+   */
   level: number;
   /** The sequence number every entry got (what `latestSequence` is after it). */
   sequence: number;

@@ -533,7 +533,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
       const sorted = ingestSorted(options);
       const batch = ingestBatch(entries, () => this.batch());
       const core = this.#core;
-      const encoded = batch.encoded();
+      // The caller's own batch is copied: it may change while this waits
+      // for pooled files.
+      const encoded = batch === entries ? batch.encoded().slice() : batch.encoded();
       // The tables it writes need free pooled files, which only appear
       // between calls: get them first.
       const keeper = core.keeper;

@@ -124,8 +124,9 @@ describe('ingest through the leader (connect)', () => {
     const ask = async (id: number, request: Envelope['request']): Promise<unknown> => {
       leader.enqueue('A', { id, client: 'A', request });
       for (;;) {
-        const r = responses.find((x) => x.id === id);
-        if (r !== undefined) {
+        const at = responses.findIndex((x) => x.id === id);
+        if (at >= 0) {
+          const r = responses.splice(at, 1)[0]!;
           if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
           return r.value;
         }
@@ -145,11 +146,18 @@ describe('ingest through the leader (connect)', () => {
     expect(Array.from(r.kinds)).toEqual([4]);
     expect(text(r.keys.subarray(r.bounds[0], r.bounds[1]))).toBe('c');
     expect(Array.from(r.keys.subarray(r.bounds[1], r.bounds[2]))).toEqual([...bytes('x'), 0]);
+    // Sent again after a failover (same connection, same id), after a later
+    // write: not applied again, which would undo that write.
+    await ask(10, { op: 'put', key: 'c', value: bytes('later') });
+    const again = (await ask(1, { op: 'ingest', batch: b.encoded().slice(), count: b.length, sorted: false })) as IngestReport;
+    expect(again.keys).toBe(0);
+    expect(text(db.getCopy('c'))).toBe('later');
+    expect(leader.counters.duplicateWrites).toBe(1);
     // Reserved keys and other updates are refused before anything is written.
     const del = new WriteBatch();
     del.delete('c');
-    await expect(ask(3, { op: 'ingest', batch: del.encoded().slice(), count: 1, sorted: false })).rejects.toThrow(/puts only/);
-    expect(text(db.getCopy('c'))).toBe('v-c');
+    await expect(ask(11, { op: 'ingest', batch: del.encoded().slice(), count: 1, sorted: false })).rejects.toThrow(/puts only/);
+    expect(text(db.getCopy('c'))).toBe('later');
     await leader.close();
   });
 });

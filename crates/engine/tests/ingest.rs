@@ -214,11 +214,22 @@ fn overlapping_memtables_are_flushed_first_and_the_files_go_as_deep_as_nothing_a
     assert_eq!(get(&db, &k(16)), Some(v(16, "e")));
     assert_eq!(get(&db, &k(15)), Some(v(15, "d")));
     db.verify().unwrap();
+    // Over keys in L0 (a flush of random keys spans them all): into L0,
+    // as one file however large, so that the next write does not stall.
+    db.put(&WriteOptions::default(), &k(0), b"l0").unwrap();
+    db.put(&WriteOptions::default(), &k(9_999), b"l0").unwrap();
+    db.flush().unwrap();
+    let r = db.ingest(&puts((1..5_000).map(|i| (k(i), v(i, "f")))), &IngestOptions { sorted: true }).unwrap();
+    assert_eq!((r.level, r.files), (0, 1), "{r:?}");
+    assert!(r.bytes > 2 * (64 << 10), "{r:?}");
+    assert_eq!(get(&db, &k(2_500)), Some(v(2_500, "f")));
+    assert_eq!(get(&db, &k(0)).as_deref(), Some(&b"l0"[..]));
+    db.verify().unwrap();
     // A reopen sees the same.
     drop(db);
     let db = open(&fs);
-    assert_eq!(get(&db, &k(16)), Some(v(16, "e")));
-    assert_eq!(get(&db, &k(500)), Some(v(500, "b")));
+    assert_eq!(get(&db, &k(16)), Some(v(16, "f")));
+    assert_eq!(get(&db, &k(500)), Some(v(500, "f")));
     assert_eq!(get(&db, &k(7000)), Some(v(7000, "c")));
 }
 

@@ -89,8 +89,10 @@ pub struct Database {
     block_size: u64,
     /// L0 files from which writes pay [`PACE_BEHIND_BYTES`] each.
     l0_behind: usize,
-    /// The engine's `target_file_size_base`: how many files an ingest needs.
+    /// The engine's `target_file_size_base` and `max_write_buffer_number`:
+    /// how many files an ingest needs.
     target_file_size: u64,
+    max_write_buffer_number: u64,
 }
 
 fn closed() -> BindingError {
@@ -113,6 +115,7 @@ impl Database {
         let block_size = (options.block_size as u64).max(1);
         let l0_behind = (options.level0_file_num_compaction_trigger + options.level0_stop_writes_trigger).div_ceil(2);
         let target_file_size = options.target_file_size_base.max(1);
+        let max_write_buffer_number = options.max_write_buffer_number as u64;
         let db = Db::open(fs, dir, options)?;
         drop(space);
         Ok(Database {
@@ -131,6 +134,7 @@ impl Database {
             block_size,
             l0_behind,
             target_file_size,
+            max_write_buffer_number,
         })
     }
 
@@ -317,13 +321,16 @@ impl Database {
     }
 
     /// Pooled files an ingest of `bytes` of encoded batch may create: its
-    /// tables (at most one per target file size of input, plus one), and a
-    /// flush of overlapping memtables first (a log and a table) with a new
-    /// manifest.
+    /// tables (at most one per target file size of input, plus one), a
+    /// flush of every memtable first (a new log, a table each), and a new
+    /// manifest. None for an empty one.
     #[wasm_bindgen(js_name = ingestFilesNeeded)]
     pub fn ingest_files_needed(&self, bytes: f64) -> u32 {
-        let tables = (bytes.max(0.0) as u64).div_ceil(self.target_file_size) + 1;
-        (tables + 3).min(u32::MAX as u64) as u32
+        if bytes <= 0.0 {
+            return 0;
+        }
+        let tables = (bytes as u64).div_ceil(self.target_file_size) + 1;
+        (tables + self.max_write_buffer_number + 2).min(u32::MAX as u64) as u32
     }
 
     /// Adds the puts of a batch encoded by siltdb as new table files, in

@@ -10,9 +10,10 @@
 //! before it: snapshots taken before the ingest do not see it, later ones
 //! do. The files go to the deepest level where nothing at or above that
 //! level overlaps their key range, so that no older version of a key sits
-//! above a newer one (L0, above everything, when the range overlaps L0 or a
-//! running compaction); memtables that overlap the range are flushed first,
-//! since reads search them before any table.
+//! above a newer one (L0, above everything, as one file, when the range
+//! overlaps L0 or a running compaction); memtables that overlap the range
+//! are flushed first, since reads search them before any table. An empty
+//! ingest does nothing at all.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -96,14 +97,19 @@ impl Db {
             st.wal_dirty = false;
         }
         let seq = st.versions.last_sequence + 1;
-        let (outputs, allocated) = match self.write_ingest_tables(&mut st, &entries, seq) {
+        // Where the files go is known before they are written (nothing else
+        // changes the LSM meanwhile: this holds the write lock). Into L0
+        // they go as one file, so that an ingest adds one L0 file, not
+        // enough to stall the next write.
+        let level = ingest_level(&st, lo, hi);
+        let target = if level == 0 { u64::MAX } else { inner.options.target_file_size_base.max(1) };
+        let (outputs, allocated) = match self.write_ingest_tables(&mut st, &entries, seq, target) {
             Ok(r) => r,
             Err((e, allocated)) => {
                 self.drop_outputs(&mut st, &allocated);
                 return Err(e);
             }
         };
-        let level = ingest_level(&st, lo, hi);
         let mut edit = VersionEdit::default();
         edit.added.extend(outputs.iter().map(|m| (level, m.clone())));
         st.versions.last_sequence = seq;
@@ -118,11 +124,13 @@ impl Db {
             }
             return Err(f.error);
         }
-        inner.visible_seq.store(seq, Ordering::Release);
         for n in &allocated {
             st.pending_outputs.remove(n);
         }
+        // The version with the files first, then the sequence number that
+        // makes them visible: a reader never sees the number without them.
         self.install_super_version(&mut st);
+        inner.visible_seq.store(seq, Ordering::Release);
         let bytes = outputs.iter().map(|m| m.file_size).sum();
         inner.stats.add(Ticker::IngestedKeys, entries.len() as u64);
         inner.stats.add(Ticker::IngestedFiles, outputs.len() as u64);
@@ -137,7 +145,7 @@ impl Db {
     }
 
     /// Writes `entries` (sorted, distinct keys) at `seq` into synced table
-    /// files of at most about `target_file_size_base` bytes each. On error,
+    /// files of at most about `target` bytes each. On error,
     /// the numbers allocated so far, for the caller to delete.
     #[allow(clippy::type_complexity)]
     fn write_ingest_tables(
@@ -145,9 +153,9 @@ impl Db {
         st: &mut DbState,
         entries: &[(&[u8], &[u8])],
         seq: u64,
+        target: u64,
     ) -> std::result::Result<(Vec<FileMeta>, Vec<u64>), (Error, Vec<u64>)> {
         let inner = &*self.inner;
-        let target = inner.options.target_file_size_base.max(1);
         let mut allocated = Vec::new();
         let mut outputs = Vec::new();
         let mut ikey = Vec::new();
@@ -222,8 +230,8 @@ fn ingest_entries<'a>(mut entries: Vec<(&'a [u8], &'a [u8])>, sorted: bool) -> R
     } else {
         // Of equal keys the last given stays last: the position breaks
         // ties (an unstable sort with it is faster than a stable one).
-        let mut indexed: Vec<(&[u8], &[u8], u32)> =
-            entries.iter().enumerate().map(|(i, &(k, v))| (k, v, i as u32)).collect();
+        let mut indexed: Vec<(&[u8], &[u8], usize)> =
+            entries.iter().enumerate().map(|(i, &(k, v))| (k, v, i)).collect();
         indexed.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.2.cmp(&b.2)));
         entries.clear();
         entries.extend(indexed.into_iter().map(|(k, v, _)| (k, v)));
