@@ -567,6 +567,7 @@ export class Leader {
         }
         const range = putRange(r.batch);
         const report = await db.ingest(WriteBatch.fromEncoded(r.batch, r.count), { sorted: r.sorted });
+        const first = report.keys > 0 ? report.sequence : db.latestSequence + 1;
         // Its write record, right after it (an ingest takes puts only): a
         // crash between the two leaves the one case where a resent ingest
         // is applied twice.
@@ -574,21 +575,21 @@ export class Leader {
         WriteBatch.putBookkeeping(record, recordKey(c.id), recordValue(id));
         db.write(record);
         this.#applied.set(c.id, id);
+        // One change over the keys' range, not one per key; its sequence
+        // numbers cover the write record too, as a write's do.
+        let keys = new Uint8Array(0);
+        let kinds = new Uint8Array(0);
+        let bounds = new Uint32Array([0]);
         if (range !== undefined && report.keys > 0) {
-          // One change over the keys' range, not one per key.
           const [lo, hi] = range;
           const end = successor(hi);
-          const keys = new Uint8Array(lo.length + end.length);
+          keys = new Uint8Array(lo.length + end.length);
           keys.set(lo);
           keys.set(end, lo.length);
-          this.#publish({
-            first: report.sequence,
-            last: report.sequence,
-            kinds: new Uint8Array([INGEST]),
-            bounds: new Uint32Array([0, lo.length, keys.length]),
-            keys,
-          });
+          kinds = new Uint8Array([INGEST]);
+          bounds = new Uint32Array([0, lo.length, keys.length]);
         }
+        this.#publish({ first, last: db.latestSequence, kinds, bounds, keys });
         return [report, []];
       }
       case 'compactRange':

@@ -142,7 +142,9 @@ describe('ingest through the leader (connect)', () => {
     const h = (await ask(2, { op: 'changes', since: start })) as ChangeHistory;
     expect(h.records.length).toBe(1);
     const r = h.records[0]!;
-    expect([r.first, r.last]).toEqual([report.sequence, report.sequence]);
+    // The ingest's sequence number, then its write record's.
+    expect([r.first, r.last]).toEqual([report.sequence, report.sequence + 1]);
+    expect(h.latest).toBe(report.sequence + 1);
     expect(Array.from(r.kinds)).toEqual([4]);
     expect(text(r.keys.subarray(r.bounds[0], r.bounds[1]))).toBe('c');
     expect(Array.from(r.keys.subarray(r.bounds[1], r.bounds[2]))).toEqual([...bytes('x'), 0]);
