@@ -22,7 +22,7 @@ pub(crate) mod snapshot;
 mod transaction;
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use backup::{ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION};
@@ -173,6 +173,9 @@ struct DbInner {
     state: Mutex<DbState>,
     current: Mutex<Arc<SuperVersion>>,
     sv_number: AtomicU64,
+    /// L0 files of the current SuperVersion's version (kept with it, so
+    /// that asking costs no lock: the browser binding asks at every write).
+    l0_files: AtomicUsize,
     /// The last sequence number whose write is fully applied.
     visible_seq: AtomicU64,
     snapshots: Arc<SnapshotList>,
@@ -505,10 +508,12 @@ impl Db {
         let inner = &*self.inner;
         let mut cur = lock(&inner.current);
         let number = inner.sv_number.load(Ordering::Relaxed) + 1;
+        let version = st.versions.current();
+        inner.l0_files.store(version.levels[0].len(), Ordering::Release);
         *cur = Arc::new(SuperVersion {
             mem: st.mem.clone(),
             imm: st.imm.iter().rev().cloned().collect(),
-            version: st.versions.current(),
+            version,
             number,
         });
         inner.sv_number.store(number, Ordering::Release);
@@ -547,11 +552,10 @@ impl Db {
         Ok(report)
     }
 
-    /// The number of L0 files of the current version (cheap: for pacing
-    /// background work against writes).
+    /// The number of L0 files of the current version (an atomic load: for
+    /// pacing background work against writes).
     pub fn level0_file_count(&self) -> usize {
-        let (sv, _) = self.read_view(None);
-        sv.version.levels[0].len()
+        self.inner.l0_files.load(Ordering::Acquire)
     }
 
     /// The number of table files of the current version.

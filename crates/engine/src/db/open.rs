@@ -184,6 +184,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         (options.row_cache_capacity > 0).then(|| crate::read::row_cache::RowCache::new(options.row_cache_capacity));
     let stats = Arc::new(Statistics::default());
     let version = versions.current();
+    let l0_files = version.levels[0].len();
     let sv = SuperVersion { mem: mem.clone(), imm: imm.iter().rev().cloned().collect(), version, number: 1 };
     let state = DbState {
         mem,
@@ -212,6 +213,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             state: Mutex::new(state),
             current: Mutex::new(Arc::new(sv)),
             sv_number: AtomicU64::new(1),
+            l0_files: std::sync::atomic::AtomicUsize::new(l0_files),
             visible_seq: AtomicU64::new(last_seq),
             snapshots: Arc::new(SnapshotList::default()),
             closed: AtomicBool::new(false),
