@@ -861,12 +861,20 @@ const DELETE_RANGE = 0x03;
  * and three allocations; or 'split' when a range delete covers reserved
  * keys. Throws `InvalidArgument` for a reserved key or a malformed batch.
  */
+/** A write batch that WriteBatch did not encode. */
+function malformed(): SiltError {
+  return new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
+}
+
+/** The little-endian u32 of an encoded batch at `at`. */
+function u32At(bytes: Uint8Array, at: number): number {
+  if (at + 4 > bytes.length) throw malformed();
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+}
+
 function pack(bytes: Uint8Array): Packed | 'split' {
-  const bad = () => new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
-  const u32 = (at: number): number => {
-    if (at + 4 > bytes.length) throw bad();
-    return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-  };
+  const bad = malformed;
+  const u32 = (at: number): number => u32At(bytes, at);
   // Pass 1: count, size, check.
   let n = 0;
   let keyBytes = 0;
@@ -954,11 +962,8 @@ function apply(to: Updatable, op: BatchOp): void {
  * when empty); refuses any other update, and reserved keys, as writes do.
  */
 function putRange(bytes: Uint8Array): [Uint8Array, Uint8Array] | undefined {
-  const bad = () => new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
-  const u32 = (at: number): number => {
-    if (at + 4 > bytes.length) throw bad();
-    return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-  };
+  const bad = malformed;
+  const u32 = (at: number): number => u32At(bytes, at);
   let lo: Uint8Array | undefined;
   let hi: Uint8Array | undefined;
   for (let at = 0; at < bytes.length; ) {

@@ -38,13 +38,19 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:04}").into_bytes()
 }
 
-#[test]
-fn a_second_lookup_is_a_hit_and_pins_only_its_value() {
+/// A database whose table holds `key(i)` = "value {i}" for `i` in `0..n`.
+fn flushed(n: u32) -> Db {
     let db = db();
-    for i in 0..100 {
+    for i in 0..n {
         db.put(&W, &key(i), format!("value {i}").as_bytes()).unwrap();
     }
     db.flush().unwrap();
+    db
+}
+
+#[test]
+fn a_second_lookup_is_a_hit_and_pins_only_its_value() {
+    let db = flushed(100);
     let read_all = |db: &Db| {
         let before = counts(db);
         for i in 0..100 {
@@ -170,11 +176,7 @@ fn merge_operands_are_cached_as_operands() {
 
 #[test]
 fn multi_get_reads_through_the_row_cache_both_ways() {
-    let db = db();
-    for i in 0..300 {
-        db.put(&W, &key(i), format!("value {i}").as_bytes()).unwrap();
-    }
-    db.flush().unwrap();
+    let db = flushed(300);
     let keys: Vec<Vec<u8>> = (0..300).step_by(3).map(key).chain([b"absent".to_vec()]).collect();
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     for batched in [true, false, true, false] {
