@@ -95,3 +95,29 @@ export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chro
     rmSync(profile, { recursive: true, force: true });
   }
 }
+
+/**
+ * Runs `src` (a module whose `PACKAGE` stands for siltdb's address) in a
+ * dedicated worker of `page` made from a blob: waits for its first message
+ * (ready), posts `message`, and returns the data of its next one.
+ */
+export function runInBlobWorker(page, src, message) {
+  return page.evaluate(
+    async ([code, msg]) => {
+      const full = code.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
+      const w = new Worker(URL.createObjectURL(new Blob([full], { type: 'text/javascript' })), { type: 'module' });
+      await new Promise((ok) => (w.onmessage = ok));
+      const result = new Promise((ok, fail) => {
+        w.onmessage = (e) => ok(e.data);
+        w.onerror = (e) => fail(new Error(e.message));
+      });
+      w.postMessage(msg);
+      try {
+        return await result;
+      } finally {
+        w.terminate();
+      }
+    },
+    [src, message],
+  );
+}

@@ -7,7 +7,7 @@
 //
 //   node bench/run/write-probe.mjs [--n 5000]
 import { parseArgs, runMain } from './args.mjs';
-import { withBenchPage } from './browser-session.mjs';
+import { runInBlobWorker, withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
 
 const args = parseArgs(process.argv.slice(2), { n: 5000, 'timeout-min': 5 }, 'usage: node bench/run/write-probe.mjs [--n N]');
@@ -63,24 +63,7 @@ async function main() {
   await withBenchPage(
     async ({ page, browser }) => {
       console.log(`${browser}; ${machineText()}; ${new Date().toISOString()}; n = ${args.n}`);
-      const out = await page.evaluate(
-        async ([src, n]) => {
-          // A worker from a blob: the package by its full address.
-          const code = src.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
-          const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
-          const w = new Worker(url, { type: 'module' });
-          await new Promise((r) => (w.onmessage = r));
-          const result = new Promise((r, j) => {
-            w.onmessage = (e) => r(e.data);
-            w.onerror = (e) => j(new Error(e.message));
-          });
-          w.postMessage(n);
-          const r = await result;
-          w.terminate();
-          return r;
-        },
-        [WORKER, args.n],
-      );
+      const out = await runInBlobWorker(page, WORKER, args.n);
       for (const [k, v] of Object.entries(out)) console.log(`${k.padEnd(48)} ${v.toFixed(2)} µs`);
     },
     { timeoutMin: args['timeout-min'], log },

@@ -18,7 +18,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, runMain } from './args.mjs';
-import { withBenchPage } from './browser-session.mjs';
+import { runInBlobWorker, withBenchPage } from './browser-session.mjs';
 import { metaMarkdown, startRun } from './machine.mjs';
 
 const USAGE = 'usage: node bench/run/writes.mjs [--num N] [--reps N] [--out DIR] [--timeout-min M]';
@@ -139,25 +139,9 @@ async function main() {
       browser = b;
       for (let rep = 0; rep < args.reps; rep++) {
         log(`rep ${rep + 1} of ${args.reps}`);
-        reps.push(
-          await page.evaluate(
-            async ([src, n, r]) => {
-              const code = src.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
-              const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
-              await new Promise((ok) => (w.onmessage = ok));
-              const result = new Promise((ok, fail) => {
-                w.onmessage = (e) => ok(e.data);
-                w.onerror = (e) => fail(new Error(e.message));
-              });
-              w.postMessage({ n, rep: r });
-              const { out, error } = await result;
-              w.terminate();
-              if (error) throw new Error(`the worker failed: ${error}`);
-              return out;
-            },
-            [WORKER, args.num, rep],
-          ),
-        );
+        const { out, error } = await runInBlobWorker(page, WORKER, { n: args.num, rep });
+        if (error) throw new Error(`the worker failed: ${error}`);
+        reps.push(out);
       }
     },
     { timeoutMin: args['timeout-min'], log },
