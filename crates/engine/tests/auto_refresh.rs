@@ -19,7 +19,9 @@ fn table_files(fs: &MemFs) -> BTreeSet<String> {
     fs.list("db").unwrap().into_iter().filter(|n| n.ends_with(".sst")).collect()
 }
 
-/// L-last holds k0, L0 holds k1, the memtable 1,000 keys.
+/// L-last holds k0, L0 holds k1, the memtable 1,000 keys (with values of
+/// 100 bytes, so the entries and not the memtable's bloom filter make up
+/// most of its bytes).
 fn setup(fs: &MemFs) -> Db {
     let db = open(fs);
     db.put(&W, b"k0", b"v0").unwrap();
@@ -28,7 +30,7 @@ fn setup(fs: &MemFs) -> Db {
     db.put(&W, b"k1", b"v1").unwrap();
     db.flush().unwrap();
     for i in 0..1000 {
-        db.put(&W, format!("m{i:04}").as_bytes(), b"value").unwrap();
+        db.put(&W, format!("m{i:04}").as_bytes(), &[b'v'; 100]).unwrap();
     }
     let p = db.properties();
     assert_eq!(p.files_per_level[0], 1, "{p:?}");

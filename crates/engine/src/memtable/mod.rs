@@ -1,95 +1,37 @@
-//! The memtable: a concurrent skip list (crossbeam) of internal keys. One
-//! writer inserts (under the DB's write lock) while any number of readers
-//! look up and iterate without locks. A whole-key bloom filter (`bloom.rs`)
-//! lets point lookups of keys it does not hold skip the skip list.
+//! The memtable: a skip list of internal keys laid out in an arena
+//! (`skiplist.rs`). One writer inserts (under the DB's write lock, and the
+//! list's own writer mutex) while any number of readers look up and iterate
+//! without locks. A whole-key bloom filter (`bloom.rs`) lets point lookups
+//! of keys it does not hold skip the skip list.
 //!
-//! Nothing is ever removed from a memtable's skip list: its nodes are freed
-//! all at once when the memtable is dropped, after every reader let go of
-//! it (readers hold an `Arc`). So readers and the writer use crossbeam's
-//! *unprotected* epoch guard, which pins nothing: pinning and unpinning an
-//! epoch on every step and counting references on every entry (what
-//! crossbeam's `SkipMap` does) cost more than the step itself, and they
-//! protect only against removals, which never happen here.
+//! Nothing is ever removed from a memtable: its blocks are freed when the
+//! memtable is dropped, after every reader let go of it (readers hold an
+//! `Arc`), except blocks holding a value a reader took as `Bytes`.
 
 mod bloom;
+mod skiplist;
 
-use std::borrow::Borrow;
-use std::cmp::Ordering;
-use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
-use crossbeam_epoch::Guard;
-use crossbeam_skiplist::base::SkipList;
 
 use self::bloom::WholeKeyBloom;
+use self::skiplist::{Node, SkipList};
 use crate::batch::{BatchOp, WriteBatch};
 use crate::format::key::{self, SequenceNumber, ValueType};
 use crate::iter::InternalIterator;
 use crate::range_del::{FragmentedTombstones, Tombstone};
 use crate::sst::filter::key_hash;
 
-/// An encoded internal key ordered as internal keys are.
-#[derive(Clone, Debug)]
-struct MemKey(Bytes);
-
-/// The borrowed form of [`MemKey`], so lookups need no allocation.
-#[repr(transparent)]
-struct KeyRef([u8]);
-
-impl KeyRef {
-    fn new(b: &[u8]) -> &KeyRef {
-        // SAFETY: KeyRef is repr(transparent) over [u8], so the two
-        // references have the same layout and metadata.
-        unsafe { &*(b as *const [u8] as *const KeyRef) }
-    }
-}
-
-impl PartialEq for KeyRef {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for KeyRef {}
-impl PartialOrd for KeyRef {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for KeyRef {
-    fn cmp(&self, other: &Self) -> Ordering {
-        key::compare(&self.0, &other.0)
-    }
-}
-impl Borrow<KeyRef> for MemKey {
-    fn borrow(&self) -> &KeyRef {
-        KeyRef::new(&self.0)
-    }
-}
-impl PartialEq for MemKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for MemKey {}
-impl PartialOrd for MemKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for MemKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        key::compare(&self.0, &other.0)
-    }
-}
-
-/// Per-entry bookkeeping charged on top of key and value bytes.
-const ENTRY_OVERHEAD: usize = 64;
+/// Bookkeeping charged per range tombstone on top of its two keys.
+const RANGE_DEL_OVERHEAD: usize = 64;
 
 pub struct MemTable {
-    map: SkipList<MemKey, Bytes>,
-    bytes: AtomicUsize,
+    map: SkipList,
+    /// Bytes of range tombstones and the bloom filter (the skip list
+    /// counts its own).
+    other_bytes: AtomicUsize,
     /// Number of the oldest WAL holding this memtable's updates.
     wal_number: u64,
     /// Range tombstones, and their fragmented form cached for reads
@@ -111,8 +53,8 @@ impl MemTable {
     pub fn with_bloom(wal_number: u64, bloom_bytes: usize) -> Self {
         let bloom = (bloom_bytes > 0).then(|| WholeKeyBloom::new(bloom_bytes));
         MemTable {
-            map: SkipList::new(crossbeam_epoch::default_collector().clone()),
-            bytes: AtomicUsize::new(bloom.as_ref().map_or(0, WholeKeyBloom::size)),
+            map: SkipList::new(),
+            other_bytes: AtomicUsize::new(bloom.as_ref().map_or(0, WholeKeyBloom::size)),
             wal_number,
             range_dels: Mutex::new(Vec::new()),
             range_del_count: AtomicUsize::new(0),
@@ -125,45 +67,39 @@ impl MemTable {
         self.wal_number
     }
 
-    /// Inserts one version. REQUIRES: one writer at a time, and (seq, key)
-    /// never inserted twice.
+    /// Inserts one version. An equal internal key (the same sequence
+    /// number) already present is the same update and is left as it is.
     pub fn add(&self, seq: SequenceNumber, ty: ValueType, user_key: &[u8], value: &[u8]) {
+        let mut w = self.map.writer();
+        self.add_locked(&mut w, seq, ty, user_key, value);
+    }
+
+    fn add_locked(&self, w: &mut skiplist::Writer, seq: SequenceNumber, ty: ValueType, user_key: &[u8], value: &[u8]) {
         if ty == ValueType::RangeDelete {
             let mut dels = self.range_dels.lock().unwrap_or_else(|p| p.into_inner());
             dels.push(Tombstone { start: user_key.to_vec(), end: value.to_vec(), seq });
-            self.bytes.fetch_add(user_key.len() + value.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
+            self.other_bytes.fetch_add(user_key.len() + value.len() + RANGE_DEL_OVERHEAD, AtomicOrdering::Relaxed);
             self.range_del_count.store(dels.len(), AtomicOrdering::Release);
             return;
         }
         if let Some(b) = &self.bloom {
             b.add(key_hash(user_key));
         }
-        // One allocation holds the internal key and the value.
-        let mut buf = Vec::with_capacity(user_key.len() + key::TAG_LEN + value.len());
-        key::append_internal_key(&mut buf, user_key, seq, ty as u8);
-        let klen = buf.len();
-        buf.extend_from_slice(value);
-        self.bytes.fetch_add(buf.len() + ENTRY_OVERHEAD, AtomicOrdering::Relaxed);
-        let buf = Bytes::from(buf);
-        // get_or_insert, never insert: insert removes an equal key it finds,
-        // and nothing may ever be removed (see the module doc). An equal
-        // internal key (the same sequence number) is the same update.
-        let guard = unprotected();
-        self.map.get_or_insert(MemKey(buf.slice(..klen)), buf.slice(klen..), guard).release(guard);
+        self.map.insert(w, user_key, seq, ty, value);
     }
 
     /// Inserts every update of `batch`, numbered from its sequence number
     /// on; returns the last number used. An empty range is recorded (it is
-    /// in the WAL) but covers nothing. REQUIRES: as [`MemTable::add`], and a
-    /// batch that is not empty.
+    /// in the WAL) but covers nothing. REQUIRES: a batch that is not empty.
     pub fn add_batch(&self, batch: &WriteBatch) -> SequenceNumber {
+        let mut w = self.map.writer();
         let mut seq = batch.sequence();
         for op in batch.iter().flatten() {
             match op {
-                BatchOp::Put { key, value } => self.add(seq, ValueType::Put, key, value),
-                BatchOp::Delete { key } => self.add(seq, ValueType::Delete, key, b""),
-                BatchOp::Merge { key, value } => self.add(seq, ValueType::Merge, key, value),
-                BatchOp::RangeDelete { start, end } => self.add(seq, ValueType::RangeDelete, start, end),
+                BatchOp::Put { key, value } => self.add_locked(&mut w, seq, ValueType::Put, key, value),
+                BatchOp::Delete { key } => self.add_locked(&mut w, seq, ValueType::Delete, key, b""),
+                BatchOp::Merge { key, value } => self.add_locked(&mut w, seq, ValueType::Merge, key, value),
+                BatchOp::RangeDelete { start, end } => self.add_locked(&mut w, seq, ValueType::RangeDelete, start, end),
             }
             seq += 1;
         }
@@ -207,24 +143,24 @@ impl MemTable {
             return;
         }
         let user_key = key::user_key(lookup);
-        let mut entry = self.map.lower_bound(Bound::Included(KeyRef::new(lookup)), unprotected());
-        while let Some(e) = entry {
-            match key::parse(&e.key().0) {
+        let mut node = self.map.seek(lookup);
+        while let Some(n) = node {
+            match key::parse(n.key()) {
                 Some(p) if p.user_key == user_key => {
-                    if !f(p.ty, p.seq, e.value()) {
+                    if !f(p.ty, p.seq, &n.value_bytes()) {
                         return;
                     }
                 }
                 _ => return,
             }
-            entry = e.next();
+            node = self.map.next(n);
         }
     }
 
     /// Approximate bytes held (keys, values, per-entry overhead and the
     /// bloom filter).
     pub fn approximate_memory_usage(&self) -> usize {
-        self.bytes.load(AtomicOrdering::Relaxed)
+        self.map.bytes() + self.other_bytes.load(AtomicOrdering::Relaxed)
     }
 
     /// Approximate bytes of the entries (without the bloom filter).
@@ -237,18 +173,8 @@ impl MemTable {
     }
 
     pub fn iter(self: &Arc<Self>) -> MemTableIter {
-        MemTableIter { cur: None, mem: self.clone() }
+        MemTableIter { cur: std::ptr::null(), mem: self.clone() }
     }
-}
-
-/// The guard every access to a memtable's skip list uses: crossbeam's
-/// unprotected guard, which pins no epoch (see the module doc for why that
-/// is sound: no node of a memtable is freed before the memtable).
-fn unprotected() -> &'static Guard {
-    // SAFETY: nodes are never removed from a memtable's skip list (`add`
-    // only inserts, with get_or_insert), so no node is retired while a
-    // reader may see it; the list frees its nodes in its own drop.
-    unsafe { crossbeam_epoch::unprotected() }
 }
 
 /// An iterator over a memtable, holding it alive. A step follows the skip
@@ -256,78 +182,58 @@ fn unprotected() -> &'static Guard {
 /// search, the skip list has no back links). Entries inserted after the
 /// iterator was made are seen too; the DB iterator filters them by sequence.
 pub struct MemTableIter {
-    /// The current entry. It borrows the skip list inside `mem` for as long
-    /// as the iterator lives (see `extend`): declared before `mem`, so it is
-    /// dropped first.
-    cur: Option<Entry<'static, MemKey, Bytes>>,
+    /// The current node, in `mem`'s skip list (which never frees a node
+    /// before it is dropped, and `mem` keeps it).
+    cur: *const Node,
     mem: Arc<MemTable>,
 }
 
-// SAFETY: `cur` holds references into the skip list (Send + Sync) and to
-// the static unprotected guard, which has no thread-local state.
+// SAFETY: `cur` points into the skip list `mem` keeps alive; its bytes
+// never change once published, and the list is Send + Sync.
 unsafe impl Send for MemTableIter {}
 
-type Entry<'a, K, V> = crossbeam_skiplist::base::Entry<'a, 'a, K, V>;
-
-/// Lets an entry of `mem`'s skip list live as long as an iterator that
-/// holds `mem`.
-///
-/// SAFETY: the caller keeps the `Arc<MemTable>` the entry came from for as
-/// long as the entry, and drops the entry first. The skip list is inside the
-/// `MemTable` behind that `Arc`, so it neither moves nor goes away while the
-/// entry lives; and entries are never removed from a memtable. The two types
-/// differ only in a lifetime.
-unsafe fn extend(e: Option<Entry<'_, MemKey, Bytes>>) -> Option<Entry<'static, MemKey, Bytes>> {
-    // SAFETY: see above.
-    unsafe { std::mem::transmute::<Option<Entry<'_, MemKey, Bytes>>, Option<Entry<'static, MemKey, Bytes>>>(e) }
+impl MemTableIter {
+    fn node(&self) -> Option<&Node> {
+        // SAFETY: see the field's doc.
+        unsafe { self.cur.as_ref() }
+    }
 }
 
-impl MemTableIter {
-    fn set(&mut self, e: Option<Entry<'_, MemKey, Bytes>>) {
-        // SAFETY: `e` came from `self.mem`'s map, which `self` holds.
-        self.cur = unsafe { extend(e) };
-    }
+fn ptr_of(n: Option<&Node>) -> *const Node {
+    n.map_or(std::ptr::null(), |n| n as *const Node)
 }
 
 impl InternalIterator for MemTableIter {
     fn valid(&self) -> bool {
-        self.cur.is_some()
+        !self.cur.is_null()
     }
     fn seek_to_first(&mut self) {
-        let mem = self.mem.clone();
-        self.set(mem.map.front(unprotected()));
+        self.cur = ptr_of(self.mem.map.first());
     }
     fn seek_to_last(&mut self) {
-        let mem = self.mem.clone();
-        self.set(mem.map.back(unprotected()));
+        self.cur = ptr_of(self.mem.map.last());
     }
     fn seek(&mut self, target: &[u8]) {
-        let mem = self.mem.clone();
-        self.set(mem.map.lower_bound(Bound::Included(KeyRef::new(target)), unprotected()));
+        self.cur = ptr_of(self.mem.map.seek(target));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let mem = self.mem.clone();
-        self.set(mem.map.upper_bound(Bound::Included(KeyRef::new(target)), unprotected()));
+        self.cur = ptr_of(self.mem.map.seek_for_prev(target));
     }
     fn next(&mut self) {
-        if let Some(e) = self.cur.as_mut() {
-            if !e.move_next() {
-                self.cur = None;
-            }
+        if let Some(n) = self.node() {
+            self.cur = ptr_of(self.mem.map.next(n));
         }
     }
     fn prev(&mut self) {
-        if let Some(e) = self.cur.as_mut() {
-            if !e.move_prev() {
-                self.cur = None;
-            }
+        if let Some(n) = self.node() {
+            self.cur = ptr_of(self.mem.map.before(n.key()));
         }
     }
     fn key(&self) -> &[u8] {
-        self.cur.as_ref().map_or(&[], |e| &e.key().0[..])
+        self.node().map_or(&[], Node::key)
     }
     fn value(&self) -> &[u8] {
-        self.cur.as_ref().map_or(&[], |e| &e.value()[..])
+        self.node().map_or(&[], Node::value)
     }
     fn status(&self) -> crate::Result<()> {
         Ok(())
