@@ -26,6 +26,7 @@ import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
 import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import { storageEstimate, type StorageEstimate } from './storage.js';
+import { nextTask } from './task.js';
 import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
 
 /** Options of one write. */
@@ -164,6 +165,10 @@ class BackgroundPump {
   #inner: WasmDatabase;
   #keeper: PoolKeeper | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** A run is scheduled (by a timer or for the next task), due at `#due`. */
+  #scheduled = false;
+  /** Bumped to cancel a scheduled run. */
+  #token = 0;
   #due = 0;
   #stopped = false;
   /** Background work stopped writes: nothing more is pumped. */
@@ -179,25 +184,44 @@ class BackgroundPump {
     this.#keeper = keeper;
   }
 
-  /** Runs background work after `delayMs`, or sooner if already scheduled later. */
+  /**
+   * Runs background work after `delayMs`, or sooner if already scheduled
+   * later. At 0, in the next task (`nextTask`: a chain of `setTimeout(0)`
+   * would be clamped to 4 ms a step, leaving the worker idle half the time
+   * while work is left).
+   */
   kick(delayMs = 0): void {
     if (this.#stopped || this.#failed) return;
     const at = performance.now() + delayMs;
-    if (this.#timer !== undefined) {
+    if (this.#scheduled) {
       if (this.#due <= at) return;
-      clearTimeout(this.#timer);
+      this.#cancel();
     }
     this.#due = at;
-    this.#timer = setTimeout(() => this.#run(), delayMs);
+    this.#scheduled = true;
+    const token = this.#token;
+    const run = () => {
+      if (token === this.#token) this.#run();
+    };
+    if (delayMs <= 0) void nextTask().then(run);
+    else this.#timer = setTimeout(run, delayMs);
   }
 
-  stop(): void {
-    this.#stopped = true;
+  /** Forgets the scheduled run. */
+  #cancel(): void {
+    this.#token++;
+    this.#scheduled = false;
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
+  stop(): void {
+    this.#stopped = true;
+    this.#cancel();
+  }
+
   #run(): void {
+    this.#scheduled = false;
     this.#timer = undefined;
     if (this.#stopped) return;
     const { workLeft, waitingForPool } = contract().work;
@@ -890,7 +914,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
         // drops the deleted data); a file it could not create, it keeps.
         // Failing three times in a row means that no job goes through.
         if (recoveryOf(e) === 'stopWrites' || ++failures >= IDLE_RETRY_ATTEMPTS) throw fromWasm(e);
-        await new Promise((r) => setTimeout(r, 0));
+        await nextTask();
         continue;
       }
       if (!(bits & workLeft)) return;
@@ -900,7 +924,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
         if (core.keeper?.lastError) throw core.keeper.lastError;
         throw new SiltError('PoolExhausted', 'background work is waiting for free pooled files that the pool keeper did not provide');
       }
-      await new Promise((r) => setTimeout(r, 0));
+      await nextTask();
     }
   }
 

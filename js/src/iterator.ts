@@ -12,6 +12,7 @@ import { countCopied } from './counters.js';
 import { fromWasm, SiltError } from './errors.js';
 import { memoryBytesView, memoryWords } from './wasm.js';
 import type { Snapshot } from './snapshot.js';
+import { nextTask } from './task.js';
 
 /** Which keys to visit, in which order, as of when, and how to decode them. */
 export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
@@ -179,11 +180,6 @@ export class EntryBatch implements Iterable<Entry> {
   *[Symbol.iterator](): Generator<Entry, void, undefined> {
     for (let i = 0; i < this.length; i++) yield [this.keyAt(i), this.valueAt(i)];
   }
-}
-
-/** Lets the event loop run a turn: messages, timers, background work. */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /**
