@@ -4,7 +4,7 @@
 // defaults (`silt:defaults`, what a new user gets); or through connect()
 // (`silt:connect`), the Promise API a page uses, whose values come back as
 // copies across a postMessage.
-import { connect, importDatabase, open, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
+import { connect, importDatabase, open, openMemory, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
 import { checksum, moduleGraph, u64Bytes, u64Of } from '../common.js';
 
 // Tuned: a block cache that holds the whole data set (SQLite gets the same
@@ -344,7 +344,38 @@ function viaConnect(id, label, options) {
 // What a user of open() ships: the package's module graph and the wasm.
 const FILES = await moduleGraph('/siltdb/dist/index.js', ['/siltdb/pkg/silt_wasm_bg.wasm']);
 
+/**
+ * The worker adapter on an in-memory database (openMemory): the same
+ * engine, bindings and calls with no file I/O, to compare with an engine
+ * that keeps its files in memory (LevelDB's MEMFS). A database lives until
+ * it is destroyed (close keeps it for the next open), so there is no
+ * reopen row, no persistence check and no backup or copy (those write
+ * OPFS databases).
+ */
+function inMemory() {
+  const kept = new Map();
+  const adapter = inWorker('silt:memory', 'Silt in memory (openMemory)', TUNED, { ...TUNED, sync: 'n/a (in memory)' });
+  delete adapter.backup;
+  delete adapter.copy;
+  return {
+    ...adapter,
+    storage: 'memory (openMemory: no file I/O, as LevelDB on MEMFS)',
+    persistent: false,
+    reopens: false,
+    async open(name) {
+      if (!kept.has(name)) kept.set(name, await openMemory(TUNED));
+      return kept.get(name);
+    },
+    async close() {},
+    async destroy(name) {
+      kept.get(name)?.close();
+      kept.delete(name);
+    },
+  };
+}
+
 const CONFIGS = {
+  memory: inMemory,
   defaults: () => inWorker('silt:defaults', 'Silt, library defaults', {}, { options: 'none: open(name) as a new user calls it (siltdb defaults)' }),
   connect: () => viaConnect('silt:connect', 'Silt via connect()', TUNED),
   rowcache: () => inWorker('silt:rowcache', 'Silt, row cache of 16 MiB', { ...TUNED, rowCacheCapacity: 16 << 20 }, { ...TUNED, rowCacheCapacity: '16 MiB' }),

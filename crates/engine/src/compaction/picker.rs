@@ -19,6 +19,11 @@ pub struct PickerOptions {
     pub level0_file_num_compaction_trigger: usize,
     pub max_bytes_for_level_base: u64,
     pub max_bytes_for_level_multiplier: u64,
+    /// L0 files smaller than this are merged, never moved down as they
+    /// are: small flushes (a small write buffer, data that compresses well)
+    /// would otherwise pile up as many small tables, each an OPFS file of
+    /// the pool (a quarter of `target_file_size_base`).
+    pub min_l0_move_bytes: u64,
 }
 
 /// Target sizes per level and the level L0 compacts into.
@@ -70,10 +75,13 @@ impl std::fmt::Debug for CompactionSpec {
 #[derive(Clone, Debug)]
 pub enum Choice {
     DoNothing,
-    /// Move one file down a level unchanged (nothing overlaps it there).
+    /// Move files down unchanged: one file of a level whose range nothing
+    /// overlaps in the next, or every L0 file when they overlap neither
+    /// each other nor anything in the base level (an ascending load: RocksDB's
+    /// L0 trivial move), so it is not read and written again.
     Move {
         from: usize,
-        file: Arc<FileMetaData>,
+        files: Vec<Arc<FileMetaData>>,
         to: usize,
     },
     Merge(CompactionSpec),
@@ -131,12 +139,36 @@ pub fn overlapping(v: &Version, level: usize, lo: &[u8], hi: &[u8]) -> Vec<Arc<F
 
 /// Builds a compaction of `upper` (files of `level`) into `output_level`,
 /// adding every file of the output level that overlaps them.
-fn merge_into(v: &Version, level: usize, upper: Vec<Arc<FileMetaData>>, output_level: usize, reason: Reason) -> Choice {
+/// Whether no two of `files` overlap.
+fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
+    let mut by_start: Vec<_> = files.iter().collect();
+    by_start.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    by_start.windows(2).all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
+}
+
+fn merge_into(
+    v: &Version,
+    o: &PickerOptions,
+    level: usize,
+    upper: Vec<Arc<FileMetaData>>,
+    output_level: usize,
+    reason: Reason,
+) -> Choice {
     let Some((lo, hi)) = key_range(&upper) else { return Choice::DoNothing };
     let lower = overlapping(v, output_level, &lo, &hi);
-    if lower.is_empty() && level > 0 && upper.len() == 1 && reason != Reason::Manual {
-        let file = upper.into_iter().next().expect("one file");
-        return Choice::Move { from: level, file, to: output_level };
+    let movable = match level {
+        0 => upper.iter().all(|f| f.meta.file_size >= o.min_l0_move_bytes),
+        _ => upper.len() == 1,
+    };
+    if reason != Reason::Manual && movable {
+        // Nothing of the output level may overlap any file moved; L0 files
+        // must not overlap each other either (their output is one level of
+        // disjoint files).
+        let fits =
+            |f: &FileMetaData| overlapping(v, output_level, f.smallest_user_key(), f.largest_user_key()).is_empty();
+        if upper.iter().all(|f| fits(f)) && disjoint(&upper) {
+            return Choice::Move { from: level, files: upper, to: output_level };
+        }
     }
     let mut inputs = vec![(level, upper)];
     if !lower.is_empty() {
@@ -170,9 +202,9 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
             consider(size as f64 / targets.bytes[level].max(1) as f64, level);
         }
     }
-    let Some((_, level)) = best else { return read_triggered(v, &targets) };
+    let Some((_, level)) = best else { return read_triggered(v, o, &targets) };
     if level == 0 {
-        return merge_into(v, 0, v.levels[0].clone(), targets.base_level, Reason::L0FileCount);
+        return merge_into(v, o, 0, v.levels[0].clone(), targets.base_level, Reason::L0FileCount);
     }
     let reason = if level < targets.base_level { Reason::DrainAboveBase } else { Reason::LevelSize };
     // Round-robin: the first file past the cursor, wrapping around.
@@ -183,7 +215,7 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
         .find(|f| cursor.is_empty() || f.smallest_user_key() > cursor.as_slice())
         .unwrap_or(&files[0])
         .clone();
-    merge_into(v, level, vec![pick], level + 1, reason)
+    merge_into(v, o, level, vec![pick], level + 1, reason)
 }
 
 /// With no size-triggered work due: the first file (from the top) that
@@ -192,15 +224,15 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
 /// (with all of L0) into the base level; a file of a lower level into the
 /// next, where files overlap it. A file with nothing below it to merge with
 /// is left alone (moving it down would spare no lookup).
-fn read_triggered(v: &Version, targets: &LevelTargets) -> Choice {
+fn read_triggered(v: &Version, o: &PickerOptions, targets: &LevelTargets) -> Choice {
     let last = NUM_LEVELS - 1;
     for (level, files) in v.levels.iter().enumerate().take(last) {
         for f in files.iter().filter(|f| f.wants_read_compaction()) {
             if level == 0 {
-                return merge_into(v, 0, v.levels[0].clone(), targets.base_level, Reason::ReadTriggered);
+                return merge_into(v, o, 0, v.levels[0].clone(), targets.base_level, Reason::ReadTriggered);
             }
             if !overlapping(v, level + 1, f.smallest_user_key(), f.largest_user_key()).is_empty() {
-                return merge_into(v, level, vec![f.clone()], level + 1, Reason::ReadTriggered);
+                return merge_into(v, o, level, vec![f.clone()], level + 1, Reason::ReadTriggered);
             }
         }
     }
@@ -235,7 +267,7 @@ pub fn manual(v: &Version, o: &PickerOptions, level: usize, lo: Option<&[u8]>, h
     } else {
         (files, level + 1)
     };
-    merge_into(v, level, files, output_level, Reason::Manual)
+    merge_into(v, o, level, files, output_level, Reason::Manual)
 }
 
 /// Whether no level below `output_level` holds data in [lo, hi]: deletions

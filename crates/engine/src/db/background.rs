@@ -240,13 +240,17 @@ impl Db {
         let v = st.versions.current_ref().clone();
         match picker::choose(&v, &self.inner.options.picker_options(), &st.cursors) {
             Choice::DoNothing => Ok(false),
-            Choice::Move { from, file, to } => {
-                st.cursors[from] = file.largest_user_key().to_vec();
+            Choice::Move { from, files, to } => {
                 let mut edit = VersionEdit::default();
-                edit.deleted.push((from, file.number()));
-                edit.added.push((to, file.meta.clone()));
+                for file in &files {
+                    edit.deleted.push((from, file.number()));
+                    edit.added.push((to, file.meta.clone()));
+                }
                 self.apply_edit(st, edit)?;
-                self.inner.stats.add(Ticker::TrivialMoves, 1);
+                if let Some(last) = files.iter().map(|f| f.largest_user_key()).max() {
+                    st.cursors[from] = last.to_vec();
+                }
+                self.inner.stats.add(Ticker::TrivialMoves, files.len() as u64);
                 self.install_super_version(st);
                 Ok(true)
             }

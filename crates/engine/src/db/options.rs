@@ -276,6 +276,7 @@ impl Options {
             level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
             max_bytes_for_level_base: self.max_bytes_for_level_base,
             max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
+            min_l0_move_bytes: self.target_file_size_base / 4,
         }
     }
 

@@ -48,10 +48,53 @@ fn put_get_delete_and_reopen() {
 }
 
 #[test]
+fn an_ascending_load_moves_its_l0_files_down_unread_and_stays_readable() {
+    let fs = MemFs::new();
+    let options = Options { target_file_size_base: 64 << 10, ..small_options() };
+    // Bytes that do not compress, so each flush is a table of a useful size.
+    let value = |i: u32| {
+        let mut x = i.wrapping_mul(2_654_435_761) | 1;
+        (0..100)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect::<Vec<u8>>()
+    };
+    {
+        let db = Db::open(Arc::new(fs.clone()), "db", options.clone()).unwrap();
+        for i in 0..20_000u32 {
+            db.put(&W, format!("key{i:06}").as_bytes(), &value(i)).unwrap();
+            if i % 500 == 0 {
+                while db.do_background_work(64).unwrap().work_left {}
+            }
+        }
+        while db.do_background_work(64).unwrap().work_left {}
+        let st = db.statistics();
+        assert!(st.ticker("silt.compaction.trivial.moves") >= 8, "{st}");
+        assert_eq!(st.ticker("silt.compactions"), 0, "nothing was merged: {st}");
+        let p = db.properties();
+        assert_eq!(p.files_per_level[0], 0, "{p:?}");
+        db.verify().unwrap();
+        db.close().unwrap();
+    }
+    let db = Db::open(Arc::new(fs), "db", options).unwrap();
+    for i in (0..20_000u32).step_by(13) {
+        assert_eq!(db.get(&r(), format!("key{i:06}").as_bytes()).unwrap(), Some(value(i)), "key {i}");
+    }
+    assert_eq!(count_entries(&db), 20_000);
+}
+
+#[test]
 fn memtables_flush_to_tables_and_stay_readable() {
     let fs = MemFs::new();
     let db = open(&fs);
-    for i in 0..5000u32 {
+    // In scattered order, so that the L0 files overlap and compaction
+    // merges them (an ascending load moves them down unread).
+    for j in 0..5000u32 {
+        let i = j * 7919 % 5000;
         db.put(&W, format!("key{i:06}").as_bytes(), &[i as u8; 100]).unwrap();
     }
     while db.do_background_work(4).unwrap().work_left {}
@@ -519,11 +562,14 @@ fn a_batch_of_deletes_goes_through_a_stall_that_has_no_room_to_do_its_work() {
         ..small_options()
     };
     let db = Db::open(Arc::new(fault.clone()), "db", options).unwrap();
-    // L0 at the stop trigger: nobody pumped background work.
+    // L0 at the stop trigger: nobody pumped background work. Every file
+    // holds "key9" too, so they overlap and only a merge (which needs
+    // space) can bring L0 down.
     for f in 0..4u32 {
         for i in 0..100u32 {
             db.put(&W, format!("key{f}{i:05}").as_bytes(), &[1; 100]).unwrap();
         }
+        db.put(&W, b"key9", &[f as u8]).unwrap();
         db.flush().unwrap();
     }
     assert_eq!(db.properties().files_per_level[0], 4);

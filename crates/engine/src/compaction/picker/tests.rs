@@ -9,6 +9,7 @@ fn opts() -> PickerOptions {
         level0_file_num_compaction_trigger: 4,
         max_bytes_for_level_base: 16 * MB,
         max_bytes_for_level_multiplier: 10,
+        min_l0_move_bytes: MB,
     }
 }
 
@@ -86,13 +87,42 @@ fn l0_at_the_trigger_merges_all_of_l0_with_what_it_overlaps_in_the_base_level() 
 }
 
 #[test]
+fn l0_files_that_overlap_neither_each_other_nor_the_base_level_move_down_unread() {
+    // An ascending load: each flush covers the keys after the last one's.
+    let l0 = vec![file(9, "g", "h", MB), file(8, "e", "f", MB), file(7, "c", "d", MB), file(6, "a", "b", MB)];
+    let base = vec![file(1, "0", "1", MB), file(2, "x", "z", MB)];
+    let v = version(vec![(0, l0.clone()), (6, base.clone())]);
+    match choose(&v, &opts(), &no_cursors()) {
+        Choice::Move { from: 0, files, to: 6 } => {
+            assert_eq!(files.iter().map(|f| f.number()).collect::<Vec<_>>(), [9, 8, 7, 6]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // One L0 file reaching into a base file: all of L0 is merged.
+    let reaching = vec![file(1, "0", "1", MB), file(2, "f", "z", MB)];
+    let v = version(vec![(0, l0.clone()), (6, reaching)]);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::Merge(spec) if spec.inputs.len() == 2));
+    // Two L0 files overlapping each other: merged too.
+    let mut overlapping_l0 = l0;
+    overlapping_l0[0] = file(9, "a", "a", MB);
+    let v = version(vec![(0, overlapping_l0), (6, base.clone())]);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::Merge(spec) if spec.inputs.len() == 1));
+    // Small files are merged into fewer, larger ones.
+    let small = vec![file(9, "g", "h", MB), file(8, "e", "f", MB / 2), file(7, "c", "d", MB), file(6, "a", "b", MB)];
+    let v = version(vec![(0, small), (6, base)]);
+    assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::Merge(spec) if spec.inputs.len() == 1));
+}
+
+#[test]
 fn an_oversized_level_moves_a_file_down_when_nothing_overlaps_it() {
     // L5 over its 100 MB target; its first file overlaps nothing in L6.
     let l5 = vec![file(10, "a", "b", 60 * MB), file(11, "m", "n", 60 * MB)];
     let l6 = vec![file(1, "c", "l", 1000 * MB)];
     let v = version(vec![(5, l5), (6, l6)]);
     match choose(&v, &opts(), &no_cursors()) {
-        Choice::Move { from: 5, file, to: 6 } => assert_eq!(file.number(), 10),
+        Choice::Move { from: 5, files, to: 6 } => {
+            assert_eq!(files.iter().map(|f| f.number()).collect::<Vec<_>>(), [10])
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -113,7 +143,7 @@ fn the_cursor_walks_a_level_round_robin_and_merges_overlaps() {
     }
     // Past the last file the cursor wraps to the first.
     cursors[5] = b"zz".to_vec();
-    assert!(matches!(choose(&v, &opts(), &cursors), Choice::Move { file, .. } if file.number() == 10));
+    assert!(matches!(choose(&v, &opts(), &cursors), Choice::Move { files, .. } if files[0].number() == 10));
 }
 
 #[test]
