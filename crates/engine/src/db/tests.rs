@@ -75,8 +75,11 @@ fn an_ascending_load_moves_its_l0_files_down_unread_and_stays_readable() {
         let st = db.statistics();
         assert!(st.ticker("silt.compaction.trivial.moves") >= 8, "{st}");
         assert_eq!(st.ticker("silt.compactions"), 0, "nothing was merged: {st}");
+        // What is left in L0 is below the trigger (how much depends on
+        // where the last flushes fell).
         let p = db.properties();
-        assert_eq!(p.files_per_level[0], 0, "{p:?}");
+        assert!(p.files_per_level[0] < 4, "{p:?}");
+        assert!(p.files_per_level[6] >= 8, "{p:?}");
         db.verify().unwrap();
         db.close().unwrap();
     }
