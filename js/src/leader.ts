@@ -856,11 +856,6 @@ const DELETE = 0x00;
 const MERGE = 0x02;
 const DELETE_RANGE = 0x03;
 
-/**
- * The change record of an encoded batch (see `ChangeRecord`), in two passes
- * and three allocations; or 'split' when a range delete covers reserved
- * keys. Throws `InvalidArgument` for a reserved key or a malformed batch.
- */
 /** A write batch that WriteBatch did not encode. */
 function malformed(): SiltError {
   return new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
@@ -872,6 +867,11 @@ function u32At(bytes: Uint8Array, at: number): number {
   return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
+/**
+ * The change record of an encoded batch (see `ChangeRecord`), in two passes
+ * and three allocations; or 'split' when a range delete covers reserved
+ * keys. Throws `InvalidArgument` for a reserved key or a malformed batch.
+ */
 function pack(bytes: Uint8Array): Packed | 'split' {
   const bad = malformed;
   const u32 = (at: number): number => u32At(bytes, at);

@@ -137,8 +137,6 @@ pub fn overlapping(v: &Version, level: usize, lo: &[u8], hi: &[u8]) -> Vec<Arc<F
     v.levels[level].iter().filter(|f| overlaps(f, lo, hi)).cloned().collect()
 }
 
-/// Builds a compaction of `upper` (files of `level`) into `output_level`,
-/// adding every file of the output level that overlaps them.
 /// Whether no two of `files` overlap.
 fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
     let mut by_start: Vec<_> = files.iter().collect();
@@ -146,6 +144,9 @@ fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
     by_start.windows(2).all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
 }
 
+/// Builds a compaction of `upper` (files of `level`) into `output_level`,
+/// adding every file of the output level that overlaps them; or a move of
+/// `upper` when nothing needs merging (see [`Choice::Move`]).
 fn merge_into(
     v: &Version,
     o: &PickerOptions,
@@ -156,19 +157,22 @@ fn merge_into(
 ) -> Choice {
     let Some((lo, hi)) = key_range(&upper) else { return Choice::DoNothing };
     let lower = overlapping(v, output_level, &lo, &hi);
-    let movable = match level {
-        0 => upper.iter().all(|f| f.meta.file_size >= o.min_l0_move_bytes),
-        _ => upper.len() == 1,
-    };
-    if reason != Reason::Manual && movable {
-        // Nothing of the output level may overlap any file moved; L0 files
-        // must not overlap each other either (their output is one level of
-        // disjoint files).
-        let fits =
-            |f: &FileMetaData| overlapping(v, output_level, f.smallest_user_key(), f.largest_user_key()).is_empty();
-        if upper.iter().all(|f| fits(f)) && disjoint(&upper) {
-            return Choice::Move { from: level, files: upper, to: output_level };
-        }
+    // Nothing of the output level may overlap a file moved. L0 files must
+    // not overlap each other either (they become files of one level), and
+    // may straddle output files that sit between them.
+    let movable = reason != Reason::Manual
+        && match level {
+            0 => {
+                upper.iter().all(|f| f.meta.file_size >= o.min_l0_move_bytes)
+                    && disjoint(&upper)
+                    && upper
+                        .iter()
+                        .all(|f| overlapping(v, output_level, f.smallest_user_key(), f.largest_user_key()).is_empty())
+            }
+            _ => upper.len() == 1 && lower.is_empty(),
+        };
+    if movable {
+        return Choice::Move { from: level, files: upper, to: output_level };
     }
     let mut inputs = vec![(level, upper)];
     if !lower.is_empty() {
