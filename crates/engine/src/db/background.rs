@@ -2,11 +2,19 @@
 //! memtables, then compactions chosen by the picker. The embedder pumps
 //! `do_background_work` (the browser worker between requests; natively a
 //! thread may); writers do the work themselves when they must stall.
+//!
+//! A step of a flush or compaction writes its table files with the state
+//! lock let go ([`StateGuard::run_job`]): natively, writers go on
+//! meanwhile, and the job's output file numbers are allocated under short
+//! locks. Whatever looks at the job slots
+//! (`flush`, `compaction`) first waits for a running step to end
+//! ([`StateGuard::wait_for_job`]), so one job runs at a time and nothing
+//! decides from a slot whose job is out.
 
 use std::sync::Arc;
 
 use super::failure::{Attempt, Failure, Recovery, Stage};
-use super::{lock, Db, DbInner, DbState, ManualCompaction, Progress};
+use super::{lock, Db, DbInner, DbState, ManualCompaction, Progress, StateGuard};
 use crate::compaction::job::{JobEnv, TableJob};
 use crate::compaction::picker::{self, Choice, CompactionSpec};
 use crate::compaction::resolver::KeyResolver;
@@ -35,7 +43,10 @@ impl Db {
     /// the database is reopened; also a closed database).
     pub fn do_background_work(&self, budget: usize) -> std::result::Result<Progress, Failure> {
         self.check_open().map_err(Failure::stopped)?;
-        let mut st = lock(&self.inner.state);
+        let mut st = StateGuard::new(&self.inner);
+        st.wait_for_job();
+        // Closed while this call waited for the lock (or another step).
+        self.check_open().map_err(Failure::stopped)?;
         if let Some(e) = &st.bg_error {
             return Err(Failure::stopped(e.clone()));
         }
@@ -45,6 +56,9 @@ impl Db {
         // At most a few jobs per call, so that the files one call may create
         // stay bounded (four, with a budget below the target file size).
         for _ in 0..MAX_STEPS_PER_CALL {
+            if self.inner.closed.load(std::sync::atomic::Ordering::Acquire) {
+                break; // closing waits for this call's step, not for more
+            }
             let before = st.work_bytes;
             let blocks = (left / self.inner.options.block_size.max(1) as u64).max(1) as usize;
             let step = match self.background_step(&mut st, blocks) {
@@ -74,7 +88,8 @@ impl Db {
     /// Files a step may create: a flush or compaction step writes at most
     /// one output file per `target_file_size_base` bytes of its budget, plus
     /// one (finishing an output and starting the next).
-    pub(super) fn background_step(&self, st: &mut DbState, budget: usize) -> Attempt<Progress> {
+    pub(super) fn background_step(&self, st: &mut StateGuard, budget: usize) -> Attempt<Progress> {
+        st.wait_for_job();
         let auto = !self.inner.options.disable_auto_compactions;
         let did_work = if !st.imm.is_empty() {
             self.flush_step(st, budget)?;
@@ -111,26 +126,31 @@ impl Db {
         (blocks as u64).saturating_mul(self.inner.options.block_size as u64)
     }
 
-    /// Runs one step of `job`, allocating output numbers from `st`. A
-    /// failure is a [`Stage::Create`] one when it only failed to create the
-    /// next output file (nothing written), else a [`Stage::Write`] one.
+    /// Runs one step of `job` with the state lock let go
+    /// ([`StateGuard::run_job`]; the caller took `job` out of the state
+    /// after waiting for any other step), allocating output numbers under
+    /// short locks. A failure is a [`Stage::Create`] one when it only failed
+    /// to create the next output file (nothing written), else a
+    /// [`Stage::Write`] one.
     pub(super) fn step_job(
         &self,
-        st: &mut DbState,
+        st: &mut StateGuard,
         job: &mut TableJob,
         budget: usize,
     ) -> std::result::Result<bool, (Stage, Error)> {
         let inner = &*self.inner;
-        let versions = &mut st.versions;
-        let pending = &mut st.pending_outputs;
+        // A number is pending before its file exists, so that no
+        // `delete_obsolete_files` meanwhile takes the file for an orphan.
         let mut new_file = || {
-            let n = versions.new_file_number();
-            pending.insert(n);
+            let mut st = lock(&inner.state);
+            let n = st.versions.new_file_number();
+            st.pending_outputs.insert(n);
             n
         };
         let mut env = JobEnv { fs: &*inner.fs, dir: &inner.dir, new_file: &mut new_file };
         let before = job.bytes_read;
-        let r = job.step(&mut env, self.budget_bytes(budget));
+        let budget = self.budget_bytes(budget);
+        let r = st.run_job(|| job.step(&mut env, budget));
         st.work_bytes += job.bytes_read - before;
         // Merges of this step, whether it succeeded or a merge failed it.
         job.take_merge_stats().report(&inner.stats);
@@ -153,7 +173,7 @@ impl Db {
     /// dropped with its unfinished outputs deleted and started over later
     /// (`FailAlone`: out of space; the memtable stays queued), or writes
     /// stop (`StopWrites`; partial files are orphans the next open deletes).
-    pub(super) fn flush_step(&self, st: &mut DbState, budget: usize) -> Attempt<()> {
+    pub(super) fn flush_step(&self, st: &mut StateGuard, budget: usize) -> Attempt<()> {
         let Err((stage, e)) = self.flush_step_inner(st, budget) else { return Ok(()) };
         let f = self.fail(st, stage, e);
         match f.recovery {
@@ -181,8 +201,9 @@ impl Db {
 
     /// The flush step; a failure leaves the job in `st.flush` for
     /// [`Db::flush_step`] to keep or drop.
-    fn flush_step_inner(&self, st: &mut DbState, budget: usize) -> std::result::Result<(), (Stage, Error)> {
+    fn flush_step_inner(&self, st: &mut StateGuard, budget: usize) -> std::result::Result<(), (Stage, Error)> {
         let inner = &*self.inner;
+        st.wait_for_job();
         let mut job = match st.flush.take() {
             Some(job) => job,
             None => {
@@ -236,7 +257,7 @@ impl Db {
 
     /// Asks the picker for work; applies a trivial move at once, or starts a
     /// compaction job and runs its first step. Returns whether it did work.
-    fn pick_compaction(&self, st: &mut DbState, budget: usize) -> Attempt<bool> {
+    fn pick_compaction(&self, st: &mut StateGuard, budget: usize) -> Attempt<bool> {
         let v = st.versions.current_ref().clone();
         match picker::choose(&v, &self.inner.options.picker_options(), &st.cursors) {
             Choice::DoNothing => Ok(false),
@@ -316,7 +337,8 @@ impl Db {
     /// failure, as [`Recovery`] says: the job is kept (`RetryLater`), or its
     /// outputs are dropped and it starts over later (`FailAlone`: out of
     /// space; its inputs are intact), or writes stop (`StopWrites`).
-    pub(super) fn compaction_step(&self, st: &mut DbState, budget: usize) -> Attempt<()> {
+    pub(super) fn compaction_step(&self, st: &mut StateGuard, budget: usize) -> Attempt<()> {
+        st.wait_for_job();
         let Some((spec, mut job)) = st.compaction.take() else { return Ok(()) };
         match self.step_job(st, &mut job, budget) {
             Err((stage, e)) => {
@@ -388,11 +410,11 @@ impl Db {
     /// waits for that to finish.
     pub fn flush(&self) -> Result<()> {
         self.check_open()?;
-        let mut st = lock(&self.inner.state);
+        let mut st = StateGuard::new(&self.inner);
         Ok(self.flush_locked(&mut st)?)
     }
 
-    pub(super) fn flush_locked(&self, st: &mut DbState) -> Attempt<()> {
+    pub(super) fn flush_locked(&self, st: &mut StateGuard) -> Attempt<()> {
         if let Some(e) = &st.bg_error {
             return Err(Failure::stopped(e.clone()));
         }
@@ -412,8 +434,9 @@ impl Db {
     /// completion. [`Db::start_compact_range`] does the same in steps.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.check_open()?;
-        let mut st = lock(&self.inner.state);
+        let mut st = StateGuard::new(&self.inner);
         self.flush_locked(&mut st)?;
+        st.wait_for_job();
         while st.compaction.is_some() {
             self.compaction_step(&mut st, usize::MAX)?;
         }
@@ -451,14 +474,16 @@ impl Db {
     /// Advances the manual compaction: starts the next compaction of its
     /// range, level by level down to the last level (rewritten in place,
     /// once), and runs its first step.
-    fn manual_step(&self, st: &mut DbState, budget: usize) -> Attempt<()> {
+    fn manual_step(&self, st: &mut StateGuard, budget: usize) -> Attempt<()> {
         let last = NUM_LEVELS - 1;
-        while let Some(m) = st.manual.as_mut() {
+        loop {
+            let state: &mut DbState = st;
+            let v = state.versions.current_ref().clone();
+            let Some(m) = state.manual.as_mut() else { break };
             if m.level > last {
-                st.manual = None;
+                state.manual = None;
                 break;
             }
-            let v = st.versions.current_ref().clone();
             let choice =
                 picker::manual(&v, &self.inner.options.picker_options(), m.level, m.begin.as_deref(), m.end.as_deref());
             match choice {

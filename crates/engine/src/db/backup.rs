@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use super::{lock, Db, ReadOptions, Snapshot};
+use super::{lock, Db, ReadOptions, Snapshot, StateGuard};
 use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
 use crate::db::options::{check_key, check_value};
@@ -284,7 +284,8 @@ impl Db {
             inner.options.target_file_size_base,
             inner.options.table_options(),
         );
-        let mut st = lock(&inner.state);
+        let mut st = StateGuard::new(inner);
+        st.wait_for_job();
         let result = self.step_job(&mut st, &mut job, usize::MAX).map_err(|(_, e)| e);
         imp.allocated.extend(job.allocated.iter().copied());
         let done = result?;
@@ -428,8 +429,9 @@ impl Importer {
         let run = std::mem::take(&mut self.run);
         db.write_run(self, run)?;
         let inner = &*db.inner;
-        let mut st = lock(&inner.state);
-        if !st.versions.current_ref().levels[NUM_LEVELS - 1].is_empty() {
+        let mut st = StateGuard::new(inner);
+        st.wait_for_job();
+        if !st.versions.current_ref().levels[NUM_LEVELS - 1].is_empty() || st.compaction.is_some() {
             return Err(Error::Busy(format!("database {} was written while the import ran", inner.dir)));
         }
         let edit = VersionEdit {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use super::failure::Stage;
 use super::options::{check_key, check_value};
-use super::{lock, Db, DbState};
+use super::{Db, DbState, StateGuard};
 use crate::batch::{BatchOp, WriteBatch};
 use crate::compaction::picker;
 use crate::error::{Error, Result};
@@ -80,13 +80,20 @@ impl Db {
         };
         let (lo, hi) = (first.0, last.0);
         let inner = &*self.inner;
-        let mut st = lock(&inner.state);
+        let mut st = StateGuard::new(inner);
+        // The level is chosen from the running compaction too: its job must
+        // be in its slot, not out in a step on another thread.
+        st.wait_for_job();
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
-        let flushed = memtables_overlap(&st, lo, hi);
-        if flushed {
+        // The flush's steps let the lock go, and a write meanwhile may land
+        // in the range again: flushed until no memtable overlaps, with the
+        // lock then held to the end.
+        let mut flushed = false;
+        while memtables_overlap(&st, lo, hi) {
             self.flush_locked(&mut st).map_err(Error::from)?;
+            flushed = true;
         }
         // Every write before the ingest is durable before it is: a crash
         // must never keep the ingest while losing an earlier write.

@@ -3,9 +3,13 @@
 //! in `iter.rs`, flushes and compactions in `background.rs`, opening in
 //! `open.rs`.
 //!
-//! Concurrency: one `Mutex<DbState>` serializes writers and background
-//! work; readers take the current `SuperVersion` (memtables + version) under
-//! a short lock and then read without any lock.
+//! Concurrency: one `Mutex<DbState>` serializes writers and the
+//! bookkeeping of background work; readers take the current `SuperVersion`
+//! (memtables + version) under a short lock and then read without any lock.
+//! A flush's or compaction's step takes its job out under the lock, writes
+//! its table files without it (LevelDB's pattern: writers go on meanwhile),
+//! and installs the result under it again; one job runs at a time
+//! (`DbState::job_running`, waited for on `DbInner::job_done`).
 
 mod background;
 mod backup;
@@ -23,7 +27,7 @@ mod transaction;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub use backup::{ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION};
 pub use failure::{Failure, Recovery};
@@ -155,6 +159,10 @@ struct DbState {
     /// background step (which the embedder runs once it has files) gets
     /// work done.
     waiting_for_file: Option<Error>,
+    /// A flush's or compaction's step runs with the lock released: its job
+    /// is out of `flush` / `compaction`, and no other job may start (nor
+    /// may anything that reads those slots decide) until it is back.
+    job_running: bool,
 }
 
 /// A manual compaction of `[begin, end]`, working down from `level`.
@@ -171,6 +179,8 @@ struct DbInner {
     tables: TableContext,
     stats: Arc<Statistics>,
     state: Mutex<DbState>,
+    /// Signalled when a job's step ends (`DbState::job_running` cleared).
+    job_done: Condvar,
     current: Mutex<Arc<SuperVersion>>,
     sv_number: AtomicU64,
     /// L0 files of the current SuperVersion's version (kept with it, so
@@ -199,6 +209,65 @@ pub struct Db {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The database's state lock, held, that can be let go for the duration of
+/// a job's step and waited on ([`StateGuard::run_job`],
+/// [`StateGuard::wait_for_job`]). Derefs to the state.
+struct StateGuard<'a> {
+    inner: &'a DbInner,
+    /// `None` only while a step runs unlocked.
+    guard: Option<MutexGuard<'a, DbState>>,
+}
+
+impl<'a> StateGuard<'a> {
+    fn new(inner: &'a DbInner) -> Self {
+        StateGuard { inner, guard: Some(lock(&inner.state)) }
+    }
+
+    /// Waits (the lock let go meanwhile) until no job's step is running
+    /// unlocked. Only another thread's step can be running: with one
+    /// thread (wasm32) this never waits.
+    fn wait_for_job(&mut self) {
+        while self.job_running {
+            let g = self.guard.take().expect("state lock held");
+            self.guard = Some(self.inner.job_done.wait(g).unwrap_or_else(|p| p.into_inner()));
+        }
+    }
+
+    /// Runs `step` with the lock let go and `job_running` set, then takes
+    /// the lock again, clears it and wakes the waiters (also if `step`
+    /// panics). The caller has taken the job out of the state, and waited
+    /// for any other step first.
+    fn run_job<R>(&mut self, step: impl FnOnce() -> R) -> R {
+        debug_assert!(!self.job_running, "one job step at a time");
+        self.job_running = true;
+        self.guard = None;
+        struct Relock<'g, 'a>(&'g mut StateGuard<'a>);
+        impl Drop for Relock<'_, '_> {
+            fn drop(&mut self) {
+                let mut g = lock(&self.0.inner.state);
+                g.job_running = false;
+                self.0.guard = Some(g);
+                self.0.inner.job_done.notify_all();
+            }
+        }
+        let _relock = Relock(self);
+        step()
+    }
+}
+
+impl std::ops::Deref for StateGuard<'_> {
+    type Target = DbState;
+    fn deref(&self) -> &DbState {
+        self.guard.as_deref().expect("state lock held")
+    }
+}
+
+impl std::ops::DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut DbState {
+        self.guard.as_deref_mut().expect("state lock held")
+    }
 }
 
 impl Db {
@@ -302,11 +371,18 @@ impl Db {
             return check(self);
         }
         let t0 = inner.options.now_micros();
-        let mut st = lock(&inner.state);
+        let mut st = StateGuard::new(inner);
+        // Closed while this write waited for the lock.
+        self.check_open()?;
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
         self.make_room_for_write(&mut st, frees_space)?;
+        // A stall's step let the lock go: another thread's step may have
+        // stopped writes meanwhile.
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
         check(self)?;
         let seq = st.versions.last_sequence + 1;
         batch.set_sequence(seq);
@@ -358,7 +434,10 @@ impl Db {
     /// which grows past its size up to [`WAITING_MEMTABLE_FACTOR`] times it;
     /// only past that does the write fail with `PoolExhausted` (writing
     /// nothing). Counted in `silt.write.waiting.for.files`.
-    fn make_room_for_write(&self, st: &mut DbState, frees_space: bool) -> Result<()> {
+    ///
+    /// A stall's flush or compaction step lets the lock go while it writes
+    /// (other writers may go meanwhile); each turn of the loop looks again.
+    fn make_room_for_write(&self, st: &mut StateGuard, frees_space: bool) -> Result<()> {
         let inner = &*self.inner;
         let o = &inner.options;
         let mut stalled_at = None;
@@ -576,7 +655,8 @@ impl Db {
         let cache = inner.tables.cache.stats();
         let (pending, live_table_bytes) = {
             let mut st = lock(&inner.state);
-            (!st.imm.is_empty() || st.compaction.is_some() || st.manual.is_some(), st.versions.live_file_bytes())
+            let pending = !st.imm.is_empty() || st.compaction.is_some() || st.manual.is_some() || st.job_running;
+            (pending, st.versions.live_file_bytes())
         };
         let all_memtable_bytes = {
             let mut all = lock(&inner.memtables);
@@ -613,7 +693,10 @@ impl Db {
             return Ok(());
         }
         let result = {
-            let mut st = lock(&inner.state);
+            let mut st = StateGuard::new(inner);
+            // A step running on another thread ends first (and that
+            // thread's `do_background_work` then sees the database closed).
+            st.wait_for_job();
             let r = if st.wal_dirty && st.bg_error.is_none() { st.wal.sync() } else { Ok(()) };
             st.wal_dirty = false;
             if r.is_ok() && st.bg_error.is_none() {
@@ -638,7 +721,7 @@ impl Db {
     /// memtables if they hold at least `flush_on_close_bytes`, so that the
     /// next open has (almost) nothing to replay. Best effort: if a step
     /// fails, the WAL still has everything and the next open replays it.
-    fn flush_for_close(&self, st: &mut DbState) {
+    fn flush_for_close(&self, st: &mut StateGuard) {
         let held: usize = st.mem.data_bytes() + st.imm.iter().map(|m| m.data_bytes()).sum::<usize>();
         if held == 0 || held < self.inner.options.flush_on_close_bytes {
             return;

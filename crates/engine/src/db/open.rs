@@ -202,6 +202,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         out_of_space: false,
         work_bytes: 0,
         waiting_for_file: None,
+        job_running: false,
     };
     let db = Db {
         inner: Arc::new(DbInner {
@@ -211,6 +212,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             dir,
             options,
             state: Mutex::new(state),
+            job_done: std::sync::Condvar::new(),
             current: Mutex::new(Arc::new(sv)),
             sv_number: AtomicU64::new(1),
             l0_files: std::sync::atomic::AtomicUsize::new(l0_files),
