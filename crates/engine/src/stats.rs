@@ -68,6 +68,7 @@ tickers! {
     Flushes => "silt.flushes",
     Compactions => "silt.compactions",
     TrivialMoves => "silt.compaction.trivial.moves",
+    CompactionOutputsKeptOpen => "silt.compaction.outputs.kept.open",
     ReadCompactionsWanted => "silt.compaction.read.wanted",
     ReadCompactions => "silt.compaction.read.triggered",
     IterAutoRefresh => "silt.iter.auto.refresh",

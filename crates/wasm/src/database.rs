@@ -226,16 +226,22 @@ impl Database {
     }
 
     /// [`Database::background_work`]; skipped (WAITING_FOR_POOL) while the
-    /// pool has fewer free files than a step may create.
+    /// pool has no free file. With few, the engine's steps create at most
+    /// one each (compactions keep their outputs open rather than split,
+    /// `Fs::files_left`), and a step that finds none is left queued: that
+    /// too is WAITING_FOR_POOL (siltdb tops the pool up), not an error.
     pub(crate) fn background_work_inner(&self, budget: usize) -> Result<u32, BindingError> {
         if let Some(p) = &self.pool {
-            if self.db.borrow().is_some() && p.free_count() < BACKGROUND_RESERVE {
+            if self.db.borrow().is_some() && p.free_count() == 0 {
                 return Ok(WORK_LEFT | WAITING_FOR_POOL);
             }
         }
         // Flushes and compactions end by deleting what they replace: they
         // may use the space reserve.
-        let progress = self.engine_freeing(0, |db| db.do_background_work(budget))?;
+        let progress = match self.engine_freeing(0, |db| db.do_background_work(budget)) {
+            Err(e) if e.code == "PoolExhausted" => return Ok(WORK_LEFT | WAITING_FOR_POOL),
+            r => r?,
+        };
         Ok((u32::from(progress.did_work) * DID_WORK) | (u32::from(progress.work_left) * WORK_LEFT))
     }
 }

@@ -5,7 +5,12 @@
 //! with requests.
 //!
 //! Output tables are split at `target_file_size`, only between two user
-//! keys. Range tombstones are written clipped to each output's share of the
+//! keys, and only once the next output's file exists: when the file layer
+//! cannot create one (a pool of files with none free), or has only a few
+//! left ([`SPLIT_RESERVE_FILES`], for the flushes and logs that writes
+//! wait on), the current output goes on past its target instead
+//! (`outputs_kept_open`), so a compaction needs one free file, not one per
+//! target's worth of output. Range tombstones are written clipped to each output's share of the
 //! key space (`(-inf, k1)`, `[k1, k2)`, … `[kn, +inf)` where `ki` is the
 //! first key of output `i`), so outputs of one level never overlap.
 
@@ -21,6 +26,10 @@ use crate::iter::InternalIterator;
 use crate::range_del::{FragmentedTombstones, Tombstone};
 use crate::sst::{TableBuilder, TableOptions};
 use crate::version::{table_path, FileMeta};
+
+/// Files a compaction leaves free when it could split its output: a
+/// flush's table, a new log and a new manifest can still be made.
+pub(crate) const SPLIT_RESERVE_FILES: usize = 3;
 
 struct Output {
     number: u64,
@@ -58,6 +67,15 @@ pub struct TableJob {
     pub bytes_written: u64,
     /// When the job started (clock micros), for the duration histograms.
     pub started_micros: u64,
+    /// Outputs that went on past their target because the next output's
+    /// file could not be created, or would have left too few.
+    pub outputs_kept_open: u64,
+    /// After a split was put off, the current output's size at which the
+    /// next try is due (a quarter of the target later: not a try per key).
+    next_split_at: u64,
+    /// The number of an output whose file could not be created, for the
+    /// next try: failed tries use up no file numbers.
+    spare_number: Option<u64>,
     /// The last step failed creating an output file, before writing to it.
     create_failed: bool,
     done: bool,
@@ -89,6 +107,9 @@ impl TableJob {
             bytes_read: 0,
             bytes_written: 0,
             started_micros: 0,
+            outputs_kept_open: 0,
+            next_split_at: 0,
+            spare_number: None,
             create_failed: false,
             done: false,
         }
@@ -171,9 +192,22 @@ impl TableJob {
     /// an exhausted file pool) nothing was written: the job stays as it was
     /// and the step can be retried ([`TableJob::create_failed`]).
     fn open_output(&mut self, env: &mut JobEnv) -> Result<()> {
-        let number = (env.new_file)();
-        self.allocated.push(number);
-        let file = env.fs.open(&table_path(env.dir, number), true).inspect_err(|_| self.create_failed = true)?;
+        let number = match self.spare_number.take() {
+            Some(n) => n,
+            None => {
+                let n = (env.new_file)();
+                self.allocated.push(n);
+                n
+            }
+        };
+        let file = match env.fs.open(&table_path(env.dir, number), true) {
+            Ok(file) => file,
+            Err(e) => {
+                self.create_failed = true;
+                self.spare_number = Some(number);
+                return Err(e);
+            }
+        };
         file.truncate(0)?;
         let builder = TableBuilder::new(file.clone(), self.table_options.clone());
         self.current = Some(Output { number, file, builder });
@@ -188,10 +222,41 @@ impl TableJob {
             self.group.clear();
             return Ok(());
         }
-        if self.current.as_ref().is_some_and(|o| o.builder.file_size() >= self.target_file_size) {
-            let split = self.group_key.clone();
-            self.finish_output(Some(&split))?;
-            self.clip_lo = Some(split);
+        let split_at = self.target_file_size.max(self.next_split_at);
+        if self.current.as_ref().is_some_and(|o| o.builder.file_size() >= split_at) {
+            // The next output's file first: without one, or when creating
+            // it would leave too few for flushes and logs, the current
+            // output takes this group too (see the module's comment).
+            let short = env.fs.files_left().is_some_and(|n| n <= SPLIT_RESERVE_FILES);
+            let previous = self.current.take();
+            let next = if short {
+                Err(Error::PoolExhausted { file: String::new(), message: String::new() })
+            } else {
+                self.open_output(env)
+            };
+            match next {
+                Ok(()) => {
+                    self.next_split_at = 0;
+                    let next = std::mem::replace(&mut self.current, previous);
+                    let split = self.group_key.clone();
+                    self.finish_output(Some(&split))?;
+                    self.clip_lo = Some(split);
+                    self.current = next;
+                }
+                Err(Error::PoolExhausted { .. }) => {
+                    self.create_failed = false;
+                    self.current = previous;
+                    if self.next_split_at == 0 {
+                        self.outputs_kept_open += 1;
+                    }
+                    let size = self.current.as_ref().map_or(0, |o| o.builder.file_size());
+                    self.next_split_at = size.saturating_add((self.target_file_size / 4).max(1));
+                }
+                Err(e) => {
+                    self.current = previous;
+                    return Err(e);
+                }
+            }
         }
         if self.current.is_none() {
             // The group stays buffered until its output exists, so a failed

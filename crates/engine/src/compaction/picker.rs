@@ -43,6 +43,8 @@ pub enum Reason {
     Manual,
     /// Lookups searched a file in vain often enough (read sampling).
     ReadTriggered,
+    /// The file layer is short of files ([`fewer_files`]).
+    FileCount,
 }
 
 /// A compaction to run: every file of `inputs` is read and merged, the
@@ -241,6 +243,42 @@ fn read_triggered(v: &Version, o: &PickerOptions, targets: &LevelTargets) -> Cho
         }
     }
     Choice::DoNothing
+}
+
+/// When the file layer is short of files (a pool its embedder grows only
+/// between calls) and nothing else is due: a compaction whose output, one
+/// file, replaces two or more. All of L0 with what it overlaps in the base
+/// level, when L0 has two files or more; else the two adjacent files of a
+/// level below L0 whose merge writes least, into one file of that same
+/// level (adjacent: no file of the level lies between them, so the output
+/// overlaps no other). `DoNothing` when no level has two files.
+pub fn fewer_files(v: &Version, o: &PickerOptions) -> Choice {
+    if v.levels[0].len() >= 2 {
+        let base = level_targets(&level_bytes(v), o).base_level;
+        let mut inputs = vec![(0, v.levels[0].clone())];
+        if let Some((lo, hi)) = key_range(&v.levels[0]) {
+            let lower = overlapping(v, base, &lo, &hi);
+            if !lower.is_empty() {
+                inputs.push((base, lower));
+            }
+        }
+        return Choice::Merge(CompactionSpec { inputs, output_level: base, reason: Reason::FileCount });
+    }
+    let mut best: Option<(u64, usize, usize)> = None;
+    for (level, files) in v.levels.iter().enumerate().skip(1) {
+        for (i, pair) in files.windows(2).enumerate() {
+            let bytes = pair[0].meta.file_size + pair[1].meta.file_size;
+            if best.is_none_or(|(b, _, _)| bytes < b) {
+                best = Some((bytes, level, i));
+            }
+        }
+    }
+    let Some((_, level, i)) = best else { return Choice::DoNothing };
+    Choice::Merge(CompactionSpec {
+        inputs: vec![(level, v.levels[level][i..i + 2].to_vec())],
+        output_level: level,
+        reason: Reason::FileCount,
+    })
 }
 
 /// The manual compaction of level `level`'s files overlapping [lo, hi]

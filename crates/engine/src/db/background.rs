@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::failure::{Attempt, Failure, Recovery, Stage};
 use super::{lock, Db, DbInner, DbState, ManualCompaction, Progress, StateGuard};
-use crate::compaction::job::{JobEnv, TableJob};
+use crate::compaction::job::{JobEnv, TableJob, SPLIT_RESERVE_FILES};
 use crate::compaction::picker::{self, Choice, CompactionSpec};
 use crate::compaction::resolver::KeyResolver;
 use crate::error::{Error, Result};
@@ -63,6 +63,11 @@ impl Db {
             let blocks = (left / self.inner.options.block_size.max(1) as u64).max(1) as usize;
             let step = match self.background_step(&mut st, blocks) {
                 Ok(step) => step,
+                // Work done, then no file for more: progress, not a failure.
+                Err(f) if p.did_work && f.waits_for_file() => {
+                    p.work_left = true;
+                    break;
+                }
                 Err(f) => {
                     self.inner.delete_obsolete_files(&mut st);
                     return Err(f);
@@ -92,7 +97,20 @@ impl Db {
         st.wait_for_job();
         let auto = !self.inner.options.disable_auto_compactions;
         let did_work = if !st.imm.is_empty() {
-            self.flush_step(st, budget)?;
+            // Short of files, a compaction the picker wants goes first: it
+            // needs one file and gives its inputs' back, where a flush
+            // takes one for good.
+            if auto && st.compaction.is_none() && self.short_of_files() && self.pick_compaction(st, budget)? {
+                return Ok(Progress { did_work: true, work_left: true });
+            }
+            match self.flush_step(st, budget) {
+                Ok(()) => {}
+                // With no file for the flush, a running compaction, which
+                // needs at most one (its outputs go on past their target:
+                // `compaction/job.rs`), goes on: its end frees its inputs'.
+                Err(f) if f.waits_for_file() && st.compaction.is_some() => self.compaction_step(st, budget)?,
+                Err(f) => return Err(f),
+            }
             true
         } else if st.compaction.is_some() {
             self.compaction_step(st, budget)?;
@@ -122,6 +140,12 @@ impl Db {
         Ok(Progress { did_work, work_left })
     }
 
+    /// Whether the file layer has only the files kept for flushes and logs
+    /// left ([`SPLIT_RESERVE_FILES`]), or none.
+    pub(super) fn short_of_files(&self) -> bool {
+        self.inner.fs.files_left().is_some_and(|n| n <= SPLIT_RESERVE_FILES)
+    }
+
     fn budget_bytes(&self, blocks: usize) -> u64 {
         (blocks as u64).saturating_mul(self.inner.options.block_size as u64)
     }
@@ -148,10 +172,11 @@ impl Db {
             n
         };
         let mut env = JobEnv { fs: &*inner.fs, dir: &inner.dir, new_file: &mut new_file };
-        let before = job.bytes_read;
+        let (before, kept_open) = (job.bytes_read, job.outputs_kept_open);
         let budget = self.budget_bytes(budget);
         let r = st.run_job(|| job.step(&mut env, budget));
         st.work_bytes += job.bytes_read - before;
+        inner.stats.add(Ticker::CompactionOutputsKeptOpen, job.outputs_kept_open - kept_open);
         // Merges of this step, whether it succeeded or a merge failed it.
         job.take_merge_stats().report(&inner.stats);
         r.map_err(|e| (if job.create_failed() { Stage::Create } else { Stage::Write }, e))
@@ -257,9 +282,14 @@ impl Db {
 
     /// Asks the picker for work; applies a trivial move at once, or starts a
     /// compaction job and runs its first step. Returns whether it did work.
-    fn pick_compaction(&self, st: &mut StateGuard, budget: usize) -> Attempt<bool> {
+    pub(super) fn pick_compaction(&self, st: &mut StateGuard, budget: usize) -> Attempt<bool> {
         let v = st.versions.current_ref().clone();
-        match picker::choose(&v, &self.inner.options.picker_options(), &st.cursors) {
+        let o = self.inner.options.picker_options();
+        let mut choice = picker::choose(&v, &o, &st.cursors);
+        if matches!(choice, Choice::DoNothing) && self.short_of_files() {
+            choice = picker::fewer_files(&v, &o);
+        }
+        match choice {
             Choice::DoNothing => Ok(false),
             Choice::Move { from, files, to } => {
                 let mut edit = VersionEdit::default();

@@ -498,12 +498,20 @@ impl Db {
                 break Ok(());
             }
             if let Some(e) = st.waiting_for_file.clone() {
-                break self.wait_for_files(st, e);
+                match self.wait_for_files(st, e) {
+                    Err(e) => match self.compact_for_files(st, &mut stalled_at) {
+                        Ok(true) => l0_waits = false,
+                        Ok(false) => break Err(e),
+                        Err(e) => break Err(e),
+                    },
+                    r => break r,
+                }
+                continue;
             }
             if st.imm.len() + 1 >= o.max_write_buffer_number {
                 stalled_at.get_or_insert_with(|| o.now_micros());
                 match self.flush_step(st, usize::MAX).map(|()| true) {
-                    Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
+                    Err(f) if f.waits_for_file() => st.waiting_for_file = Some(f.error),
                     r => {
                         if !went(st, r)? {
                             break Ok(());
@@ -514,7 +522,7 @@ impl Db {
             }
             match self.switch_memtable(st) {
                 Ok(()) => {}
-                Err(f) if f.waits_for_file() => break self.wait_for_files(st, f.error),
+                Err(f) if f.waits_for_file() => st.waiting_for_file = Some(f.error),
                 Err(f) if frees_space && f.recovery == Recovery::FailAlone => {
                     st.out_of_space = true;
                     break Ok(());
@@ -527,6 +535,39 @@ impl Db {
             inner.stats.add(Ticker::StallMicros, o.now_micros().saturating_sub(t0));
         }
         result
+    }
+
+    /// A write that waits for a file can wait no more (its memtable holds
+    /// all it may): a compaction (the running one, else one the picker
+    /// wants), which needs at most one file (its outputs go on past their
+    /// target: `compaction/job.rs`) and frees its inputs' when it ends, is
+    /// run to its end by the write (a stall). Returns whether one ended or
+    /// moved files: the write looks again.
+    fn compact_for_files(&self, st: &mut StateGuard, stalled_at: &mut Option<u64>) -> Result<bool> {
+        stalled_at.get_or_insert_with(|| self.inner.options.now_micros());
+        let step = if st.compaction.is_some() {
+            self.compaction_step(st, usize::MAX)
+        } else if self.inner.options.disable_auto_compactions {
+            return Ok(false);
+        } else {
+            // None running: one the picker wants, run whole, if a file for
+            // its first output is there (a move needs none).
+            match self.pick_compaction(st, usize::MAX) {
+                Ok(true) => Ok(()),
+                Ok(false) => return Ok(false),
+                Err(f) => Err(f),
+            }
+        };
+        match step {
+            Ok(()) if st.compaction.is_none() => {
+                st.waiting_for_file = None;
+                self.inner.delete_obsolete_files(st);
+                Ok(true)
+            }
+            Ok(()) => Ok(false),
+            Err(f) if f.waits_for_file() => Ok(false),
+            Err(f) => Err(f.error),
+        }
     }
 
     /// A write whose memtable is full finds no file for the work that would

@@ -294,6 +294,10 @@ impl Fs for FaultFs {
         self.inner.sync_dir(dir)
     }
 
+    fn files_left(&self) -> Option<usize> {
+        self.inner.files_left()
+    }
+
     fn lock(&self, path: &str) -> Result<Box<dyn FsLock>> {
         self.inner.lock(path)
     }

@@ -56,6 +56,14 @@ pub trait Fs: Send + Sync {
         Ok(())
     }
 
+    /// How many more files `open(_, true)` can create right now, where the
+    /// supply is fixed for the moment (a pool of pre-opened files that its
+    /// embedder grows only between calls); `None` where files are not so
+    /// counted. Compactions read it to leave files for flushes and logs.
+    fn files_left(&self) -> Option<usize> {
+        None
+    }
+
     /// Takes an exclusive lock named by `path`, held until the returned guard
     /// is dropped. A lock already held (by this or another process) gives
     /// `Error::Busy` at once; it never waits.

@@ -476,6 +476,10 @@ fn closed_error() -> Error {
 }
 
 impl<S: SlotFile> Fs for Pool<S> {
+    fn files_left(&self) -> Option<usize> {
+        Some(self.free_count())
+    }
+
     fn open(&self, path: &str, create: bool) -> Result<Arc<dyn File>> {
         let mut st = self.state();
         if st.closed {

@@ -278,3 +278,48 @@ fn a_read_triggered_file_with_nothing_below_it_is_left_alone() {
     read_in_vain(&last);
     assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing));
 }
+
+#[test]
+fn short_of_files_all_of_l0_merges_with_its_overlaps_even_where_it_could_move() {
+    // Disjoint, large L0 files that `choose` would move down unread: one
+    // output replaces them and the base-level file they overlap.
+    let v = version(vec![
+        (0, vec![file(9, "a", "c", 2 * MB), file(8, "d", "f", 2 * MB)]),
+        (6, vec![file(3, "e", "g", 4 * MB), file(4, "x", "z", 4 * MB)]),
+    ]);
+    let Choice::Merge(spec) = fewer_files(&v, &opts()) else { panic!("a merge") };
+    assert_eq!(numbers(&spec), vec![(0, 9), (0, 8), (6, 3)]);
+    assert_eq!(spec.output_level, 6);
+    assert_eq!(spec.reason, Reason::FileCount);
+}
+
+#[test]
+fn short_of_files_the_cheapest_adjacent_pair_of_a_level_merges_into_that_level() {
+    let v = version(vec![
+        (0, vec![file(20, "a", "z", MB)]),
+        (5, vec![file(10, "a", "b", 8 * MB), file(11, "c", "d", 8 * MB)]),
+        (
+            6,
+            vec![
+                file(1, "a", "b", 9 * MB),
+                file(2, "c", "d", 3 * MB),
+                file(3, "e", "f", 2 * MB),
+                file(4, "g", "h", MB),
+            ],
+        ),
+    ]);
+    let Choice::Merge(spec) = fewer_files(&v, &opts()) else { panic!("a merge") };
+    // (3, 4) writes 3 MB; (2, 3) 5 MB; L5's pair 16 MB.
+    assert_eq!(numbers(&spec), vec![(6, 3), (6, 4)]);
+    assert_eq!(spec.output_level, 6);
+}
+
+#[test]
+fn short_of_files_with_no_level_holding_two_files_there_is_nothing_to_do() {
+    let v = version(vec![
+        (0, vec![file(9, "a", "c", MB)]),
+        (5, vec![file(3, "a", "z", MB)]),
+        (6, vec![file(1, "a", "z", MB)]),
+    ]);
+    assert!(matches!(fewer_files(&v, &opts()), Choice::DoNothing));
+}
