@@ -10,7 +10,11 @@
 //
 // REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
 //
-//   node bench/run/profile-writes.mjs [--num 200000] [--top 25] [--reps 3] [--time-only]
+// `--workloads` picks among fillseq, fillrandom, ingest (sorted pairs) and
+// ingestrandom (the same, shuffled): `ingest()` is timed until its Promise
+// resolves, the pairs made before the clock starts.
+//
+//   node bench/run/profile-writes.mjs [--num 200000] [--top 25] [--reps 3] [--time-only] [--workloads fillseq,fillrandom]
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
@@ -18,8 +22,8 @@ import { printTop, topSelf } from './v8-profile.mjs';
 
 const args = parseArgs(
   process.argv.slice(2),
-  { num: 200_000, top: 25, reps: 3, 'time-only': false, 'timeout-min': 15 },
-  'usage: node bench/run/profile-writes.mjs [--num N] [--top N] [--reps N] [--time-only]',
+  { num: 200_000, top: 25, reps: 3, 'time-only': false, workloads: 'fillseq,fillrandom', 'timeout-min': 15 },
+  'usage: node bench/run/profile-writes.mjs [--num N] [--top N] [--reps N] [--time-only] [--workloads fillseq,fillrandom,ingest,ingestrandom]',
 );
 const log = (m) => process.stderr.write(`[profile-writes] ${m}\n`);
 
@@ -52,20 +56,40 @@ async function main() {
           db.close();
           return { writesMs: written - t0, totalMs: done - t0 };
         };
+        // The pairs of the last call are kept: a profile of the next call
+        // with the same arguments shows the ingest, not their making.
+        let made = { key: '', pairs: [] };
+        window.__ingest = async (order, num) => {
+          if (made.key !== `${order} ${num}`) {
+            made = { key: '', pairs: [] };
+            const keys = order === 'random' ? permutation(num, 11) : Uint32Array.from({ length: num }, (_, i) => i);
+            made = { key: `${order} ${num}`, pairs: Array.from(keys, (k) => [keyOf(k), valueFor(k)]) };
+          }
+          const pairs = made.pairs;
+          const db = await silt.openMemory();
+          const t0 = performance.now();
+          await db.ingest(pairs, { sorted: order !== 'random' });
+          const done = performance.now();
+          db.close();
+          return { writesMs: done - t0, totalMs: done - t0 };
+        };
       });
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Profiler.enable');
       await cdp.send('Profiler.setSamplingInterval', { interval: 50 });
-      for (const order of ['seq', 'random']) {
+      const workloads = { fillseq: ['__fill', 'seq'], fillrandom: ['__fill', 'random'], ingest: ['__ingest', 'seq'], ingestrandom: ['__ingest', 'random'] };
+      for (const name of args.workloads.split(',')) {
+        if (!workloads[name]) throw new Error(`unknown workload ${name}`);
+        const [fn, order] = workloads[name];
         const runs = [];
-        for (let rep = 0; rep < args.reps; rep++) runs.push(await page.evaluate(([o, n]) => window.__fill(o, n), [order, args.num]));
+        for (let rep = 0; rep < args.reps; rep++) runs.push(await page.evaluate(([f, o, n]) => window[f](o, n), [fn, order, args.num]));
         runs.sort((a, b) => a.totalMs - b.totalMs);
         const m = runs[Math.floor(runs.length / 2)];
         const rate = (ms) => Math.round(args.num / (ms / 1000)).toLocaleString('en-US');
-        console.log(`\nfill${order}: ${rate(m.totalMs)} keys/s to idle() (writes alone ${rate(m.writesMs)} keys/s; median of ${runs.length})`);
+        console.log(`\n${name}: ${rate(m.totalMs)} keys/s to idle() (writes alone ${rate(m.writesMs)} keys/s; median of ${runs.length})`);
         if (args['time-only']) continue;
         await cdp.send('Profiler.start');
-        await page.evaluate(([o, n]) => window.__fill(o, n), [order, args.num]);
+        await page.evaluate(([f, o, n]) => window[f](o, n), [fn, order, args.num]);
         const { profile } = await cdp.send('Profiler.stop');
         printTop(topSelf(profile, args.top, null));
       }
