@@ -12,6 +12,32 @@ interface Note {
 }
 
 describe('encodings', () => {
+  test('a batch encodes a string key as its UTF-8 bytes, whatever the path: short ASCII, longer, non-ASCII, empty, in a sublevel, as utf8 keys', async () => {
+    const db = await openMemory();
+    const sub = db.sublevel('s');
+    const utf8Keys = (await openMemory({ keyEncoding: 'utf8' })).sublevel('t', { keyEncoding: 'utf8' });
+    const keys = ['', 'k', 'a'.repeat(64), 'b'.repeat(65), 'caf\u00e9', 'x\u007f', '\u{1f600}z', `${'c'.repeat(63)}\u00e9`];
+    const v = bytes('v');
+    for (const [handle, prefix] of [
+      [db, ''],
+      [sub, '!s!'],
+      [utf8Keys, '!t!'],
+    ] as const) {
+      const fromStrings = handle.batch();
+      const fromBytes = new WriteBatch();
+      for (const k of keys) {
+        (fromStrings as WriteBatch<string, Uint8Array>).put(k, v);
+        fromBytes.put(new TextEncoder().encode(prefix + k), v);
+      }
+      expect([...fromStrings.encoded()], prefix).toEqual([...fromBytes.encoded()]);
+    }
+    // And written, each is read back by its string.
+    const b = db.batch();
+    for (const k of keys) b.put(k, bytes(`=${k}`));
+    db.write(b);
+    for (const k of keys) expect(text(db.getCopy(k))).toBe(`=${k}`);
+  });
+
   test("'utf8' and 'json' values and keys round-trip; reads are typed by the generics", async () => {
     const db = await openMemory<string, Note>({ keyEncoding: 'utf8', valueEncoding: 'json' });
     db.put('n1', { title: 'first', tags: ['a'] });
