@@ -63,6 +63,13 @@ export async function readWorkloads(silt, { num, reads, options = {} }) {
         return s;
       });
     },
+    // count() of the whole database, five times: keys counted inside the
+    // engine, none handed out.
+    count() {
+      let s = 0;
+      for (let i = 0; i < 5; i++) s += db.count();
+      return [s, 5];
+    },
     // The batch API: one batch of 101 entries, values summed where they
     // are in the batch's bytes (offsets), no object per entry.
     'seek+100 batch'() {

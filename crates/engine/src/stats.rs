@@ -69,6 +69,7 @@ tickers! {
     Compactions => "silt.compactions",
     TrivialMoves => "silt.compaction.trivial.moves",
     CompactionOutputsKeptOpen => "silt.compaction.outputs.kept.open",
+    FileCountCompactions => "silt.compaction.for.files",
     ReadCompactionsWanted => "silt.compaction.read.wanted",
     ReadCompactions => "silt.compaction.read.triggered",
     IterAutoRefresh => "silt.iter.auto.refresh",

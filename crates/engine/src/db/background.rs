@@ -408,8 +408,10 @@ impl Db {
                 let s = &inner.stats;
                 let drops = job.drops();
                 s.add(Ticker::Compactions, 1);
-                if spec.reason == picker::Reason::ReadTriggered {
-                    s.add(Ticker::ReadCompactions, 1);
+                match spec.reason {
+                    picker::Reason::ReadTriggered => s.add(Ticker::ReadCompactions, 1),
+                    picker::Reason::FileCount => s.add(Ticker::FileCountCompactions, 1),
+                    _ => {}
                 }
                 s.add(Ticker::CompactReadBytes, job.bytes_read);
                 s.add(Ticker::CompactWriteBytes, job.bytes_written);

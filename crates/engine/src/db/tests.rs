@@ -1088,5 +1088,5 @@ fn an_ascending_load_many_times_what_a_full_pool_of_files_holds_goes_through_as_
     // picker's merges for want of files keep their number within the cap.
     let st = load_on_twenty_files(false);
     assert!(st.ticker("silt.compaction.trivial.moves") >= 1, "{st}");
-    assert!(st.ticker("silt.compactions") >= 1, "{st}");
+    assert!(st.ticker("silt.compaction.for.files") >= 1, "{st}");
 }
