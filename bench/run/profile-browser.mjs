@@ -17,7 +17,7 @@ import { printTop, topSelf } from './v8-profile.mjs';
 const args = parseArgs(
   process.argv.slice(2),
   { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '', 'timeout-min': 15 },
-  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|multiGet|seek+100]',
+  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|multiGet|seek+100|count]',
 );
 const log = (m) => process.stderr.write(`[profile] ${m}\n`);
 
