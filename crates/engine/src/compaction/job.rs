@@ -10,9 +10,10 @@
 //! left ([`SPLIT_RESERVE_FILES`], for the flushes and logs that writes
 //! wait on), the current output goes on past its target instead
 //! (`outputs_kept_open`), so a compaction needs one free file, not one per
-//! target's worth of output. Range tombstones are written clipped to each output's share of the
-//! key space (`(-inf, k1)`, `[k1, k2)`, … `[kn, +inf)` where `ki` is the
-//! first key of output `i`), so outputs of one level never overlap.
+//! target's worth of output. Range tombstones are written clipped to each
+//! output's share of the key space (`(-inf, k1)`, `[k1, k2)`, … `[kn,
+//! +inf)` where `ki` is the first key of output `i`), so outputs of one
+//! level never overlap.
 
 use std::sync::Arc;
 
@@ -229,13 +230,8 @@ impl TableJob {
             // output takes this group too (see the module's comment).
             let short = env.fs.files_left().is_some_and(|n| n <= SPLIT_RESERVE_FILES);
             let previous = self.current.take();
-            let next = if short {
-                Err(Error::PoolExhausted { file: String::new(), message: String::new() })
-            } else {
-                self.open_output(env)
-            };
-            match next {
-                Ok(()) => {
+            match (!short).then(|| self.open_output(env)) {
+                Some(Ok(())) => {
                     self.next_split_at = 0;
                     let next = std::mem::replace(&mut self.current, previous);
                     let split = self.group_key.clone();
@@ -243,7 +239,7 @@ impl TableJob {
                     self.clip_lo = Some(split);
                     self.current = next;
                 }
-                Err(Error::PoolExhausted { .. }) => {
+                None | Some(Err(Error::PoolExhausted { .. })) => {
                     self.create_failed = false;
                     self.current = previous;
                     if self.next_split_at == 0 {
@@ -252,7 +248,7 @@ impl TableJob {
                     let size = self.current.as_ref().map_or(0, |o| o.builder.file_size());
                     self.next_split_at = size.saturating_add((self.target_file_size / 4).max(1));
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     self.current = previous;
                     return Err(e);
                 }

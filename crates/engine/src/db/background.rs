@@ -100,16 +100,17 @@ impl Db {
             // Short of files, a compaction the picker wants goes first: it
             // needs one file and gives its inputs' back, where a flush
             // takes one for good.
-            if auto && st.compaction.is_none() && self.short_of_files() && self.pick_compaction(st, budget)? {
-                return Ok(Progress { did_work: true, work_left: true });
-            }
-            match self.flush_step(st, budget) {
-                Ok(()) => {}
-                // With no file for the flush, a running compaction, which
-                // needs at most one (its outputs go on past their target:
-                // `compaction/job.rs`), goes on: its end frees its inputs'.
-                Err(f) if f.waits_for_file() && st.compaction.is_some() => self.compaction_step(st, budget)?,
-                Err(f) => return Err(f),
+            let compacted =
+                auto && st.compaction.is_none() && self.short_of_files() && self.pick_compaction(st, budget)?;
+            if !compacted {
+                match self.flush_step(st, budget) {
+                    Ok(()) => {}
+                    // With no file for the flush, a running compaction, which
+                    // needs at most one (its outputs go on past their target:
+                    // `compaction/job.rs`), goes on: its end frees its inputs'.
+                    Err(f) if f.waits_for_file() && st.compaction.is_some() => self.compaction_step(st, budget)?,
+                    Err(f) => return Err(f),
+                }
             }
             true
         } else if st.compaction.is_some() {
