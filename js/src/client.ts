@@ -102,19 +102,37 @@ export interface RemoteStatistics extends Statistics {
   };
 }
 
-/** A committed update, as `watch` reports it. */
-export interface Change {
+/**
+ * A committed update of one key, as `watch` reports it: the key as the
+ * watching handle reads keys (in a sublevel without its prefix, decoded by
+ * its key encoding).
+ */
+export interface KeyChange<K = Uint8Array> {
   /**
    * Its sequence number: every update of the database has the next one
    * (every entry of an `ingest` shares one).
    */
   seq: number;
-  /** `'ingest'`: `ingest()` wrote keys from `key` up to `end` (excluded). */
-  kind: 'put' | 'delete' | 'merge' | 'deleteRange' | 'ingest';
-  key: Uint8Array;
-  /** The end (excluded) of a `deleteRange` or an `ingest`. */
-  end?: Uint8Array;
+  kind: 'put' | 'delete' | 'merge';
+  key: K;
 }
+
+/**
+ * A committed update of a range of keys, as `watch` reports it: a
+ * `deleteRange` (or `clear`), or an `ingest()` that wrote keys from `key` up
+ * to `end` (excluded). Keys as the watching handle reads them, the range cut
+ * to the handle's sublevel: no `key` when it starts at or before the
+ * sublevel's first key, no `end` when it goes on past its last.
+ */
+export interface RangeChange<K = Uint8Array> {
+  seq: number;
+  kind: 'deleteRange' | 'ingest';
+  key?: K;
+  end?: K;
+}
+
+/** A committed update, as `watch` reports it. */
+export type Change<K = Uint8Array> = KeyChange<K> | RangeChange<K>;
 
 /**
  * Changes `from..to` (sequence numbers, both included) may have happened
@@ -128,14 +146,19 @@ export interface Gap {
   to: number;
 }
 
-export type WatchEvent = Change | Gap;
+/**
+ * What a watch reports. A change whose stored key the handle's key
+ * encoding cannot decode (bytes written through another handle) comes as a
+ * `Gap` of its one sequence number.
+ */
+export type WatchEvent<K = Uint8Array> = Change<K> | Gap;
 
 /** What `watch` reports: a range of keys (bounds as iterators'), and where to start. */
-export interface WatchOptions {
-  gt?: Key;
-  gte?: Key;
-  lt?: Key;
-  lte?: Key;
+export interface WatchOptions<K = Key> {
+  gt?: K;
+  gte?: K;
+  lt?: K;
+  lte?: K;
   /**
    * Start after this sequence number (a snapshot's `sequence`, or the `seq`
    * of the last change seen): changes since then come first, or a `Gap` if
@@ -145,7 +168,7 @@ export interface WatchOptions {
 }
 
 /** A watch: an async iterable of events, closed with `close()` (or by leaving `for await`). */
-export interface Watch extends AsyncIterableIterator<WatchEvent>, AsyncDisposable {
+export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<K>>, AsyncDisposable {
   close(): void;
 }
 
@@ -695,17 +718,20 @@ const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 2: 'merge
 class Watcher {
   #connection: Connection;
   #range: Range;
-  #callback: ((e: WatchEvent) => void) | undefined;
+  /** The watching handle's keys: its prefix and key encoding. */
+  #codec: Codec;
+  #callback: ((e: WatchEvent<unknown>) => void) | undefined;
   /** The last sequence number accounted for (undefined until the start is known). */
   #last: number | undefined;
   #syncing = false;
   #buffer: ChangeRecord[] = [];
-  #queue: WatchEvent[] = [];
+  #queue: WatchEvent<unknown>[] = [];
   #wake: (() => void) | undefined;
   #closed = false;
 
-  constructor(connection: Connection, range: Range, since: number | undefined, callback: ((e: WatchEvent) => void) | undefined) {
+  constructor(connection: Connection, codec: Codec, range: Range, since: number | undefined, callback: ((e: WatchEvent<unknown>) => void) | undefined) {
     this.#connection = connection;
+    this.#codec = codec;
     this.#range = range;
     this.#callback = callback;
     void this.#resync(since ?? null);
@@ -771,10 +797,30 @@ class Watcher {
       if (kind === undefined) continue;
       if (kind === 'deleteRange' || kind === 'ingest') {
         const end = keys.subarray(bounds[2 * i + 1]!, bounds[2 * i + 2]!);
-        if (this.#matches(key, end)) this.#emit({ seq, kind, key: key.slice(), end: end.slice() });
-      } else if (this.#matches(key, undefined)) this.#emit({ seq, kind, key: key.slice() });
+        if (this.#matches(key, end)) this.#emit(this.#rangeChange(seq, kind, key, end));
+      } else if (this.#matches(key, undefined)) this.#emit(this.#decoded(seq, () => ({ seq, kind, key: this.#codec.unkey(key.slice()) })));
     }
     this.#last = r.last;
+  }
+
+  /** `[start, end)` as the handle reads keys, cut to its sublevel (see `RangeChange`). */
+  #rangeChange(seq: number, kind: 'deleteRange' | 'ingest', start: Uint8Array, end: Uint8Array): WatchEvent<unknown> {
+    const { prefix, end: after } = this.#codec;
+    return this.#decoded(seq, () => {
+      const change: RangeChange<unknown> = { seq, kind };
+      if (prefix.length === 0 || compare(start, prefix) > 0) change.key = this.#codec.unkey(start.slice());
+      if (after === undefined || compare(end, after) < 0) change.end = this.#codec.unkey(end.slice());
+      return change;
+    });
+  }
+
+  /** `make()`, or a gap of `seq` when a key does not decode. */
+  #decoded(seq: number, make: () => Change<unknown>): WatchEvent<unknown> {
+    try {
+      return make();
+    } catch {
+      return { kind: 'gap', from: seq, to: seq };
+    }
   }
 
   async #resync(since: number | null): Promise<void> {
@@ -819,7 +865,7 @@ class Watcher {
     return end === undefined ? compare(key, lower) >= 0 : compare(end, lower) > 0;
   }
 
-  #emit(e: WatchEvent): void {
+  #emit(e: WatchEvent<unknown>): void {
     if (this.#closed) return;
     if (this.#callback !== undefined) {
       try {
@@ -834,7 +880,7 @@ class Watcher {
     }
     if (this.#queue.length >= WATCH_QUEUE_LIMIT) {
       // Nobody reads: keep one gap for everything dropped, never more memory.
-      const first = this.#queue.find((q) => q.kind !== 'gap') as Change | undefined;
+      const first = this.#queue.find((q) => q.kind !== 'gap') as Change<unknown> | undefined;
       const head = this.#queue[0]!;
       const from = head.kind === 'gap' ? head.from : (first?.seq ?? 0);
       const to = e.kind === 'gap' ? e.to : e.seq;
@@ -846,7 +892,7 @@ class Watcher {
     this.#wake?.();
   }
 
-  async next(): Promise<IteratorResult<WatchEvent, undefined>> {
+  async next(): Promise<IteratorResult<WatchEvent<unknown>, undefined>> {
     for (;;) {
       if (this.#closed) return { done: true, value: undefined };
       const e = this.#queue.shift();
@@ -903,7 +949,7 @@ function entryOf<K, V>(c: Codec): (b: EntryBatch, i: number) => Entry<K, V> {
   return (b, i) => [c.keys.decode(b.keyAt(i)) as K, c.values.decode(b.valueAt(i)) as V];
 }
 
-function watchRange(o: WatchOptions, codec: Codec): Range {
+function watchRange(o: WatchOptions<unknown>, codec: Codec): Range {
   // Both ends half-open: [lower, upper).
   const { lower, upper } = codec.bounds(o);
   return { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
@@ -1377,7 +1423,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
    * is not read holds at most `WATCH_QUEUE_LIMIT` events, then one `Gap`
    * instead: it never slows writers or grows without bound.
    */
-  watch(options: WatchOptions = {}, callback?: (event: WatchEvent) => void): Watch {
+  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'watch options must be an object');
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
@@ -1385,10 +1431,10 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
     if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
       throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
     }
-    const w = new Watcher(this.#connection, watchRange(options, this.#codec), since, callback);
+    const w = new Watcher(this.#connection, this.#codec, watchRange(options, this.#codec), since, callback as ((e: WatchEvent<unknown>) => void) | undefined);
     this.#connection.watchers.add(w);
-    const watch: Watch = {
-      next: () => w.next(),
+    const watch: Watch<KeyOf<K>> = {
+      next: () => w.next() as Promise<IteratorResult<WatchEvent<KeyOf<K>>, undefined>>,
       return: async () => {
         w.close();
         return { done: true, value: undefined };

@@ -29,6 +29,8 @@ export {
   RemoteSnapshot,
   WATCH_QUEUE_LIMIT,
   type Change,
+  type KeyChange,
+  type RangeChange,
   type ConnectOptions,
   type Gap,
   type RemoteCountOptions,

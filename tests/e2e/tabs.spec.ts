@@ -291,6 +291,62 @@ test('watch: every tab sees every change once, in order, with its kind; since ca
   await a.evaluate(() => window.db!.close());
 });
 
+test('watch on a sublevel: keys as the sublevel reads them (no prefix, decoded), ranges cut to it, undecodable keys as one-change gaps', async ({
+  context,
+}) => {
+  const a = await tab(context, 'watched-sublevel', 'A');
+  const b = await tab(context, 'watched-sublevel', 'B');
+  await b.evaluate(() => {
+    const notes = window.db!.sublevel<string, unknown>('notes', { keyEncoding: 'utf8', valueEncoding: 'json' });
+    const byId = window.db!.sublevel<number, unknown>('byId', { keyEncoding: 'json', valueEncoding: 'json' });
+    const log: string[] = [];
+    (window as unknown as { log: string[] }).log = log;
+    const show = (k: unknown) => (k === undefined ? '-' : JSON.stringify(k));
+    for (const [name, sub] of [
+      ['notes', notes],
+      ['byId', byId],
+    ] as const) {
+      (sub as typeof notes).watch({}, (e) => {
+        if (e.kind === 'gap') log.push(`${name} gap ${e.to - e.from + 1}`);
+        else if (e.kind === 'deleteRange' || e.kind === 'ingest') log.push(`${name} ${e.kind} ${show(e.key)} ${show(e.end)}`);
+        else log.push(`${name} ${e.kind} ${show(e.key)}`);
+      });
+    }
+  });
+  await a.evaluate(async () => {
+    const db = window.db!;
+    const notes = db.sublevel<string, unknown>('notes', { keyEncoding: 'utf8', valueEncoding: 'json' });
+    const byId = db.sublevel<number, unknown>('byId', { keyEncoding: 'json', valueEncoding: 'json' });
+    await notes.put('n1', { title: 'one' });
+    await db.put('outside', new Uint8Array([1]));
+    await byId.put(7, 'seven');
+    await notes.delete('n1');
+    // Bytes no 'utf8' key decodes, written behind the prefix from the root.
+    await db.put(new Uint8Array([...new TextEncoder().encode('!notes!'), 0xff]), new Uint8Array([1]));
+    await notes.deleteRange('a', 'm');
+    await db.deleteRange('!notes!p', '~');
+    await notes.ingest([['q', 1]]);
+    await notes.clear();
+    await byId.clear();
+  });
+  const want = [
+    'notes put "n1"',
+    'byId put 7',
+    'notes delete "n1"',
+    'notes gap 1',
+    'notes deleteRange "a" "m"',
+    // From the root, on past the end of notes.
+    'notes deleteRange "p" -',
+    'notes ingest "q" "q\\u0000"',
+    'notes deleteRange - -',
+    'byId deleteRange - -',
+  ];
+  await expect.poll(() => b.evaluate(() => (window as unknown as { log: string[] }).log.length)).toBe(want.length);
+  expect(await b.evaluate(() => (window as unknown as { log: string[] }).log)).toEqual(want);
+  await b.evaluate(() => window.db!.close());
+  await a.evaluate(() => window.db!.close());
+});
+
 test('the leader closes: a follower takes over, keeps its data, and writes go on', async ({ context }) => {
   const a = await tab(context, 'handover', 'A');
   const b = await tab(context, 'handover', 'B');
