@@ -135,14 +135,23 @@ impl Db {
     /// `READ_SAMPLE_RATE` such lookups charges `f` that many
     /// (read-triggered compaction; the background work picks it up).
     fn sample_read(&self, f: &FileMetaData) {
-        let inner = &*self.inner;
-        if !inner.options.read_triggered_compaction
-            || !inner.read_samples.fetch_add(1, Ordering::Relaxed).is_multiple_of(READ_SAMPLE_RATE)
-        {
-            return;
+        if self.read_sampled() {
+            self.charge_read(f);
         }
+    }
+
+    /// Whether this lookup that searched a file in vain is the one in
+    /// `READ_SAMPLE_RATE` sampled (false with read-triggered compaction off).
+    pub(super) fn read_sampled(&self) -> bool {
+        let inner = &*self.inner;
+        inner.options.read_triggered_compaction
+            && inner.read_samples.fetch_add(1, Ordering::Relaxed).is_multiple_of(READ_SAMPLE_RATE)
+    }
+
+    /// Charges `f` for a sampled lookup that searched it in vain.
+    pub(super) fn charge_read(&self, f: &FileMetaData) {
         if f.charge_reads(READ_SAMPLE_RATE) {
-            inner.stats.add(Ticker::ReadCompactionsWanted, 1);
+            self.inner.stats.add(Ticker::ReadCompactionsWanted, 1);
         }
     }
 

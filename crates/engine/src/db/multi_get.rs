@@ -206,6 +206,18 @@ impl Db {
                 slot[i] = lookups.len() - 1;
             }
             outcome = self.batched_lookup(&sv, seq, &mut lookups);
+            // Read sampling, as a Get's: a key that searched more than one
+            // file charges the first (found again by its number, only for
+            // the one lookup in READ_SAMPLE_RATE sampled).
+            for l in &lookups {
+                if let Some(first) = l.ctx.first_file_searched.filter(|_| l.ctx.files_searched > 1) {
+                    if self.read_sampled() {
+                        if let Some(f) = sv.version.levels.iter().flatten().find(|f| f.number() == first) {
+                            self.charge_read(f);
+                        }
+                    }
+                }
+            }
             let mut answers: Vec<Option<Bytes>> = Vec::with_capacity(lookups.len());
             for mut l in lookups {
                 // After a failed lookup the keys' contexts may be half way:
@@ -307,6 +319,7 @@ impl Db {
         for k in batch.iter_mut() {
             if table.may_contain_hash(k.hash) {
                 if let Some(entry) = rc.get(row(k), k.user_key) {
+                    k.ctx.searched_file(f.number());
                     k.ctx.cover(table.max_covering_tombstone_seq(k.user_key, seq));
                     k.ctx.stats.row_cache_hit += 1;
                     // Counted as Table::multi_get counts a key its filter

@@ -293,12 +293,36 @@ fn lookups_that_search_a_file_in_vain_get_it_compacted() {
 }
 
 #[test]
+fn batched_multi_gets_that_search_a_file_in_vain_get_it_compacted_as_gets_do() {
+    let db = overlapping_db(true);
+    let mut looked_up = 0u32;
+    while ticker(&db, Ticker::ReadCompactionsWanted) == 0 {
+        // Batches of 7 keys, in the order the Get test looks them up.
+        let keys: Vec<Vec<u8>> =
+            (looked_up..looked_up + 7).map(|n| format!("k{:04}", (n * 7) % 2000).into_bytes()).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let got = db.multi_get(&r(), &refs, true).unwrap();
+        assert!(got.iter().all(|v| v == Some(&[1u8; 100][..])));
+        looked_up += 7;
+        assert!(looked_up < 10_000, "no file was charged up");
+    }
+    // As for Gets: the 98th key looked up uses the allowance up (in the
+    // batch of keys 92 to 98).
+    assert_eq!(looked_up, 98);
+    while db.do_background_work(64).unwrap().work_left {}
+    assert_eq!(ticker(&db, Ticker::ReadCompactions), 1);
+    assert_eq!(db.properties().files_per_level[0], 0, "L0 was compacted into the last level");
+}
+
+#[test]
 fn without_read_triggered_compaction_lookups_charge_nothing() {
     let db = overlapping_db(false);
     for _ in 0..20 {
         for i in (0..2000u32).step_by(7) {
             db.get(&r(), format!("k{i:04}").as_bytes()).unwrap();
         }
+        let keys: Vec<Vec<u8>> = (0..2000u32).step_by(7).map(|i| format!("k{i:04}").into_bytes()).collect();
+        db.multi_get(&r(), &keys.iter().map(|k| k.as_slice()).collect::<Vec<_>>(), true).unwrap();
     }
     assert_eq!(ticker(&db, Ticker::ReadCompactionsWanted), 0);
     assert!(!db.do_background_work(64).unwrap().did_work);

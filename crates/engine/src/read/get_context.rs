@@ -51,6 +51,12 @@ pub struct GetContext<'a> {
     /// While a file is searched for the row cache: the versions it offered,
     /// as stored (types before any tombstone hid them).
     record: Option<Vec<(ValueType, SequenceNumber, Bytes)>>,
+    /// Table files whose data a batched lookup searched for the key (its
+    /// filter let it through and its index named a block, or the row cache
+    /// answered), and the number of the first: what read sampling charges
+    /// (`Db::sample_read`; a single Get counts its own).
+    pub files_searched: u32,
+    pub first_file_searched: Option<u64>,
 }
 
 impl<'a> GetContext<'a> {
@@ -75,7 +81,17 @@ impl<'a> GetContext<'a> {
             seq_only: false,
             newest_seq: 0,
             record: None,
+            files_searched: 0,
+            first_file_searched: None,
         }
+    }
+
+    /// Notes that the data of table file `number` was searched for the key.
+    pub fn searched_file(&mut self, number: u64) {
+        if self.files_searched == 0 {
+            self.first_file_searched = Some(number);
+        }
+        self.files_searched += 1;
     }
 
     /// A lookup that stops at the key's newest version and keeps only its

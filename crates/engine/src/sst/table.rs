@@ -266,6 +266,7 @@ impl Table {
             if i == self.index.len() {
                 continue;
             }
+            k.ctx.searched_file(self.number);
             let handle = self.index.handle(i);
             if current.as_ref().map(|c| c.0) != Some(handle) {
                 current = Some((handle, self.block_for(handle, &mut k.ctx)?));
