@@ -11,7 +11,7 @@ import { Database, type Closer } from './database.js';
 import { fromWasm, SiltError } from './errors.js';
 import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
 import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from './parking.js';
-import { PoolKeeper, type DirectoryLike } from './pool.js';
+import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from './pool.js';
 import { refreshStorageEstimate } from './storage.js';
 import { loadWasm } from './wasm.js';
 
@@ -116,6 +116,21 @@ export interface StorageEnv {
   root: { getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<unknown> };
   locks: LockManagerLike;
 }
+
+/** An OPFS directory as the marker of an unfinished import uses it. */
+interface MarkableDirectory {
+  getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<MarkableDirectory>;
+  getFileHandle(name: string, options?: { create?: boolean }): Promise<unknown>;
+  removeEntry(name: string, options?: { recursive?: boolean }): Promise<void>;
+}
+
+/**
+ * A file in a database's directory while `importDatabase()` fills it (the
+ * pool ignores every name but `NNNNNN.pool`): a database that still has it
+ * was left by an import that never finished (its tab or worker went), and
+ * the next `open()` removes it, as if it had never been made.
+ */
+const IMPORT_MARKER = 'import-unfinished';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** The OPFS directory that holds one directory per database. */
@@ -351,7 +366,13 @@ export async function openOn(
   let keeper: PoolKeeper | undefined = parked?.keeper;
   try {
     if (keeper === undefined) {
-      keeper = await PoolKeeper.open(await directoryOf(env, name, o.createIfMissing ?? true), reserve);
+      const create = o.createIfMissing ?? true;
+      let dir = await directoryOf(env, name, create);
+      if (await importUnfinished(dir)) {
+        await removeUnfinishedImport(env, name);
+        dir = await directoryOf(env, name, create);
+      }
+      keeper = await PoolKeeper.open(dir, reserve);
     }
     const k = keeper;
     let inner: WasmDatabase;
@@ -396,6 +417,48 @@ export { ROOT_DIR };
  * until `close()`). Works anywhere, Node included. Loads the WebAssembly
  * module on first use.
  */
+/** Whether the database in `dir` was left by an import that never finished (`IMPORT_MARKER`). */
+async function importUnfinished(dir: DirectoryLike): Promise<boolean> {
+  return domCall('checking the database for an unfinished import', async () => {
+    try {
+      await dir.getFileHandle(IMPORT_MARKER);
+      return true;
+    } catch (e) {
+      if ((e as { name?: unknown }).name === 'NotFoundError') return false;
+      throw e;
+    }
+  });
+}
+
+/** Removes database `name`, which an import left unfinished. REQUIRES: its lock held. */
+async function removeUnfinishedImport(env: StorageEnv, name: string): Promise<void> {
+  await domCall(`removing database "${name}", left by an import that never finished`, async () => {
+    const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as MarkableDirectory;
+    // We hold its lock: a file still open can only belong to the context
+    // that went (a terminated worker lets go of its handles shortly after).
+    const deadline = Date.now() + HANDLE_RETRY_MS;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      try {
+        await top.removeEntry(name, { recursive: true });
+        return;
+      } catch (e) {
+        if ((e as { name?: unknown }).name !== 'NoModificationAllowedError' || Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  });
+}
+
+/** Marks database `name` as being imported into (`IMPORT_MARKER`), or clears the mark. REQUIRES: its lock held. */
+async function markImport(env: StorageEnv, name: string, on: boolean): Promise<void> {
+  await domCall(`${on ? 'marking' : 'unmarking'} database "${name}" as being imported`, async () => {
+    const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as MarkableDirectory;
+    const dir = await top.getDirectoryHandle(name);
+    if (on) await dir.getFileHandle(IMPORT_MARKER, { create: true });
+    else await dir.removeEntry(IMPORT_MARKER);
+  });
+}
+
 /** The OPFS directory of database `name` (`NotFound` if it is missing and `create` is off). */
 async function directoryOf(env: StorageEnv, name: string, create: boolean): Promise<DirectoryLike> {
   return domCall(`opening the directory of database "${name}"`, async () => {
@@ -477,14 +540,38 @@ export async function repairOn(env: StorageEnv, name: string, options: Pick<Open
  * (`AlreadyExists`). `options` are `open()`'s (`errorIfExists` is implied).
  */
 export async function importDatabase(name: string, source: ImportSource, options: OpenOptions<unknown, unknown> = {}): Promise<ImportReport> {
-  const db = await open(name, { ...options, errorIfExists: true, createIfMissing: true });
+  checkName(name);
+  checkOptions(options);
+  await loadWasm();
+  const storage = browserStorage();
+  const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
+  return importDatabaseOn({ root, locks: storage.locks }, name, source, options, removeDatabase);
+}
+
+/**
+ * @internal `importDatabase` on the given storage; `remove` deletes the
+ * database after a failed import. The database is marked
+ * (`IMPORT_MARKER`) from its creation until its import is durable, so that
+ * a tab closed in between leaves nothing the next `open()` would find.
+ */
+export async function importDatabaseOn(
+  env: StorageEnv,
+  name: string,
+  source: ImportSource,
+  options: OpenOptions<unknown, unknown>,
+  remove: (name: string) => Promise<void>,
+): Promise<ImportReport> {
+  const db = await openOn(env, name, { ...options, errorIfExists: true, createIfMissing: true });
   let report: ImportReport;
   try {
+    await markImport(env, name, true);
     report = await db.import(source);
+    // Durable now: the mark goes while the lock is still held.
+    await markImport(env, name, false);
   } catch (e) {
     try {
       db.close();
-      await removeDatabase(name);
+      await remove(name);
     } catch {
       // The import's own error says more.
     }

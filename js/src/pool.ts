@@ -35,7 +35,7 @@ const POOL_FILE = /^(\d{6})\.pool$/;
 const MAX_TARGET = 256;
 
 /** Opening a sync access handle still held by a worker that just died. */
-const HANDLE_RETRY_MS = 3_000;
+export const HANDLE_RETRY_MS = 3_000;
 
 function domError(what: string, e: unknown): SiltError {
   if (e instanceof SiltError) return e;

@@ -96,6 +96,22 @@ export class FakeDirectory {
     yield* [...this.files.keys(), ...this.dirs.keys()];
   }
 
+  async removeEntry(name: string, options?: { recursive?: boolean }): Promise<void> {
+    const f = this.files.get(name);
+    if (f) {
+      if (f.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
+      this.files.delete(name);
+      return;
+    }
+    const d = this.dirs.get(name);
+    if (!d) throw Object.assign(new Error(`no entry ${name}`), { name: 'NotFoundError' });
+    if (!options?.recursive && (d.files.size > 0 || d.dirs.size > 0)) {
+      throw Object.assign(new Error('directory not empty'), { name: 'InvalidModificationError' });
+    }
+    if ([...d.files.values()].some((x) => x.open)) throw Object.assign(new Error('a file is open'), { name: 'NoModificationAllowedError' });
+    this.dirs.delete(name);
+  }
+
   /** What a crash would leave: every file's flushed bytes, nothing open. */
   crashImage(): FakeDirectory {
     const copy = new FakeDirectory();

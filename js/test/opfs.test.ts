@@ -2,8 +2,8 @@
 // real wasm build) on in-memory stand-ins for OPFS and navigator.locks.
 // The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
 import { afterEach, describe, expect, test } from 'vitest';
-import { open, type Database } from '../src/index.js';
-import { openOn, repairOn, type OpenOptions } from '../src/open.js';
+import { open, openMemory, type Database } from '../src/index.js';
+import { importDatabaseOn, openOn, repairOn, type OpenOptions } from '../src/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
 
@@ -318,4 +318,68 @@ test('a browser whose OPFS has no sync access handles gets NotSupported naming t
   expect(err.code).toBe('NotSupported');
   expect(err.message).toMatch(/FileSystemSyncAccessHandle/);
   expect(locks.isHeld('siltdb:db1')).toBe(false);
+});
+
+describe('importDatabase and a tab that goes mid-import', () => {
+  const marker = (root: FakeDirectory, name: string) => root.dirs.get('siltdb')?.dirs.get(name)?.files.has('import-unfinished');
+
+  test('the database is marked while it is imported and unmarked once the import is durable', async () => {
+    const src = await openMemory();
+    for (let i = 0; i < 500; i++) src.put(`k${i}`, bytes(`v${i}`));
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    const seen: (boolean | undefined)[] = [];
+    async function* chunks() {
+      for await (const c of src.export() as unknown as AsyncIterable<Uint8Array>) {
+        seen.push(marker(root, 'copy'));
+        yield c;
+      }
+    }
+    const report = await importDatabaseOn({ root, locks }, 'copy', chunks(), {}, async () => {});
+    src.close();
+    expect(report.entries).toBe(500);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((m) => m === true)).toBe(true);
+    expect(marker(root, 'copy')).toBe(false);
+    const db = await openFake(root, locks, 'copy', { createIfMissing: false });
+    expect(text(db.getCopy('k499'))).toBe('v499');
+  });
+
+  test('a database an import left unfinished (still marked) is gone at the next open: NotFound, or a new empty one', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    // What a tab closed mid-import leaves: the new database, some of its
+    // data, and the mark.
+    const db = await openFake(root, locks, 'half');
+    for (let i = 0; i < 100; i++) db.put(`k${i}`, bytes('partial'));
+    db.close();
+    await (await root.dirs.get('siltdb')!.getDirectoryHandle('half')).getFileHandle('import-unfinished', { create: true });
+    const err = await rejected(openOn({ root, locks }, 'half', { createIfMissing: false }));
+    expect(err.code).toBe('NotFound');
+    expect(root.dirs.get('siltdb')!.dirs.has('half')).toBe(false);
+    // Marked again, then opened as usual: a new, empty database.
+    const again = await openFake(root, locks, 'half');
+    for (let i = 0; i < 10; i++) again.put(`k${i}`, bytes('partial'));
+    again.close();
+    await (await root.dirs.get('siltdb')!.getDirectoryHandle('half')).getFileHandle('import-unfinished', { create: true });
+    const fresh = await openFake(root, locks, 'half');
+    expect(fresh.count()).toBe(0);
+    // A database with no mark is left alone.
+    fresh.put('kept', bytes('yes'));
+    fresh.close();
+    expect(text((await openFake(root, locks, 'half')).getCopy('kept'))).toBe('yes');
+  });
+
+  test('a failed import removes the database it made', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    const removed: string[] = [];
+    const err = await rejected(
+      importDatabaseOn({ root, locks }, 'bad', [new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9])], {}, async (name) => {
+        removed.push(name);
+      }),
+    );
+    expect(['Corruption', 'ChecksumMismatch', 'InvalidArgument']).toContain(err.code);
+    expect(removed).toEqual(['bad']);
+  });
 });

@@ -34,6 +34,15 @@ test('an export made in Chromium is the fixture the native engine imports, byte 
   ).toBe(true);
 });
 
+test('a worker terminated in the middle of importDatabase leaves no database: the next open finds none', async ({ page }) => {
+  await openHarness(page);
+  const w = await newWorker(page);
+  await page.evaluate((w) => window.silt.start(w, 'importStalled', { from: 'stalled-src', to: 'stalled-copy' }), w);
+  await page.waitForFunction((w) => window.silt.progress(w).half === true, w);
+  await page.evaluate((w) => window.silt.terminate(w), w);
+  expect(await runFresh(page, 'openAfterImport', { name: 'stalled-copy' })).toEqual({ strict: 'NotFound', count: 0 });
+});
+
 test('importDatabase copies a database on OPFS, and a damaged or truncated export leaves no database', async ({ page }) => {
   await openHarness(page);
   const r = await runFresh<{ report: { entries: number; tableFiles: number }; count: number; last: string; verified: number }>(page, 'importRoundTrip', {

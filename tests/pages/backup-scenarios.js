@@ -99,3 +99,48 @@ export async function importDamaged({ from, to, damage }) {
   copy.close();
   return { code, after, count };
 }
+
+/**
+ * importDatabase of half an export from a stream that then never ends, for
+ * a test that terminates this worker mid-import: progress `half` once the
+ * import has taken the half.
+ */
+export async function importStalled({ from, to }) {
+  const src = await open(from);
+  let bytes;
+  try {
+    src.write(db_batch(src, 5000));
+    bytes = await bytesOf(src.export());
+  } finally {
+    src.close();
+  }
+  let sent = false;
+  const stalled = new ReadableStream({
+    pull(c) {
+      if (!sent) {
+        sent = true;
+        c.enqueue(bytes.subarray(0, bytes.length >> 1));
+        return;
+      }
+      postMessage({ progress: { half: true } });
+      return new Promise(() => {}); // never more
+    },
+  });
+  await importDatabase(to, stalled);
+}
+
+/** How `name` opens after an import that never finished: with createIfMissing off, then as usual (its count). */
+export async function openAfterImport({ name }) {
+  const wait = { wait: true, signal: AbortSignal.timeout(5_000) };
+  let strict;
+  try {
+    (await open(name, { ...wait, createIfMissing: false })).close();
+    strict = 'exists';
+  } catch (e) {
+    strict = e instanceof SiltError ? e.code : String(e);
+  }
+  const db = await open(name, wait);
+  const count = db.count();
+  db.close();
+  return { strict, count };
+}
