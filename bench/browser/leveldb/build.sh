@@ -43,6 +43,13 @@ fi
 command -v em++ >/dev/null || die "em++ not found: run npm run bench:setup (installs Debian's emscripten)"
 # Debian's emscripten finds its node modules (acorn, ...) only through NODE_PATH.
 export NODE_PATH="${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs"
+# Run through npm (`npm run bench:setup`), PATH starts with node_modules/.bin,
+# whose wasm-opt (npm's binaryen 132, for our own wasm) emscripten 3.1.6 would
+# take over Debian's: it then minifies the wasm's import names but not the
+# glue's, and the module fails to instantiate ("function import requires a
+# callable"). Emscripten gets PATH without node_modules.
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | { grep -v '/node_modules/' || true; } | paste -sd: -)
+export PATH
 emcc_version=$(em++ --version | head -n1 | sed -E 's/.* ([0-9]+\.[0-9]+\.[0-9]+).*/\1/')
 say "emscripten $emcc_version"
 
