@@ -412,11 +412,6 @@ export async function openOn(
 /** @internal The OPFS directory that holds every database (for `removeDatabase`). */
 export { ROOT_DIR };
 
-/**
- * Opens a new, empty database held in memory (no persistence: its data lives
- * until `close()`). Works anywhere, Node included. Loads the WebAssembly
- * module on first use.
- */
 /** Whether the database in `dir` was left by an import that never finished (`IMPORT_MARKER`). */
 async function importUnfinished(dir: DirectoryLike): Promise<boolean> {
   return domCall('checking the database for an unfinished import', async () => {
@@ -564,6 +559,8 @@ export async function importDatabaseOn(
   const db = await openOn(env, name, { ...options, errorIfExists: true, createIfMissing: true });
   let report: ImportReport;
   try {
+    // Marked once made, never before: a mark put on a database that turned
+    // out to exist already would have the next open() remove it.
     await markImport(env, name, true);
     report = await db.import(source);
     // Durable now: the mark goes while the lock is still held.
