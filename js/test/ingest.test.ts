@@ -21,11 +21,11 @@ describe('ingest in the worker', () => {
   test('an array whose later entries are far larger than its first ones: every value whole (the batch is sized from a sample, then grows)', async () => {
     const db = await fresh();
     opened.push(db);
-    const valueOf = (i: number) => bytes(`${i}:`.padEnd(i < 2000 ? 4 : 300 + (i % 7), String.fromCharCode(97 + (i % 26))));
-    const entries = Array.from({ length: 6000 }, (_, i) => [key(i), valueOf(i)] as [string, Uint8Array]);
+    const valueAt = (i: number) => bytes(`${i}:`.padEnd(i < 2000 ? 4 : 300 + (i % 7), String.fromCharCode(97 + (i % 26))));
+    const entries = Array.from({ length: 6000 }, (_, i) => [key(i), valueAt(i)] as [string, Uint8Array]);
     const report = await db.ingest(entries, { sorted: true });
     expect(report.keys).toBe(6000);
-    for (const i of [0, 1023, 1024, 1025, 1999, 2000, 4321, 5999]) expect(text(db.getCopy(key(i)))).toBe(text(valueOf(i)));
+    for (const i of [0, 1023, 1024, 1025, 1999, 2000, 4321, 5999]) expect(text(db.getCopy(key(i)))).toBe(text(valueAt(i)));
     expect(db.count()).toBe(6000);
   });
 

@@ -57,16 +57,20 @@ function db_batch(db, n) {
   return b;
 }
 
-/** A damaged or truncated export given to importDatabase: its error, and whether `name` exists afterwards. */
-export async function importDamaged({ from, to, damage }) {
-  const src = await open(from);
-  let bytes;
+/** The export of database `name` after `n` entries are written into it. */
+async function exportOfNew(name, n) {
+  const src = await open(name);
   try {
-    src.write(db_batch(src, 5000));
-    bytes = await bytesOf(src.export());
+    src.write(db_batch(src, n));
+    return await bytesOf(src.export());
   } finally {
     src.close();
   }
+}
+
+/** A damaged or truncated export given to importDatabase: its error, and whether `name` exists afterwards. */
+export async function importDamaged({ from, to, damage }) {
+  let bytes = await exportOfNew(from, 5000);
   if (damage === 'flip') bytes[Math.floor(bytes.length / 2)] ^= 0x10;
   if (damage === 'truncate') bytes = bytes.subarray(0, bytes.length - 100);
   let code = 'none';
@@ -106,14 +110,7 @@ export async function importDamaged({ from, to, damage }) {
  * import has taken the half.
  */
 export async function importStalled({ from, to }) {
-  const src = await open(from);
-  let bytes;
-  try {
-    src.write(db_batch(src, 5000));
-    bytes = await bytesOf(src.export());
-  } finally {
-    src.close();
-  }
+  const bytes = await exportOfNew(from, 5000);
   let sent = false;
   const stalled = new ReadableStream({
     pull(c) {
