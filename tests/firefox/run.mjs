@@ -136,7 +136,8 @@ const checks = {
         const { connect } = await import('/siltdb/dist/index.js');
         window.db = await connect('two-tabs', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
         window.seen = [];
-        window.db.watch({}, (e) => window.seen.push(e.kind === 'gap' ? 'gap' : `${e.kind} ${new TextDecoder().decode(e.key)}`));
+        // 'utf8' keys: watch reports them as strings.
+        window.db.watch({}, (e) => window.seen.push(e.kind === 'gap' ? 'gap' : `${e.kind} ${e.key}`));
         return window.db.isLeader;
       });
     const leads = [await connect(a.page), await connect(b.page)];
