@@ -725,70 +725,25 @@ fn a_crash_anywhere_in_the_background_flush_of_recovered_memtables_loses_nothing
     assert!(flushed > 5, "only {flushed} crash points in the recovered flush");
 }
 
-/// At most `cap` files in `db/` over `inner`, as a pool of files its
-/// embedder grows only between calls: creating one more is
-/// `PoolExhausted`, and `files_left` says how many are free.
-struct ShortFs {
-    inner: Arc<dyn Fs>,
-    cap: usize,
-}
-
-impl ShortFs {
-    fn used(&self) -> usize {
-        self.inner.list("db").map_or(0, |names| names.len())
-    }
-}
-
-impl Fs for ShortFs {
-    fn open(&self, path: &str, create: bool) -> silt_engine::Result<Arc<dyn silt_engine::fs::File>> {
-        if create && !self.inner.exists(path)? && self.used() >= self.cap {
-            return Err(silt_engine::Error::PoolExhausted {
-                file: path.into(),
-                message: format!("all {} files in use", self.cap),
-            });
-        }
-        self.inner.open(path, create)
-    }
-    fn files_left(&self) -> Option<usize> {
-        Some(self.cap.saturating_sub(self.used()))
-    }
-    fn exists(&self, path: &str) -> silt_engine::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn remove(&self, path: &str) -> silt_engine::Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &str) -> silt_engine::Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn create_dir_all(&self, dir: &str) -> silt_engine::Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn sync_dir(&self, dir: &str) -> silt_engine::Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn lock(&self, path: &str) -> silt_engine::Result<Box<dyn silt_engine::fs::FsLock>> {
-        self.inner.lock(path)
-    }
-}
-
 /// Files the short-of-files crash test allows: the workload's live tables,
 /// logs and manifest fit, with too few left over to split outputs freely.
 const SHORT_CAP: usize = 10;
 
 #[test]
 fn a_crash_anywhere_while_files_run_short_loses_nothing() {
-    // On a file system of SHORT_CAP files, compactions keep outputs open
-    // past their target, run before flushes, and merge files for want of
-    // files (Reason::FileCount): crash at every mutating call of the flush
-    // and compaction paths, both ways, and recover (without the cap).
+    // On a file system of SHORT_CAP files (FaultFs::set_file_cap),
+    // compactions keep outputs open past their target, run before flushes,
+    // and merge files for want of files (Reason::FileCount): crash at every
+    // mutating call of the flush and compaction paths, both ways, and
+    // recover (without the cap).
     // 3,000 keys: live tables of several target sizes.
     let ops = workload_over(21, 900, 3000);
     let open_short = |fs: &FaultFs| {
-        let short: Arc<dyn Fs> = Arc::new(ShortFs { inner: Arc::new(fs.clone()), cap: SHORT_CAP });
+        fs.set_file_cap(Some(("db", SHORT_CAP)));
         // Uncompressed: the workload's values (one byte repeated) would
         // shrink to nothing, and no output would reach its target.
-        Db::open(short, "db", Options { compression: silt_engine::Compression::None, ..options() }).expect("first open")
+        Db::open(Arc::new(fs.clone()), "db", Options { compression: silt_engine::Compression::None, ..options() })
+            .expect("first open")
     };
     let fs = FaultFs::new(Arc::new(MemFs::new()));
     let db = open_short(&fs);
@@ -826,6 +781,7 @@ fn a_crash_anywhere_while_files_run_short_loses_nothing() {
             );
             fs.crash(mode).unwrap();
             drop(db);
+            fs.set_file_cap(None);
             check_recovered(&fs, 21, point as u64, mode, &ops, acked, last_synced);
             tried += 1;
         }

@@ -972,44 +972,6 @@ fn an_ingest_is_newer_than_a_write_made_while_its_flush_wrote_a_table() {
     assert_eq!(db.get(&r(), b"k").unwrap().as_deref(), Some(&b"ingested"[..]));
 }
 
-/// A file system of at most `cap` files, as a pool of files that nothing
-/// grows: creating one more fails with `PoolExhausted`.
-struct CappedFs {
-    inner: MemFs,
-    cap: usize,
-}
-
-impl crate::fs::Fs for CappedFs {
-    fn open(&self, path: &str, create: bool) -> Result<Arc<dyn crate::fs::File>> {
-        if create && !self.inner.exists(path)? {
-            let (dir, _) = crate::fs::split(path);
-            let n = self.inner.list(dir)?.len();
-            if n >= self.cap {
-                return Err(Error::PoolExhausted { file: path.into(), message: format!("all {n} files in use") });
-            }
-        }
-        self.inner.open(path, create)
-    }
-    fn files_left(&self) -> Option<usize> {
-        Some(self.cap.saturating_sub(self.inner.list("db").ok()?.len()))
-    }
-    fn exists(&self, path: &str) -> Result<bool> {
-        self.inner.exists(path)
-    }
-    fn remove(&self, path: &str) -> Result<()> {
-        self.inner.remove(path)
-    }
-    fn list(&self, dir: &str) -> Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn create_dir_all(&self, dir: &str) -> Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn lock(&self, path: &str) -> Result<Box<dyn crate::fs::FsLock>> {
-        self.inner.lock(path)
-    }
-}
-
 /// Loads 30,000 entries of 200 incompressible bytes (6 MB) on a file system
 /// of at most 20 files, paced as siltdb paces writes, with keys in order or
 /// spread over the key space; then checks them, also after a reopen with no
@@ -1030,8 +992,9 @@ fn load_on_twenty_files(spread: bool) -> crate::StatisticsSnapshot {
         compression: crate::Compression::None,
         ..small_options()
     };
-    let fs = Arc::new(CappedFs { inner: mem.clone(), cap: 20 });
-    let db = Db::open(fs, "db", options.clone()).unwrap();
+    let fs = crate::fs::FaultFs::new(Arc::new(mem.clone()));
+    fs.set_file_cap(Some(("db", 20)));
+    let db = Db::open(Arc::new(fs), "db", options.clone()).unwrap();
     let value = |i: u32| -> Vec<u8> {
         let mut x = i.wrapping_mul(2_654_435_761) | 1;
         (0..200)

@@ -212,6 +212,30 @@ mod tests {
         assert_contract(&FaultFs::new(Arc::new(MemFs::new())), "db");
     }
 
+    #[test]
+    fn a_file_cap_refuses_the_file_past_it_and_counts_what_is_left() {
+        let fs = FaultFs::new(Arc::new(MemFs::new()));
+        fs.create_dir_all("db").unwrap();
+        assert_eq!(fs.files_left(), None, "no cap: not counted");
+        fs.set_file_cap(Some(("db", 2)));
+        assert_eq!(fs.files_left(), Some(2));
+        fs.open("db/a", true).unwrap();
+        fs.open("db/b", true).unwrap();
+        assert_eq!(fs.files_left(), Some(0));
+        fs.start_trace();
+        assert!(matches!(fs.open("db/c", true), Err(Error::PoolExhausted { .. })));
+        assert!(fs.trace().is_empty(), "a refused create is no mutating call");
+        assert!(!fs.exists("db/c").unwrap());
+        fs.open("db/a", true).expect("an existing file opens");
+        fs.open("other/x", true).expect("another directory is not capped");
+        fs.remove("db/a").unwrap();
+        assert_eq!(fs.files_left(), Some(1));
+        fs.open("db/c", true).unwrap();
+        fs.set_file_cap(None);
+        fs.open("db/d", true).unwrap();
+        assert_eq!(fs.files_left(), None);
+    }
+
     #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn stdfs_keeps_the_contract() {

@@ -47,6 +47,9 @@ struct State {
     /// `sync` of files whose name contains this fails with `QuotaExceeded`
     /// (after the bytes were written), as fsync on some full file systems does.
     fail_syncs: Option<String>,
+    /// The most files the directory may hold, as a pool of pre-opened files
+    /// that nothing grows (see [`FaultFs::set_file_cap`]).
+    file_cap: Option<(String, usize)>,
 }
 
 /// One mutating call, as recorded by [`FaultFs::trace`]: call number `n`
@@ -97,6 +100,14 @@ impl FaultFs {
     /// `QuotaExceeded` (`None`: none); the bytes written stay in the file.
     pub fn fail_syncs(&self, name_part: Option<&str>) {
         self.state().fail_syncs = name_part.map(str::to_string);
+    }
+
+    /// Caps the files directory `dir` may hold at `cap` (`None` lifts the
+    /// cap), as an OPFS pool that nothing grows between calls: creating one
+    /// more fails with `PoolExhausted` (writing nothing, no mutating call),
+    /// and [`Fs::files_left`] says how many may still be made.
+    pub fn set_file_cap(&self, cap: Option<(&str, usize)>) {
+        self.state().file_cap = cap.map(|(dir, n)| (dir.to_string(), n));
     }
 
     /// Starts recording every mutating call (see [`FaultFs::trace`]).
@@ -251,6 +262,15 @@ impl Fs for FaultFs {
                     message: "creating files is failing (injected)".into(),
                 });
             }
+            let cap = self.state().file_cap.clone();
+            if let Some((dir, cap)) = cap.filter(|(dir, _)| super::split(path).0 == dir.as_str()) {
+                if self.inner.list(&dir)?.len() >= cap {
+                    return Err(Error::PoolExhausted {
+                        file: path.to_string(),
+                        message: format!("all {cap} files in use"),
+                    });
+                }
+            }
             self.tick(path, "create")?;
         }
         let file = self.inner.open(path, create)?;
@@ -295,7 +315,11 @@ impl Fs for FaultFs {
     }
 
     fn files_left(&self) -> Option<usize> {
-        self.inner.files_left()
+        let cap = self.state().file_cap.clone();
+        match cap {
+            Some((dir, cap)) => Some(cap.saturating_sub(self.inner.list(&dir).ok()?.len())),
+            None => self.inner.files_left(),
+        }
     }
 
     fn lock(&self, path: &str) -> Result<Box<dyn FsLock>> {
