@@ -153,6 +153,7 @@ test('ingest() on OPFS: sorted pairs, then an unsorted batch over half of them, 
 });
 
 test('a burst of 1,000,000 entries with no await at all, many times what the free pooled files hold, goes through with the default pool', async ({ page }) => {
+  test.setTimeout(180_000);
   // 116 MB in batches of 100 with no await: siltdb cannot add a pooled file
   // until the burst ends. Compactions keep their outputs open rather than
   // take the last free files, and a write whose memtable holds all it may
