@@ -7,6 +7,20 @@ fn small_options() -> Options {
     Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
 }
 
+/// `len` bytes LZ4 cannot shrink (xorshift of `seed`), so table sizes
+/// follow the data.
+fn incompressible(seed: u32, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
 fn open(fs: &MemFs) -> Db {
     Db::open(Arc::new(fs.clone()), "db", small_options()).unwrap()
 }
@@ -52,17 +66,7 @@ fn an_ascending_load_moves_its_l0_files_down_unread_and_stays_readable() {
     let fs = MemFs::new();
     let options = Options { target_file_size_base: 64 << 10, ..small_options() };
     // Bytes that do not compress, so each flush is a table of a useful size.
-    let value = |i: u32| {
-        let mut x = i.wrapping_mul(2_654_435_761) | 1;
-        (0..100)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect::<Vec<u8>>()
-    };
+    let value = |i: u32| incompressible(i, 100);
     {
         let db = Db::open(Arc::new(fs.clone()), "db", options.clone()).unwrap();
         for i in 0..20_000u32 {
@@ -995,17 +999,7 @@ fn load_on_twenty_files(spread: bool) -> crate::StatisticsSnapshot {
     let fs = crate::fs::FaultFs::new(Arc::new(mem.clone()));
     fs.set_file_cap(Some(("db", 20)));
     let db = Db::open(Arc::new(fs), "db", options.clone()).unwrap();
-    let value = |i: u32| -> Vec<u8> {
-        let mut x = i.wrapping_mul(2_654_435_761) | 1;
-        (0..200)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect()
-    };
+    let value = |i: u32| incompressible(i, 200);
     let key = |i: u32| format!("k{:010}", if spread { i.wrapping_mul(2_654_435_761) } else { i });
     let n = 30_000u32;
     for chunk in 0..n / 100 {
