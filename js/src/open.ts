@@ -98,6 +98,16 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    */
   readTriggeredCompaction?: boolean;
   /**
+   * Bytes of writes a transaction holds in memory before it spills them
+   * into a file of its own in the database (default 8 MiB; 0 never
+   * spills). A spilled transaction's writes stay visible only to it; its
+   * commit publishes them all at once as one new table file, durably, or
+   * nothing of them on a conflict, an abort or a closed tab. So a bulk
+   * load inside a transaction does not hold every value in memory (its
+   * keys are still tracked in memory, for the conflict check).
+   */
+  transactionSpillBytes?: number;
+  /**
    * What `merge(key, operand)` does (default none: `merge` is refused):
    * `'u64add'` adds 8-byte little-endian unsigned integers (a counter;
    * `u64(n)` encodes one, `readU64(bytes)` reads one; an operand of
@@ -202,6 +212,7 @@ interface Checked {
   timers: boolean;
   mergeOperator: number;
   readTriggeredCompaction: boolean;
+  transactionSpillBytes: number;
 }
 
 /** @internal Checks every option (types and ranges) without touching wasm (connect() checks them on the page). */
@@ -237,6 +248,7 @@ export function checkOptions(options: unknown): { engine: Checked; o: OpenOption
     timers: bool(o, 'timers', false),
     mergeOperator: o.mergeOperator === undefined ? 0 : MERGE_OPERATORS[o.mergeOperator as keyof typeof MERGE_OPERATORS],
     readTriggeredCompaction: bool(o, 'readTriggeredCompaction', true),
+    transactionSpillBytes: o.transactionSpillBytes === undefined ? -1 : uint(o, 'transactionSpillBytes', 0, 2 ** 31 - 1),
   };
   return { engine, o: options as OpenOptions };
 }
@@ -257,6 +269,7 @@ function toWasm(c: Checked): WasmOpenOptions {
   w.timers = c.timers;
   w.mergeOperator = c.mergeOperator;
   w.readTriggeredCompaction = c.readTriggeredCompaction;
+  w.transactionSpillBytes = c.transactionSpillBytes;
   return w;
 }
 

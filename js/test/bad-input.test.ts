@@ -264,6 +264,7 @@ const junkOpenOptions: fc.Arbitrary<unknown> = fc.oneof(
       maxBytes: fc.oneof(fc.constantFrom(0, 1 << 20, 2 ** 53), junk),
       readTriggeredCompaction: fc.oneof(fc.boolean(), junk),
       rowCacheCapacity: fc.oneof(fc.constantFrom(0, 4096, 1 << 20, 2 ** 32), junk),
+      transactionSpillBytes: fc.oneof(fc.constantFrom(0, 1, 4096, 2 ** 31), junk),
       signal: fc.oneof(fc.constant(undefined), junk),
     },
     { requiredKeys: [] },

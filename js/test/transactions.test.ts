@@ -69,6 +69,41 @@ describe('transactions', () => {
     }
   });
 
+  it('spill past transactionSpillBytes into files of their own, seen only by them, and publish them at commit', async () => {
+    const db = await fresh({ transactionSpillBytes: 8192 });
+    db.put('k0001', bytes('before'));
+    const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+    const value = 'v'.repeat(100);
+    const load = async (tx: ReturnType<typeof db.begin>) => {
+      for (let i = 0; i < 2000; i++) {
+        tx.put(key(i), bytes(value));
+        if (i % 500 === 0) await new Promise((r) => setTimeout(r, 0));
+      }
+      tx.deleteRange(key(100), key(200));
+    };
+    const aborted = db.begin();
+    await load(aborted);
+    aborted.abort();
+    expect(text(db.getCopy('k0001'))).toBe('before');
+    expect(db.getCopy(key(1500))).toBeUndefined();
+    const tx = db.begin();
+    await load(tx);
+    const spills = db.statistics().tickers['silt.transaction.spills'];
+    expect(spills).toBeGreaterThan(20);
+    // Only the transaction sees its spilled writes.
+    expect(db.getCopy(key(1500))).toBeUndefined();
+    expect(db.count()).toBe(1);
+    expect(text(tx.getCopy(key(1500)))).toBe(value);
+    expect(tx.get(key(150))).toBeUndefined();
+    expect(tx.multiGet([key(0), key(150), key(1999)]).map(text)).toEqual([value, undefined, value]);
+    expect(entries(tx.iterator({ gte: key(98), lt: key(202) })).map(([k]) => k)).toEqual([key(98), key(99), key(200), key(201)]);
+    tx.commit();
+    expect(db.statistics().tickers['silt.transaction.published.from.files']).toBe(1);
+    expect(db.count()).toBe(1900);
+    expect(text(db.getCopy(key(1)))).toBe(value);
+    expect(db.getCopy(key(150))).toBeUndefined();
+  });
+
   it('fail with Conflict, writing nothing, when a tracked key or range was written after the snapshot', async () => {
     const db = await fresh({ mergeOperator: 'u64add' });
     db.put('counter', u64(0));

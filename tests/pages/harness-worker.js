@@ -275,6 +275,78 @@ const scenarios = {
   },
 
   /**
+   * A transaction of `n` puts of `valueBytes` each, awaiting a timer every
+   * `awaitEvery`, with `spillBytes` as the spill size: first aborted, then
+   * run through `transaction()` and committed. Reports what a second
+   * handle saw before the commit, the spills, and the data after a reopen.
+   */
+  async largeTransaction({ name, n, valueBytes, spillBytes, awaitEvery = 10_000, check = 997 }) {
+    const valueAt = (i) => {
+      const v = new Uint8Array(valueBytes);
+      v.fill(i % 251);
+      v[0] = i & 0xff;
+      return v;
+    };
+    const options = { transactionSpillBytes: spillBytes };
+    let db = await open(name, options);
+    db.put(key(1), enc.encode('before'));
+    const load = async (tx) => {
+      for (let i = 0; i < n; i++) {
+        tx.put(key(i), valueAt(i));
+        if (i % awaitEvery === awaitEvery - 1) await tick();
+      }
+    };
+    const aborted = db.begin();
+    await load(aborted);
+    aborted.abort();
+    const afterAbort = { count: db.count(), one: dec.decode(db.getCopy(key(1))) };
+    const spillsBefore = db.statistics().tickers['silt.transaction.spills'];
+    let seenOutside = -1;
+    let seenInside = -1;
+    await db.transaction(async (tx) => {
+      await load(tx);
+      seenOutside = db.count();
+      let inside = 0;
+      for (let i = 0; i < n; i += check) {
+        const got = tx.getCopy(key(i));
+        if (got && got.length === valueBytes && got[0] === (i & 0xff)) inside++;
+      }
+      seenInside = inside;
+    });
+    const tickers = db.statistics().tickers;
+    const wrongIn = (d) => {
+      let wrong = 0;
+      for (let i = 0; i < n; i += check) {
+        const got = d.getCopy(key(i));
+        if (!got || got.length !== valueBytes || got[0] !== (i & 0xff) || got[valueBytes - 1] !== i % 251) wrong++;
+      }
+      return wrong;
+    };
+    const wrongBefore = wrongIn(db);
+    const count = db.count();
+    db.close();
+    db = await open(name, options);
+    const wrongAfter = wrongIn(db);
+    const countAfter = db.count();
+    const verified = db.verify().tables;
+    db.close();
+    return {
+      afterAbort,
+      spillsAborted: spillsBefore,
+      spills: tickers['silt.transaction.spills'] - spillsBefore,
+      published: tickers['silt.transaction.published.from.files'],
+      seenOutside,
+      seenInside,
+      checked: Math.ceil(n / check),
+      wrongBefore,
+      wrongAfter,
+      count,
+      countAfter,
+      verified,
+    };
+  },
+
+  /**
    * Parking (js/src/parking.ts): closes `name` after writing, then reopens
    * it at once in this worker (its files were kept open: fast, same data),
    * then closes it and leaves it parked for the test to claim from another

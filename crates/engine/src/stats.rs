@@ -75,6 +75,9 @@ tickers! {
     IterAutoRefresh => "silt.iter.auto.refresh",
     IngestedKeys => "silt.ingest.keys",
     IngestedFiles => "silt.ingest.files",
+    TransactionSpills => "silt.transaction.spills",
+    TransactionSpilledBytes => "silt.transaction.spilled.bytes",
+    TransactionsPublishedFromFiles => "silt.transaction.published.from.files",
 }
 
 /// A histogram's name.

@@ -112,7 +112,7 @@ fn apply(state: &mut State, op: &Op) {
 /// writes were acknowledged, and the index of the last one acknowledged
 /// with sync (durable), if any.
 fn run_until_failure(db: &Db, ops: &[Op], background_every: usize) -> (usize, Option<usize>) {
-    run_writes(db, ops, background_every, 1, false)
+    run_writes(db, ops, background_every, 1, false, false)
 }
 
 /// [`run_until_failure`], with background steps of `budget` blocks; with
@@ -125,6 +125,7 @@ fn run_writes(
     background_every: usize,
     budget: usize,
     files_may_run_short: bool,
+    spills: bool,
 ) -> (usize, Option<usize>) {
     let mut last_synced = None;
     for (i, op) in ops.iter().enumerate() {
@@ -145,17 +146,22 @@ fn run_writes(
         // (Not when files may run short: an ingest needs its files up
         // front, which siltdb's binding adds to the pool before it.)
         let ingest = !files_may_run_short && i % 25 == 12 && op.batch.iter().all(|u| matches!(u, Update::Put(..)));
+        // With `spills`, a transaction of more than one write spills them
+        // into files of its own before each write but the first, and its
+        // commit publishes them (durably, as an ingest: one table and one
+        // manifest edit).
+        let spill = spills && i % 4 == 1 && op.batch.len() > 1;
         let written = if ingest {
             db.ingest(&b, &IngestOptions::default()).map(drop)
         } else if i % 4 == 1 {
-            commit_in_transaction(db, &op.batch, &opts)
+            commit_in_transaction(db, &op.batch, &opts, spill)
         } else {
             db.write(&opts, b)
         };
         if written.is_err() {
             return (i, last_synced);
         }
-        if op.sync || ingest {
+        if op.sync || ingest || spill {
             last_synced = Some(i);
         }
         if i % background_every == 0 {
@@ -169,8 +175,11 @@ fn run_writes(
     (ops.len(), last_synced)
 }
 
-fn commit_in_transaction(db: &Db, batch: &[Update], opts: &WriteOptions) -> silt_engine::Result<()> {
+fn commit_in_transaction(db: &Db, batch: &[Update], opts: &WriteOptions, spill: bool) -> silt_engine::Result<()> {
     let mut t = db.begin_optimistic();
+    if spill {
+        t.set_spill_bytes(1);
+    }
     for u in batch {
         match u {
             Update::Put(k, v) => t.put(k, v)?,
@@ -179,6 +188,7 @@ fn commit_in_transaction(db: &Db, batch: &[Update], opts: &WriteOptions) -> silt
             Update::DeleteRange(a, z) => t.delete_range(a, z)?,
         }
     }
+    assert_eq!(t.spilled(), spill);
     t.commit(db, opts)
 }
 
@@ -725,6 +735,47 @@ fn a_crash_anywhere_in_the_background_flush_of_recovered_memtables_loses_nothing
     assert!(flushed > 5, "only {flushed} crash points in the recovered flush");
 }
 
+/// Crashes a workload (`ops`, written by `run` on a database `open` makes)
+/// at every mutating call of its `reference` trace that is not a WAL
+/// append, dropping and then tearing unsynced bytes; after each crash
+/// `before_reopen` readies the file system, and the recovery is checked.
+/// Returns the points tried.
+fn crash_off_the_wal_path(
+    seed: u64,
+    ops: &[Op],
+    reference: &[FsOp],
+    open: impl Fn(&FaultFs) -> Db,
+    run: impl Fn(&Db) -> (usize, Option<usize>),
+    before_reopen: impl Fn(&FaultFs),
+) -> u64 {
+    let mut tried = 0;
+    for (point, _) in reference.iter().enumerate() {
+        if classify(reference, point) == Step::WalAppend {
+            continue;
+        }
+        for mode in [CrashMode::DropUnsynced, CrashMode::TearUnsynced { seed: point as u64 * 31 + seed }] {
+            let fs = FaultFs::new(Arc::new(MemFs::new()));
+            let db = open(&fs);
+            fs.start_trace();
+            fs.fail_after(Some(point as u64));
+            let (acked, last_synced) = run(&db);
+            assert!(acked < ops.len(), "point {point}: the workload ended before the fault");
+            let failed = &fs.trace()[point];
+            assert_eq!(
+                (failed.op, &failed.path),
+                (reference[point].op, &reference[point].path),
+                "point {point}: not deterministic"
+            );
+            fs.crash(mode).unwrap();
+            drop(db);
+            before_reopen(&fs);
+            check_recovered(&fs, seed, point as u64, mode, ops, acked, last_synced);
+            tried += 1;
+        }
+    }
+    tried
+}
+
 /// Files the short-of-files crash test allows: the workload's live tables,
 /// logs and manifest fit, with too few left over to split outputs freely.
 const SHORT_CAP: usize = 10;
@@ -748,7 +799,7 @@ fn a_crash_anywhere_while_files_run_short_loses_nothing() {
     let fs = FaultFs::new(Arc::new(MemFs::new()));
     let db = open_short(&fs);
     fs.start_trace();
-    let (acked, _) = run_writes(&db, &ops, 7, 64, true);
+    let (acked, _) = run_writes(&db, &ops, 7, 64, true, false);
     assert_eq!(acked, ops.len(), "the workload failed without faults");
     let reference = fs.trace();
     let stats = db.statistics();
@@ -761,31 +812,34 @@ fn a_crash_anywhere_while_files_run_short_loses_nothing() {
     assert!(stats.ticker("silt.compactions") >= 3, "{stats}");
     assert!(stats.ticker("silt.compaction.for.files") >= 1, "no compaction for want of files:\n{stats}");
     drop(db);
-    let mut tried = 0;
-    for (point, _) in reference.iter().enumerate() {
-        if classify(&reference, point) == Step::WalAppend {
-            continue;
-        }
-        for mode in [CrashMode::DropUnsynced, CrashMode::TearUnsynced { seed: point as u64 * 31 + 21 }] {
-            let fs = FaultFs::new(Arc::new(MemFs::new()));
-            let db = open_short(&fs);
-            fs.start_trace();
-            fs.fail_after(Some(point as u64));
-            let (acked, last_synced) = run_writes(&db, &ops, 7, 64, true);
-            assert!(acked < ops.len(), "point {point}: the workload ended before the fault");
-            let failed = &fs.trace()[point];
-            assert_eq!(
-                (failed.op, &failed.path),
-                (reference[point].op, &reference[point].path),
-                "point {point}: not deterministic"
-            );
-            fs.crash(mode).unwrap();
-            drop(db);
-            fs.set_file_cap(None);
-            check_recovered(&fs, 21, point as u64, mode, &ops, acked, last_synced);
-            tried += 1;
-        }
-    }
+    let run = |db: &Db| run_writes(db, &ops, 7, 64, true, false);
+    let tried = crash_off_the_wal_path(21, &ops, &reference, open_short, run, |fs| fs.set_file_cap(None));
     eprintln!("short of files: {tried} crash points in the flush and compaction paths");
     assert!(tried >= 100, "only {tried} crash points in the background paths");
+}
+
+#[test]
+fn a_crash_anywhere_in_a_large_transaction_loses_nothing() {
+    // Transactions that spill their writes into files of their own before
+    // every write but the first: crash at every mutating call that is not
+    // a WAL append (the spills, the commits' publishing, flushes and
+    // compactions), both ways, and recover: a commit is all or nothing,
+    // durable once acknowledged, and no own file outlives the crash.
+    let ops = workload(31, 300);
+    let fs = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fs.clone()), "db", options()).expect("first open");
+    fs.start_trace();
+    let (acked, _) = run_writes(&db, &ops, 7, 1, false, true);
+    assert_eq!(acked, ops.len(), "the workload failed without faults");
+    let reference = fs.trace();
+    let stats = db.statistics();
+    let (spills, published) =
+        (stats.ticker("silt.transaction.spills"), stats.ticker("silt.transaction.published.from.files"));
+    assert!(spills >= 50 && published >= 15, "{spills} spills, {published} published");
+    drop(db);
+    let open = |fs: &FaultFs| Db::open(Arc::new(fs.clone()), "db", options()).expect("first open");
+    let run = |db: &Db| run_writes(db, &ops, 7, 1, false, true);
+    let tried = crash_off_the_wal_path(31, &ops, &reference, open, run, |_| {});
+    eprintln!("large transactions: {tried} crash points ({spills} spills, {published} commits published from files)");
+    assert!(tried >= 200, "only {tried} crash points");
 }

@@ -47,6 +47,11 @@ pub struct OpenOptions {
     /// `read_triggered_compaction`; default true).
     #[wasm_bindgen(js_name = readTriggeredCompaction)]
     pub read_triggered_compaction: bool,
+    /// Bytes of writes a transaction holds in memory before it spills them
+    /// into a file of its own (the engine's `transaction_spill_bytes`): -1
+    /// keeps the engine's default, 0 never spills.
+    #[wasm_bindgen(js_name = transactionSpillBytes)]
+    pub transaction_spill_bytes: i32,
 }
 
 /// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
@@ -72,6 +77,7 @@ impl Default for OpenOptions {
             timers: false,
             merge_operator: 0,
             read_triggered_compaction: true,
+            transaction_spill_bytes: -1,
         }
     }
 }
@@ -127,6 +133,9 @@ impl OpenOptions {
             o.stats_level = StatsLevel::All;
         }
         o.read_triggered_compaction = self.read_triggered_compaction;
+        if let Ok(bytes) = usize::try_from(self.transaction_spill_bytes) {
+            o.transaction_spill_bytes = bytes;
+        }
         o.merge_operator = match self.merge_operator {
             1 => Some(Arc::new(U64AddOperator)),
             2 => Some(Arc::new(AppendOperator)),
@@ -163,6 +172,7 @@ mod tests {
             timers: true,
             merge_operator: 2,
             read_triggered_compaction: false,
+            transaction_spill_bytes: 0,
         }
         .to_engine(None);
         assert!(!o.create_if_missing && o.error_if_exists);
@@ -176,6 +186,9 @@ mod tests {
         assert_eq!(o.stats_level, StatsLevel::All);
         assert_eq!(o.merge_operator.as_deref().map(|m| m.name()), Some("append"));
         assert!(!o.read_triggered_compaction);
+        assert_eq!(o.transaction_spill_bytes, 0);
+        let o = OpenOptions { transaction_spill_bytes: 1 << 16, ..OpenOptions::default() }.to_engine(None);
+        assert_eq!(o.transaction_spill_bytes, 1 << 16);
     }
 
     #[test]

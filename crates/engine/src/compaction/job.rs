@@ -297,14 +297,7 @@ impl TableJob {
             // Nothing survived: the file is left for obsolete-file deletion.
             return Ok(());
         }
-        self.outputs.push(FileMeta {
-            number: out.number,
-            file_size: info.file_size,
-            smallest: info.smallest,
-            largest: info.largest,
-            smallest_seq: info.smallest_seq,
-            largest_seq: info.largest_seq,
-        });
+        self.outputs.push(FileMeta::of_table(out.number, info));
         Ok(())
     }
 }

@@ -192,7 +192,7 @@ impl Db {
             return Ok(None);
         }
         let (sv, _) = self.read_view(None);
-        let (mut it, tombstones) = super::DbIterator::build(&sv, key::MAX_SEQUENCE, &self.inner.tables, false);
+        let (mut it, tombstones) = super::DbIterator::build(&sv, key::MAX_SEQUENCE, &self.inner.tables, false, None);
         let mut newest = 0;
         for f in tombstones.fragments() {
             if f.start.as_slice() < end && start < f.end.as_slice() {

@@ -189,14 +189,7 @@ impl Db {
                 }
                 let info = builder.finish()?;
                 file.sync()?;
-                let meta = FileMeta {
-                    number,
-                    file_size: info.file_size,
-                    smallest: info.smallest,
-                    largest: info.largest,
-                    smallest_seq: info.smallest_seq,
-                    largest_seq: info.largest_seq,
-                };
+                let meta = FileMeta::of_table(number, info);
                 Ok((n, meta))
             })();
             match written {
@@ -212,7 +205,7 @@ impl Db {
     }
 
     /// Deletes the files of an ingest that failed (no version names them).
-    fn drop_outputs(&self, st: &mut DbState, allocated: &[u64]) {
+    pub(super) fn drop_outputs(&self, st: &mut DbState, allocated: &[u64]) {
         for n in allocated {
             st.pending_outputs.remove(n);
         }
@@ -269,7 +262,7 @@ fn key_prefix(key: &[u8]) -> u128 {
 }
 
 /// Whether a memtable holds a key, or a range tombstone, in `[lo, hi]`.
-fn memtables_overlap(st: &DbState, lo: &[u8], hi: &[u8]) -> bool {
+pub(super) fn memtables_overlap(st: &DbState, lo: &[u8], hi: &[u8]) -> bool {
     std::iter::once(&st.mem).chain(st.imm.iter()).any(|m| memtable_overlaps(m, lo, hi))
 }
 
@@ -291,7 +284,7 @@ fn memtable_overlaps(m: &Arc<MemTable>, lo: &[u8], hi: &[u8]) -> bool {
 /// The deepest level such that no file at it or above overlaps `[lo, hi]`;
 /// L0 when L0 does, or a running compaction's inputs do (its outputs may
 /// land at any level down to the one it writes).
-fn ingest_level(st: &DbState, lo: &[u8], hi: &[u8]) -> usize {
+pub(super) fn ingest_level(st: &DbState, lo: &[u8], hi: &[u8]) -> usize {
     let v = st.versions.current_ref();
     if let Some((spec, _)) = &st.compaction {
         let all = spec.inputs.iter().flat_map(|(_, fs)| fs.iter());

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::options::ReadOptions;
+use super::transaction::spill::OwnFile;
 use super::{DbInner, Snapshot, SuperVersion};
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
@@ -44,6 +45,14 @@ pub struct DbIterator {
     /// compaction keeps what it reads even after a refresh.
     snapshot: Option<Snapshot>,
     seq: SequenceNumber,
+    /// A transaction's own table files (see `db::transaction`), read
+    /// with the shared sources: their entries carry sequence numbers from
+    /// `own_from` up, above every real one, and are visible to this
+    /// iterator whatever its snapshot (the read callback of RocksDB PR
+    /// 2850: a version shows if its number is at most `seq` or at least
+    /// `own_from`). None for every other iterator (`own_from` = `u64::MAX`).
+    own: Option<Arc<[Arc<OwnFile>]>>,
+    own_from: SequenceNumber,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     /// Every range tombstone visible at `seq`, from all sources.
@@ -62,9 +71,15 @@ pub struct DbIterator {
 
 impl DbIterator {
     pub(super) fn new(db: Arc<DbInner>, opts: &ReadOptions) -> Self {
+        Self::with_own(db, opts, None)
+    }
+
+    /// An iterator that also reads a transaction's own table files `own`
+    /// (whose entries are numbered from `OWN_SEQ_BASE`).
+    pub(super) fn with_own(db: Arc<DbInner>, opts: &ReadOptions, own: Option<Arc<[Arc<OwnFile>]>>) -> Self {
         let (sv, seq) = db.read_view(opts.snapshot.map(|s| s.sequence()));
         let fill = opts.fill_cache();
-        let (iter, tombstones) = Self::build(&sv, seq, &db.tables, fill);
+        let (iter, tombstones) = Self::build(&sv, seq, &db.tables, fill, own.as_deref());
         let snapshot = opts.snapshot.map(|s| Snapshot::new(s.sequence(), db.snapshots.clone()));
         DbIterator {
             merge_operator: db.options.merge_operator.clone(),
@@ -76,6 +91,8 @@ impl DbIterator {
             iter,
             fill_cache: fill,
             seq,
+            own_from: if own.is_some() { super::transaction::OWN_SEQ_BASE } else { u64::MAX },
+            own,
             lower: opts.lower_bound.clone(),
             upper: opts.upper_bound.clone(),
             tombstones,
@@ -89,15 +106,27 @@ impl DbIterator {
         }
     }
 
-    /// The merged iterator over every source of `sv`, and the range
-    /// tombstones visible at `seq`.
+    /// The merged iterator over every source of `sv` (and the own files
+    /// `own`, if given), and the range tombstones visible at `seq` (with
+    /// every one of the own files).
     pub(super) fn build(
         sv: &SuperVersion,
         seq: SequenceNumber,
         tables: &TableContext,
         fill: bool,
+        own: Option<&[Arc<OwnFile>]>,
     ) -> (MergingIterator, FragmentedTombstones) {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut own_tombstones: Vec<Arc<FragmentedTombstones>> = Vec::new();
+        for f in own.unwrap_or_default() {
+            match f.meta.table(tables) {
+                Ok(t) => {
+                    own_tombstones.extend(t.tombstones().cloned());
+                    children.push(Box::new(t.iter(fill)));
+                }
+                Err(e) => children.push(Box::new(EmptyIterator(Err(e)))),
+            }
+        }
         let mut tombstones: Vec<Arc<FragmentedTombstones>> = Vec::new();
         for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             children.push(Box::new(m.iter()));
@@ -121,11 +150,15 @@ impl DbIterator {
                 children.push(Box::new(LevelIter::new(files.clone(), tables.clone(), fill)));
             }
         }
-        let tombstones = if tombstones.is_empty() {
+        let mut tombstones = if tombstones.is_empty() {
             FragmentedTombstones::default()
         } else {
             range_del::merge_all(&tombstones).visible_at(seq)
         };
+        if !own_tombstones.is_empty() {
+            own_tombstones.push(Arc::new(tombstones));
+            tombstones = range_del::merge_all(&own_tombstones);
+        }
         (MergingIterator::new(children), tombstones)
     }
 
@@ -152,7 +185,7 @@ impl DbIterator {
     }
 
     fn rebuild(&mut self, sv: Arc<SuperVersion>) {
-        let (iter, tombstones) = Self::build(&sv, self.seq, &self.db.tables, self.fill_cache);
+        let (iter, tombstones) = Self::build(&sv, self.seq, &self.db.tables, self.fill_cache, self.own.as_deref());
         self.iter = iter;
         self.tombstones = tombstones;
         let old = std::mem::replace(&mut self.sv, sv);
@@ -239,8 +272,25 @@ impl DbIterator {
         self.lower.as_deref().is_some_and(|l| user_key < l)
     }
 
+    /// Whether a version numbered `seq` shows to this iterator.
+    #[inline]
+    fn visible(&self, seq: SequenceNumber) -> bool {
+        seq <= self.seq || seq >= self.own_from
+    }
+
+    /// The read number for tombstones (all of them visible, filtered when
+    /// built) and seeks: above the own files' entries when it has some.
+    #[inline]
+    fn read_seq(&self) -> SequenceNumber {
+        if self.own.is_some() {
+            MAX_SEQUENCE
+        } else {
+            self.seq.min(MAX_SEQUENCE)
+        }
+    }
+
     fn covered(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
-        !self.tombstones.is_empty() && self.tombstones.max_covering_seq(user_key, self.seq) > seq
+        !self.tombstones.is_empty() && self.tombstones.max_covering_seq(user_key, self.read_seq()) > seq
     }
 
     /// A full merge with the database's operator, counted in its
@@ -266,7 +316,7 @@ impl DbIterator {
     /// iterator past the key. Returns the value, or `None` if it resolves to
     /// a deletion.
     fn merge_forward(&mut self, user_key: &[u8]) -> Result<Option<Bytes>> {
-        let cover = self.tombstones.max_covering_seq(user_key, self.seq);
+        let cover = self.tombstones.max_covering_seq(user_key, self.read_seq());
         let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), self.db.options.timer());
         ctx.cover(cover);
         let mut wanting = true;
@@ -278,7 +328,7 @@ impl DbIterator {
             if p.user_key != user_key {
                 break;
             }
-            if wanting && p.seq <= self.seq {
+            if wanting && self.visible(p.seq) {
                 match ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(self.iter.value())) {
                     Ok(more) => wanting = more,
                     Err(e) => {
@@ -302,7 +352,7 @@ impl DbIterator {
             let Some(p) = key::parse(self.iter.key()) else {
                 return self.fail(self.malformed());
             };
-            if p.seq <= self.seq && !(skipping && p.user_key <= self.saved_key.as_slice()) {
+            if self.visible(p.seq) && !(skipping && p.user_key <= self.saved_key.as_slice()) {
                 if self.above_upper(p.user_key) {
                     break;
                 }
@@ -353,7 +403,7 @@ impl DbIterator {
     /// The value of `user_key` from its visible versions, oldest first.
     fn resolve(&self, user_key: &[u8], versions: &[(ValueType, SequenceNumber, Bytes)]) -> Result<Option<Bytes>> {
         let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), self.db.options.timer());
-        ctx.cover(self.tombstones.max_covering_seq(user_key, self.seq));
+        ctx.cover(self.tombstones.max_covering_seq(user_key, self.read_seq()));
         let mut r = Ok(None);
         for (ty, seq, v) in versions.iter().rev() {
             match ctx.save(*ty, *seq, v) {
@@ -383,7 +433,7 @@ impl DbIterator {
             let Some(p) = key::parse(self.iter.key()) else {
                 return self.fail(self.malformed());
             };
-            if p.seq <= self.seq {
+            if self.visible(p.seq) {
                 if let Some(k) = pending_key.as_deref() {
                     if p.user_key < k {
                         match self.resolve(k, &pending) {
@@ -453,7 +503,7 @@ impl DbIterator {
             Some(l) if target < l => l.to_vec(),
             _ => target.to_vec(),
         };
-        self.iter.seek(&key::seek_key(&target, self.seq.min(MAX_SEQUENCE)));
+        self.iter.seek(&key::seek_key(&target, self.read_seq()));
         self.find_next_user_entry(false);
     }
 

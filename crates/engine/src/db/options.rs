@@ -134,6 +134,13 @@ pub struct Options {
     /// compaction (RocksDB's `max_manifest_file_size`, whose 1 GiB default
     /// suits servers, not browser quotas).
     pub max_manifest_file_size: u64,
+    /// Bytes of writes an optimistic transaction holds in memory before it
+    /// spills them into a table file of its own in the database's
+    /// directory, visible only to it until commit publishes it (RocksDB's
+    /// `write_batch_flush_threshold` of write-unprepared transactions):
+    /// a bulk load inside a transaction does not hold every write in
+    /// memory. 0 never spills. Default 8 MiB.
+    pub transaction_spill_bytes: usize,
 }
 
 impl Default for Options {
@@ -164,6 +171,7 @@ impl Default for Options {
             clock: None,
             stats_level: StatsLevel::ExceptTimers,
             max_manifest_file_size: 1 << 20,
+            transaction_spill_bytes: 8 << 20,
         }
     }
 }
@@ -193,6 +201,7 @@ impl std::fmt::Debug for Options {
             .field("disable_auto_compactions", &self.disable_auto_compactions)
             .field("read_triggered_compaction", &self.read_triggered_compaction)
             .field("max_manifest_file_size", &self.max_manifest_file_size)
+            .field("transaction_spill_bytes", &self.transaction_spill_bytes)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
             .finish_non_exhaustive()
     }

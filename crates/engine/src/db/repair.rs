@@ -285,17 +285,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         ..VersionEdit::default()
     };
     if has_table {
-        snapshot.added.push((
-            0,
-            FileMeta {
-                number: table_number,
-                file_size: info.file_size,
-                smallest: info.smallest,
-                largest: info.largest,
-                smallest_seq: info.smallest_seq,
-                largest_seq: info.largest_seq,
-            },
-        ));
+        snapshot.added.push((0, FileMeta::of_table(table_number, info)));
     }
     let manifest_path = join(&dir, &manifest_name(manifest_number));
     let mf = fs.open(&manifest_path, true)?;

@@ -19,17 +19,21 @@
 //! iterator was made (copy on write: the transaction's next write copies it
 //! only while such an iterator lives).
 //!
-//! Not yet: large transactions that spill their writes into the database
-//! before commit, visible only to themselves through a read callback
-//! (RocksDB PR 3955 and PR 2850).
+//! A transaction whose writes pass `Options::transaction_spill_bytes`
+//! spills them into table files of its own, visible only to it, and its
+//! commit publishes them ([`spill`]: RocksDB PR 3955, with the visibility of
+//! PR 2850's read callback).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{Db, ReadOptions, Snapshot, WriteOptions};
+use super::{Db, DbInner, ReadOptions, Snapshot, WriteOptions};
 use crate::batch::WriteBatch;
+use crate::compaction::job::SPLIT_RESERVE_FILES;
 use crate::db::options::check_key;
 use crate::error::{Error, Result};
+use crate::read::GetContext;
+use spill::{OwnFile, Spilled};
 
 /// What the transaction's own writes make of one key, as of its last write.
 #[derive(Clone, Debug)]
@@ -82,6 +86,17 @@ pub struct OptimisticTransaction {
     tracked: BTreeMap<Vec<u8>, ()>,
     tracked_ranges: Vec<(Vec<u8>, Vec<u8>)>,
     writes: usize,
+    /// The embedder's bookkeeping puts, written with the commit.
+    bookkeeping: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Writes spilled into own files (see [`spill`]), older than `batch`'s.
+    spilled: Option<Spilled>,
+    /// The batch size that spills (0: never), and the database it spills
+    /// into.
+    spill_at: usize,
+    /// The batch size at which the next spill is tried: `spill_at`, or
+    /// more after a try found no file to spare.
+    spill_next: usize,
+    owner: Arc<DbInner>,
 }
 
 impl Db {
@@ -94,6 +109,11 @@ impl Db {
             tracked: BTreeMap::new(),
             tracked_ranges: Vec::new(),
             writes: 0,
+            bookkeeping: Vec::new(),
+            spilled: None,
+            spill_at: self.inner.options.transaction_spill_bytes,
+            spill_next: self.inner.options.transaction_spill_bytes,
+            owner: self.inner.clone(),
         }
     }
 }
@@ -129,16 +149,39 @@ impl OptimisticTransaction {
     pub fn get(&self, db: &Db, key: &[u8]) -> Result<Option<Vec<u8>>> {
         check_key(key)?;
         self.of(db)?;
-        let at = ReadOptions { snapshot: Some(&self.snapshot), ..ReadOptions::default() };
         match self.overlay.state(key) {
             Some(Own::Value(v)) => Ok(Some(v)),
             Some(Own::Deleted) => Ok(None),
             Some(Own::Operands(ops)) => {
-                let base = db.get(&at, key)?;
+                let base = self.get_below(db, key)?;
                 Self::full_merge(db, key, base.as_deref(), &ops).map(Some)
             }
-            None => db.get(&at, key),
+            None => self.get_below(db, key),
         }
+    }
+
+    /// The value of `key` below the writes the transaction holds in memory:
+    /// its own files (if it spilled), then the snapshot.
+    fn get_below(&self, db: &Db, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let at = ReadOptions { snapshot: Some(&self.snapshot), ..ReadOptions::default() };
+        let Some(sp) = &self.spilled else { return db.get(&at, key) };
+        let inner = &*db.inner;
+        let mut ctx = GetContext::new(key, inner.options.merge_operator.as_deref(), inner.options.timer());
+        self.lookup_below(db, sp, key, &mut ctx)?;
+        let r = ctx.finish();
+        ctx.stats.report(&inner.stats, matches!(r, Ok(Some(_))));
+        ctx.merge.report(&inner.stats);
+        Ok(r?.map(|b| b.to_vec()))
+    }
+
+    /// Offers `key`'s versions below the transaction's memory, newest
+    /// first, to `ctx`: its own files', then the snapshot's.
+    fn lookup_below(&self, db: &Db, sp: &Spilled, key: &[u8], ctx: &mut GetContext) -> Result<()> {
+        if !spill::lookup_own(db, &sp.files, key, ctx)? {
+            let (sv, seq) = db.read_view(Some(&self.snapshot));
+            db.lookup(&sv, seq, key, ctx)?;
+        }
+        Ok(())
     }
 
     /// [`OptimisticTransaction::get`], and the key is tracked: the commit
@@ -161,21 +204,47 @@ impl OptimisticTransaction {
         let need: Vec<usize> =
             (0..keys.len()).filter(|&i| matches!(states[i], None | Some(Own::Operands(_)))).collect();
         let at = ReadOptions { snapshot: Some(&self.snapshot), ..ReadOptions::default() };
-        let base_keys: Vec<&[u8]> = need.iter().map(|&i| keys[i]).collect();
-        let base = if base_keys.is_empty() { None } else { Some(db.multi_get(&at, &base_keys, true)?) };
-        let mut out = Vec::with_capacity(keys.len());
-        let mut next_base = 0;
-        for (i, state) in states.into_iter().enumerate() {
-            let mut from_base = || {
-                let v = base.as_ref().and_then(|b| b.get(next_base)).map(|v| v.to_vec());
-                next_base += 1;
-                v
+        // After a spill, a key the own files say anything about is settled
+        // by them (with the snapshot under them, through the same lookup);
+        // the rest go to the snapshot in one batch.
+        let mut settled: Vec<Option<Option<Vec<u8>>>> = vec![None; keys.len()];
+        let mut batched = Vec::with_capacity(need.len());
+        for &i in &need {
+            let Some(sp) = &self.spilled else {
+                batched.push(i);
+                continue;
             };
+            let inner = &*db.inner;
+            let mut ctx = GetContext::new(keys[i], inner.options.merge_operator.as_deref(), inner.options.timer());
+            if !spill::lookup_own(db, &sp.files, keys[i], &mut ctx)? && ctx.is_untouched() {
+                batched.push(i);
+                continue;
+            }
+            if !ctx.is_done() {
+                let (sv, seq) = db.read_view(Some(&self.snapshot));
+                db.lookup(&sv, seq, keys[i], &mut ctx)?;
+            }
+            let r = ctx.finish();
+            ctx.stats.report(&inner.stats, matches!(r, Ok(Some(_))));
+            ctx.merge.report(&inner.stats);
+            settled[i] = Some(r?.map(|b| b.to_vec()));
+        }
+        let base_keys: Vec<&[u8]> = batched.iter().map(|&i| keys[i]).collect();
+        let base = if base_keys.is_empty() { None } else { Some(db.multi_get(&at, &base_keys, true)?) };
+        let mut next_base = 0;
+        for (j, &i) in batched.iter().enumerate() {
+            settled[i] = Some(base.as_ref().and_then(|b| b.get(j)).map(|v| v.to_vec()));
+            next_base += 1;
+        }
+        debug_assert_eq!(next_base, batched.len());
+        let mut out = Vec::with_capacity(keys.len());
+        for (i, state) in states.into_iter().enumerate() {
+            let below = || settled[i].clone().flatten();
             out.push(match state {
                 Some(Own::Value(v)) => Some(v),
                 Some(Own::Deleted) => None,
-                Some(Own::Operands(ops)) => Some(Self::full_merge(db, keys[i], from_base().as_deref(), &ops)?),
-                None => from_base(),
+                Some(Own::Operands(ops)) => Some(Self::full_merge(db, keys[i], below().as_deref(), &ops)?),
+                None => below(),
             });
         }
         Ok(out)
@@ -189,7 +258,10 @@ impl OptimisticTransaction {
     pub fn iter(&self, db: &Db, opts: &ReadOptions) -> Result<iter::TransactionIterator> {
         self.of(db)?;
         let at = ReadOptions { snapshot: Some(&self.snapshot), ..opts.clone() };
-        let base = db.iter(&at)?;
+        let base = match &self.spilled {
+            None => db.iter(&at)?,
+            Some(sp) => super::DbIterator::with_own(db.inner.clone(), &at, Some(sp.files.clone())),
+        };
         Ok(iter::TransactionIterator::new(
             base,
             self.overlay.clone(),
@@ -204,10 +276,81 @@ impl OptimisticTransaction {
         self.writes += 1;
     }
 
+    /// Moves the writes held in memory into an own file once they reached
+    /// the spill size (before the write that would add to them). With no
+    /// file to spare (the file layer's supply is short: a spill leaves
+    /// [`SPLIT_RESERVE_FILES`] for flushes and logs), they stay in memory,
+    /// and a spill is tried again once another quarter of the spill size
+    /// was written.
+    fn spill_if_due(&mut self) -> Result<()> {
+        let size = self.batch.approximate_size();
+        if self.spill_at == 0 || size < self.spill_next {
+            return Ok(());
+        }
+        let short = self.owner.fs.files_left().is_some_and(|n| n <= SPLIT_RESERVE_FILES);
+        let r = if short {
+            Err(Error::PoolExhausted { file: String::new(), message: String::new() })
+        } else {
+            self.spill()
+        };
+        match r {
+            Err(Error::PoolExhausted { .. }) => {
+                self.spill_next = size + (self.spill_at / 4).max(1);
+                Ok(())
+            }
+            Ok(()) => {
+                self.spill_next = self.spill_at;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves every write held in memory (and, with `with_bookkeeping`, the
+    /// bookkeeping puts) into a new own file.
+    fn spill_with(&mut self, with_bookkeeping: bool) -> Result<()> {
+        if self.owner.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Error::Closed(format!("database {} is closed", self.owner.dir)));
+        }
+        let extra: &[(Vec<u8>, Vec<u8>)] = if with_bookkeeping { &self.bookkeeping } else { &[] };
+        if self.batch.is_empty() && extra.is_empty() {
+            return Ok(());
+        }
+        let first = self.spilled.as_ref().map_or(0, |s| s.next);
+        let (file, used) = spill::write_own_file(&self.owner, &self.batch, extra, first)?;
+        let mut files: Vec<Arc<OwnFile>> = self.spilled.as_ref().map(|s| s.files.to_vec()).unwrap_or_default();
+        files.extend(file);
+        self.spilled = Some(Spilled { files: files.into(), next: first + used });
+        self.batch.clear();
+        self.overlay = Overlay::default();
+        if with_bookkeeping {
+            self.bookkeeping.clear();
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        self.spill_with(false)
+    }
+
+    /// Sets the size of the writes held in memory at which this transaction
+    /// spills them into an own file (0: never); it starts with
+    /// `Options::transaction_spill_bytes`.
+    pub fn set_spill_bytes(&mut self, bytes: usize) {
+        self.spill_at = bytes;
+        self.spill_next = bytes;
+    }
+
+    /// Whether the transaction spilled writes into own files (see [`spill`]).
+    pub fn spilled(&self) -> bool {
+        self.spilled.is_some()
+    }
+
     /// Sets `key` to `value` when the transaction commits.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         check_key(key)?;
         super::options::check_value(value)?;
+        self.spill_if_due()?;
         self.batch.put(key, value);
         self.wrote(key, Own::Value(value.to_vec()));
         Ok(())
@@ -216,6 +359,7 @@ impl OptimisticTransaction {
     /// Removes `key` when the transaction commits.
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         check_key(key)?;
+        self.spill_if_due()?;
         self.batch.delete(key);
         self.wrote(key, Own::Deleted);
         Ok(())
@@ -230,6 +374,7 @@ impl OptimisticTransaction {
         let op = Self::merge_operator(db)?;
         op.check_operand(operand)
             .map_err(|e| Error::InvalidArgument(format!("merge operand for the {} operator: {e}", op.name())))?;
+        self.spill_if_due()?;
         let next = match self.overlay.state(key) {
             Some(Own::Value(v)) => Own::Value(Self::full_merge(db, key, Some(&v), &[operand.to_vec()])?),
             Some(Own::Deleted) => Own::Value(Self::full_merge(db, key, None, &[operand.to_vec()])?),
@@ -250,6 +395,7 @@ impl OptimisticTransaction {
     pub fn delete_range(&mut self, start: &[u8], end: &[u8]) -> Result<()> {
         check_key(start)?;
         check_key(end)?;
+        self.spill_if_due()?;
         self.batch.delete_range(start, end);
         if start < end {
             Arc::make_mut(&mut self.overlay.ranges).push((start.to_vec(), end.to_vec(), self.writes));
@@ -264,12 +410,12 @@ impl OptimisticTransaction {
     /// with the transaction, neither read nor tracked by it.
     pub fn put_bookkeeping(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         check_key(key)?;
-        self.batch.put_bookkeeping(key, value);
+        self.bookkeeping.push((key.to_vec(), value.to_vec()));
         Ok(())
     }
 
-    /// Bytes of the writes the transaction holds (about what its commit
-    /// writes).
+    /// Bytes of the writes the transaction holds in memory (all of them,
+    /// unless it spilled).
     pub fn approximate_size(&self) -> usize {
         self.batch.approximate_size()
     }
@@ -302,28 +448,21 @@ impl OptimisticTransaction {
             return Err((e, None));
         }
         let seq = self.snapshot.sequence();
-        let tracked = &self.tracked;
-        let ranges = &self.tracked_ranges;
-        let r = db.write_checked(opts, &mut self.batch, |db| {
-            for key in tracked.keys() {
-                if let Some(newer) = db.latest_sequence_for_key(key)?.filter(|&s| s > seq) {
-                    return Err(Error::Busy(format!(
-                        "transaction conflict: key {} was written at sequence {newer}, after this transaction's snapshot ({seq})",
-                        show(key)
-                    )));
-                }
+        let r = if self.spilled.as_ref().is_some_and(|s| !s.files.is_empty()) {
+            // The rest joins the own files, then all of them are published
+            // (durably, whatever `opts.sync` says: as an ingest is).
+            self.spill_with(true).and_then(|()| {
+                let sp = self.spilled.as_ref().expect("spilled");
+                let check = |db: &Db| check_conflicts(db, seq, &self.tracked, &self.tracked_ranges);
+                spill::publish(db, &sp.files, sp.next, check).map(|_| ())
+            })
+        } else {
+            for (k, v) in self.bookkeeping.drain(..) {
+                self.batch.put_bookkeeping(&k, &v);
             }
-            for (start, end) in ranges {
-                if let Some(newer) = db.latest_sequence_in_range(start, end)?.filter(|&s| s > seq) {
-                    return Err(Error::Busy(format!(
-                        "transaction conflict: a key in [{}, {}) was written at sequence {newer}, after this transaction's snapshot ({seq})",
-                        show(start),
-                        show(end)
-                    )));
-                }
-            }
-            Ok(())
-        });
+            let (tracked, ranges) = (&self.tracked, &self.tracked_ranges);
+            db.write_checked(opts, &mut self.batch, |db| check_conflicts(db, seq, tracked, ranges))
+        };
         match r {
             Ok(()) => Ok(()),
             Err(e @ Error::PoolExhausted { .. }) => Err((e, Some(Box::new(self)))),
@@ -333,6 +472,29 @@ impl OptimisticTransaction {
 
     /// Drops every write; the transaction ends (as dropping it does).
     pub fn rollback(self) {}
+}
+
+/// `Busy` if a key of `tracked` or a key in one of `ranges` has a write
+/// newer than `seq`.
+fn check_conflicts(db: &Db, seq: u64, tracked: &BTreeMap<Vec<u8>, ()>, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+    for key in tracked.keys() {
+        if let Some(newer) = db.latest_sequence_for_key(key)?.filter(|&s| s > seq) {
+            return Err(Error::Busy(format!(
+                "transaction conflict: key {} was written at sequence {newer}, after this transaction's snapshot ({seq})",
+                show(key)
+            )));
+        }
+    }
+    for (start, end) in ranges {
+        if let Some(newer) = db.latest_sequence_in_range(start, end)?.filter(|&s| s > seq) {
+            return Err(Error::Busy(format!(
+                "transaction conflict: a key in [{}, {}) was written at sequence {newer}, after this transaction's snapshot ({seq})",
+                show(start),
+                show(end)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A key for a message: text if it is printable ASCII, else hex.
@@ -345,7 +507,9 @@ fn show(key: &[u8]) -> String {
 }
 
 mod iter;
+pub(crate) mod spill;
 pub use iter::TransactionIterator;
+pub(crate) use spill::OWN_SEQ_BASE;
 
 #[cfg(test)]
 mod tests;

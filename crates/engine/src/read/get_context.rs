@@ -109,6 +109,12 @@ impl<'a> GetContext<'a> {
         self.max_covering_tombstone_seq = self.max_covering_tombstone_seq.max(seq);
     }
 
+    /// Nothing was offered yet that matters: no answer, no operand, no
+    /// covering tombstone.
+    pub fn is_untouched(&self) -> bool {
+        self.result.is_none() && self.operands.is_empty() && self.max_covering_tombstone_seq == 0
+    }
+
     /// The lookup has its answer.
     pub fn is_done(&self) -> bool {
         self.result.is_some()

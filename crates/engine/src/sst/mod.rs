@@ -9,5 +9,5 @@ pub mod flat_index;
 pub mod format;
 mod table;
 
-pub use builder::{TableBuilder, TableOptions};
+pub use builder::{TableBuilder, TableInfo, TableOptions};
 pub use table::{BatchKey, Table, TableIter};

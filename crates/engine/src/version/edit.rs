@@ -39,6 +39,21 @@ pub struct FileMeta {
     pub largest_seq: u64,
 }
 
+impl FileMeta {
+    /// What the manifest records of table file `number`, from what its
+    /// builder reported.
+    pub fn of_table(number: u64, info: crate::sst::TableInfo) -> Self {
+        FileMeta {
+            number,
+            file_size: info.file_size,
+            smallest: info.smallest,
+            largest: info.largest,
+            smallest_seq: info.smallest_seq,
+            largest_seq: info.largest_seq,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VersionEdit {
     pub has_format: bool,

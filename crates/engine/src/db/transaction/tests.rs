@@ -195,8 +195,12 @@ fn random_interleavings_match_a_model() {
     let key = |i: u64| format!("k{i:02}").into_bytes();
     let mut commits = 0;
     let mut conflicts = 0;
+    let mut spills = 0;
     for round in 0..300u64 {
         let mut t = db.begin_optimistic();
+        // Some transactions spill (before every write but the first, or
+        // every few), their commits then published from their own files.
+        t.set_spill_bytes([0, 1, 60][round as usize % 3]);
         let snap = db.latest_sequence();
         let mut tracked = Vec::new();
         let mut mine: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
@@ -244,6 +248,7 @@ fn random_interleavings_match_a_model() {
             }
         }
         let conflict = tracked.iter().any(|k| written.get(k).is_some_and(|&s| s > snap));
+        spills += usize::from(t.spilled());
         let r = t.commit(&db, &W);
         assert_eq!(busy(r.clone()), conflict, "round {round}: {r:?}");
         if conflict {
@@ -265,6 +270,7 @@ fn random_interleavings_match_a_model() {
         }
     }
     assert!(commits > 50 && conflicts > 20, "{commits} commits, {conflicts} conflicts");
+    assert!(spills > 40, "{spills} transactions spilled");
 }
 
 /// Threads bump one counter through transactions, retrying on `Busy`: the
@@ -323,7 +329,8 @@ fn every_read_api_sees_the_snapshot_with_own_writes_on_top_like_a_model() {
     let mut rnd = xorshift(0x2545f4914f6cdd1d);
     let key = |i: u64| format!("k{i:02}").into_bytes();
     let add = |a: Option<&Vec<u8>>, b: u64| n(a.map_or(0, |a| u64::from_le_bytes(a[..].try_into().unwrap())) + b);
-    for round in 0..60u64 {
+    let mut published = 0;
+    for round in 0..120u64 {
         let db = db();
         let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for _ in 0..rnd(40) {
@@ -341,32 +348,41 @@ fn every_read_api_sees_the_snapshot_with_own_writes_on_top_like_a_model() {
             }
         }
         let mut t = db.begin_optimistic();
+        // A quarter of the rounds keep every write in memory; the others
+        // spill them into own files, before every write or every few.
+        t.set_spill_bytes([0, 1, 40, 200][round as usize % 4]);
         // Others write after the snapshot: not seen.
         for _ in 0..rnd(5) {
             db.put(&W, &key(rnd(30)), b"later").unwrap();
         }
+        // Keys the transaction writes or range-deletes.
+        let mut touched = std::collections::BTreeSet::new();
         for _ in 0..1 + rnd(12) {
             let k = key(rnd(30));
             match rnd(5) {
                 0 => {
                     let v = n(1000 + rnd(100));
                     t.put(&k, &v).unwrap();
+                    touched.insert(k.clone());
                     model.insert(k, v);
                 }
                 1 => {
                     t.delete(&k).unwrap();
+                    touched.insert(k.clone());
                     model.remove(&k);
                 }
                 2 | 3 => {
                     let d = rnd(50);
                     t.merge(&db, &k, &n(d)).unwrap();
                     let v = add(model.get(&k), d);
+                    touched.insert(k.clone());
                     model.insert(k, v);
                 }
                 _ => {
                     let (a, b) = (rnd(30), rnd(30));
                     let (s, e) = (key(a.min(b)), key(a.max(b)));
                     t.delete_range(&s, &e).unwrap();
+                    touched.extend((a.min(b)..a.max(b)).map(key));
                     model.retain(|k, _| !(s.as_slice() <= k.as_slice() && k.as_slice() < e.as_slice()));
                 }
             }
@@ -434,7 +450,25 @@ fn every_read_api_sees_the_snapshot_with_own_writes_on_top_like_a_model() {
                 }
             }
         }
+        // The commit writes what the transaction read, unless someone
+        // else wrote a key it touched (then nothing).
+        let spilled = t.spilled();
+        match t.commit(&db, &W) {
+            Ok(()) => {
+                published += usize::from(spilled);
+                for k in &touched {
+                    assert_eq!(
+                        get(&db, k),
+                        model.get(k).cloned(),
+                        "round {round} (spilled: {spilled}), committed {k:?}"
+                    );
+                }
+            }
+            Err(Error::Busy(_)) => {}
+            Err(e) => panic!("round {round}: {e}"),
+        }
     }
+    assert!(published > 20, "{published} spilled transactions committed");
 }
 
 /// An iterator keeps the own writes as they were when it was made; the
@@ -462,4 +496,156 @@ fn an_iterator_sees_own_writes_as_of_its_creation() {
     assert_eq!(it.key(), b"b");
     it.prev();
     assert!(!it.valid());
+}
+
+/// Table files in the database's directory.
+fn tables(fs: &MemFs) -> usize {
+    use crate::fs::Fs;
+    fs.list("db").unwrap().iter().filter(|n| n.ends_with(".sst")).count()
+}
+
+fn spilling_db(fs: &Arc<MemFs>) -> Db {
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        merge_operator: Some(Arc::new(U64AddOperator)),
+        transaction_spill_bytes: 16 << 10,
+        ..Options::default()
+    };
+    Db::open(fs.clone(), "db", options).unwrap()
+}
+
+fn big_key(i: u64) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+/// A transaction past its spill size keeps only the newest writes in
+/// memory; no one else sees its own files' data before commit; the commit
+/// publishes all of it at once, numbered as a batch's entries would be,
+/// durably; the own files are gone after it.
+#[test]
+fn a_large_transaction_spills_and_its_commit_publishes_everything_at_once() {
+    let fs = Arc::new(MemFs::new());
+    let db = spilling_db(&fs);
+    db.put(&W, &big_key(5), b"before").unwrap();
+    db.put(&W, b"counter", &n(10)).unwrap();
+    let before = tables(&fs);
+    let mut t = db.begin_optimistic();
+    let value = vec![7u8; 100];
+    for i in 0..2_000 {
+        t.put(&big_key(i), &value).unwrap();
+        assert!(t.approximate_size() < 17 << 10, "held {} bytes in memory", t.approximate_size());
+    }
+    t.delete(&big_key(3)).unwrap();
+    t.delete_range(&big_key(100), &big_key(200)).unwrap();
+    t.merge(&db, b"counter", &n(5)).unwrap();
+    t.put(&big_key(150), b"after the range delete").unwrap();
+    assert!(t.spilled());
+    assert!(tables(&fs) > before + 5, "own files: {}", tables(&fs) - before);
+    assert!(db.statistics().ticker(crate::stats::Ticker::TransactionSpills.name()) > 5);
+    // Others see none of it.
+    assert_eq!(get(&db, &big_key(5)), Some(b"before".to_vec()));
+    assert_eq!(get(&db, &big_key(6)), None);
+    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    assert_eq!(it.key(), b"counter");
+    it.next();
+    assert_eq!(it.key(), &big_key(5)[..]);
+    it.next();
+    assert!(!it.valid());
+    drop(it);
+    // The transaction sees all of it.
+    assert_eq!(t.get(&db, &big_key(5)).unwrap(), Some(value.clone()));
+    assert_eq!(t.get(&db, &big_key(3)).unwrap(), None);
+    assert_eq!(t.get(&db, &big_key(150)).unwrap(), Some(b"after the range delete".to_vec()));
+    assert_eq!(t.get(&db, &big_key(151)).unwrap(), None);
+    assert_eq!(t.get(&db, b"counter").unwrap(), Some(n(15)));
+    let seq = db.latest_sequence();
+    t.commit(&db, &W).unwrap();
+    // 2,000 puts, a delete, a range delete, a merge and a put.
+    assert_eq!(db.latest_sequence(), seq + 2_004);
+    assert_eq!(db.statistics().ticker(crate::stats::Ticker::TransactionsPublishedFromFiles.name()), 1);
+    assert_eq!(tables(&fs), db.table_file_count(), "own files left behind");
+    let check = |db: &Db| {
+        assert_eq!(get(db, &big_key(0)), Some(value.clone()));
+        assert_eq!(get(db, &big_key(3)), None);
+        assert_eq!(get(db, &big_key(5)), Some(value.clone()));
+        assert_eq!(get(db, &big_key(150)), Some(b"after the range delete".to_vec()));
+        assert_eq!(get(db, &big_key(199)), None);
+        assert_eq!(get(db, &big_key(1_999)), Some(value.clone()));
+        assert_eq!(get(db, b"counter"), Some(n(15)));
+        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        let mut count = 0;
+        it.seek_to_first();
+        while it.valid() {
+            count += 1;
+            it.next();
+        }
+        // 2,000 keys, less one deleted and 99 range-deleted, and the counter.
+        assert_eq!(count, 2_000 - 1 - 99 + 1);
+    };
+    check(&db);
+    drop(db);
+    let db = spilling_db(&fs);
+    check(&db);
+}
+
+/// Rollback (or dropping the transaction) deletes its own files; an
+/// iterator made before keeps them readable until it is dropped.
+#[test]
+fn a_spilled_transactions_files_go_with_the_last_reader() {
+    let fs = Arc::new(MemFs::new());
+    let db = spilling_db(&fs);
+    let before = tables(&fs);
+    let mut t = db.begin_optimistic();
+    for i in 0..1_000 {
+        t.put(&big_key(i), &[1u8; 100]).unwrap();
+    }
+    assert!(tables(&fs) > before);
+    let mut it = t.iter(&db, &ReadOptions::default()).unwrap();
+    t.rollback();
+    // Others write meanwhile, and files come and go.
+    for i in 0..2_000 {
+        db.put(&W, &big_key(i * 7), &[2u8; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    let mut seen = 0;
+    it.seek_to_first();
+    while it.valid() {
+        if it.key().starts_with(b"key") && it.value() == [1u8; 100] {
+            seen += 1;
+        }
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(seen, 1_000);
+    drop(it);
+    assert_eq!(tables(&fs), db.table_file_count(), "own files left behind");
+    for i in 0..1_000 {
+        assert_ne!(get(&db, &big_key(i)), Some(vec![1u8; 100]));
+    }
+}
+
+/// A spilled transaction conflicts like any other: a newer write by
+/// someone else of a key it wrote fails the commit, and nothing of it
+/// shows, whether that write is in a memtable or in a table.
+#[test]
+fn a_spilled_transaction_conflicts_and_publishes_nothing() {
+    for flush in [false, true] {
+        let fs = Arc::new(MemFs::new());
+        let db = spilling_db(&fs);
+        let mut t = db.begin_optimistic();
+        for i in 0..1_000 {
+            t.put(&big_key(i), &[1u8; 100]).unwrap();
+        }
+        db.put(&W, &big_key(500), b"theirs").unwrap();
+        if flush {
+            db.flush().unwrap();
+        }
+        let seq = db.latest_sequence();
+        assert!(busy(t.commit(&db, &W)), "flush: {flush}");
+        assert_eq!(db.latest_sequence(), seq);
+        assert_eq!(get(&db, &big_key(500)), Some(b"theirs".to_vec()));
+        assert_eq!(get(&db, &big_key(1)), None);
+        assert_eq!(tables(&fs), db.table_file_count(), "own files left behind");
+    }
 }

@@ -1,0 +1,274 @@
+//! Large transactions: writes spilled into table files of the
+//! transaction's own (RocksDB's write-unprepared transactions, PR 3955).
+//!
+//! Once the writes a transaction holds pass `Options::transaction_spill_bytes`,
+//! they go into a table file in the database's directory that no version
+//! names: an *own file*. Its entries are numbered from [`OWN_SEQ_BASE`] up
+//! (base + the write's position in the transaction), above every real
+//! sequence number, so that the transaction's reads search its own files
+//! before the shared sources and let its newer writes, deletes, range
+//! deletes and merge operands act on older ones and on the snapshot's data
+//! (the read callback of RocksDB PR 2850: a version shows to the
+//! transaction if it is at most the snapshot's number or at least
+//! `OWN_SEQ_BASE`). No other reader ever has these files among its sources,
+//! so no one else can see them.
+//!
+//! Commit publishes them: under the write lock, after the conflict check,
+//! every entry of every own file is rewritten into one new table with real
+//! sequence numbers (the transaction's first write gets `last_sequence + 1`,
+//! each later one the next, as a write batch's entries would), and one
+//! manifest edit adds it, at the deepest level nothing above overlaps (L0
+//! if anything does), after flushing any memtable that overlaps it: reads
+//! search memtables first. Like an ingest, it writes no WAL: the file and
+//! the edit are synced, so the commit is durable when it returns.
+//!
+//! Rollback, or a crash at any point before the edit is durable, leaves no
+//! trace a reader can see: the own files are in `pending_outputs` while the
+//! transaction (or an iterator of it) lives, deleted when the last of those
+//! lets go, and deleted at the next open like any file no version names.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::super::ingest::{ingest_level, memtables_overlap};
+use super::super::{lock, Db, DbInner, StateGuard};
+use crate::batch::{BatchOp, WriteBatch};
+use crate::db::failure::{Recovery, Stage};
+use crate::error::{Error, Result};
+use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::range_del::Tombstone;
+use crate::read::GetContext;
+use crate::sst::filter::key_hash;
+use crate::sst::TableBuilder;
+use crate::stats::Ticker;
+use crate::version::{table_path, FileMeta, FileMetaData, VersionEdit};
+
+/// The first sequence number of a transaction's own entries: far above any
+/// real one (a database would need 2^55 writes to reach it), below
+/// `MAX_SEQUENCE`, with room for 2^55 writes in one transaction.
+pub(crate) const OWN_SEQ_BASE: SequenceNumber = 1 << 55;
+
+/// One table file a transaction spilled its writes into. While it lives,
+/// the file is a pending output (no cleanup deletes it); dropping the last
+/// reference deletes it.
+pub(crate) struct OwnFile {
+    pub(crate) meta: FileMetaData,
+    owner: Arc<DbInner>,
+}
+
+impl Drop for OwnFile {
+    fn drop(&mut self) {
+        // A closed database's files are left to its next open, which
+        // deletes every file no version names.
+        if self.owner.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut st = lock(&self.owner.state);
+        st.pending_outputs.remove(&self.meta.number());
+        self.owner.delete_obsolete_files(&mut st);
+    }
+}
+
+/// A transaction's spilled writes: its own files, oldest first.
+pub(crate) struct Spilled {
+    pub(crate) files: Arc<[Arc<OwnFile>]>,
+    /// Positions used by the entries in the files (the next spilled entry
+    /// is numbered `OWN_SEQ_BASE + next`).
+    pub(crate) next: u64,
+}
+
+/// Writes the entries of `batch`, then the puts of `extra`, into a new own
+/// file, numbered from `OWN_SEQ_BASE + first` in the order made. Returns the
+/// file (none if nothing in them has an effect: empty range deletes only)
+/// and how many positions they used.
+pub(crate) fn write_own_file(
+    owner: &Arc<DbInner>,
+    batch: &WriteBatch,
+    extra: &[(Vec<u8>, Vec<u8>)],
+    first: u64,
+) -> Result<(Option<Arc<OwnFile>>, u64)> {
+    let mut points: Vec<(&[u8], SequenceNumber, ValueType, &[u8])> = Vec::with_capacity(batch.count() as usize);
+    let mut tombstones = Vec::new();
+    let mut pos = first;
+    for op in batch.iter() {
+        let seq = OWN_SEQ_BASE + pos;
+        pos += 1;
+        match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
+            BatchOp::Put { key, value } => points.push((key, seq, ValueType::Put, value)),
+            BatchOp::Delete { key } => points.push((key, seq, ValueType::Delete, &[])),
+            BatchOp::Merge { key, value } => points.push((key, seq, ValueType::Merge, value)),
+            BatchOp::RangeDelete { start, end } => {
+                if start < end {
+                    tombstones.push(Tombstone { start: start.to_vec(), end: end.to_vec(), seq });
+                }
+            }
+        }
+    }
+    for (k, v) in extra {
+        points.push((k, OWN_SEQ_BASE + pos, ValueType::Put, v));
+        pos += 1;
+    }
+    if points.is_empty() && tombstones.is_empty() {
+        return Ok((None, pos - first));
+    }
+    // Internal key order: user key ascending, newest first.
+    points.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(&a.1)));
+    let number = {
+        let mut st = lock(&owner.state);
+        let n = st.versions.new_file_number();
+        st.pending_outputs.insert(n);
+        n
+    };
+    let written = (|| -> Result<FileMeta> {
+        let file = owner.fs.open(&table_path(&owner.dir, number), true)?;
+        file.truncate(0)?;
+        let mut builder = TableBuilder::new(file, owner.options.table_options());
+        let mut ikey = Vec::new();
+        for (k, seq, ty, v) in &points {
+            ikey.clear();
+            key::append_internal_key(&mut ikey, k, *seq, *ty as u8);
+            builder.add(&ikey, v)?;
+        }
+        for t in tombstones {
+            builder.add_tombstone(t);
+        }
+        let info = builder.finish()?;
+        Ok(FileMeta::of_table(number, info))
+    })();
+    match written {
+        Ok(meta) => {
+            owner.stats.add(Ticker::TransactionSpills, 1);
+            owner.stats.add(Ticker::TransactionSpilledBytes, meta.file_size);
+            Ok((Some(Arc::new(OwnFile { meta: FileMetaData::new(meta), owner: owner.clone() })), pos - first))
+        }
+        Err(e) => {
+            let mut st = lock(&owner.state);
+            st.pending_outputs.remove(&number);
+            owner.delete_obsolete_files(&mut st);
+            Err(e)
+        }
+    }
+}
+
+/// Offers the versions of `key` in the own files `files` (newest file
+/// first) to `ctx`, their range tombstones included; true once `ctx` has
+/// its answer. The caller goes on to the snapshot's sources otherwise,
+/// with the same `ctx`: an own tombstone's number is above all of theirs.
+pub(crate) fn lookup_own(db: &Db, files: &[Arc<OwnFile>], key: &[u8], ctx: &mut GetContext) -> Result<bool> {
+    let seek = key::lookup_key(key, MAX_SEQUENCE);
+    let hash = key_hash(key);
+    for f in files.iter().rev() {
+        let m = &f.meta;
+        if key < m.smallest_user_key() || key > m.largest_user_key() {
+            continue;
+        }
+        let t = m.table(&db.inner.tables)?;
+        ctx.cover(t.max_covering_tombstone_seq(key, MAX_SEQUENCE));
+        t.get(&seek, hash, ctx)?;
+        if ctx.is_done() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Publishes the own files `files` (holding positions `0..positions`),
+/// once `check` (the conflict check) passes under the write lock: see the
+/// module documentation. Returns the sequence number of the first write.
+pub(crate) fn publish(
+    db: &Db,
+    files: &[Arc<OwnFile>],
+    positions: u64,
+    check: impl FnOnce(&Db) -> Result<()>,
+) -> Result<SequenceNumber> {
+    let inner = &*db.inner;
+    let lo = files.iter().map(|f| f.meta.smallest_user_key()).min().unwrap_or_default().to_vec();
+    let hi = files.iter().map(|f| f.meta.largest_user_key()).max().unwrap_or_default().to_vec();
+    let mut st = StateGuard::new(inner);
+    db.check_open()?;
+    st.wait_for_job();
+    if let Some(e) = &st.bg_error {
+        return Err(e.clone());
+    }
+    // Reads search memtables before any table: none may hold the range
+    // (a flush's steps let the lock go; a write meanwhile may land in it
+    // again, so until none does, and the lock is then held to the end).
+    while memtables_overlap(&st, &lo, &hi) {
+        db.flush_locked(&mut st).map_err(Error::from)?;
+    }
+    check(db)?;
+    // Every write before the commit is durable before it is.
+    if st.wal_dirty {
+        if let Err(e) = st.wal.sync() {
+            return Err(db.fail(&mut st, Stage::Sync, e).error);
+        }
+        st.wal_dirty = false;
+    }
+    let base = st.versions.last_sequence + 1;
+    let last = base + positions - 1;
+    let level = ingest_level(&st, &lo, &hi);
+    let number = st.versions.new_file_number();
+    st.pending_outputs.insert(number);
+    let written = (|| -> Result<FileMeta> {
+        let file = inner.fs.open(&table_path(&inner.dir, number), true)?;
+        file.truncate(0)?;
+        let mut builder = TableBuilder::new(file.clone(), inner.options.table_options());
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(files.len());
+        for f in files {
+            let t = f.meta.table(&inner.tables)?;
+            if let Some(ts) = t.tombstones() {
+                for mut t in ts.to_tombstones() {
+                    t.seq = base + (t.seq - OWN_SEQ_BASE);
+                    builder.add_tombstone(t);
+                }
+            }
+            children.push(Box::new(t.iter(false)));
+        }
+        let mut it = MergingIterator::new(children);
+        it.seek_to_first();
+        let mut ikey = Vec::new();
+        while it.valid() {
+            let p = key::parse(it.key()).ok_or_else(|| {
+                let (file, offset) = it.origin().unwrap_or(("own file", 0));
+                Error::corruption(file, offset, "malformed internal key")
+            })?;
+            ikey.clear();
+            key::append_internal_key(&mut ikey, p.user_key, base + (p.seq - OWN_SEQ_BASE), p.ty as u8);
+            builder.add(&ikey, it.value())?;
+            it.next();
+        }
+        it.status()?;
+        let info = builder.finish()?;
+        file.sync()?;
+        inner.fs.sync_dir(&inner.dir)?;
+        Ok(FileMeta::of_table(number, info))
+    })();
+    let meta = match written {
+        Ok(m) => m,
+        Err(e) => {
+            db.drop_outputs(&mut st, &[number]);
+            return Err(e);
+        }
+    };
+    let mut edit = VersionEdit::default();
+    edit.added.push((level, meta));
+    st.versions.last_sequence = last;
+    if let Err(e) = st.versions.log_and_apply(edit) {
+        st.versions.last_sequence = base - 1;
+        // Cut off for lack of space, the edit is not there and the file
+        // goes; a failed sync may have made it durable: writes stop, and
+        // the file stays for the reopen to find.
+        let f = db.fail(&mut st, Stage::Write, e);
+        if f.recovery != Recovery::StopWrites {
+            db.drop_outputs(&mut st, &[number]);
+        }
+        return Err(f.error);
+    }
+    st.pending_outputs.remove(&number);
+    // The version with the file first, then the number that shows it.
+    db.install_super_version(&mut st);
+    inner.visible_seq.store(last, Ordering::Release);
+    inner.stats.add(Ticker::TransactionsPublishedFromFiles, 1);
+    Ok(base)
+}
