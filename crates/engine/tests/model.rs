@@ -147,6 +147,7 @@ fn check_iterators(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut Sm
     }
     it.status().unwrap();
     assert_eq!(got, want, "{ctx}: forward scan [{lo:?}, {hi:?})");
+    assert_eq!(db.count(&opts).unwrap(), want.len() as u64, "{ctx}: count [{lo:?}, {hi:?})");
     let mut back = vec![];
     it.seek_to_last();
     while it.valid() {

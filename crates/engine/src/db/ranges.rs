@@ -2,19 +2,83 @@
 //! (exact, a scan inside the engine) and how many bytes of table files it
 //! takes (approximate, from the index blocks alone).
 
-use super::{Db, ReadOptions};
-use crate::error::Result;
+use bytes::Bytes;
+
+use super::{Db, DbIterator, ReadOptions};
+use crate::error::{Error, Result};
+use crate::format::key::{self, ValueType, MAX_SEQUENCE};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::read::{unsupported_entry, GetContext};
 
 impl Db {
     /// The number of keys visible in `opts`' bounds as of `opts.snapshot`
     /// (or now): what an iterator with the same options would visit,
     /// counted inside the engine (no key or value leaves it).
+    ///
+    /// One pass over the merged sources, as an iterator's, that looks at
+    /// each key's newest visible version only: a put counts, a deletion or
+    /// a version under a newer range tombstone does not, and a merge
+    /// operand is resolved as an iterator would (so it fails where an
+    /// iterator would); the older versions of the key are stepped over
+    /// unread. Values are never touched.
     pub fn count(&self, opts: &ReadOptions) -> Result<u64> {
-        let mut it = self.iter(opts)?;
-        let mut n = 0;
-        it.seek_to_first();
+        self.check_open()?;
+        let inner = &*self.inner;
+        let (sv, seq) = self.read_view(opts.snapshot);
+        let (mut it, tombstones) = DbIterator::build(&sv, seq, &inner.tables, opts.fill_cache(), None);
+        let upper = opts.upper_bound.as_deref();
+        match opts.lower_bound.as_deref() {
+            Some(l) => it.seek(&key::seek_key(l, MAX_SEQUENCE)),
+            None => it.seek_to_first(),
+        }
+        let malformed = |it: &MergingIterator| {
+            let (file, offset) = it.origin().unwrap_or(("memtable", 0));
+            Error::corruption(file, offset, "malformed internal key")
+        };
+        let mut n = 0u64;
+        // The user key whose newest visible version was looked at.
+        let mut last: Option<Vec<u8>> = None;
         while it.valid() {
-            n += 1;
+            let Some(p) = key::parse(it.key()) else { return Err(malformed(&it)) };
+            if upper.is_some_and(|u| p.user_key >= u) {
+                break;
+            }
+            if p.seq > seq || last.as_deref() == Some(p.user_key) {
+                it.next();
+                continue;
+            }
+            let l = last.get_or_insert_with(Vec::new);
+            l.clear();
+            l.extend_from_slice(p.user_key);
+            let cover = if tombstones.is_empty() { 0 } else { tombstones.max_covering_seq(p.user_key, seq) };
+            let ty = if p.seq < cover { ValueType::Delete } else { p.ty };
+            match ty {
+                ValueType::Put => n += 1,
+                ValueType::Delete => {}
+                ValueType::Merge => {
+                    // Resolved from this key's visible versions, as
+                    // `DbIterator::merge_forward` does.
+                    let key = l.clone();
+                    let mut ctx = GetContext::new(&key, inner.options.merge_operator.as_deref(), inner.options.timer());
+                    ctx.cover(cover);
+                    let mut wanting = true;
+                    while it.valid() {
+                        let Some(p) = key::parse(it.key()) else { return Err(malformed(&it)) };
+                        if p.user_key != key.as_slice() {
+                            break;
+                        }
+                        if wanting && p.seq <= seq {
+                            wanting = ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(it.value()))?;
+                        }
+                        it.next();
+                    }
+                    let r = ctx.finish();
+                    ctx.merge.report(&inner.stats);
+                    n += u64::from(r?.is_some());
+                    continue;
+                }
+                other => return Err(unsupported_entry(other)),
+            }
             it.next();
         }
         it.status()?;
