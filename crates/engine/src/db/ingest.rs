@@ -95,6 +95,13 @@ impl Db {
             self.flush_locked(&mut st).map_err(Error::from)?;
             flushed = true;
         }
+        // A flush's step let the lock go: another thread may have closed
+        // the database or stopped writes meanwhile (a failed WAL sync whose
+        // record may be durable at the number this would take).
+        self.check_open()?;
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
         // Every write before the ingest is durable before it is: a crash
         // must never keep the ingest while losing an earlier write.
         if st.wal_dirty {

@@ -27,6 +27,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::create_wal;
+use super::transaction::OWN_SEQ_BASE;
 use crate::batch::WriteBatch;
 use crate::cache::BlockCache;
 use crate::error::Result;
@@ -143,20 +144,25 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
                     continue;
                 }
             };
-        if let Some(ts) = table.tombstones() {
-            let ts = ts.to_tombstones();
-            max_table_seq = ts.iter().map(|t| t.seq).fold(max_table_seq, SequenceNumber::max);
-            tombstones.extend(ts);
-        }
+        let ts = table.tombstones().map(|ts| ts.to_tombstones()).unwrap_or_default();
         // The largest sequence number in the table, and whether it reads whole.
         // (Every block read and every key parsed: what verify() checks.)
+        let mut table_seq = ts.iter().map(|t| t.seq).max().unwrap_or(0);
         let (lost, first_error) = table.salvage(|ikey, _| match key::parse(ikey) {
             Some(p) => {
-                max_table_seq = max_table_seq.max(p.seq);
+                table_seq = table_seq.max(p.seq);
                 true
             }
             None => false,
         });
+        // A transaction's own file (`db/transaction/spill.rs`): writes it
+        // never committed, numbered above every real write.
+        if table_seq >= OWN_SEQ_BASE {
+            report.problems.push(format!("{path}: an uncommitted transaction's writes (its own file): left out"));
+            continue;
+        }
+        max_table_seq = max_table_seq.max(table_seq);
+        tombstones.extend(ts);
         if lost == 0 && first_error.is_none() {
             report.tables_intact += 1;
             sources.push(Box::new(table.iter(false)));

@@ -197,6 +197,13 @@ pub(crate) fn publish(
     while memtables_overlap(&st, &lo, &hi) {
         db.flush_locked(&mut st).map_err(Error::from)?;
     }
+    // A flush's step let the lock go: another thread may have closed the
+    // database or stopped writes meanwhile (a failed WAL sync whose record
+    // may be durable at the number this would take).
+    db.check_open()?;
+    if let Some(e) = &st.bg_error {
+        return Err(e.clone());
+    }
     check(db)?;
     // Every write before the commit is durable before it is.
     if st.wal_dirty {
