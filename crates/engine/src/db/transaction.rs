@@ -90,12 +90,12 @@ pub struct OptimisticTransaction {
     bookkeeping: Vec<(Vec<u8>, Vec<u8>)>,
     /// Writes spilled into own files (see [`spill`]), older than `batch`'s.
     spilled: Option<Spilled>,
-    /// The batch size that spills (0: never), and the database it spills
-    /// into.
+    /// The batch size that spills (0: never).
     spill_at: usize,
     /// The batch size at which the next spill is tried: `spill_at`, or
     /// more after a try found no file to spare.
     spill_next: usize,
+    /// The database the transaction began on (spills go into it).
     owner: Arc<DbInner>,
 }
 
@@ -231,12 +231,9 @@ impl OptimisticTransaction {
         }
         let base_keys: Vec<&[u8]> = batched.iter().map(|&i| keys[i]).collect();
         let base = if base_keys.is_empty() { None } else { Some(db.multi_get(&at, &base_keys, true)?) };
-        let mut next_base = 0;
         for (j, &i) in batched.iter().enumerate() {
             settled[i] = Some(base.as_ref().and_then(|b| b.get(j)).map(|v| v.to_vec()));
-            next_base += 1;
         }
-        debug_assert_eq!(next_base, batched.len());
         let mut out = Vec::with_capacity(keys.len());
         for (i, state) in states.into_iter().enumerate() {
             let below = || settled[i].clone().flatten();
