@@ -86,6 +86,17 @@ const checks = {
     assert.equal(r.afterReopenCount, 489);
   },
 
+  async 'a large transaction spills into files of its own on OPFS, seen only by it, and its commit survives a reopen'(browser) {
+    const { page } = await harness(browser);
+    const r = await run(page, 'largeTransaction', { name: 'large-tx', n: 50_000, valueBytes: 100, spillBytes: 256 << 10, awaitEvery: 5_000 });
+    assert.deepEqual(r.afterAbort, { count: 1, one: 'before' });
+    assert.ok(r.spillsAborted > 5 && r.spills > 5, JSON.stringify(r));
+    assert.equal(r.published, 1);
+    assert.equal(r.seenOutside, 1);
+    assert.equal(r.seenInside, r.checked);
+    assert.deepEqual([r.wrongBefore, r.wrongAfter, r.count, r.countAfter], [0, 0, 50_000, 50_000]);
+  },
+
   async 'data survives a page reload'(browser) {
     const { page } = await harness(browser);
     assert.equal(await run(page, 'write', { name: 'reload', from: 0, to: 2000 }), 2000);
