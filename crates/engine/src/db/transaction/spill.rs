@@ -14,12 +14,13 @@
 //! so no one else can see them.
 //!
 //! Commit publishes them: under the write lock, after the conflict check,
-//! every entry of every own file is rewritten into one new table with real
+//! every entry of every own file is rewritten into new tables with real
 //! sequence numbers (the transaction's first write gets `last_sequence + 1`,
 //! each later one the next, as a write batch's entries would), and one
-//! manifest edit adds it, at the deepest level nothing above overlaps (L0
-//! if anything does), after flushing any memtable that overlaps it: reads
-//! search memtables first. Like an ingest, it writes no WAL: the file and
+//! manifest edit adds them, at the deepest level nothing above overlaps
+//! (L0 if anything does; below L0 split into tables of the target size
+//! unless there are range tombstones), after flushing any memtable that
+//! overlaps them: reads search memtables first. Like an ingest, it writes no WAL: the file and
 //! the edit are synced, so the commit is durable when it returns.
 //!
 //! Rollback, or a crash at any point before the edit is durable, leaves no
@@ -31,11 +32,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::super::ingest::{ingest_level, memtables_overlap};
-use super::super::{lock, Db, DbInner, StateGuard};
+use super::super::{lock, Db, DbInner, DbState, StateGuard};
 use crate::batch::{BatchOp, WriteBatch};
 use crate::db::failure::{Recovery, Stage};
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
+use crate::fs::File;
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::range_del::Tombstone;
 use crate::read::GetContext;
@@ -215,67 +217,119 @@ pub(crate) fn publish(
     let base = st.versions.last_sequence + 1;
     let last = base + positions - 1;
     let level = ingest_level(&st, &lo, &hi);
-    let number = st.versions.new_file_number();
-    st.pending_outputs.insert(number);
-    let written = (|| -> Result<FileMeta> {
-        let file = inner.fs.open(&table_path(&inner.dir, number), true)?;
-        file.truncate(0)?;
-        let mut builder = TableBuilder::new(file.clone(), inner.options.table_options());
+    // Into L0 as one table (an L0 file per target's worth would be many
+    // files there at once); into a lower level split between user keys at
+    // the target size, as compaction outputs are, unless there are range
+    // tombstones (then one table holds them all).
+    let target = if level == 0 { u64::MAX } else { inner.options.target_file_size_base.max(1) };
+    let mut allocated = Vec::new();
+    let written = (|| -> Result<Vec<FileMeta>> {
+        let mut tombstones = Vec::new();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(files.len());
         for f in files {
             let t = f.meta.table(&inner.tables)?;
             if let Some(ts) = t.tombstones() {
                 for mut t in ts.to_tombstones() {
                     t.seq = base + (t.seq - OWN_SEQ_BASE);
-                    builder.add_tombstone(t);
+                    tombstones.push(t);
                 }
             }
             children.push(Box::new(t.iter(false)));
         }
+        let split_at = if tombstones.is_empty() { target } else { u64::MAX };
+        let mut outputs = Vec::new();
+        let mut current: Option<Output> = None;
         let mut it = MergingIterator::new(children);
         it.seek_to_first();
         let mut ikey = Vec::new();
+        let mut last_key = Vec::new();
         while it.valid() {
             let p = key::parse(it.key()).ok_or_else(|| {
                 let (file, offset) = it.origin().unwrap_or(("own file", 0));
                 Error::corruption(file, offset, "malformed internal key")
             })?;
+            if current.as_ref().is_some_and(|c| c.builder.file_size() >= split_at && p.user_key != last_key.as_slice())
+            {
+                outputs.push(current.take().expect("an output").finish()?);
+            }
+            let out = match &mut current {
+                Some(c) => c,
+                None => current.insert(Output::new(inner, &mut st, &mut allocated)?),
+            };
             ikey.clear();
             key::append_internal_key(&mut ikey, p.user_key, base + (p.seq - OWN_SEQ_BASE), p.ty as u8);
-            builder.add(&ikey, it.value())?;
+            out.builder.add(&ikey, it.value())?;
+            last_key.clear();
+            last_key.extend_from_slice(p.user_key);
             it.next();
         }
         it.status()?;
-        let info = builder.finish()?;
-        file.sync()?;
+        if current.is_none() && !tombstones.is_empty() {
+            current = Some(Output::new(inner, &mut st, &mut allocated)?);
+        }
+        if let Some(mut c) = current.take() {
+            for t in tombstones {
+                c.builder.add_tombstone(t);
+            }
+            outputs.push(c.finish()?);
+        }
         inner.fs.sync_dir(&inner.dir)?;
-        Ok(FileMeta::of_table(number, info))
+        Ok(outputs)
     })();
-    let meta = match written {
+    let outputs = match written {
         Ok(m) => m,
         Err(e) => {
-            db.drop_outputs(&mut st, &[number]);
+            db.drop_outputs(&mut st, &allocated);
             return Err(e);
         }
     };
     let mut edit = VersionEdit::default();
-    edit.added.push((level, meta));
+    edit.added.extend(outputs.into_iter().map(|m| (level, m)));
     st.versions.last_sequence = last;
     if let Err(e) = st.versions.log_and_apply(edit) {
         st.versions.last_sequence = base - 1;
-        // Cut off for lack of space, the edit is not there and the file
-        // goes; a failed sync may have made it durable: writes stop, and
-        // the file stays for the reopen to find.
+        // Cut off for lack of space, the edit is not there and the files
+        // go; a failed sync may have made it durable: writes stop, and
+        // the files stay for the reopen to find.
         let f = db.fail(&mut st, Stage::Write, e);
         if f.recovery != Recovery::StopWrites {
-            db.drop_outputs(&mut st, &[number]);
+            db.drop_outputs(&mut st, &allocated);
         }
         return Err(f.error);
     }
-    st.pending_outputs.remove(&number);
+    for n in &allocated {
+        st.pending_outputs.remove(n);
+    }
     // The version with the file first, then the number that shows it.
     db.install_super_version(&mut st);
     inner.visible_seq.store(last, Ordering::Release);
     inner.stats.add(Ticker::TransactionsPublishedFromFiles, 1);
     Ok(base)
+}
+
+/// A table `publish` is writing.
+struct Output {
+    number: u64,
+    file: Arc<dyn File>,
+    builder: TableBuilder,
+}
+
+impl Output {
+    /// A new table file, its number allocated (in `allocated`) and kept
+    /// from cleanup until the edit names it.
+    fn new(inner: &DbInner, st: &mut DbState, allocated: &mut Vec<u64>) -> Result<Output> {
+        let number = st.versions.new_file_number();
+        st.pending_outputs.insert(number);
+        allocated.push(number);
+        let file = inner.fs.open(&table_path(&inner.dir, number), true)?;
+        file.truncate(0)?;
+        Ok(Output { number, file: file.clone(), builder: TableBuilder::new(file, inner.options.table_options()) })
+    }
+
+    /// Finishes and syncs the table.
+    fn finish(self) -> Result<FileMeta> {
+        let info = self.builder.finish()?;
+        self.file.sync()?;
+        Ok(FileMeta::of_table(self.number, info))
+    }
 }

@@ -649,3 +649,43 @@ fn a_spilled_transaction_conflicts_and_publishes_nothing() {
         assert_eq!(tables(&fs), db.table_file_count(), "own files left behind");
     }
 }
+
+/// Published into an empty range below L0, a spilled transaction's writes
+/// become tables of the target size with disjoint key ranges at the
+/// deepest level; with a range delete among them, one table holds all.
+#[test]
+fn a_published_transaction_is_split_into_tables_of_the_target_size_below_l0() {
+    for with_range_delete in [false, true] {
+        let fs = Arc::new(MemFs::new());
+        let options = Options {
+            transaction_spill_bytes: 16 << 10,
+            target_file_size_base: 64 << 10,
+            compression: crate::Compression::None,
+            ..Options::default()
+        };
+        let db = Db::open(fs.clone(), "db", options).unwrap();
+        let mut t = db.begin_optimistic();
+        for i in 0..6_000 {
+            t.put(&big_key(i), &[i as u8; 100]).unwrap();
+        }
+        if with_range_delete {
+            t.delete_range(&big_key(10), &big_key(20)).unwrap();
+        }
+        t.commit(&db, &W).unwrap();
+        let per_level = db.properties().files_per_level;
+        let last = per_level.len() - 1;
+        assert_eq!(per_level.iter().sum::<u64>(), per_level[last], "range delete {with_range_delete}: {per_level:?}");
+        if with_range_delete {
+            assert_eq!(per_level[last], 1);
+        } else {
+            // About 660 KB of entries in tables of about 64 KiB.
+            assert!(per_level[last] >= 8, "{per_level:?}");
+        }
+        db.verify().unwrap();
+        for i in (0..6_000).step_by(7) {
+            let want = (!with_range_delete || !(10..20).contains(&i)).then(|| vec![i as u8; 100]);
+            assert_eq!(get(&db, &big_key(i)), want, "key {i}");
+        }
+        assert_eq!(db.count(&ReadOptions::default()).unwrap(), if with_range_delete { 5_990 } else { 6_000 });
+    }
+}
