@@ -88,11 +88,17 @@ function recordId(value: Uint8Array): number {
   return new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(0, true);
 }
 
-/** A transaction a connection runs in the leader, and its writes (for its change record). */
+/**
+ * A transaction a connection runs in the leader, and its writes' kinds and
+ * keys for its change record (values left out: the record has none, and a
+ * large transaction spills its values out of memory).
+ */
 interface LeaderTransaction {
   tx: Transaction;
   writes: WriteBatch;
 }
+
+const NO_VALUE = new Uint8Array(0);
 
 function reserved(what: string): SiltError {
   return new SiltError('InvalidArgument', `${what} is reserved: keys starting with eight 0xff bytes and "siltdb/" hold connect()'s write records`);
@@ -450,7 +456,7 @@ export class Leader {
       for (const op of WriteBatch.decode(splitAroundReserved(WriteBatch.decode(writes.batch)).encoded())) {
         if (op.kind !== 'deleteRange' && isReserved(op.key)) throw reserved('the key');
         apply(t.tx, op);
-        apply(t.writes, op);
+        apply(t.writes, op.kind === 'put' || op.kind === 'merge' ? { ...op, value: NO_VALUE } : op);
       }
     } catch (e) {
       t.tx.abort();
