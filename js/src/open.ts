@@ -101,8 +101,9 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    * Bytes of writes a transaction holds in memory before it spills them
    * into a file of its own in the database (default 8 MiB; 0 never
    * spills). A spilled transaction's writes stay visible only to it; its
-   * commit publishes them all at once as one new table file, durably, or
-   * nothing of them on a conflict, an abort or a closed tab. So a bulk
+   * commit publishes them all at once as new table files added in one
+   * step, durably, or nothing of them on a conflict, an abort or a closed
+   * tab. So a bulk
    * load inside a transaction does not hold every value in memory (its
    * keys are still tracked in memory, for the conflict check).
    */
