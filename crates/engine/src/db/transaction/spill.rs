@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
 use crate::fs::File;
 use crate::iter::{InternalIterator, MergingIterator};
-use crate::range_del::Tombstone;
+use crate::memtable::MemTable;
 use crate::read::GetContext;
 use crate::sst::filter::key_hash;
 use crate::sst::TableBuilder;
@@ -90,32 +90,32 @@ pub(crate) fn write_own_file(
     extra: &[(Vec<u8>, Vec<u8>)],
     first: u64,
 ) -> Result<(Option<Arc<OwnFile>>, u64)> {
-    let mut points: Vec<(&[u8], SequenceNumber, ValueType, &[u8])> = Vec::with_capacity(batch.count() as usize);
-    let mut tombstones = Vec::new();
+    // Put in order by a memtable of its own (the same order a flush
+    // writes); an empty range delete takes its position and covers nothing.
+    let mem = MemTable::new(0);
     let mut pos = first;
     for op in batch.iter() {
         let seq = OWN_SEQ_BASE + pos;
         pos += 1;
         match op.map_err(|e| Error::InvalidArgument(e.to_string()))? {
-            BatchOp::Put { key, value } => points.push((key, seq, ValueType::Put, value)),
-            BatchOp::Delete { key } => points.push((key, seq, ValueType::Delete, &[])),
-            BatchOp::Merge { key, value } => points.push((key, seq, ValueType::Merge, value)),
+            BatchOp::Put { key, value } => mem.add(seq, ValueType::Put, key, value),
+            BatchOp::Delete { key } => mem.add(seq, ValueType::Delete, key, b""),
+            BatchOp::Merge { key, value } => mem.add(seq, ValueType::Merge, key, value),
             BatchOp::RangeDelete { start, end } => {
                 if start < end {
-                    tombstones.push(Tombstone { start: start.to_vec(), end: end.to_vec(), seq });
+                    mem.add(seq, ValueType::RangeDelete, start, end);
                 }
             }
         }
     }
     for (k, v) in extra {
-        points.push((k, OWN_SEQ_BASE + pos, ValueType::Put, v));
+        mem.add(OWN_SEQ_BASE + pos, ValueType::Put, k, v);
         pos += 1;
     }
-    if points.is_empty() && tombstones.is_empty() {
+    if mem.is_empty() {
         return Ok((None, pos - first));
     }
-    // Internal key order: user key ascending, newest first.
-    points.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(&a.1)));
+    let mem = Arc::new(mem);
     let number = {
         let mut st = lock(&owner.state);
         let n = st.versions.new_file_number();
@@ -126,13 +126,13 @@ pub(crate) fn write_own_file(
         let file = owner.fs.open(&table_path(&owner.dir, number), true)?;
         file.truncate(0)?;
         let mut builder = TableBuilder::new(file, owner.options.table_options());
-        let mut ikey = Vec::new();
-        for (k, seq, ty, v) in &points {
-            ikey.clear();
-            key::append_internal_key(&mut ikey, k, *seq, *ty as u8);
-            builder.add(&ikey, v)?;
+        let mut it = mem.iter();
+        it.seek_to_first();
+        while it.valid() {
+            builder.add(it.key(), it.value())?;
+            it.next();
         }
-        for t in tombstones {
+        for t in mem.tombstones().map(|ts| ts.to_tombstones()).unwrap_or_default() {
             builder.add_tombstone(t);
         }
         let info = builder.finish()?;
