@@ -80,36 +80,7 @@ impl Db {
         };
         let (lo, hi) = (first.0, last.0);
         let inner = &*self.inner;
-        let mut st = StateGuard::new(inner);
-        // The level is chosen from the running compaction too: its job must
-        // be in its slot, not out in a step on another thread.
-        st.wait_for_job();
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
-        }
-        // The flush's steps let the lock go, and a write meanwhile may land
-        // in the range again: flushed until no memtable overlaps, with the
-        // lock then held to the end.
-        let mut flushed = false;
-        while memtables_overlap(&st, lo, hi) {
-            self.flush_locked(&mut st).map_err(Error::from)?;
-            flushed = true;
-        }
-        // A flush's step let the lock go: another thread may have closed
-        // the database or stopped writes meanwhile (a failed WAL sync whose
-        // record may be durable at the number this would take).
-        self.check_open()?;
-        if let Some(e) = &st.bg_error {
-            return Err(e.clone());
-        }
-        // Every write before the ingest is durable before it is: a crash
-        // must never keep the ingest while losing an earlier write.
-        if st.wal_dirty {
-            if let Err(e) = st.wal.sync() {
-                return Err(self.fail(&mut st, Stage::Sync, e).error);
-            }
-            st.wal_dirty = false;
-        }
+        let (mut st, flushed) = self.lock_for_new_tables(lo, hi, |_| Ok(()))?;
         let seq = st.versions.last_sequence + 1;
         // Where the files go is known before they are written (nothing else
         // changes the LSM meanwhile: this holds the write lock). Into L0
@@ -124,38 +95,92 @@ impl Db {
                 return Err(e);
             }
         };
+        let bytes = outputs.iter().map(|m| m.file_size).sum();
+        let files = outputs.len() as u64;
+        self.install_new_tables(&mut st, level, outputs, &allocated, seq)?;
+        inner.stats.add(Ticker::IngestedKeys, entries.len() as u64);
+        inner.stats.add(Ticker::IngestedFiles, files);
+        Ok(IngestReport { keys: entries.len() as u64, files, bytes, level, sequence: seq, flushed_memtables: flushed })
+    }
+
+    /// The write lock, held to add table files whose entries are newer
+    /// than every write so far, over user keys `[lo, hi]` (an ingest, a
+    /// transaction's commit from its own files). On return: the database is
+    /// open and takes writes, no job's step is out of its slot (a level is
+    /// chosen from the running compaction too), no memtable overlaps the
+    /// range (reads search memtables before any table), `check` passed, and
+    /// every earlier write is durable (a crash must never keep the new
+    /// tables while losing an earlier write). Also whether memtables were
+    /// flushed.
+    pub(super) fn lock_for_new_tables(
+        &self,
+        lo: &[u8],
+        hi: &[u8],
+        check: impl FnOnce(&Db) -> Result<()>,
+    ) -> Result<(StateGuard<'_>, bool)> {
+        let mut st = StateGuard::new(&self.inner);
+        self.check_open()?;
+        st.wait_for_job();
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        // A flush's steps let the lock go, and a write meanwhile may land
+        // in the range again: flushed until no memtable overlaps, with the
+        // lock then held to the end.
+        let mut flushed = false;
+        while memtables_overlap(&st, lo, hi) {
+            self.flush_locked(&mut st).map_err(Error::from)?;
+            flushed = true;
+        }
+        // Meanwhile another thread may have closed the database or stopped
+        // writes (a failed WAL sync whose record may be durable at the
+        // number the new tables would take).
+        self.check_open()?;
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        check(self)?;
+        if st.wal_dirty {
+            if let Err(e) = st.wal.sync() {
+                return Err(self.fail(&mut st, Stage::Sync, e).error);
+            }
+            st.wal_dirty = false;
+        }
+        Ok((st, flushed))
+    }
+
+    /// Adds `outputs` (synced table files, numbered `allocated`) at `level`
+    /// in one manifest edit that raises the last sequence number to `last`,
+    /// then shows them: the version with the files first, then the number
+    /// (a reader never sees the number without them). On failure the files
+    /// go, unless it stopped writes: a failed sync may have made the edit
+    /// durable, and they stay for the reopen to find.
+    pub(super) fn install_new_tables(
+        &self,
+        st: &mut DbState,
+        level: usize,
+        outputs: Vec<FileMeta>,
+        allocated: &[u64],
+        last: u64,
+    ) -> Result<()> {
         let mut edit = VersionEdit::default();
-        edit.added.extend(outputs.iter().map(|m| (level, m.clone())));
-        st.versions.last_sequence = seq;
+        edit.added.extend(outputs.into_iter().map(|m| (level, m)));
+        let before = st.versions.last_sequence;
+        st.versions.last_sequence = last;
         if let Err(e) = st.versions.log_and_apply(edit) {
-            st.versions.last_sequence = seq - 1;
-            // Out of space the edit was cut off and the files go; a sync
-            // that failed may have made it durable: writes stop, and the
-            // files stay for the reopen to find.
-            let f = self.fail(&mut st, Stage::Write, e);
+            st.versions.last_sequence = before;
+            let f = self.fail(st, Stage::Write, e);
             if f.recovery != super::failure::Recovery::StopWrites {
-                self.drop_outputs(&mut st, &allocated);
+                self.drop_outputs(st, allocated);
             }
             return Err(f.error);
         }
-        for n in &allocated {
+        for n in allocated {
             st.pending_outputs.remove(n);
         }
-        // The version with the files first, then the sequence number that
-        // makes them visible: a reader never sees the number without them.
-        self.install_super_version(&mut st);
-        inner.visible_seq.store(seq, Ordering::Release);
-        let bytes = outputs.iter().map(|m| m.file_size).sum();
-        inner.stats.add(Ticker::IngestedKeys, entries.len() as u64);
-        inner.stats.add(Ticker::IngestedFiles, outputs.len() as u64);
-        Ok(IngestReport {
-            keys: entries.len() as u64,
-            files: outputs.len() as u64,
-            bytes,
-            level,
-            sequence: seq,
-            flushed_memtables: flushed,
-        })
+        self.install_super_version(st);
+        self.inner.visible_seq.store(last, Ordering::Release);
+        Ok(())
     }
 
     /// Writes `entries` (sorted, distinct keys) at `seq` into synced table
@@ -269,7 +294,7 @@ fn key_prefix(key: &[u8]) -> u128 {
 }
 
 /// Whether a memtable holds a key, or a range tombstone, in `[lo, hi]`.
-pub(super) fn memtables_overlap(st: &DbState, lo: &[u8], hi: &[u8]) -> bool {
+fn memtables_overlap(st: &DbState, lo: &[u8], hi: &[u8]) -> bool {
     std::iter::once(&st.mem).chain(st.imm.iter()).any(|m| memtable_overlaps(m, lo, hi))
 }
 

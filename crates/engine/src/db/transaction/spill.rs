@@ -31,10 +31,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::super::ingest::{ingest_level, memtables_overlap};
-use super::super::{lock, Db, DbInner, DbState, StateGuard};
+use super::super::ingest::ingest_level;
+use super::super::{lock, Db, DbInner, DbState};
 use crate::batch::{BatchOp, WriteBatch};
-use crate::db::failure::{Recovery, Stage};
 use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
 use crate::fs::File;
@@ -44,7 +43,7 @@ use crate::read::GetContext;
 use crate::sst::filter::key_hash;
 use crate::sst::TableBuilder;
 use crate::stats::Ticker;
-use crate::version::{table_path, FileMeta, FileMetaData, VersionEdit};
+use crate::version::{table_path, FileMeta, FileMetaData};
 
 /// The first sequence number of a transaction's own entries: far above any
 /// real one (a database would need 2^55 writes to reach it), below
@@ -187,33 +186,7 @@ pub(crate) fn publish(
     let inner = &*db.inner;
     let lo = files.iter().map(|f| f.meta.smallest_user_key()).min().unwrap_or_default().to_vec();
     let hi = files.iter().map(|f| f.meta.largest_user_key()).max().unwrap_or_default().to_vec();
-    let mut st = StateGuard::new(inner);
-    db.check_open()?;
-    st.wait_for_job();
-    if let Some(e) = &st.bg_error {
-        return Err(e.clone());
-    }
-    // Reads search memtables before any table: none may hold the range
-    // (a flush's steps let the lock go; a write meanwhile may land in it
-    // again, so until none does, and the lock is then held to the end).
-    while memtables_overlap(&st, &lo, &hi) {
-        db.flush_locked(&mut st).map_err(Error::from)?;
-    }
-    // A flush's step let the lock go: another thread may have closed the
-    // database or stopped writes meanwhile (a failed WAL sync whose record
-    // may be durable at the number this would take).
-    db.check_open()?;
-    if let Some(e) = &st.bg_error {
-        return Err(e.clone());
-    }
-    check(db)?;
-    // Every write before the commit is durable before it is.
-    if st.wal_dirty {
-        if let Err(e) = st.wal.sync() {
-            return Err(db.fail(&mut st, Stage::Sync, e).error);
-        }
-        st.wal_dirty = false;
-    }
+    let (mut st, _) = db.lock_for_new_tables(&lo, &hi, check)?;
     let base = st.versions.last_sequence + 1;
     let last = base + positions - 1;
     let level = ingest_level(&st, &lo, &hi);
@@ -283,26 +256,7 @@ pub(crate) fn publish(
             return Err(e);
         }
     };
-    let mut edit = VersionEdit::default();
-    edit.added.extend(outputs.into_iter().map(|m| (level, m)));
-    st.versions.last_sequence = last;
-    if let Err(e) = st.versions.log_and_apply(edit) {
-        st.versions.last_sequence = base - 1;
-        // Cut off for lack of space, the edit is not there and the files
-        // go; a failed sync may have made it durable: writes stop, and
-        // the files stay for the reopen to find.
-        let f = db.fail(&mut st, Stage::Write, e);
-        if f.recovery != Recovery::StopWrites {
-            db.drop_outputs(&mut st, &allocated);
-        }
-        return Err(f.error);
-    }
-    for n in &allocated {
-        st.pending_outputs.remove(n);
-    }
-    // The version with the file first, then the number that shows it.
-    db.install_super_version(&mut st);
-    inner.visible_seq.store(last, Ordering::Release);
+    db.install_new_tables(&mut st, level, outputs, &allocated, last)?;
     inner.stats.add(Ticker::TransactionsPublishedFromFiles, 1);
     Ok(base)
 }
