@@ -302,8 +302,7 @@ impl DbIterator {
     /// The current entry's key does not parse: `Corruption` naming where
     /// it is stored.
     fn malformed(&self) -> Error {
-        let (file, offset) = self.iter.origin().unwrap_or(("memtable", 0));
-        Error::corruption(file, offset, "malformed internal key")
+        malformed(&self.iter)
     }
 
     fn fail(&mut self, e: Error) {
@@ -319,29 +318,8 @@ impl DbIterator {
         let cover = self.tombstones.max_covering_seq(user_key, self.read_seq());
         let mut ctx = GetContext::new(user_key, self.merge_operator.as_deref(), self.db.options.timer());
         ctx.cover(cover);
-        let mut wanting = true;
-        while self.iter.valid() {
-            let Some(p) = key::parse(self.iter.key()) else {
-                ctx.merge.report(&self.stats);
-                return Err(self.malformed());
-            };
-            if p.user_key != user_key {
-                break;
-            }
-            if wanting && self.visible(p.seq) {
-                match ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(self.iter.value())) {
-                    Ok(more) => wanting = more,
-                    Err(e) => {
-                        ctx.merge.report(&self.stats);
-                        return Err(e);
-                    }
-                }
-            }
-            self.iter.next();
-        }
-        let r = ctx.finish();
-        ctx.merge.report(&self.stats);
-        r
+        let (seq, own_from) = (self.seq, self.own_from);
+        merge_forward(&mut self.iter, user_key, |s| s <= seq || s >= own_from, ctx, &self.stats)
     }
 
     /// Moves forward to the newest visible live version of the next user
@@ -655,4 +633,40 @@ impl Drop for DbIterator {
         self.stats.add(Ticker::NumberDbPrev, self.counts[2]);
         self.stats.add(Ticker::IterBytesRead, self.counts[3]);
     }
+}
+
+/// The entry `it` is at has a key that does not parse: `Corruption` naming
+/// where it is stored.
+pub(super) fn malformed(it: &MergingIterator) -> Error {
+    let (file, offset) = it.origin().unwrap_or(("memtable", 0));
+    Error::corruption(file, offset, "malformed internal key")
+}
+
+/// Resolves a merge from `it`, at the newest visible version of
+/// `user_key` (a Merge): offers `ctx` the key's versions that `visible`
+/// lets through until it has its answer, leaves `it` past the key, and
+/// reports the merge's statistics. The value, or `None` for a deletion.
+pub(super) fn merge_forward(
+    it: &mut MergingIterator,
+    user_key: &[u8],
+    visible: impl Fn(SequenceNumber) -> bool,
+    mut ctx: GetContext,
+    stats: &Statistics,
+) -> Result<Option<Bytes>> {
+    let r = (|| {
+        let mut wanting = true;
+        while it.valid() {
+            let Some(p) = key::parse(it.key()) else { return Err(malformed(it)) };
+            if p.user_key != user_key {
+                break;
+            }
+            if wanting && visible(p.seq) {
+                wanting = ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(it.value()))?;
+            }
+            it.next();
+        }
+        ctx.finish()
+    })();
+    ctx.merge.report(stats);
+    r
 }

@@ -2,12 +2,11 @@
 //! (exact, a scan inside the engine) and how many bytes of table files it
 //! takes (approximate, from the index blocks alone).
 
-use bytes::Bytes;
-
+use super::iter::{malformed, merge_forward};
 use super::{Db, DbIterator, ReadOptions};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::key::{self, ValueType, MAX_SEQUENCE};
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::InternalIterator;
 use crate::read::{unsupported_entry, GetContext};
 
 impl Db {
@@ -31,10 +30,6 @@ impl Db {
             Some(l) => it.seek(&key::seek_key(l, MAX_SEQUENCE)),
             None => it.seek_to_first(),
         }
-        let malformed = |it: &MergingIterator| {
-            let (file, offset) = it.origin().unwrap_or(("memtable", 0));
-            Error::corruption(file, offset, "malformed internal key")
-        };
         let mut n = 0u64;
         // The user key whose newest visible version was looked at.
         let mut last: Option<Vec<u8>> = None;
@@ -56,25 +51,12 @@ impl Db {
                 ValueType::Put => n += 1,
                 ValueType::Delete => {}
                 ValueType::Merge => {
-                    // Resolved from this key's visible versions, as
-                    // `DbIterator::merge_forward` does.
+                    // Resolved from this key's visible versions, as an
+                    // iterator resolves it.
                     let key = l.clone();
                     let mut ctx = GetContext::new(&key, inner.options.merge_operator.as_deref(), inner.options.timer());
                     ctx.cover(cover);
-                    let mut wanting = true;
-                    while it.valid() {
-                        let Some(p) = key::parse(it.key()) else { return Err(malformed(&it)) };
-                        if p.user_key != key.as_slice() {
-                            break;
-                        }
-                        if wanting && p.seq <= seq {
-                            wanting = ctx.save(p.ty, p.seq, &Bytes::copy_from_slice(it.value()))?;
-                        }
-                        it.next();
-                    }
-                    let r = ctx.finish();
-                    ctx.merge.report(&inner.stats);
-                    n += u64::from(r?.is_some());
+                    n += u64::from(merge_forward(&mut it, &key, |s| s <= seq, ctx, &inner.stats)?.is_some());
                     continue;
                 }
                 other => return Err(unsupported_entry(other)),
