@@ -8,7 +8,7 @@
 //
 // REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
 //
-//   node bench/run/profile-browser.mjs [--num 100000] [--reads 20000] [--top 20] [--reps 3] [--time-only] [--only get]
+//   node bench/run/profile-browser.mjs [--num 100000] [--reads 20000] [--top 20] [--reps 3] [--time-only] [--only get] [--options '{"rowCacheCapacity":16777216}']
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
@@ -16,8 +16,8 @@ import { printTop, topSelf } from './v8-profile.mjs';
 
 const args = parseArgs(
   process.argv.slice(2),
-  { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '', 'timeout-min': 15 },
-  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|multiGet|seek+100|count]',
+  { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '', options: '{}', 'timeout-min': 15 },
+  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|readhot|multiGet|seek+100|count] [--options JSON (openMemory options, e.g. {"rowCacheCapacity":16777216})]',
 );
 const log = (m) => process.stderr.write(`[profile] ${m}\n`);
 
@@ -25,10 +25,10 @@ async function main() {
   await withBenchPage(
     async ({ page, browser }) => {
       console.log(`${browser}; ${machineText()}; ${new Date().toISOString()}; N = ${args.num}, ${args.reads} reads`);
-      const names = await page.evaluate(async ({ num, reads }) => {
+      const names = await page.evaluate(async ({ num, reads, options }) => {
         const silt = await import('/siltdb/dist/index.js');
         const { readWorkloads, timeWorkload } = await import('/bench/read-workloads.js');
-        window.__reads = { ...(await readWorkloads(silt, { num, reads })), timeWorkload };
+        window.__reads = { ...(await readWorkloads(silt, { num, reads, options: JSON.parse(options) })), timeWorkload };
         return Object.keys(window.__reads.workloads);
       }, args);
       const cdp = await page.context().newCDPSession(page);

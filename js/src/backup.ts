@@ -12,7 +12,11 @@ import { fromWasm, SiltError } from './errors.js';
 
 /** What an import read and wrote. */
 export interface ImportReport {
-  /** Entries imported. */
+  /**
+   * From an export in the entries form, the keys imported; in the tables
+   * form, the entries of its tables (overwritten versions and deletions
+   * not yet compacted away count too: `count()` says how many keys).
+   */
   entries: number;
   /** Table files written (the imported data goes straight into them). */
   tableFiles: number;

@@ -29,6 +29,8 @@ import {
   codecOf,
   type EncodingOption,
   type EncodingOptions,
+  exportForm,
+  type ExportOptions,
   type KeyOf,
   type KeyTypeOf,
   type RangeOptions,
@@ -1086,17 +1088,20 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
   }
 
   /**
-   * A backup of every key in `range` (default: every key of this database
-   * or sublevel) as of now, as a stream of bytes read from the leader piece
-   * by piece (see `Database.export`). If the tab that leads goes while it is
+   * A backup as of now (see `Database.export`: the same forms and
+   * defaults), as a stream of bytes read from the leader piece by piece. If the tab that leads goes while it is
    * read, the stream fails with `LeaderChanged`: start it again.
    */
-  export(range: RangeOptions<K> = {}): ReadableStream<Uint8Array> {
-    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `export() takes a range object, got ${show(range)}`);
+  export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
-    const { lower, upper } = this.#codec.bounds(range);
+    const form = exportForm(options);
+    const { lower, upper } = this.#codec.bounds(options);
     const epoch = this.#connection.epoch;
-    const started = this.#send({ op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) }, epoch) as Promise<number>;
+    const started = this.#send(
+      { op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), ...(form ? { form } : {}) },
+      epoch,
+    ) as Promise<number>;
     started.catch(() => {}); // (its failure is the first pull's)
     let done = false;
     return new ReadableStream<Uint8Array>(

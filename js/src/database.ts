@@ -15,6 +15,8 @@ import {
   registerCodec,
   type EncodingOption,
   type EncodingOptions,
+  exportForm,
+  type ExportOptions,
   type KeyOf,
   type KeyTypeOf,
   type RangeOptions,
@@ -800,18 +802,22 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   }
 
   /**
-   * A backup: every key in `range` (default: every key of this database or
-   * sublevel, with their stored prefixes) and its value, as of now, as one
-   * versioned byte stream (`docs/format.md`) to save as a file, upload, or
-   * give to `import()` / `importDatabase()`. Each chunk carries a CRC32C.
-   * The export reads at a snapshot taken now: writes made while it is read
-   * are not in it. Read it to its end or cancel it.
+   * A backup as of now, as one versioned byte stream (`docs/format.md`) to
+   * save as a file, upload, or give to `import()` / `importDatabase()`.
+   * Each chunk carries a CRC32C. Of the whole database, by default its
+   * table files as they are (`form: 'tables'`: fast to import); of a
+   * `range` or a sublevel, every key in it and its value, with their
+   * stored prefixes (`form: 'entries'`, which a whole database can ask for
+   * too: only live values travel). The export reads at a snapshot taken
+   * now: writes made while it is read are not in it. Read it to its end or
+   * cancel it.
    */
-  export(range: RangeOptions<K> = {}): ReadableStream<Uint8Array> {
-    if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `export() takes a range object, got ${show(range)}`);
-    const { lower, upper } = this.#codec.bounds(range);
+  export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
+    const form = exportForm(options);
+    const { lower, upper } = this.#codec.bounds(options);
     const core = this.#core;
-    const exp = core.call(() => core.inner.exportStart(lower, upper, undefined, undefined));
+    const exp = core.call(() => core.inner.exportStart(lower, upper, undefined, undefined, form));
     return exportStream(exp, () => {});
   }
 

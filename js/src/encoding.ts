@@ -189,6 +189,30 @@ export interface RangeOptions<K> {
   lte?: K;
 }
 
+/** Options of `export()`: a range, and the form of the stream (`docs/format.md`). */
+export interface ExportOptions<K> extends RangeOptions<K> {
+  /**
+   * `'tables'` (the default for a whole database): its table files as they
+   * are, plus what is not yet in a file as one table more. Fast to import
+   * (nothing is sorted or compressed again), but what compaction has not
+   * yet dropped (overwritten and deleted values) travels too, as in a copy
+   * of the files; and an import needs the same `mergeOperator` where merge
+   * operands are still unresolved. Of a whole database only.
+   *
+   * `'entries'` (the default for a range or a sublevel): only the live keys
+   * and their values as reads return them. Nothing deleted travels; an
+   * import builds its tables anew, so it is slower.
+   */
+  form?: 'tables' | 'entries';
+}
+
+/** The form `options` asks for: checked, or undefined (the default for its range). */
+export function exportForm(options: { form?: unknown }): 'tables' | 'entries' | undefined {
+  const f = options.form;
+  if (f === undefined || f === 'tables' || f === 'entries') return f;
+  throw new SiltError('InvalidArgument', `export form must be 'tables' or 'entries', got ${show(f)}`);
+}
+
 /**
  * @internal How one database or sublevel turns keys and values into the
  * bytes the engine stores: a prefix, a key encoding and a value encoding.

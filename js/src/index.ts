@@ -55,7 +55,7 @@ export {
   type Statistics,
   type VerifyReport,
 } from './database.js';
-export { json, utf8, view, type Encoding, type EncodingOption, type EncodingOptions, type KeyOf, type RangeOptions } from './encoding.js';
+export { json, utf8, view, type Encoding, type EncodingOption, type EncodingOptions, type ExportOptions, type KeyOf, type RangeOptions } from './encoding.js';
 export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
 export { EntryBatch, EntryIterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './iterator.js';

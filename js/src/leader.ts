@@ -700,11 +700,16 @@ export class Leader {
       }
       case 'exportStart': {
         const eid = this.#nextId++;
-        // The write records are not the app's data: left out.
+        // The write records are not the app's data: left out of the
+        // entries form. The tables form copies the files, records and all
+        // (records of connections of another database, never sent again).
         const { inner } = Database.internals(db as Database<unknown, unknown>);
+        const tables = r.form === 'tables' || (r.form === undefined && r.lower === undefined && r.upper === undefined);
         let exp: ReturnType<WasmDatabase['exportStart']>;
         try {
-          exp = inner.exportStart(r.lower, r.upper, RESERVED, RESERVED_END);
+          exp = tables
+            ? inner.exportStart(r.lower, r.upper, undefined, undefined, r.form)
+            : inner.exportStart(r.lower, r.upper, RESERVED, RESERVED_END, r.form);
         } catch (e) {
           throw fromWasm(e);
         }

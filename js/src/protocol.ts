@@ -59,7 +59,7 @@ export type Request =
   | { op: 'count'; lower?: Uint8Array; upper?: Uint8Array; snapshot: number }
   | { op: 'approximateSize'; lower?: Uint8Array; upper?: Uint8Array }
   /** Backups: an export read piece by piece, an import pushed piece by piece (leader.ts). */
-  | { op: 'exportStart'; lower?: Uint8Array; upper?: Uint8Array }
+  | { op: 'exportStart'; lower?: Uint8Array; upper?: Uint8Array; form?: 'tables' | 'entries' }
   | { op: 'exportNext'; export: number }
   | { op: 'exportRelease'; export: number }
   | { op: 'importStart' }

@@ -25,7 +25,8 @@ describe('export and import', () => {
         fc.array(fc.tuple(fc.uint8Array({ maxLength: 12 }), fc.uint8Array({ maxLength: 12 })), { maxLength: 5 }),
         fc.boolean(),
         fc.integer({ min: 1, max: 5000 }),
-        async (puts, ranges, flush, piece) => {
+        fc.constantFrom('tables' as const, 'entries' as const),
+        async (puts, ranges, flush, piece, form) => {
           const src = await openMemory({ writeBufferSize: 64 * 1024 });
           const dst = await openMemory();
           try {
@@ -33,11 +34,14 @@ describe('export and import', () => {
             for (const [a, b] of ranges) src.deleteRange(a, b);
             if (flush) src.flush();
             const want = everything(src);
-            const all = await bytesOf(src.export());
+            const all = await bytesOf(src.export({ form }));
+            expect(all[8], 'format version').toBe(form === 'tables' ? 2 : 1);
             // The same bytes, in pieces of `piece` bytes.
             const pieces = Array.from({ length: Math.ceil(all.length / piece) }, (_, i) => all.subarray(i * piece, (i + 1) * piece));
             const report = await dst.import(pieces);
-            expect(report.entries).toBe(want.length);
+            // Tables: every entry they hold, overwritten and deleted ones too.
+            if (form === 'entries') expect(report.entries).toBe(want.length);
+            else expect(report.entries).toBeGreaterThanOrEqual(want.length);
             expect(report.streamBytes).toBe(all.length);
             expect(everything(dst)).toEqual(want);
             expect(dst.count()).toBe(want.length);
@@ -82,7 +86,38 @@ describe('export and import', () => {
   test('damaged, truncated or foreign bytes are refused, and the database stays empty and usable', async () => {
     const src = await fresh();
     for (let i = 0; i < 2000; i++) src.put(`k${i}`, new Uint8Array(100).fill(i));
-    const good = await bytesOf(src.export());
+    for (const form of ['tables', 'entries'] as const) await refusesDamaged(await bytesOf(src.export({ form })));
+  });
+
+  test('the tables form is of a whole database, and an import needs the merge operator its tables were written with', async () => {
+    const src = await openMemory({ mergeOperator: 'u64add' });
+    try {
+      src.put('a', bytes('1'));
+      src.merge('n', new Uint8Array(8).fill(1, 0, 1));
+      expect(() => src.export({ gte: 'a', form: 'tables' })).toThrow(/tables form is of a whole database/);
+      expect(() => src.export({ form: 'files' as never })).toThrow(/'tables' or 'entries'/);
+      // A sublevel or a range: entries by default.
+      expect((await bytesOf(src.sublevel('s').export()))[8]).toBe(1);
+      const tables = await bytesOf(src.export());
+      const plain = await openMemory();
+      const e = await rejected(plain.import(tables));
+      expect(e.code).toBe('InvalidArgument');
+      expect(e.message).toMatch(/merge operator "u64add"/);
+      expect(plain.count()).toBe(0);
+      // The entries form applies the merges: any database takes it.
+      await plain.import(await bytesOf(src.export({ form: 'entries' })));
+      expect(Array.from(plain.getCopy('n')!)).toEqual([1, 0, 0, 0, 0, 0, 0, 0]);
+      const same = await openMemory({ mergeOperator: 'u64add' });
+      await same.import(tables);
+      expect(Array.from(same.getCopy('n')!)).toEqual([1, 0, 0, 0, 0, 0, 0, 0]);
+      plain.close();
+      same.close();
+    } finally {
+      src.close();
+    }
+  });
+
+  async function refusesDamaged(good: Uint8Array): Promise<void> {
     const cases: [string, Uint8Array, string[]][] = [
       ['a flipped byte in the data', flip(good, Math.floor(good.length / 2)), ['ChecksumMismatch']],
       ['a flipped byte in a chunk header', flip(good, 18), ['Corruption', 'ChecksumMismatch']],
@@ -101,7 +136,7 @@ describe('export and import', () => {
       await dst.import(good);
       expect(dst.count(), what).toBe(2000);
     }
-  });
+  }
 
   test('an import needs an empty database, the database itself, and chunks of bytes', async () => {
     const db = await fresh();

@@ -90,7 +90,7 @@ test('the demo loads records, answers queries, shows statistics, and keeps its d
   await expect(page.locator('body')).toHaveAttribute('data-state', 'ready');
   await page.locator('#restore').setInputFiles(file);
   await expect(page.locator('#opened')).toHaveText(
-    'Opened the database "demo": it holds 5,000 records from an earlier visit. Restored 5,001 entries from demo.siltdump.',
+    'Opened the database "demo": it holds 5,000 records from an earlier visit. Restored 5,001 keys from demo.siltdump.',
     {
       timeout: 20_000,
     },

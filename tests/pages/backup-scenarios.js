@@ -13,7 +13,7 @@ const bytesOf = async (stream) => new Uint8Array(await new Response(stream).arra
  * `fixture-0499` with values `value-<i>-` and `i % 37` dots, a JSON sublevel,
  * and the empty key.
  */
-export async function fixtureExport({ name }) {
+export async function fixtureExport({ name, form }) {
   const db = await open(name);
   try {
     const b = db.batch();
@@ -21,7 +21,7 @@ export async function fixtureExport({ name }) {
     b.put('', enc.encode('the empty key'));
     b.in(db.sublevel('notes', { keyEncoding: 'utf8', valueEncoding: 'json' })).put('n1', { title: 'from Chromium' });
     db.write(b);
-    return Array.from(await bytesOf(db.export()));
+    return Array.from(await bytesOf(db.export({ form })));
   } finally {
     db.close();
   }

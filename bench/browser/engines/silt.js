@@ -181,7 +181,7 @@ function inWorker(id, label, options, describeOptions) {
       return report.entries;
     },
 
-    /** The same copy the way an app would without export: an iterator's batches written as WriteBatches of 1,000, then closed. */
+    /** The same copy the way an app would without export: an iterator's batches written as WriteBatches of 1,000, then closed (close makes them durable). */
     async copy(db, to) {
       const dst = await open(to, { ...options, errorIfExists: true });
       let n = 0;
@@ -201,7 +201,6 @@ function inWorker(id, label, options, describeOptions) {
             }
           }
         }
-        await dst.idle();
       } finally {
         dst.close();
       }

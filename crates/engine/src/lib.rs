@@ -41,10 +41,10 @@ mod wal;
 
 pub use batch::{BatchOp, WriteBatch, BOOKKEEPING_MAX};
 pub use db::{
-    repair, Clock, Db, DbIterator, DbProperties, ExportOptions, Exporter, Failure, ImportReport, Importer,
+    repair, Clock, Db, DbIterator, DbProperties, ExportForm, ExportOptions, Exporter, Failure, ImportReport, Importer,
     IngestOptions, IngestReport, OptimisticTransaction, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
     Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator, VerifyReport, WriteOptions,
-    EXPORT_MAGIC, EXPORT_VERSION, MAX_KEY_LEN, MAX_VALUE_LEN,
+    EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{Error, Result};
 pub use merge::{AppendOperator, MergeOperator, U64AddOperator};

@@ -1,13 +1,18 @@
-//! An export written by siltdb in Chromium (tests/e2e/backup.spec.ts, which
-//! checks that Chromium still writes exactly these bytes), imported here by
-//! the native engine: the same format in the browser and natively.
+//! Exports written by siltdb in Chromium, in both forms (tests/e2e/backup.spec.ts,
+//! which checks that Chromium still writes exactly these bytes), imported here
+//! by the native engine: the same format in the browser and natively.
+
+mod common;
 
 use std::sync::Arc;
 
+use common::read_all;
+
 use silt_engine::fs::MemFs;
-use silt_engine::{Db, ExportOptions, Options, ReadOptions};
+use silt_engine::{Db, ExportForm, ExportOptions, Options, ReadOptions};
 
 const FIXTURE: &[u8] = include_bytes!("fixtures/chromium-export-v1.siltdump");
+const FIXTURE_TABLES: &[u8] = include_bytes!("fixtures/chromium-export-v2.siltdump");
 
 fn import(db: &Db, bytes: &[u8]) -> silt_engine::Result<silt_engine::ImportReport> {
     let mut imp = db.import()?;
@@ -15,12 +20,7 @@ fn import(db: &Db, bytes: &[u8]) -> silt_engine::Result<silt_engine::ImportRepor
     imp.finish(db)
 }
 
-#[test]
-fn an_export_from_chromium_imports_natively_with_every_entry() {
-    let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
-    let report = import(&db, FIXTURE).unwrap();
-    // 500 keys, the empty key, and one key of the sublevel "notes".
-    assert_eq!(report.entries, 502);
+fn has_the_fixture_entries(db: &Db) {
     let r = ReadOptions::default();
     for i in 0..500 {
         let k = format!("fixture-{i:04}");
@@ -31,16 +31,106 @@ fn an_export_from_chromium_imports_natively_with_every_entry() {
     assert_eq!(db.get(&r, b"!notes!n1").unwrap().as_deref(), Some(&br#"{"title":"from Chromium"}"#[..]));
     assert_eq!(db.count(&r).unwrap(), 502);
     db.verify().unwrap();
+}
+
+fn export(db: &Db, form: ExportForm) -> Vec<u8> {
+    let mut e = db.export(&ExportOptions { form, ..ExportOptions::default() }).unwrap();
+    let mut out = Vec::new();
+    while let Some(piece) = e.next_chunk(256 * 1024).unwrap() {
+        out.extend_from_slice(&piece);
+    }
+    out
+}
+
+#[test]
+fn an_export_from_chromium_imports_natively_with_every_entry() {
+    let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+    let report = import(&db, FIXTURE).unwrap();
+    // 500 keys, the empty key, and one key of the sublevel "notes".
+    assert_eq!(report.entries, 502);
+    has_the_fixture_entries(&db);
 
     // Exported again natively: the same bytes, but for the sequence number
     // in the end record (this database read at its own).
-    let mut e = db.export(&ExportOptions::default()).unwrap();
-    let mut again = Vec::new();
-    while let Some(piece) = e.next_chunk(256 * 1024).unwrap() {
-        again.extend_from_slice(&piece);
-    }
+    let again = export(&db, ExportForm::Entries);
     assert_eq!(again.len(), FIXTURE.len());
     let end = FIXTURE.len() - 16 - 9; // the end record: kind, length, crc, count, sequence
     assert_eq!(again[..end], FIXTURE[..end]);
     assert_eq!(again[end + 9..end + 17], FIXTURE[end + 9..end + 17], "the same count");
+}
+
+#[test]
+fn a_tables_export_from_chromium_imports_natively_and_exports_the_same_bytes() {
+    let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+    let report = import(&db, FIXTURE_TABLES).unwrap();
+    assert_eq!((report.entries, report.table_files), (502, 1), "Chromium's memtable, as one table");
+    has_the_fixture_entries(&db);
+    assert_eq!(db.latest_sequence(), 502, "the sequence number Chromium's database had");
+    // Its tables exported again natively: the very bytes, end record too.
+    assert!(export(&db, ExportForm::Tables) == FIXTURE_TABLES);
+}
+
+#[test]
+fn a_crash_anywhere_in_a_tables_import_leaves_nothing_or_all_of_it() {
+    use silt_engine::fs::{CrashMode, FaultFs, Fs};
+    use silt_engine::WriteOptions;
+    // A source with tables on two levels, a range deletion and a memtable.
+    let o = Options { write_buffer_size: 64 * 1024, ..Options::default() };
+    let src = Db::open(Arc::new(MemFs::new()), "src", o.clone()).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..3_000u32 {
+        src.put(&w, format!("k{i:05}").as_bytes(), &[i as u8; 60]).unwrap();
+    }
+    src.compact_range(None, None).unwrap();
+    for i in (0..3_000u32).step_by(5) {
+        src.put(&w, format!("k{i:05}").as_bytes(), b"again").unwrap();
+    }
+    src.delete_range(&w, b"k00100", b"k00200").unwrap();
+    let want = read_all(&src);
+    let bytes = export(&src, ExportForm::Tables);
+    let import_in_pieces = |db: &Db| -> silt_engine::Result<()> {
+        let mut imp = db.import()?;
+        for p in bytes.chunks(20_000) {
+            if let Err(e) = imp.push(db, p) {
+                imp.abort(db);
+                return Err(e);
+            }
+        }
+        imp.finish(db).map(|_| ())
+    };
+    // The file-system calls of a whole import.
+    let fs = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fs.clone()), "db", o.clone()).unwrap();
+    fs.start_trace();
+    import_in_pieces(&db).unwrap();
+    let calls = fs.trace().len() as u64;
+    drop(db);
+    assert!(calls >= 8, "{calls} calls");
+    let (mut nothing, mut all) = (0, 0);
+    // Each call failing in turn (and every one after it), then none.
+    for point in 0..=calls {
+        for mode in [CrashMode::DropUnsynced, CrashMode::TearUnsynced { seed: point * 7 + 1 }] {
+            let fs = FaultFs::new(Arc::new(MemFs::new()));
+            let db = Db::open(Arc::new(fs.clone()), "db", o.clone()).unwrap();
+            fs.start_trace();
+            fs.fail_after(Some(point));
+            let done = import_in_pieces(&db).is_ok();
+            fs.crash(mode).unwrap();
+            drop(db);
+            let db = Db::open(Arc::new(fs.clone()), "db", o.clone())
+                .unwrap_or_else(|e| panic!("point {point} {mode:?}: reopen failed: {e}"));
+            let got = read_all(&db);
+            if got.is_empty() {
+                assert!(!done, "point {point} {mode:?}: an import that returned is lost");
+                nothing += 1;
+            } else {
+                assert!(got == want, "point {point} {mode:?}: part of an import is visible ({} keys)", got.len());
+                all += 1;
+            }
+            db.verify().unwrap_or_else(|e| panic!("point {point} {mode:?}: {e}"));
+            let ssts = fs.list("db").unwrap().iter().filter(|n| n.ends_with(".sst")).count() as u64;
+            assert_eq!(ssts, db.properties().files_per_level.iter().sum::<u64>(), "point {point}: orphan tables");
+        }
+    }
+    assert!(nothing > 0 && all > 0, "both outcomes reached: {nothing} and {all}");
 }

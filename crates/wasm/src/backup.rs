@@ -3,7 +3,7 @@
 //! by piece, and its `Importer` kept in the database between the pieces
 //! JavaScript reads from a stream.
 
-use silt_engine::{ExportOptions, Exporter};
+use silt_engine::{ExportForm, ExportOptions, Exporter};
 use wasm_bindgen::prelude::*;
 
 use crate::database::{Database, BACKGROUND_RESERVE};
@@ -43,6 +43,8 @@ impl Database {
     /// Starts an export of the keys from `lower` (inclusive) to `upper`
     /// (exclusive), either optional, as of now; keys in `[skipLower,
     /// skipUpper)` are left out (a `connect()` leader's write records).
+    /// `form`: `"tables"`, `"entries"`, or none (tables for a whole
+    /// database, entries otherwise).
     #[wasm_bindgen(js_name = exportStart)]
     pub fn export_start(
         &self,
@@ -50,9 +52,20 @@ impl Database {
         upper: Option<Vec<u8>>,
         skip_lower: Option<Vec<u8>>,
         skip_upper: Option<Vec<u8>>,
+        form: Option<String>,
     ) -> JsResult<Export> {
         let skip = skip_lower.zip(skip_upper);
-        let options = ExportOptions { lower, upper, skip };
+        let form = match form.as_deref() {
+            None => ExportForm::Auto,
+            Some("tables") => ExportForm::Tables,
+            Some("entries") => ExportForm::Entries,
+            Some(other) => {
+                return Err(
+                    BindingError::invalid(format!("export form must be 'tables' or 'entries', got {other:?}")).into()
+                )
+            }
+        };
+        let options = ExportOptions { lower, upper, skip, form };
         let exporter = self.engine(0, |db| db.export(&options))?;
         Ok(Export { exporter: Some(exporter) })
     }

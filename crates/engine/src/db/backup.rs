@@ -1,28 +1,46 @@
-//! Exports and imports: a consistent snapshot of a range of keys as one
-//! byte stream (chunks, each checksummed), and a new database built from
-//! one straight into table files of the last level, with one manifest edit
-//! at the end: nothing of an import is visible until every chunk has been
-//! checked and the stream's end record matches.
+//! Exports and imports: a consistent snapshot of a database as one byte
+//! stream (chunks, each checksummed), and a new database built from one,
+//! with one manifest edit at the end: nothing of an import is visible until
+//! every chunk and every table has been checked and the stream's end record
+//! matches.
 //!
-//! ## Format
+//! Two forms (`docs/format.md` has both, with the reasons):
+//!
+//! - **Entries** (format version 1): the live keys of a range and their
+//!   values as reads see them (merges applied, deleted keys absent),
+//!   strictly ascending. An import builds table files of the last level
+//!   from them.
+//! - **Tables** (format version 2), for a whole database: its table files
+//!   byte for byte, each with its level and what the manifest records of
+//!   it, and the memtables' entries at the snapshot as one more table
+//!   built at export time. An import writes the files as they arrive,
+//!   reads every block of each back (checksums, keys, bounds), and installs
+//!   them at their levels: no key is sorted, compressed or filtered again.
+//!   What compaction has not yet dropped (older versions, deleted entries)
+//!   travels too, as in a copy of the files.
 //!
 //! ```text
 //! stream  := header chunk* end
-//! header  := "SILTDUMP" version:fixed32 (= 1) flags:fixed32 (= 0)
-//! chunk   := kind:u8 (1) length:fixed32 crc:fixed32 payload[length]
-//! end     := kind:u8 (2) length:fixed32 (= 16) crc:fixed32 count:fixed64 sequence:fixed64
-//! payload := (varint32 key-length, key, varint32 value-length, value)*
+//! header  := "SILTDUMP" version:fixed32 (1 or 2) flags:fixed32 (= 0)
+//! chunk   := kind:u8 length:fixed32 crc:fixed32 payload[length]
 //! crc     := masked CRC32C of kind and payload
+//! kind 1 (entries, version 1): (varint32 key-length, key, varint32 value-length, value)*
+//! kind 3 (table, version 2):   level:u8 size:fixed64 smallest-seq:fixed64 largest-seq:fixed64
+//!                              varint32 length, smallest internal key, varint32 length, largest internal key
+//! kind 4 (table bytes, v. 2):  the next bytes of the table begun last
+//! kind 2 (end):                count:fixed64 sequence:fixed64, and in version 2
+//!                              varint32 length, merge operator name
 //! ```
 //!
-//! Keys are in strictly ascending order over the whole stream; values are
-//! as reads see them (merges applied). `count` is the number of entries,
-//! `sequence` the sequence number the export read at (for information).
-//! `docs/format.md` has the same, with the reasons.
+//! `count` is the number of entries (version 1) or tables (version 2);
+//! `sequence` the sequence number the export read at (version 2: the
+//! imported database's last sequence number).
 
 use std::sync::Arc;
 
-use super::{lock, Db, ReadOptions, Snapshot, StateGuard};
+use std::sync::atomic::Ordering;
+
+use super::{lock, Db, ReadOptions, Snapshot, StateGuard, SuperVersion};
 use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
 use crate::db::options::{check_key, check_value};
@@ -30,19 +48,27 @@ use crate::error::{Error, Result};
 use crate::format::checksum::{crc32c, crc32c_extend, mask, unmask};
 use crate::format::coding::{decode_fixed32, decode_fixed64, put_fixed32, put_fixed64, put_varint32, Reader};
 use crate::format::key::{self, ValueType};
-use crate::iter::InternalIterator;
+use crate::fs::{read_exact_at, Fs, MemFs};
+use crate::iter::{InternalIterator, MergingIterator};
 use crate::range_del::FragmentedTombstones;
-use crate::version::{FileMeta, VersionEdit, NUM_LEVELS};
+use crate::sst::{Table, TableBuilder};
+use crate::version::{table_path, FileMeta, VersionEdit, NUM_LEVELS};
 use crate::DbIterator;
 
 /// The first bytes of every export.
 pub const EXPORT_MAGIC: &[u8; 8] = b"SILTDUMP";
-/// The export format this engine writes (and the newest it reads).
-pub const EXPORT_VERSION: u32 = 1;
+/// The newest export format this engine writes and reads: the tables form.
+pub const EXPORT_VERSION: u32 = 2;
+/// The format of the entries form (a range, or asked for).
+pub const EXPORT_VERSION_ENTRIES: u32 = 1;
 const HEADER_LEN: usize = 16;
 const CHUNK_HEADER_LEN: usize = 9;
 const KIND_ENTRIES: u8 = 1;
 const KIND_END: u8 = 2;
+const KIND_TABLE: u8 = 3;
+const KIND_TABLE_BYTES: u8 = 4;
+/// The largest table an import accepts (a table is a few MiB).
+const MAX_TABLE: u64 = 1 << 40;
 /// The largest chunk an import accepts (an export writes far smaller ones).
 const MAX_CHUNK: usize = 256 << 20;
 /// Entries an import gathers before writing them as table files.
@@ -54,6 +80,21 @@ fn chunk_crc(kind: u8, payload: &[u8]) -> u32 {
     mask(crc32c_extend(crc32c(&[kind]), payload))
 }
 
+/// The form of an export.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExportForm {
+    /// Tables for a whole database, entries for a range or with `skip`.
+    #[default]
+    Auto,
+    /// The live entries only (format version 1): smaller when much is
+    /// deleted or overwritten, and nothing deleted travels; slower to
+    /// import (its tables are built anew).
+    Entries,
+    /// The table files as they are (format version 2): a whole database
+    /// only.
+    Tables,
+}
+
 /// What an export covers.
 #[derive(Clone, Debug, Default)]
 pub struct ExportOptions {
@@ -63,24 +104,64 @@ pub struct ExportOptions {
     pub upper: Option<Vec<u8>>,
     /// Keys in `[skip.0, skip.1)` are left out (an embedder's bookkeeping).
     pub skip: Option<(Vec<u8>, Vec<u8>)>,
+    /// Entries or tables.
+    pub form: ExportForm,
 }
 
 /// An export in progress: hands out the stream in pieces
 /// ([`Exporter::next_chunk`]), reading at the snapshot taken when it began.
 pub struct Exporter {
-    it: DbIterator,
-    _snapshot: Snapshot,
+    source: Source,
     sequence: u64,
-    skip: Option<(Vec<u8>, Vec<u8>)>,
     header_done: bool,
     end_done: bool,
     count: u64,
+}
+
+enum Source {
+    Entries { it: Box<DbIterator>, _snapshot: Snapshot, skip: Option<(Vec<u8>, Vec<u8>)> },
+    Tables(Tables),
+}
+
+/// The tables of a whole-database export, handed out one after the other.
+struct Tables {
+    /// Keeps the version's files from being deleted while they are read.
+    _sv: Arc<SuperVersion>,
+    list: Vec<ExportTable>,
+    /// The table being handed out, and how many of its bytes were.
+    next: usize,
+    at: Option<u64>,
+    merge_operator: String,
+}
+
+struct ExportTable {
+    level: usize,
+    meta: FileMeta,
+    bytes: TableBytes,
+}
+
+enum TableBytes {
+    File {
+        file: Arc<dyn crate::fs::File>,
+        path: String,
+    },
+    /// The memtables' entries, built into a table when the export began.
+    Memory(Vec<u8>),
 }
 
 impl Db {
     /// Starts an export of the keys `options` cover, as of now.
     pub fn export(&self, options: &ExportOptions) -> Result<Exporter> {
         self.check_open()?;
+        let whole = options.lower.is_none() && options.upper.is_none() && options.skip.is_none();
+        match options.form {
+            ExportForm::Tables if !whole => return Err(Error::InvalidArgument(
+                "an export in the tables form is of a whole database: leave out the range, or ask for the entries form"
+                    .into(),
+            )),
+            ExportForm::Tables | ExportForm::Auto if whole => return self.export_tables(),
+            _ => {}
+        }
         let snapshot = self.snapshot();
         let opts = ReadOptions {
             snapshot: Some(&snapshot),
@@ -92,15 +173,99 @@ impl Db {
         let mut it = self.iter(&opts)?;
         it.seek_to_first();
         Ok(Exporter {
-            it,
             sequence: snapshot.sequence(),
-            _snapshot: snapshot,
-            skip: options.skip.clone(),
+            source: Source::Entries { it: Box::new(it), _snapshot: snapshot, skip: options.skip.clone() },
             header_done: false,
             end_done: false,
             count: 0,
         })
     }
+
+    /// The tables form: the current version's files (kept while the export
+    /// lives) and the memtables' entries up to now as one table more.
+    fn export_tables(&self) -> Result<Exporter> {
+        let inner = &*self.inner;
+        let (sv, seq) = self.read_view(None);
+        let mut list = Vec::new();
+        // Oldest data first: the last level up to L0, whose files are
+        // newest first. An import keeps each file's level.
+        for (level, files) in sv.version.levels.iter().enumerate().rev() {
+            let in_order: Vec<_> = if level == 0 { files.iter().rev().collect() } else { files.iter().collect() };
+            for f in in_order {
+                let path = table_path(&inner.dir, f.number());
+                let file = inner.fs.open(&path, false)?;
+                list.push(ExportTable { level, meta: f.meta.clone(), bytes: TableBytes::File { file, path } });
+            }
+        }
+        if let Some(t) = self.memtables_as_table(&sv, seq)? {
+            list.push(t);
+        }
+        let merge_operator = inner.options.merge_operator.as_ref().map(|m| m.name().to_string()).unwrap_or_default();
+        Ok(Exporter {
+            source: Source::Tables(Tables { _sv: sv, list, next: 0, at: None, merge_operator }),
+            sequence: seq,
+            header_done: false,
+            end_done: false,
+            count: 0,
+        })
+    }
+
+    /// The entries of `sv`'s memtables numbered up to `seq` (range
+    /// deletions included), as the bytes of one table for L0, or `None`.
+    fn memtables_as_table(&self, sv: &SuperVersion, seq: u64) -> Result<Option<ExportTable>> {
+        let mems = || std::iter::once(&sv.mem).chain(sv.imm.iter());
+        let tombstones: Vec<_> = mems()
+            .flat_map(|m| m.tombstones().map(|ts| ts.to_tombstones()).unwrap_or_default())
+            .filter(|t| t.seq <= seq)
+            .collect();
+        let mut it = MergingIterator::new(mems().map(|m| Box::new(m.iter()) as Box<dyn InternalIterator>).collect());
+        it.seek_to_first();
+        let scratch = MemFs::new();
+        let file = scratch.open("memtables.sst", true)?;
+        let mut builder = TableBuilder::new(file.clone(), self.inner.options.table_options());
+        let mut any = !tombstones.is_empty();
+        while it.valid() {
+            // Entries written after the export began are left out.
+            if key::parse(it.key()).is_some_and(|p| p.seq <= seq) {
+                builder.add(it.key(), it.value())?;
+                any = true;
+            }
+            it.next();
+        }
+        it.status()?;
+        if !any {
+            return Ok(None);
+        }
+        for t in tombstones {
+            builder.add_tombstone(t);
+        }
+        let info = builder.finish()?;
+        let bytes = crate::fs::read_all(&*file, "memtables.sst")?;
+        Ok(Some(ExportTable { level: 0, meta: FileMeta::of_table(0, info), bytes: TableBytes::Memory(bytes) }))
+    }
+}
+
+/// The payload of a table record: `level` and what the manifest records of
+/// the table.
+fn table_record(level: usize, m: &FileMeta) -> Vec<u8> {
+    let mut p = Vec::with_capacity(32 + m.smallest.len() + m.largest.len());
+    p.push(level as u8);
+    put_fixed64(&mut p, m.file_size);
+    put_fixed64(&mut p, m.smallest_seq);
+    put_fixed64(&mut p, m.largest_seq);
+    put_varint32(&mut p, m.smallest.len() as u32);
+    p.extend_from_slice(&m.smallest);
+    put_varint32(&mut p, m.largest.len() as u32);
+    p.extend_from_slice(&m.largest);
+    p
+}
+
+/// Appends one chunk of `kind` around `payload`.
+fn put_chunk(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
+    out.push(kind);
+    put_fixed32(out, payload.len() as u32);
+    put_fixed32(out, chunk_crc(kind, payload));
+    out.extend_from_slice(payload);
 }
 
 impl Exporter {
@@ -110,56 +275,102 @@ impl Exporter {
         if self.end_done {
             return Ok(None);
         }
+        let max_bytes = max_bytes.max(1);
         let mut out = Vec::with_capacity(max_bytes.min(1 << 20) + 64);
         if !self.header_done {
             out.extend_from_slice(EXPORT_MAGIC);
-            put_fixed32(&mut out, EXPORT_VERSION);
+            let version =
+                if matches!(self.source, Source::Tables(_)) { EXPORT_VERSION } else { EXPORT_VERSION_ENTRIES };
+            put_fixed32(&mut out, version);
             put_fixed32(&mut out, 0);
             self.header_done = true;
         }
-        let mut payload = Vec::new();
-        while self.it.valid() && payload.len() < max_bytes {
-            let k = self.it.key();
-            let skipped = self.skip.as_ref().is_some_and(|(lo, hi)| k >= lo.as_slice() && k < hi.as_slice());
-            if !skipped {
-                put_varint32(&mut payload, k.len() as u32);
-                payload.extend_from_slice(k);
-                let v = self.it.value();
-                put_varint32(&mut payload, v.len() as u32);
-                payload.extend_from_slice(v);
-                self.count += 1;
+        let done = match &mut self.source {
+            Source::Entries { it, skip, .. } => {
+                let mut payload = Vec::new();
+                while it.valid() && payload.len() < max_bytes {
+                    let k = it.key();
+                    let skipped = skip.as_ref().is_some_and(|(lo, hi)| k >= lo.as_slice() && k < hi.as_slice());
+                    if !skipped {
+                        put_varint32(&mut payload, k.len() as u32);
+                        payload.extend_from_slice(k);
+                        let v = it.value();
+                        put_varint32(&mut payload, v.len() as u32);
+                        payload.extend_from_slice(v);
+                        self.count += 1;
+                    }
+                    it.next();
+                }
+                it.status()?;
+                if !payload.is_empty() {
+                    put_chunk(&mut out, KIND_ENTRIES, &payload);
+                }
+                !it.valid()
             }
-            self.it.next();
-        }
-        self.it.status()?;
-        if !payload.is_empty() {
-            out.push(KIND_ENTRIES);
-            put_fixed32(&mut out, payload.len() as u32);
-            put_fixed32(&mut out, chunk_crc(KIND_ENTRIES, &payload));
-            out.extend_from_slice(&payload);
-        }
-        if !self.it.valid() {
-            let mut end = Vec::with_capacity(16);
+            Source::Tables(t) => t.next_pieces(&mut out, max_bytes, &mut self.count)?,
+        };
+        if done {
+            let mut end = Vec::with_capacity(32);
             put_fixed64(&mut end, self.count);
             put_fixed64(&mut end, self.sequence);
-            out.push(KIND_END);
-            put_fixed32(&mut out, end.len() as u32);
-            put_fixed32(&mut out, chunk_crc(KIND_END, &end));
-            out.extend_from_slice(&end);
+            if let Source::Tables(t) = &self.source {
+                put_varint32(&mut end, t.merge_operator.len() as u32);
+                end.extend_from_slice(t.merge_operator.as_bytes());
+            }
+            put_chunk(&mut out, KIND_END, &end);
             self.end_done = true;
         }
         Ok(Some(out))
     }
 
-    /// Entries handed out so far.
+    /// Entries (entries form) or tables (tables form) handed out so far.
     pub fn count(&self) -> u64 {
         self.count
+    }
+}
+
+impl Tables {
+    /// Appends table chunks to `out` until it holds about `max_bytes`;
+    /// whether every table was handed out.
+    fn next_pieces(&mut self, out: &mut Vec<u8>, max_bytes: usize, count: &mut u64) -> Result<bool> {
+        while out.len() < max_bytes {
+            let Some(t) = self.list.get(self.next) else { return Ok(true) };
+            let at = match self.at {
+                Some(at) => at,
+                None => {
+                    put_chunk(out, KIND_TABLE, &table_record(t.level, &t.meta));
+                    *count += 1;
+                    0
+                }
+            };
+            let n = (t.meta.file_size - at).min((max_bytes - out.len().min(max_bytes)).max(4096) as u64) as usize;
+            if n > 0 {
+                let piece = match &t.bytes {
+                    TableBytes::Memory(b) => b[at as usize..at as usize + n].to_vec(),
+                    TableBytes::File { file, path } => {
+                        let mut b = vec![0u8; n];
+                        read_exact_at(&**file, path, at, &mut b)?;
+                        b
+                    }
+                };
+                put_chunk(out, KIND_TABLE_BYTES, &piece);
+            }
+            if at + n as u64 >= t.meta.file_size {
+                self.next += 1;
+                self.at = None;
+            } else {
+                self.at = Some(at + n as u64);
+            }
+        }
+        Ok(self.next >= self.list.len())
     }
 }
 
 /// What an import read and wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImportReport {
+    /// Entries form: the keys imported. Tables form: the entries of the
+    /// tables (every version, deletion and merge operand they still hold).
     pub entries: u64,
     pub table_files: u64,
     pub table_bytes: u64,
@@ -229,6 +440,16 @@ enum Stage {
     Done,
 }
 
+/// A table of a tables-form stream being written.
+struct ImportTable {
+    level: usize,
+    /// What the stream says of it (its number is the one allocated here).
+    meta: FileMeta,
+    path: String,
+    file: Arc<dyn crate::fs::File>,
+    written: u64,
+}
+
 /// An import in progress into an empty database: feed it the stream in
 /// pieces of any size ([`Importer::push`]), then [`Importer::finish`] (or
 /// [`Importer::abort`]). Until `finish` succeeds, nothing is visible.
@@ -237,10 +458,20 @@ pub struct Importer {
     /// Stream bytes consumed before `buf` (for error offsets).
     offset: u64,
     stage: Stage,
+    /// The stream's format version (once its header was read).
+    version: u32,
     run: Run,
     last_key: Option<Vec<u8>>,
+    /// Entries (entries form) or tables (tables form) read.
     count: u64,
+    /// Entries form: files written for the last level.
     outputs: Vec<FileMeta>,
+    /// Tables form: the table being written, those written and checked
+    /// (with their levels), and what the end record says.
+    table: Option<ImportTable>,
+    tables: Vec<(usize, FileMeta)>,
+    sequence: u64,
+    merge_operator: String,
     allocated: Vec<u64>,
     report: ImportReport,
 }
@@ -262,10 +493,15 @@ impl Db {
             buf: Vec::new(),
             offset: 0,
             stage: Stage::Header,
+            version: 0,
             run: Run::default(),
             last_key: None,
             count: 0,
             outputs: Vec::new(),
+            table: None,
+            tables: Vec::new(),
+            sequence: 0,
+            merge_operator: String::new(),
             allocated: Vec::new(),
             report: ImportReport::default(),
         })
@@ -316,11 +552,12 @@ impl Importer {
                         return Err(Error::corruption(STREAM, 0, "not a Silt export (no SILTDUMP header)"));
                     }
                     let version = decode_fixed32(&h[8..12]).unwrap_or(0);
-                    if version != EXPORT_VERSION {
+                    if version != EXPORT_VERSION && version != EXPORT_VERSION_ENTRIES {
                         return Err(Error::NotSupported(format!(
-                            "an export of format version {version}; this version of Silt reads version {EXPORT_VERSION}"
+                            "an export of format version {version}; this version of Silt reads versions {EXPORT_VERSION_ENTRIES} and {EXPORT_VERSION}: import it with the version of Silt that wrote it"
                         )));
                     }
+                    self.version = version;
                     at += HEADER_LEN;
                     self.stage = Stage::Chunks;
                 }
@@ -331,7 +568,11 @@ impl Importer {
                     let here = self.offset + at as u64;
                     let kind = self.buf[at];
                     let len = decode_fixed32(&self.buf[at + 1..at + 5]).unwrap_or(0) as usize;
-                    if len > MAX_CHUNK || (kind != KIND_ENTRIES && kind != KIND_END) {
+                    let known = match self.version {
+                        EXPORT_VERSION_ENTRIES => kind == KIND_ENTRIES || kind == KIND_END,
+                        _ => kind == KIND_TABLE || kind == KIND_TABLE_BYTES || kind == KIND_END,
+                    };
+                    if len > MAX_CHUNK || !known {
                         return Err(Error::corruption(STREAM, here, format!("a chunk of kind {kind} and {len} bytes")));
                     }
                     if self.buf.len() - at - CHUNK_HEADER_LEN < len {
@@ -350,18 +591,12 @@ impl Importer {
                         });
                     }
                     at = start + len;
-                    if kind == KIND_END {
-                        let count = decode_fixed64(&payload).filter(|_| len == 16);
-                        if count != Some(self.count) {
-                            return Err(Error::corruption(
-                                STREAM,
-                                here,
-                                format!("the end record counts {count:?} entries; the stream held {}", self.count),
-                            ));
-                        }
-                        self.stage = Stage::Done;
-                    } else {
-                        self.entries(db, &payload, here + CHUNK_HEADER_LEN as u64)?;
+                    let offset = here + CHUNK_HEADER_LEN as u64;
+                    match kind {
+                        KIND_END => self.end(&payload, here)?,
+                        KIND_ENTRIES => self.entries(db, &payload, offset)?,
+                        KIND_TABLE => self.begin_table(db, &payload, here)?,
+                        _ => self.table_bytes(db, &payload, here)?,
                     }
                 }
                 Stage::Done => {
@@ -374,6 +609,151 @@ impl Importer {
         }
         self.buf.drain(..at);
         self.offset += at as u64;
+        Ok(())
+    }
+
+    /// The end record: the count must match what came, and in the tables
+    /// form no table may be left unfinished.
+    fn end(&mut self, payload: &[u8], here: u64) -> Result<()> {
+        let bad = |what: String| Error::corruption(STREAM, here, what);
+        let count = decode_fixed64(payload);
+        let what = if self.version == EXPORT_VERSION_ENTRIES { "entries" } else { "tables" };
+        if self.version == EXPORT_VERSION_ENTRIES && payload.len() != 16 {
+            return Err(bad(format!("an end record of {} bytes", payload.len())));
+        }
+        if count != Some(self.count) {
+            return Err(bad(format!("the end record counts {count:?} {what}; the stream held {}", self.count)));
+        }
+        if self.version == EXPORT_VERSION {
+            if self.table.is_some() {
+                return Err(bad("the stream ends inside a table".into()));
+            }
+            let mut d = Reader::new(payload.get(16..).unwrap_or_default());
+            let name =
+                d.length_prefixed().filter(|_| payload.len() >= 16).ok_or_else(|| bad("a short end record".into()))?;
+            if !d.is_empty() {
+                return Err(bad("bytes after the end record's merge operator name".into()));
+            }
+            self.sequence = decode_fixed64(&payload[8..16]).unwrap_or(0);
+            self.merge_operator = String::from_utf8_lossy(name).into_owned();
+        }
+        self.stage = Stage::Done;
+        Ok(())
+    }
+
+    /// A table begins: its level and what the manifest records of it.
+    fn begin_table(&mut self, db: &Db, payload: &[u8], here: u64) -> Result<()> {
+        let bad = |what: &str| Error::corruption(STREAM, here, format!("table record: {what}"));
+        if self.table.is_some() {
+            return Err(bad("a table begins before the one before it has all its bytes"));
+        }
+        let mut d = Reader::new(payload);
+        let level = d.u8().ok_or_else(|| bad("truncated"))? as usize;
+        let (Some(file_size), Some(smallest_seq), Some(largest_seq)) = (d.fixed64(), d.fixed64(), d.fixed64()) else {
+            return Err(bad("truncated"));
+        };
+        let smallest = d.length_prefixed().ok_or_else(|| bad("truncated smallest key"))?.to_vec();
+        let largest = d.length_prefixed().ok_or_else(|| bad("truncated largest key"))?.to_vec();
+        if !d.is_empty() {
+            return Err(bad("bytes after the largest key"));
+        }
+        if level >= NUM_LEVELS || file_size == 0 || file_size > MAX_TABLE || smallest_seq > largest_seq {
+            return Err(bad(&format!(
+                "level {level}, {file_size} bytes, sequence numbers {smallest_seq}..{largest_seq}"
+            )));
+        }
+        if key::parse(&smallest).is_none()
+            || key::parse(&largest).is_none()
+            || key::compare(&smallest, &largest).is_gt()
+        {
+            return Err(bad("smallest and largest are not internal keys in order"));
+        }
+        let inner = &*db.inner;
+        let number = {
+            let mut st = lock(&inner.state);
+            let n = st.versions.new_file_number();
+            st.pending_outputs.insert(n);
+            n
+        };
+        self.allocated.push(number);
+        let path = table_path(&inner.dir, number);
+        let file = inner.fs.open(&path, true)?;
+        file.truncate(0)?;
+        let meta = FileMeta { number, file_size, smallest, largest, smallest_seq, largest_seq };
+        self.table = Some(ImportTable { level, meta, path, file, written: 0 });
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The next bytes of the table begun last; once it has all of them, it
+    /// is synced and read back whole.
+    fn table_bytes(&mut self, db: &Db, payload: &[u8], here: u64) -> Result<()> {
+        let Some(t) = self.table.as_mut() else {
+            return Err(Error::corruption(STREAM, here, "table bytes outside a table"));
+        };
+        if t.written + payload.len() as u64 > t.meta.file_size {
+            return Err(Error::corruption(
+                STREAM,
+                here,
+                format!("more bytes for a table than its {} (record at offset {here})", t.meta.file_size),
+            ));
+        }
+        t.file.write_at(t.written, payload)?;
+        t.written += payload.len() as u64;
+        self.report.table_bytes += payload.len() as u64;
+        if t.written == t.meta.file_size {
+            let t = self.table.take().expect("a table is being written");
+            self.check_table(db, t)?;
+        }
+        Ok(())
+    }
+
+    /// Syncs `t` and reads it back whole: every block's checksum, its
+    /// first and last entries within the bounds and sequence numbers the
+    /// stream gave it (which the manifest will record), and its count of
+    /// entries.
+    fn check_table(&mut self, db: &Db, t: ImportTable) -> Result<()> {
+        t.file.sync()?;
+        let inner = &*db.inner;
+        let table = Arc::new(Table::open(
+            t.file.clone(),
+            &t.path,
+            t.meta.number,
+            inner.tables.cache.clone(),
+            inner.tables.stats.clone(),
+        )?);
+        table.verify_checksums()?;
+        let m = &t.meta;
+        let mut it = table.iter(false);
+        for last in [false, true] {
+            if last {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            it.status()?;
+            if !it.valid() {
+                break; // only range tombstones
+            }
+            let k = it.key();
+            let Some(p) = key::parse(k) else {
+                return Err(Error::corruption(&t.path, it.block_offset(), "bad internal key in data block"));
+            };
+            if key::compare(k, &m.smallest).is_lt()
+                || key::compare(k, &m.largest).is_gt()
+                || p.seq < m.smallest_seq
+                || p.seq > m.largest_seq
+            {
+                return Err(Error::corruption(
+                    &t.path,
+                    it.block_offset(),
+                    "an entry outside the bounds or sequence numbers the export gave its table",
+                ));
+            }
+        }
+        self.report.entries += table.property(b"silt.num.entries")?.unwrap_or(0);
+        self.report.table_files += 1;
+        self.tables.push((t.level, t.meta));
         Ok(())
     }
 
@@ -426,6 +806,9 @@ impl Importer {
                 "the stream ends early (truncated): no end record",
             ));
         }
+        if self.version == EXPORT_VERSION {
+            return self.install_tables(db);
+        }
         let run = std::mem::take(&mut self.run);
         db.write_run(self, run)?;
         let inner = &*db.inner;
@@ -445,6 +828,75 @@ impl Importer {
         self.allocated.clear();
         db.install_super_version(&mut st);
         self.report.entries = self.count;
+        Ok(self.report)
+    }
+
+    /// The tables form's end: the tables' levels must be consistent (no
+    /// two files of a level below L0 overlapping), their entries no newer
+    /// than the stream's sequence number, a merge operand only with the
+    /// merge operator that wrote it; then one manifest edit adds them all at
+    /// their levels and raises the last sequence number to the stream's.
+    fn install_tables(&mut self, db: &Db) -> Result<ImportReport> {
+        let inner = &*db.inner;
+        let mut by_level: Vec<Vec<&FileMeta>> = vec![Vec::new(); NUM_LEVELS];
+        for (level, m) in &self.tables {
+            by_level[*level].push(m);
+        }
+        for (level, files) in by_level.iter_mut().enumerate().skip(1) {
+            files.sort_by(|a, b| key::compare(&a.smallest, &b.smallest));
+            if let Some(w) = files.windows(2).find(|w| key::user_key(&w[0].largest) >= key::user_key(&w[1].smallest)) {
+                return Err(Error::corruption(
+                    STREAM,
+                    0,
+                    format!(
+                        "two tables of level {level} overlap (the export's tables {} and {})",
+                        w[0].number, w[1].number
+                    ),
+                ));
+            }
+        }
+        if let Some(m) = self.tables.iter().map(|(_, m)| m).find(|m| m.largest_seq > self.sequence) {
+            return Err(Error::corruption(
+                STREAM,
+                0,
+                format!("a table holds sequence number {}, past the export's {}", m.largest_seq, self.sequence),
+            ));
+        }
+        // Its tables may hold merge operands (which only a scan of every
+        // entry would rule out): a database exported with a merge operator
+        // is imported with the same.
+        if !self.merge_operator.is_empty() {
+            let ours = inner.options.merge_operator.as_ref().map(|m| m.name()).unwrap_or("");
+            if ours != self.merge_operator {
+                let theirs = if self.merge_operator.is_empty() { "none" } else { &self.merge_operator };
+                return Err(Error::InvalidArgument(format!(
+                    "the export is of a database with merge operator {theirs:?}, whose tables may hold merge operands: open the database it is imported into with that merge operator (it has {:?}), or export in the entries form, which applies them",
+                    if ours.is_empty() { "none" } else { ours }
+                )));
+            }
+        }
+        inner.fs.sync_dir(&inner.dir)?;
+        let mut st = StateGuard::new(inner);
+        st.wait_for_job();
+        let empty = st.mem.is_empty() && st.imm.is_empty() && st.versions.current_ref().files().next().is_none();
+        if !empty || st.compaction.is_some() {
+            return Err(Error::Busy(format!("database {} was written while the import ran", inner.dir)));
+        }
+        let edit =
+            VersionEdit { added: std::mem::take(&mut self.tables).into_iter().collect(), ..VersionEdit::default() };
+        let before = st.versions.last_sequence;
+        let last = before.max(self.sequence);
+        st.versions.last_sequence = last;
+        if let Err(e) = st.versions.log_and_apply(edit) {
+            st.versions.last_sequence = before;
+            return Err(e);
+        }
+        for n in &self.allocated {
+            st.pending_outputs.remove(n);
+        }
+        self.allocated.clear();
+        db.install_super_version(&mut st);
+        inner.visible_seq.store(last, Ordering::Release);
         Ok(self.report)
     }
 
@@ -507,6 +959,10 @@ mod tests {
         out
     }
 
+    fn entries_form() -> ExportOptions {
+        ExportOptions { form: ExportForm::Entries, ..ExportOptions::default() }
+    }
+
     #[test]
     fn an_export_imports_into_the_same_entries_in_any_pieces() {
         let fs = MemFs::new();
@@ -518,22 +974,200 @@ mod tests {
         src.put(&w, b"", b"the empty key").unwrap();
         src.delete_range(&w, &key(100), &key(200)).unwrap();
         let snap_entries = all(&src);
-        let bytes = stream_of(&src, &ExportOptions::default(), 64 * 1024);
-        // Writes after the export began are not in it.
-        for piece in [1 << 20, 4096, 7] {
-            let dst = open(&fs, &format!("dst{piece}"));
-            let report = import(&dst, &bytes, piece).unwrap();
-            assert_eq!(report.entries as usize, snap_entries.len());
-            assert!(report.table_files >= 1);
-            assert_eq!(all(&dst), snap_entries);
-            assert_eq!(dst.get(&ReadOptions::default(), b"").unwrap().as_deref(), Some(&b"the empty key"[..]));
-            // A new write is newer than every imported entry.
-            dst.put(&w, &key(5), b"new").unwrap();
-            assert_eq!(dst.get(&ReadOptions::default(), &key(5)).unwrap().as_deref(), Some(&b"new"[..]));
-            drop(dst);
-            let again = open(&fs, &format!("dst{piece}"));
-            assert_eq!(again.count(&ReadOptions::default()).unwrap() as usize, snap_entries.len());
+        for (form, options) in [("entries", entries_form()), ("tables", ExportOptions::default())] {
+            let bytes = stream_of(&src, &options, 64 * 1024);
+            let version = decode_fixed32(&bytes[8..12]).unwrap();
+            assert_eq!(version, if form == "entries" { 1 } else { 2 });
+            for piece in [1 << 20, 4096, 7] {
+                let dst = open(&fs, &format!("dst-{form}-{piece}"));
+                let report = import(&dst, &bytes, piece).unwrap();
+                if form == "entries" {
+                    assert_eq!(report.entries as usize, snap_entries.len());
+                } else {
+                    // The tables' entries: the 100 deleted by the range too.
+                    assert_eq!(report.entries as usize, snap_entries.len() + 100);
+                    assert_eq!(
+                        dst.properties().files_per_level,
+                        src.properties()
+                            .files_per_level
+                            .iter()
+                            .enumerate()
+                            .map(|(l, n)| n + u64::from(l == 0))
+                            .collect::<Vec<_>>(),
+                        "each table at its level, and the memtable's entries as one table more in L0"
+                    );
+                }
+                dst.verify().unwrap();
+                import_checks(&fs, dst, &format!("dst-{form}-{piece}"), &snap_entries);
+            }
         }
+    }
+
+    fn import_checks(fs: &MemFs, dst: Db, name: &str, snap_entries: &[(Vec<u8>, Vec<u8>)]) {
+        let w = WriteOptions::default();
+        {
+            {
+                assert_eq!(all(&dst), snap_entries);
+                assert_eq!(dst.get(&ReadOptions::default(), b"").unwrap().as_deref(), Some(&b"the empty key"[..]));
+                // A new write is newer than every imported entry.
+                dst.put(&w, &key(5), b"new").unwrap();
+                assert_eq!(dst.get(&ReadOptions::default(), &key(5)).unwrap().as_deref(), Some(&b"new"[..]));
+                drop(dst);
+                let again = open(fs, name);
+                assert_eq!(again.count(&ReadOptions::default()).unwrap() as usize, snap_entries.len());
+                assert_eq!(again.get(&ReadOptions::default(), &key(5)).unwrap().as_deref(), Some(&b"new"[..]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_tables_export_keeps_its_snapshot_levels_tombstones_and_merges() {
+        let fs = MemFs::new();
+        let o = Options {
+            write_buffer_size: 64 * 1024,
+            merge_operator: Some(Arc::new(crate::U64AddOperator)),
+            ..Options::default()
+        };
+        let src = Db::open(Arc::new(fs.clone()), "src", o.clone()).unwrap();
+        let w = WriteOptions::default();
+        for i in 0..8_000u32 {
+            src.put(&w, &key(i), &[i as u8; 40]).unwrap();
+        }
+        src.compact_range(None, None).unwrap();
+        for i in (0..8_000u32).step_by(7) {
+            src.put(&w, &key(i), b"overwritten").unwrap();
+        }
+        src.flush().unwrap();
+        src.delete_range(&w, &key(1_000), &key(1_500)).unwrap();
+        for i in 0..50u32 {
+            src.merge(&w, format!("ctr{i}").as_bytes(), &(i as u64 + 1).to_le_bytes()).unwrap();
+            src.merge(&w, format!("ctr{i}").as_bytes(), &1u64.to_le_bytes()).unwrap();
+        }
+        src.delete(&w, &key(3)).unwrap();
+        let want = all(&src);
+        let levels = src.properties().files_per_level;
+        assert!(levels.iter().filter(|&&n| n > 0).count() >= 2, "files on two levels at least: {levels:?}");
+        let mut e = src.export(&ExportOptions::default()).unwrap();
+        // Written, flushed and compacted after the export began: not in it,
+        // and the files it reads stay readable.
+        for i in 0..8_000u32 {
+            src.put(&w, &key(i), b"later").unwrap();
+        }
+        src.compact_range(None, None).unwrap();
+        let mut bytes = Vec::new();
+        while let Some(c) = e.next_chunk(10_000).unwrap() {
+            bytes.extend_from_slice(&c);
+        }
+        drop(e);
+        let dst = Db::open(Arc::new(fs.clone()), "dst", o.clone()).unwrap();
+        import(&dst, &bytes, 3_333).unwrap();
+        assert_eq!(all(&dst), want);
+        assert_eq!(dst.get(&ReadOptions::default(), b"ctr9").unwrap().unwrap(), 11u64.to_le_bytes());
+        assert_eq!(dst.properties().files_per_level[1..], levels[1..], "the levels below L0 as they were");
+        assert!(dst.latest_sequence() >= src.latest_sequence() - 8_000);
+        // Compaction of the imported tables drops what the range covers.
+        dst.compact_range(None, None).unwrap();
+        assert_eq!(all(&dst), want);
+
+        // Merge operands need the merge operator that wrote them.
+        let plain = open(&fs, "plain");
+        let e = import(&plain, &bytes, 1 << 20).unwrap_err();
+        assert_eq!(e.code(), "InvalidArgument", "{e}");
+        assert!(e.to_string().contains("u64add"), "{e}");
+        assert_eq!(plain.table_file_count(), 0);
+    }
+
+    /// A stream's chunks rewritten by `f` (payload by kind), checksums
+    /// made anew: damage the chunk checksums cannot see.
+    fn rewritten(bytes: &[u8], mut f: impl FnMut(u8, &mut Vec<u8>)) -> Vec<u8> {
+        let mut out = bytes[..HEADER_LEN].to_vec();
+        let mut at = HEADER_LEN;
+        while at < bytes.len() {
+            let kind = bytes[at];
+            let len = decode_fixed32(&bytes[at + 1..]).unwrap() as usize;
+            let mut payload = bytes[at + CHUNK_HEADER_LEN..at + CHUNK_HEADER_LEN + len].to_vec();
+            f(kind, &mut payload);
+            put_chunk(&mut out, kind, &payload);
+            at += CHUNK_HEADER_LEN + len;
+        }
+        out
+    }
+
+    #[test]
+    fn a_tables_import_reads_every_table_back_before_anything_is_visible() {
+        let fs = MemFs::new();
+        let src = open(&fs, "src");
+        for i in 0..6_000 {
+            src.put(&WriteOptions::default(), &key(i), &[(i % 7) as u8; 100]).unwrap();
+        }
+        src.flush().unwrap();
+        let bytes = stream_of(&src, &ExportOptions::default(), 16 * 1024);
+        assert_eq!(&rewritten(&bytes, |_, _| {}), &bytes);
+        let mut n = 0;
+        let mut check = |bytes: &[u8], want: &str, says: &str| {
+            n += 1;
+            let dst = open(&fs, &format!("bad{n}"));
+            let e = import(&dst, bytes, 5000).unwrap_err();
+            assert_eq!(e.code(), want, "{e}");
+            assert!(e.to_string().contains(says), "{e}: want {says:?}");
+            assert_eq!(all(&dst), Vec::new(), "nothing visible");
+            let files = fs.list(&format!("bad{n}")).unwrap();
+            assert!(!files.iter().any(|f| f.ends_with(".sst")), "no table file left: {files:?}");
+        };
+        // A flipped bit in a data block: its block checksum.
+        let mut first = true;
+        let flipped = rewritten(&bytes, |kind, p| {
+            if kind == KIND_TABLE_BYTES && first {
+                p[100] ^= 1;
+                first = false;
+            }
+        });
+        check(&flipped, "ChecksumMismatch", ".sst");
+        // A table said to end before its last key.
+        let narrowed = rewritten(&bytes, |kind, p| {
+            if kind == KIND_TABLE {
+                let (level, mut m) = parse_table_record(p);
+                m.largest = m.smallest.clone();
+                *p = table_record(level as usize, &m);
+            }
+        });
+        check(&narrowed, "Corruption", "outside the bounds");
+        // Entries numbered past the export's sequence number.
+        let renumbered = rewritten(&bytes, |kind, p| {
+            if kind == KIND_END {
+                p[8..16].copy_from_slice(&1u64.to_le_bytes());
+            }
+        });
+        check(&renumbered, "Corruption", "past the export's");
+        // Two tables of one level said to overlap (a bound widened: every
+        // entry still inside it).
+        let mut smallest = None;
+        let overlapping = rewritten(&bytes, |kind, p| {
+            if kind == KIND_TABLE {
+                let (_, mut m) = parse_table_record(p);
+                m.smallest = smallest.get_or_insert(m.smallest.clone()).clone();
+                *p = table_record(1, &m);
+            }
+        });
+        check(&overlapping, "Corruption", "overlap");
+        // A table cut short.
+        let mut cut = false;
+        let short = rewritten(&bytes, |kind, p| {
+            if kind == KIND_TABLE_BYTES && !cut {
+                p.truncate(p.len() - 1);
+                cut = true;
+            }
+        });
+        check(&short, "Corruption", "before the one before it");
+    }
+
+    fn parse_table_record(p: &[u8]) -> (u8, FileMeta) {
+        let mut d = Reader::new(p);
+        let level = d.u8().unwrap();
+        let (file_size, smallest_seq, largest_seq) = (d.fixed64().unwrap(), d.fixed64().unwrap(), d.fixed64().unwrap());
+        let smallest = d.length_prefixed().unwrap().to_vec();
+        let largest = d.length_prefixed().unwrap().to_vec();
+        (level, FileMeta { number: 0, file_size, smallest, largest, smallest_seq, largest_seq })
     }
 
     #[test]
@@ -543,7 +1177,12 @@ mod tests {
         for i in 0..100 {
             src.put(&WriteOptions::default(), &key(i), b"v").unwrap();
         }
-        let o = ExportOptions { lower: Some(key(10)), upper: Some(key(20)), skip: Some((key(12), key(15))) };
+        let o = ExportOptions {
+            lower: Some(key(10)),
+            upper: Some(key(20)),
+            skip: Some((key(12), key(15))),
+            ..ExportOptions::default()
+        };
         let bytes = stream_of(&src, &o, 100);
         let dst = open(&fs, "dst");
         import(&dst, &bytes, 33).unwrap();
@@ -559,16 +1198,24 @@ mod tests {
         for i in 0..2000 {
             src.put(&WriteOptions::default(), &key(i), &[7u8; 100]).unwrap();
         }
-        let bytes = stream_of(&src, &ExportOptions::default(), 16 * 1024);
+        for (form, options) in [("entries", entries_form()), ("tables", ExportOptions::default())] {
+            damaged_streams_are_refused(&fs, form, &stream_of(&src, &options, 16 * 1024));
+        }
+        let o = ExportOptions { lower: Some(key(1)), form: ExportForm::Tables, ..ExportOptions::default() };
+        assert_eq!(src.export(&o).err().map(|e| e.code()), Some("InvalidArgument"), "tables are of a whole database");
+    }
+
+    fn damaged_streams_are_refused(fs: &MemFs, form: &str, bytes: &[u8]) {
+        let bytes = bytes.to_vec();
         let mut n = 0;
         let mut check = |bytes: &[u8], want: &[&str]| {
             n += 1;
-            let dst = open(&fs, &format!("bad{n}"));
+            let dst = open(fs, &format!("bad-{form}-{n}"));
             let e = import(&dst, bytes, 5000).unwrap_err();
             assert!(want.contains(&e.code()), "{e}: want one of {want:?}");
             assert_eq!(all(&dst), Vec::new(), "nothing visible");
             assert_eq!(dst.table_file_count(), 0);
-            let files = fs.list(&format!("bad{n}")).unwrap();
+            let files = fs.list(&format!("bad-{form}-{n}")).unwrap();
             assert!(!files.iter().any(|f| f.ends_with(".sst")), "no table file left: {files:?}");
         };
         // A flipped byte in a chunk's payload or its checksum: the checksum
@@ -592,7 +1239,7 @@ mod tests {
         }
         // A newer format version.
         let mut b = bytes.clone();
-        b[8] = 2;
+        b[8] = 3;
         check(&b, &["NotSupported"]);
         // Bytes after the end.
         let mut b = bytes.clone();

@@ -29,7 +29,9 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-pub use backup::{ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION};
+pub use backup::{
+    ExportForm, ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES,
+};
 pub use failure::{Failure, Recovery};
 pub use ingest::{IngestOptions, IngestReport};
 pub use iter::DbIterator;

@@ -99,6 +99,12 @@ impl<'a> Reader<'a> {
         Some(b)
     }
 
+    pub fn fixed64(&mut self) -> Option<u64> {
+        let v = decode_fixed64(self.buf)?;
+        self.buf = &self.buf[8..];
+        Some(v)
+    }
+
     pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.buf.len() < n {
             return None;

@@ -30,6 +30,8 @@ pub struct Table {
     index: FlatIndex,
     filter: Option<BloomFilter>,
     tombstones: Option<Arc<FragmentedTombstones>>,
+    /// Where the properties block is (checked when the table was opened).
+    properties: Option<BlockHandle>,
     cache: Arc<BlockCache>,
     stats: Arc<Statistics>,
 }
@@ -78,6 +80,7 @@ impl Table {
         )?;
         let mut filter = None;
         let mut tombstones = None;
+        let mut properties = None;
         let mut it = meta.iter();
         it.seek_to_first();
         while it.valid() {
@@ -93,13 +96,98 @@ impl Table {
                 META_PROPERTIES => {
                     // Read to verify its checksum; nothing in it is needed to serve reads.
                     read_block(&*file, path, file_len, handle, checksum)?;
+                    properties = Some(handle);
                 }
                 _ => {}
             }
             it.next();
         }
         it.status()?;
-        Ok(Table { file, path: Arc::from(path), number, file_len, checksum, index, filter, tombstones, cache, stats })
+        Ok(Table {
+            file,
+            path: Arc::from(path),
+            number,
+            file_len,
+            checksum,
+            index,
+            filter,
+            tombstones,
+            properties,
+            cache,
+            stats,
+        })
+    }
+
+    /// Checks the checksum of every data block, without decompressing or
+    /// parsing any (opening the table checked the index and meta blocks):
+    /// a whole table's checksums for the cost of reading it. Reads spans of
+    /// adjacent blocks at once.
+    pub fn verify_checksums(&self) -> Result<()> {
+        const SPAN: u64 = 1 << 20;
+        let trailer = super::format::BLOCK_TRAILER_LEN as u64;
+        let n = self.index.len();
+        let mut buf = Vec::new();
+        let mut i = 0;
+        while i < n {
+            // Blocks i..j lie back to back (a table's data blocks do).
+            let start = self.index.handle(i).offset;
+            let mut end = start;
+            let mut j = i;
+            while j < n {
+                let h = self.index.handle(j);
+                let block_end = h.offset.checked_add(h.size + trailer).filter(|&e| e <= self.file_len);
+                let Some(block_end) = block_end.filter(|_| h.offset == end) else {
+                    if j == i {
+                        return Err(Error::corruption(&*self.path, h.offset, "block handle outside the file"));
+                    }
+                    break;
+                };
+                if j > i && block_end - start > SPAN {
+                    break;
+                }
+                end = block_end;
+                j += 1;
+            }
+            buf.resize((end - start) as usize, 0);
+            read_exact_at(&*self.file, &self.path, start, &mut buf)?;
+            for b in i..j {
+                let h = self.index.handle(b);
+                let at = (h.offset - start) as usize;
+                let size = h.size as usize;
+                let ty = buf[at + size];
+                let stored = crate::format::coding::decode_fixed32(&buf[at + size + 1..]).unwrap_or(0);
+                let actual = self.checksum.of(&buf[at..at + size], ty);
+                if stored != actual {
+                    return Err(Error::ChecksumMismatch {
+                        file: self.path.to_string(),
+                        offset: h.offset,
+                        expected: stored,
+                        got: actual,
+                    });
+                }
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// A numeric property the table's builder recorded (`silt.num.entries`,
+    /// `silt.smallest.seq`, ...), if the table has it.
+    pub fn property(&self, name: &[u8]) -> Result<Option<u64>> {
+        let Some(handle) = self.properties else { return Ok(None) };
+        let origin = BlockOrigin { file: self.path.clone(), offset: handle.offset };
+        let block = Block::new(read_block(&*self.file, &self.path, self.file_len, handle, self.checksum)?, origin)?;
+        // A handful of entries: read in order (its keys are plain names).
+        let mut it = block.iter();
+        it.seek_to_first();
+        while it.valid() {
+            if it.key() == name {
+                return Ok(crate::format::coding::decode_varint64(it.value()).map(|(v, _)| v));
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(None)
     }
 
     /// Where the data for keys from `user_key` on starts in the file,
