@@ -52,7 +52,8 @@ use crate::fs::{read_exact_at, Fs, MemFs};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::range_del::FragmentedTombstones;
 use crate::sst::{Table, TableBuilder};
-use crate::version::{table_path, FileMeta, VersionEdit, NUM_LEVELS};
+use crate::version::set::sort_level;
+use crate::version::{table_path, FileMeta, FileMetaData, VersionEdit, NUM_LEVELS};
 use crate::DbIterator;
 
 /// The first bytes of every export.
@@ -838,20 +839,19 @@ impl Importer {
     /// their levels and raises the last sequence number to the stream's.
     fn install_tables(&mut self, db: &Db) -> Result<ImportReport> {
         let inner = &*db.inner;
-        let mut by_level: Vec<Vec<&FileMeta>> = vec![Vec::new(); NUM_LEVELS];
+        let mut by_level: Vec<Vec<Arc<FileMetaData>>> = vec![Vec::new(); NUM_LEVELS];
         for (level, m) in &self.tables {
-            by_level[*level].push(m);
+            by_level[*level].push(Arc::new(FileMetaData::new(m.clone())));
         }
         for (level, files) in by_level.iter_mut().enumerate().skip(1) {
-            files.sort_by(|a, b| key::compare(&a.smallest, &b.smallest));
-            if let Some(w) = files.windows(2).find(|w| key::user_key(&w[0].largest) >= key::user_key(&w[1].smallest)) {
+            sort_level(level, files);
+            // In internal-key order: a range deletion's end sentinel may
+            // share its user key with the next file's first key.
+            if let Some(w) = files.windows(2).find(|w| key::compare(&w[0].meta.largest, &w[1].meta.smallest).is_ge()) {
                 return Err(Error::corruption(
                     STREAM,
                     0,
-                    format!(
-                        "two tables of level {level} overlap (the export's tables {} and {})",
-                        w[0].number, w[1].number
-                    ),
+                    format!("two tables of level {level} overlap (files {} and {} here)", w[0].number(), w[1].number()),
                 ));
             }
         }

@@ -2,7 +2,7 @@
 //! (`VersionEdit`), and the manifest that records the changes.
 
 mod edit;
-mod set;
+pub(crate) mod set;
 
 pub use edit::{FileMeta, VersionEdit};
 pub use set::{Recovered, VersionSet};

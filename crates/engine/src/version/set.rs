@@ -273,16 +273,21 @@ fn build_version(files: [BTreeMap<u64, Arc<FileMetaData>>; NUM_LEVELS]) -> Versi
     let mut v = Version::default();
     for (level, map) in files.into_iter().enumerate() {
         let mut list: Vec<_> = map.into_values().collect();
-        if level == 0 {
-            // Newest data first.
-            list.sort_by(|a, b| b.meta.largest_seq.cmp(&a.meta.largest_seq).then(b.number().cmp(&a.number())));
-        } else {
-            list.sort_by(|a, b| match key::compare(&a.meta.smallest, &b.meta.smallest) {
-                Ordering::Equal => a.number().cmp(&b.number()),
-                o => o,
-            });
-        }
+        sort_level(level, &mut list);
         v.levels[level] = list;
     }
     v
+}
+
+/// Puts the files of `level` in a version's order: L0 newest data first,
+/// the levels below by smallest key.
+pub(crate) fn sort_level(level: usize, list: &mut [Arc<FileMetaData>]) {
+    if level == 0 {
+        list.sort_by(|a, b| b.meta.largest_seq.cmp(&a.meta.largest_seq).then(b.number().cmp(&a.number())));
+    } else {
+        list.sort_by(|a, b| match key::compare(&a.meta.smallest, &b.meta.smallest) {
+            Ordering::Equal => a.number().cmp(&b.number()),
+            o => o,
+        });
+    }
 }
