@@ -71,6 +71,17 @@ export async function readWorkloads(silt, { num, reads, options = {} }) {
         return s;
       });
     },
+    // A backup in memory: the whole database exported (tables form) and
+    // imported into a new in-memory database, once; per key.
+    async backup() {
+      const chunks = [];
+      const reader = db.export().getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+      const dst = await silt.openMemory({ blockCacheCapacity: 64 << 20, writeBufferSize: 4 << 20, ...options });
+      await dst.import(chunks);
+      dst.close();
+      return [chunks.length, num];
+    },
     // count() of the whole database, five times: keys counted inside the
     // engine, none handed out.
     count() {
@@ -109,13 +120,16 @@ export async function readWorkloads(silt, { num, reads, options = {} }) {
   return { db, workloads };
 }
 
-/** Runs `run` once to warm up, then `reps` times; µs per operation, sorted. */
-export function timeWorkload(run, reps) {
-  run();
+/**
+ * Runs `run` (which may return a promise) once to warm up, then `reps`
+ * times; µs per operation, sorted.
+ */
+export async function timeWorkload(run, reps) {
+  await run();
   const times = [];
   for (let rep = 0; rep < reps; rep++) {
     const t = performance.now();
-    const [, ops] = run();
+    const [, ops] = await run();
     times.push(((performance.now() - t) * 1000) / ops);
   }
   return times.sort((a, b) => a - b);

@@ -17,7 +17,7 @@ import { printTop, topSelf } from './v8-profile.mjs';
 const args = parseArgs(
   process.argv.slice(2),
   { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '', options: '{}', 'timeout-min': 15 },
-  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|readhot|multiGet|seek+100|count] [--options JSON (openMemory options, e.g. {"rowCacheCapacity":16777216})]',
+  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|readhot|multiGet|seek+100|count|backup] [--options JSON (openMemory options, e.g. {"rowCacheCapacity":16777216})]',
 );
 const log = (m) => process.stderr.write(`[profile] ${m}\n`);
 
@@ -41,8 +41,8 @@ async function main() {
         console.log(`\n${name}: ${times[Math.floor(times.length / 2)].toFixed(3)} µs per ${unit} (median of ${times.length}; fastest ${times[0].toFixed(3)})`);
         if (args['time-only']) continue;
         await cdp.send('Profiler.start');
-        await page.evaluate((n) => {
-          for (let rep = 0; rep < 5; rep++) window.__reads.workloads[n]();
+        await page.evaluate(async (n) => {
+          for (let rep = 0; rep < 5; rep++) await window.__reads.workloads[n]();
         }, name);
         const { profile } = await cdp.send('Profiler.stop');
         printTop(topSelf(profile, args.top, null));

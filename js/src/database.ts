@@ -804,7 +804,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   /**
    * A backup as of now, as one versioned byte stream (`docs/format.md`) to
    * save as a file, upload, or give to `import()` / `importDatabase()`.
-   * Each chunk carries a CRC32C. Of the whole database, by default its
+   * Each chunk carries a checksum. Of the whole database, by default its
    * table files as they are (`form: 'tables'`: fast to import); of a
    * `range` or a sublevel, every key in it and its value, with their
    * stored prefixes (`form: 'entries'`, which a whole database can ask for

@@ -557,6 +557,9 @@ export async function importDatabase(name: string, source: ImportSource, options
   return importDatabaseOn({ root, locks: storage.locks }, name, source, options, removeDatabase);
 }
 
+/** The pool an `importDatabase` keeps (see `importDatabaseOn`). */
+const IMPORT_POOL_RESERVE = 8;
+
 /**
  * @internal `importDatabase` on the given storage; `remove` deletes the
  * database after a failed import. The database is marked
@@ -570,7 +573,12 @@ export async function importDatabaseOn(
   options: OpenOptions<unknown, unknown>,
   remove: (name: string) => Promise<void>,
 ): Promise<ImportReport> {
-  const db = await openOn(env, name, { ...options, errorIfExists: true, createIfMissing: true });
+  // A small pool: the import tops it up before each piece it pushes (a
+  // table file at most each), and the database is closed at the end, so a
+  // full reserve would only cost time to create and to close (a millisecond
+  // or two per file).
+  const poolReserve = Math.min(options.poolReserve ?? IMPORT_POOL_RESERVE, IMPORT_POOL_RESERVE);
+  const db = await openOn(env, name, { ...options, poolReserve, errorIfExists: true, createIfMissing: true });
   let report: ImportReport;
   try {
     // Marked once made, never before: a mark put on a database that turned
