@@ -4,7 +4,7 @@
  */
 
 import { Database as WasmDatabase, OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
-import type { ImportReport, ImportSource } from './backup.js';
+import { type ImportReport, type ImportSource, importInto } from './backup.js';
 import { show, type Key } from './bytes.js';
 import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from './encoding.js';
 import { Database, type Closer } from './database.js';
@@ -584,7 +584,11 @@ export async function importDatabaseOn(
     // Marked once made, never before: a mark put on a database that turned
     // out to exist already would have the next open() remove it.
     await markImport(env, name, true);
-    report = await db.import(source);
+    // As db.import(), but with no background work started after it: the
+    // database is closed next, and a compaction the imported levels call
+    // for would only be abandoned (it runs when the database is next open).
+    const { inner, ready } = Database.internals(db as Database<unknown, unknown>);
+    report = await importInto(inner, source, ready);
     // Durable now: the mark goes while the lock is still held.
     await markImport(env, name, false);
   } catch (e) {

@@ -708,7 +708,10 @@ impl Importer {
         self.allocated.push(number);
         let path = table_path(&inner.dir, number);
         let file = inner.fs.open(&path, true)?;
+        // Sized at once: its bytes then land in place, with no growth per
+        // piece (on OPFS each growth is a call of its own).
         file.truncate(0)?;
+        file.truncate(file_size)?;
         let meta = FileMeta { number, file_size, smallest, largest, smallest_seq, largest_seq };
         self.table = Some(ImportTable { level, meta, path, file, written: 0 });
         self.count += 1;
