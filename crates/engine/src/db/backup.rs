@@ -563,15 +563,33 @@ impl Importer {
     pub fn push(&mut self, db: &Db, bytes: &[u8]) -> Result<()> {
         db.check_open()?;
         self.report.stream_bytes += bytes.len() as u64;
-        self.buf.extend_from_slice(bytes);
+        // Pieces that hold whole chunks (an export's own) are read where
+        // they are; what a piece leaves of a chunk waits in `buf`.
+        let gathered;
+        let data: &[u8] = if self.buf.is_empty() {
+            bytes
+        } else {
+            self.buf.extend_from_slice(bytes);
+            gathered = std::mem::take(&mut self.buf);
+            &gathered
+        };
+        let at = self.consume(db, data)?;
+        self.buf = data[at..].to_vec();
+        self.offset += at as u64;
+        Ok(())
+    }
+
+    /// Reads the complete chunks at the start of `data` (its first byte at
+    /// `self.offset` in the stream); how many bytes they took.
+    fn consume(&mut self, db: &Db, data: &[u8]) -> Result<usize> {
         let mut at = 0;
         loop {
             match self.stage {
                 Stage::Header => {
-                    if self.buf.len() - at < HEADER_LEN {
+                    if data.len() - at < HEADER_LEN {
                         break;
                     }
-                    let h = &self.buf[at..at + HEADER_LEN];
+                    let h = &data[at..at + HEADER_LEN];
                     if &h[..8] != EXPORT_MAGIC {
                         return Err(Error::corruption(STREAM, 0, "not a Silt export (no SILTDUMP header)"));
                     }
@@ -586,12 +604,12 @@ impl Importer {
                     self.stage = Stage::Chunks;
                 }
                 Stage::Chunks => {
-                    if self.buf.len() - at < CHUNK_HEADER_LEN {
+                    if data.len() - at < CHUNK_HEADER_LEN {
                         break;
                     }
                     let here = self.offset + at as u64;
-                    let kind = self.buf[at];
-                    let len = decode_fixed32(&self.buf[at + 1..at + 5]).unwrap_or(0) as usize;
+                    let kind = data[at];
+                    let len = decode_fixed32(&data[at + 1..at + 5]).unwrap_or(0) as usize;
                     let known = match self.version {
                         EXPORT_VERSION_ENTRIES => kind == KIND_ENTRIES || kind == KIND_END,
                         _ => kind == KIND_TABLE || kind == KIND_TABLE_BYTES || kind == KIND_END,
@@ -599,13 +617,13 @@ impl Importer {
                     if len > MAX_CHUNK || !known {
                         return Err(Error::corruption(STREAM, here, format!("a chunk of kind {kind} and {len} bytes")));
                     }
-                    if self.buf.len() - at - CHUNK_HEADER_LEN < len {
+                    if data.len() - at - CHUNK_HEADER_LEN < len {
                         break;
                     }
-                    let stored = decode_fixed32(&self.buf[at + 5..at + 9]).unwrap_or(0);
+                    let stored = decode_fixed32(&data[at + 5..at + 9]).unwrap_or(0);
                     let start = at + CHUNK_HEADER_LEN;
-                    let payload = self.buf[start..start + len].to_vec();
-                    let got = chunk_check(self.version, kind, &payload);
+                    let payload = &data[start..start + len];
+                    let got = chunk_check(self.version, kind, payload);
                     if got != stored {
                         let shown = |c| if self.version == EXPORT_VERSION_ENTRIES { unmask(c) } else { c };
                         return Err(Error::ChecksumMismatch {
@@ -618,23 +636,21 @@ impl Importer {
                     at = start + len;
                     let offset = here + CHUNK_HEADER_LEN as u64;
                     match kind {
-                        KIND_END => self.end(&payload, here)?,
-                        KIND_ENTRIES => self.entries(db, &payload, offset)?,
-                        KIND_TABLE => self.begin_table(db, &payload, here)?,
-                        _ => self.table_bytes(db, &payload, here)?,
+                        KIND_END => self.end(payload, here)?,
+                        KIND_ENTRIES => self.entries(db, payload, offset)?,
+                        KIND_TABLE => self.begin_table(db, payload, here)?,
+                        _ => self.table_bytes(db, payload, here)?,
                     }
                 }
                 Stage::Done => {
-                    if at < self.buf.len() {
+                    if at < data.len() {
                         return Err(Error::corruption(STREAM, self.offset + at as u64, "bytes after the end record"));
                     }
                     break;
                 }
             }
         }
-        self.buf.drain(..at);
-        self.offset += at as u64;
-        Ok(())
+        Ok(at)
     }
 
     /// The end record: the count must match what came, and in the tables
