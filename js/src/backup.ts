@@ -28,6 +28,8 @@ export interface ImportReport {
 /** What an import reads: a stream (a `fetch` body, `file.stream()`), a Blob or File, bytes, or an (async) iterable of byte chunks. */
 export type ImportSource = ReadableStream<Uint8Array> | Blob | Uint8Array | ArrayBuffer | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 
+const NOTHING = new Uint8Array(0);
+
 /** Bytes of stream per crossing out of wasm when exporting. */
 export const EXPORT_PIECE = 256 * 1024;
 
@@ -124,7 +126,14 @@ export async function importInto(inner: WasmDatabase, source: ImportSource, read
   try {
     for await (const chunk of chunksOf(source)) {
       await ready();
-      inner.importPush(chunk);
+      // A piece may hold more tables than the pool has free files: the
+      // engine stops before a table, keeps the rest, and is pushed again
+      // once the pool is topped up.
+      for (let piece = chunk; inner.importPush(piece); piece = NOTHING) {
+        const topped = ready();
+        if (topped === undefined) throw new SiltError('PoolExhausted', 'the import needs more free files than this database can add');
+        await topped;
+      }
     }
     pushing = false;
     await ready();

@@ -345,6 +345,29 @@ describe('importDatabase and a tab that goes mid-import', () => {
     expect(text(db.getCopy('k499'))).toBe('v499');
   });
 
+  test('a backup of more tables than the pool has files, given as one piece, waits for files and imports them all', async () => {
+    // Eight flushes in one task (no background work between them): eight L0 tables.
+    const src = await openMemory();
+    for (let i = 0; i < 20_000; i++) {
+      src.put(`k${String(i).padStart(5, '0')}`, bytes(`value ${i} ${(i * 2654435761) % 1e9}`));
+      if (i % 2500 === 2499) src.flush();
+    }
+    const tables = src.statistics().properties.filesPerLevel.reduce((a, b) => a + b, 0);
+    expect(tables).toBeGreaterThan(3);
+    const all = new Uint8Array(await new Response(src.export()).arrayBuffer());
+    src.close();
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    // poolReserve 4: fewer free files than the backup has tables.
+    const report = await importDatabaseOn({ root, locks }, 'many', [all], { poolReserve: 4 }, async () => {});
+    expect(report.tableFiles).toBe(tables);
+    const db = await openFake(root, locks, 'many', { createIfMissing: false });
+    expect(db.count()).toBe(20_000);
+    expect(text(db.getCopy('k19999'))).toMatch(/^value 19999 /);
+    db.verify();
+    db.close();
+  });
+
   test('a database an import left unfinished (still marked) is gone at the next open: NotFound, or a new empty one', async () => {
     const root = new FakeDirectory();
     const locks = new FakeLocks();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use common::read_all;
 
+use silt_engine::fs::Fs;
 use silt_engine::fs::MemFs;
 use silt_engine::{Db, ExportForm, ExportOptions, Options, ReadOptions};
 
@@ -72,7 +73,7 @@ fn a_tables_export_from_chromium_imports_natively_and_exports_the_same_bytes() {
 
 #[test]
 fn a_crash_anywhere_in_a_tables_import_leaves_nothing_or_all_of_it() {
-    use silt_engine::fs::{CrashMode, FaultFs, Fs};
+    use silt_engine::fs::{CrashMode, FaultFs};
     use silt_engine::WriteOptions;
     // A source with tables on two levels, a range deletion and a memtable.
     let o = Options { write_buffer_size: 64 * 1024, ..Options::default() };
@@ -133,4 +134,43 @@ fn a_crash_anywhere_in_a_tables_import_leaves_nothing_or_all_of_it() {
         }
     }
     assert!(nothing > 0 && all > 0, "both outcomes reached: {nothing} and {all}");
+}
+
+#[test]
+fn a_tables_import_waits_for_files_where_they_run_short_and_goes_on() {
+    use silt_engine::fs::FaultFs;
+    // A source of many small tables on several levels.
+    let o = Options { write_buffer_size: 64 * 1024, target_file_size_base: 64 * 1024, ..Options::default() };
+    let src = Db::open(Arc::new(MemFs::new()), "src", o.clone()).unwrap();
+    let w = silt_engine::WriteOptions::default();
+    for i in 0..20_000u32 {
+        src.put(&w, format!("k{i:05}").as_bytes(), format!("value {i} {}", i.wrapping_mul(2_654_435_761)).as_bytes())
+            .unwrap();
+    }
+    src.compact_range(None, None).unwrap();
+    let tables = src.table_file_count();
+    assert!(tables >= 6, "{tables} tables");
+    let want = read_all(&src);
+    let bytes = export(&src, ExportForm::Tables);
+    // A pool that nothing grows during a call: the import is pushed the
+    // whole stream at once and stops before a table whenever two files or
+    // fewer are left, keeping the rest; each time, three more files.
+    let fs = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fs.clone()), "db", o).unwrap();
+    let mut cap = fs.list("db").unwrap().len() + 3;
+    fs.set_file_cap(Some(("db", cap)));
+    let mut imp = db.import().unwrap();
+    imp.push(&db, &bytes).unwrap();
+    let mut waits = 0;
+    while imp.wants_files() {
+        waits += 1;
+        cap += 3;
+        fs.set_file_cap(Some(("db", cap)));
+        imp.push(&db, &[]).unwrap();
+    }
+    let report = imp.finish(&db).unwrap();
+    assert_eq!(report.table_files as usize, tables);
+    assert!(waits >= 2, "{waits} waits for {tables} tables");
+    assert!(read_all(&db) == want);
+    db.verify().unwrap();
 }

@@ -82,24 +82,30 @@ impl Database {
     }
 
     /// The next bytes of the stream being imported. Needs free pooled files
-    /// (it may write table files). On an error the import is aborted.
+    /// (it may write table files). Returns true when it stopped before a
+    /// table for want of free pooled files: add files, then push again (an
+    /// empty piece will do; the bytes not read yet are kept). On an error
+    /// the import is aborted.
     #[wasm_bindgen(js_name = importPush)]
-    pub fn import_push(&self, bytes: &[u8]) -> JsResult<()> {
+    pub fn import_push(&self, bytes: &[u8]) -> JsResult<bool> {
         let mut slot = self.importer.borrow_mut();
         let imp = slot.as_mut().ok_or_else(no_import)?;
-        let r = self.engine(BACKGROUND_RESERVE, |db| imp.push(db, bytes));
-        if let Err(e) = r {
-            // Whatever failed (a damaged stream, no free pooled file for a
-            // table), the import is over and what it wrote is deleted.
-            if let Some(imp) = slot.take() {
-                let _ = self.engine(0, |db| {
-                    imp.abort(db);
-                    Ok::<_, silt_engine::Error>(())
-                });
+        let r = self.engine(BACKGROUND_RESERVE, |db| imp.push(db, bytes).map(|()| imp.wants_files()));
+        let wants_files = match r {
+            Ok(w) => w,
+            Err(e) => {
+                // Whatever failed (a damaged stream, no free pooled file for a
+                // table), the import is over and what it wrote is deleted.
+                if let Some(imp) = slot.take() {
+                    let _ = self.engine(0, |db| {
+                        imp.abort(db);
+                        Ok::<_, silt_engine::Error>(())
+                    });
+                }
+                return Err(e.into());
             }
-            return Err(e.into());
-        }
-        Ok(())
+        };
+        Ok(wants_files)
     }
 
     /// Ends the import: `{ entries, tableFiles, tableBytes, streamBytes }`,

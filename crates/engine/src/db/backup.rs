@@ -14,7 +14,8 @@
 //!   byte for byte, each with its level and what the manifest records of
 //!   it, and the memtables' entries at the snapshot as one more table
 //!   built at export time. An import writes the files as they arrive,
-//!   reads every block of each back (checksums, keys, bounds), and installs
+//!   reads each back (every block's checksum; its first and last keys
+//!   against the bounds the stream gave), and installs
 //!   them at their levels: no key is sorted, compressed or filtered again.
 //!   What compaction has not yet dropped (older versions, deleted entries)
 //!   travels too, as in a copy of the files.
@@ -41,7 +42,8 @@ use std::sync::Arc;
 
 use std::sync::atomic::Ordering;
 
-use super::{lock, Db, ReadOptions, Snapshot, StateGuard, SuperVersion};
+use super::failure::{Recovery, Stage as FailedStage};
+use super::{lock, Db, DbState, ReadOptions, Snapshot, StateGuard, SuperVersion};
 use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
 use crate::db::options::{check_key, check_value};
@@ -70,8 +72,17 @@ const KIND_ENTRIES: u8 = 1;
 const KIND_END: u8 = 2;
 const KIND_TABLE: u8 = 3;
 const KIND_TABLE_BYTES: u8 = 4;
-/// The largest table an import accepts (a table is a few MiB).
-const MAX_TABLE: u64 = 1 << 40;
+/// The largest table an import accepts (a table is a few MiB; a flush of a
+/// large write buffer, or a compaction's, may be more).
+const MAX_TABLE: u64 = 1 << 34;
+/// Tables up to this size are sized at once before their bytes arrive;
+/// larger ones grow as they come (a stream must not make an import ask
+/// for space it never sends).
+const PRESIZE_MAX: u64 = 64 << 20;
+/// An import begins a table only while more pooled files than this are
+/// free (`Fs::files_left`), leaving one for the manifest at the end; else
+/// it waits for its embedder to add files ([`Importer::wants_files`]).
+const FILES_KEPT: usize = 2;
 /// The largest chunk an import accepts (an export writes far smaller ones).
 const MAX_CHUNK: usize = 256 << 20;
 /// Entries an import gathers before writing them as table files.
@@ -138,6 +149,7 @@ enum Source {
 struct Tables {
     /// Keeps the version's files from being deleted while they are read.
     _sv: Arc<SuperVersion>,
+    fs: Arc<dyn Fs>,
     list: Vec<ExportTable>,
     /// The table being handed out, and how many of its bytes were.
     next: usize,
@@ -152,10 +164,8 @@ struct ExportTable {
 }
 
 enum TableBytes {
-    File {
-        file: Arc<dyn crate::fs::File>,
-        path: String,
-    },
+    /// Opened when its turn comes (one file open at a time).
+    File { path: String, file: Option<Arc<dyn crate::fs::File>> },
     /// The memtables' entries, built into a table when the export began.
     Memory(Vec<u8>),
 }
@@ -197,6 +207,10 @@ impl Db {
     fn export_tables(&self) -> Result<Exporter> {
         let inner = &*self.inner;
         let (sv, seq) = self.read_view(None);
+        // A commit that added tables (an ingest) shows the version before
+        // the number: a file of the version may be numbered past `seq`,
+        // and was committed all the same.
+        let seq = sv.version.files().map(|(_, f)| f.meta.largest_seq).fold(seq, u64::max);
         let mut list = Vec::new();
         // Oldest data first: the last level up to L0, whose files are
         // newest first. An import keeps each file's level.
@@ -204,8 +218,7 @@ impl Db {
             let in_order: Vec<_> = if level == 0 { files.iter().rev().collect() } else { files.iter().collect() };
             for f in in_order {
                 let path = table_path(&inner.dir, f.number());
-                let file = inner.fs.open(&path, false)?;
-                list.push(ExportTable { level, meta: f.meta.clone(), bytes: TableBytes::File { file, path } });
+                list.push(ExportTable { level, meta: f.meta.clone(), bytes: TableBytes::File { path, file: None } });
             }
         }
         if let Some(t) = self.memtables_as_table(&sv, seq)? {
@@ -213,7 +226,7 @@ impl Db {
         }
         let merge_operator = inner.options.merge_operator.as_ref().map(|m| m.name().to_string()).unwrap_or_default();
         Ok(Exporter {
-            source: Source::Tables(Tables { _sv: sv, list, next: 0, at: None, merge_operator }),
+            source: Source::Tables(Tables { _sv: sv, fs: inner.fs.clone(), list, next: 0, at: None, merge_operator }),
             sequence: seq,
             header_done: false,
             end_done: false,
@@ -354,7 +367,7 @@ impl Tables {
     /// whether every table was handed out.
     fn next_pieces(&mut self, out: &mut Vec<u8>, max_bytes: usize, count: &mut u64) -> Result<bool> {
         while out.len() < max_bytes {
-            let Some(t) = self.list.get(self.next) else { return Ok(true) };
+            let Some(t) = self.list.get_mut(self.next) else { return Ok(true) };
             let at = match self.at {
                 Some(at) => at,
                 None => {
@@ -372,14 +385,21 @@ impl Tables {
                 put_fixed32(out, 0);
                 let data = out.len();
                 out.resize(data + n, 0);
-                match &t.bytes {
+                match &mut t.bytes {
                     TableBytes::Memory(b) => out[data..].copy_from_slice(&b[at as usize..at as usize + n]),
-                    TableBytes::File { file, path } => read_exact_at(&**file, path, at, &mut out[data..])?,
+                    TableBytes::File { path, file } => {
+                        let file = match file {
+                            Some(f) => f.clone(),
+                            None => file.insert(self.fs.open(path, false)?).clone(),
+                        };
+                        read_exact_at(&*file, path, at, &mut out[data..])?;
+                    }
                 }
                 let check = chunk_check(EXPORT_VERSION, KIND_TABLE_BYTES, &out[data..]);
                 out[start + 5..start + 9].copy_from_slice(&check.to_le_bytes());
             }
             if at + n as u64 >= t.meta.file_size {
+                t.bytes = TableBytes::Memory(Vec::new()); // its file let go of
                 self.next += 1;
                 self.at = None;
             } else {
@@ -498,6 +518,8 @@ pub struct Importer {
     merge_operator: String,
     allocated: Vec<u64>,
     report: ImportReport,
+    /// The last push stopped before a table for want of free files.
+    wants_files: bool,
 }
 
 impl Db {
@@ -528,6 +550,7 @@ impl Db {
             merge_operator: String::new(),
             allocated: Vec::new(),
             report: ImportReport::default(),
+            wants_files: false,
         })
     }
 
@@ -562,6 +585,7 @@ impl Importer {
     /// (checksum, key order) and writes table files as entries gather.
     pub fn push(&mut self, db: &Db, bytes: &[u8]) -> Result<()> {
         db.check_open()?;
+        self.wants_files = false;
         self.report.stream_bytes += bytes.len() as u64;
         // Pieces that hold whole chunks (an export's own) are read where
         // they are; what a piece leaves of a chunk waits in `buf`.
@@ -577,6 +601,14 @@ impl Importer {
         self.buf = data[at..].to_vec();
         self.offset += at as u64;
         Ok(())
+    }
+
+    /// Whether the last push stopped before a table because the file
+    /// system had too few free files (a pool its embedder grows between
+    /// calls): add files, then push again (an empty piece will do). The
+    /// bytes not read yet are kept.
+    pub fn wants_files(&self) -> bool {
+        self.wants_files
     }
 
     /// Reads the complete chunks at the start of `data` (its first byte at
@@ -618,6 +650,10 @@ impl Importer {
                         return Err(Error::corruption(STREAM, here, format!("a chunk of kind {kind} and {len} bytes")));
                     }
                     if data.len() - at - CHUNK_HEADER_LEN < len {
+                        break;
+                    }
+                    if kind == KIND_TABLE && db.inner.fs.files_left().is_some_and(|n| n <= FILES_KEPT) {
+                        self.wants_files = true;
                         break;
                     }
                     let stored = decode_fixed32(&data[at + 5..at + 9]).unwrap_or(0);
@@ -727,7 +763,9 @@ impl Importer {
         // Sized at once: its bytes then land in place, with no growth per
         // piece (on OPFS each growth is a call of its own).
         file.truncate(0)?;
-        file.truncate(file_size)?;
+        if file_size <= PRESIZE_MAX {
+            file.truncate(file_size)?;
+        }
         let meta = FileMeta { number, file_size, smallest, largest, smallest_seq, largest_seq };
         self.table = Some(ImportTable { level, meta, path, file, written: 0 });
         self.count += 1;
@@ -870,7 +908,9 @@ impl Importer {
             added: self.outputs.iter().map(|m| (NUM_LEVELS - 1, m.clone())).collect(),
             ..VersionEdit::default()
         };
-        st.versions.log_and_apply(edit)?;
+        if let Err(e) = st.versions.log_and_apply(edit) {
+            return Err(self.failed_edit(db, &mut st, e));
+        }
         for n in &self.allocated {
             st.pending_outputs.remove(n);
         }
@@ -937,7 +977,7 @@ impl Importer {
         st.versions.last_sequence = last;
         if let Err(e) = st.versions.log_and_apply(edit) {
             st.versions.last_sequence = before;
-            return Err(e);
+            return Err(self.failed_edit(db, &mut st, e));
         }
         for n in &self.allocated {
             st.pending_outputs.remove(n);
@@ -946,6 +986,17 @@ impl Importer {
         db.install_super_version(&mut st);
         inner.visible_seq.store(last, Ordering::Release);
         Ok(self.report)
+    }
+
+    /// A manifest edit that failed: if the failure stops writes (a failed
+    /// sync: the edit may be durable), the files stay for the reopen to
+    /// find, and `abort` leaves them; else they go with the import.
+    fn failed_edit(&mut self, db: &Db, st: &mut DbState, e: Error) -> Error {
+        let f = db.fail(st, FailedStage::Write, e);
+        if f.recovery == Recovery::StopWrites {
+            self.allocated.clear();
+        }
+        f.error
     }
 
     /// Gives up: deletes the table files written so far.
