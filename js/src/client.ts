@@ -1089,8 +1089,9 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
 
   /**
    * A backup as of now (see `Database.export`: the same forms and
-   * defaults), as a stream of bytes read from the leader piece by piece. If the tab that leads goes while it is
-   * read, the stream fails with `LeaderChanged`: start it again.
+   * defaults), as a stream of bytes read from the leader piece by piece.
+   * If the tab that leads goes while it is read, the stream fails with
+   * `LeaderChanged`: start it again.
    */
   export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);

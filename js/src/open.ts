@@ -573,10 +573,10 @@ export async function importDatabaseOn(
   options: OpenOptions<unknown, unknown>,
   remove: (name: string) => Promise<void>,
 ): Promise<ImportReport> {
-  // A small pool: the import tops it up before each piece it pushes (a
-  // table file at most each), and the database is closed at the end, so a
-  // full reserve would only cost time to create and to close (a millisecond
-  // or two per file).
+  // A small pool: the import tops it up whenever it runs short (before
+  // each piece, and when the engine stops before a table for want of
+  // files), and the database is closed at the end, so a full reserve would
+  // only cost time to create and to close (a millisecond or two per file).
   const poolReserve = Math.min(options.poolReserve ?? IMPORT_POOL_RESERVE, IMPORT_POOL_RESERVE);
   const db = await openOn(env, name, { ...options, poolReserve, errorIfExists: true, createIfMissing: true });
   let report: ImportReport;

@@ -303,9 +303,7 @@ impl Exporter {
         let mut out = Vec::with_capacity(max_bytes.min(1 << 20) + 64);
         if !self.header_done {
             out.extend_from_slice(EXPORT_MAGIC);
-            let version =
-                if matches!(self.source, Source::Tables(_)) { EXPORT_VERSION } else { EXPORT_VERSION_ENTRIES };
-            put_fixed32(&mut out, version);
+            put_fixed32(&mut out, self.version());
             put_fixed32(&mut out, 0);
             self.header_done = true;
         }
