@@ -40,10 +40,7 @@
 
 use std::sync::Arc;
 
-use std::sync::atomic::Ordering;
-
-use super::failure::{Recovery, Stage as FailedStage};
-use super::{lock, Db, DbState, ReadOptions, Snapshot, StateGuard, SuperVersion};
+use super::{lock, Db, ReadOptions, Snapshot, StateGuard, SuperVersion};
 use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
 use crate::db::options::{check_key, check_value};
@@ -56,7 +53,7 @@ use crate::iter::{InternalIterator, MergingIterator};
 use crate::range_del::FragmentedTombstones;
 use crate::sst::{Table, TableBuilder};
 use crate::version::set::sort_level;
-use crate::version::{table_path, FileMeta, FileMetaData, VersionEdit, NUM_LEVELS};
+use crate::version::{table_path, FileMeta, FileMetaData, NUM_LEVELS};
 use crate::DbIterator;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -282,6 +279,17 @@ fn table_record(level: usize, m: &FileMeta) -> Vec<u8> {
     put_varint32(&mut p, m.largest.len() as u32);
     p.extend_from_slice(&m.largest);
     p
+}
+
+/// The level and manifest record a table record holds (its number 0), or
+/// `None` if it is cut short or has bytes after the largest key.
+fn decode_table_record(p: &[u8]) -> Option<(usize, FileMeta)> {
+    let mut d = Reader::new(p);
+    let level = usize::from(d.u8()?);
+    let (file_size, smallest_seq, largest_seq) = (d.fixed64()?, d.fixed64()?, d.fixed64()?);
+    let smallest = d.length_prefixed()?.to_vec();
+    let largest = d.length_prefixed()?.to_vec();
+    d.is_empty().then_some((level, FileMeta { number: 0, file_size, smallest, largest, smallest_seq, largest_seq }))
 }
 
 /// Appends one chunk of `kind` around `payload`.
@@ -727,16 +735,8 @@ impl Importer {
         if self.table.is_some() {
             return Err(bad("a table begins before the one before it has all its bytes"));
         }
-        let mut d = Reader::new(payload);
-        let level = d.u8().ok_or_else(|| bad("truncated"))? as usize;
-        let (Some(file_size), Some(smallest_seq), Some(largest_seq)) = (d.fixed64(), d.fixed64(), d.fixed64()) else {
-            return Err(bad("truncated"));
-        };
-        let smallest = d.length_prefixed().ok_or_else(|| bad("truncated smallest key"))?.to_vec();
-        let largest = d.length_prefixed().ok_or_else(|| bad("truncated largest key"))?.to_vec();
-        if !d.is_empty() {
-            return Err(bad("bytes after the largest key"));
-        }
+        let (level, FileMeta { file_size, smallest, largest, smallest_seq, largest_seq, .. }) =
+            decode_table_record(payload).ok_or_else(|| bad("truncated, or bytes after the largest key"))?;
         if level >= NUM_LEVELS || file_size == 0 || file_size > MAX_TABLE || smallest_seq > largest_seq {
             return Err(bad(&format!(
                 "level {level}, {file_size} bytes, sequence numbers {smallest_seq}..{largest_seq}"
@@ -902,18 +902,11 @@ impl Importer {
         if !st.versions.current_ref().levels[NUM_LEVELS - 1].is_empty() || st.compaction.is_some() {
             return Err(Error::Busy(format!("database {} was written while the import ran", inner.dir)));
         }
-        let edit = VersionEdit {
-            added: self.outputs.iter().map(|m| (NUM_LEVELS - 1, m.clone())).collect(),
-            ..VersionEdit::default()
-        };
-        if let Err(e) = st.versions.log_and_apply(edit) {
-            return Err(self.failed_edit(db, &mut st, e));
-        }
-        for n in &self.allocated {
-            st.pending_outputs.remove(n);
-        }
-        self.allocated.clear();
-        db.install_super_version(&mut st);
+        let last = st.versions.last_sequence;
+        let added = self.outputs.iter().map(|m| (NUM_LEVELS - 1, m.clone())).collect();
+        // From here the files are install_new_tables' to keep or delete.
+        let allocated = std::mem::take(&mut self.allocated);
+        db.install_new_tables(&mut st, added, &allocated, last)?;
         self.report.entries = self.count;
         Ok(self.report)
     }
@@ -968,33 +961,11 @@ impl Importer {
         if !empty || st.compaction.is_some() {
             return Err(Error::Busy(format!("database {} was written while the import ran", inner.dir)));
         }
-        let edit =
-            VersionEdit { added: std::mem::take(&mut self.tables).into_iter().collect(), ..VersionEdit::default() };
-        let before = st.versions.last_sequence;
-        let last = before.max(self.sequence);
-        st.versions.last_sequence = last;
-        if let Err(e) = st.versions.log_and_apply(edit) {
-            st.versions.last_sequence = before;
-            return Err(self.failed_edit(db, &mut st, e));
-        }
-        for n in &self.allocated {
-            st.pending_outputs.remove(n);
-        }
-        self.allocated.clear();
-        db.install_super_version(&mut st);
-        inner.visible_seq.store(last, Ordering::Release);
+        let last = st.versions.last_sequence.max(self.sequence);
+        // From here the files are install_new_tables' to keep or delete.
+        let allocated = std::mem::take(&mut self.allocated);
+        db.install_new_tables(&mut st, std::mem::take(&mut self.tables), &allocated, last)?;
         Ok(self.report)
-    }
-
-    /// A manifest edit that failed: if the failure stops writes (a failed
-    /// sync: the edit may be durable), the files stay for the reopen to
-    /// find, and `abort` leaves them; else they go with the import.
-    fn failed_edit(&mut self, db: &Db, st: &mut DbState, e: Error) -> Error {
-        let f = db.fail(st, FailedStage::Write, e);
-        if f.recovery == Recovery::StopWrites {
-            self.allocated.clear();
-        }
-        f.error
     }
 
     /// Gives up: deletes the table files written so far.
@@ -1223,9 +1194,9 @@ mod tests {
         // A table said to end before its last key.
         let narrowed = rewritten(&bytes, |kind, p| {
             if kind == KIND_TABLE {
-                let (level, mut m) = parse_table_record(p);
+                let (level, mut m) = decode_table_record(p).unwrap();
                 m.largest = m.smallest.clone();
-                *p = table_record(level as usize, &m);
+                *p = table_record(level, &m);
             }
         });
         check(&narrowed, "Corruption", "outside the bounds");
@@ -1248,7 +1219,7 @@ mod tests {
         let mut smallest = None;
         let overlapping = rewritten(&bytes, |kind, p| {
             if kind == KIND_TABLE {
-                let (_, mut m) = parse_table_record(p);
+                let (_, mut m) = decode_table_record(p).unwrap();
                 m.smallest = smallest.get_or_insert(m.smallest.clone()).clone();
                 *p = table_record(1, &m);
             }
@@ -1263,15 +1234,6 @@ mod tests {
             }
         });
         check(&short, "Corruption", "before the one before it");
-    }
-
-    fn parse_table_record(p: &[u8]) -> (u8, FileMeta) {
-        let mut d = Reader::new(p);
-        let level = d.u8().unwrap();
-        let (file_size, smallest_seq, largest_seq) = (d.fixed64().unwrap(), d.fixed64().unwrap(), d.fixed64().unwrap());
-        let smallest = d.length_prefixed().unwrap().to_vec();
-        let largest = d.length_prefixed().unwrap().to_vec();
-        (level, FileMeta { number: 0, file_size, smallest, largest, smallest_seq, largest_seq })
     }
 
     #[test]

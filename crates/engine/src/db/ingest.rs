@@ -97,7 +97,7 @@ impl Db {
         };
         let bytes = outputs.iter().map(|m| m.file_size).sum();
         let files = outputs.len() as u64;
-        self.install_new_tables(&mut st, level, outputs, &allocated, seq)?;
+        self.install_new_tables(&mut st, at_level(level, outputs), &allocated, seq)?;
         inner.stats.add(Ticker::IngestedKeys, entries.len() as u64);
         inner.stats.add(Ticker::IngestedFiles, files);
         Ok(IngestReport { keys: entries.len() as u64, files, bytes, level, sequence: seq, flushed_memtables: flushed })
@@ -149,8 +149,9 @@ impl Db {
         Ok((st, flushed))
     }
 
-    /// Adds `outputs` (synced table files, numbered `allocated`) at `level`
-    /// in one manifest edit that raises the last sequence number to `last`,
+    /// Adds `added` (synced table files at their levels, numbered
+    /// `allocated`) in one manifest edit that raises the last sequence
+    /// number to `last`,
     /// then shows them: the version with the files first, then the number
     /// (a reader never sees the number without them). On failure the files
     /// go, unless it stopped writes: a failed sync may have made the edit
@@ -158,13 +159,11 @@ impl Db {
     pub(super) fn install_new_tables(
         &self,
         st: &mut DbState,
-        level: usize,
-        outputs: Vec<FileMeta>,
+        added: Vec<(usize, FileMeta)>,
         allocated: &[u64],
         last: u64,
     ) -> Result<()> {
-        let mut edit = VersionEdit::default();
-        edit.added.extend(outputs.into_iter().map(|m| (level, m)));
+        let edit = VersionEdit { added, ..VersionEdit::default() };
         let before = st.versions.last_sequence;
         st.versions.last_sequence = last;
         if let Err(e) = st.versions.log_and_apply(edit) {
@@ -243,6 +242,11 @@ impl Db {
         }
         self.inner.delete_obsolete_files(st);
     }
+}
+
+/// `outputs`, each at `level` (what a manifest edit adds).
+pub(super) fn at_level(level: usize, outputs: Vec<FileMeta>) -> Vec<(usize, FileMeta)> {
+    outputs.into_iter().map(|m| (level, m)).collect()
 }
 
 /// `entries`, validated, in ascending key order with one entry per key

@@ -200,20 +200,23 @@ pub fn read_block(
     }
     let mut buf = vec![0u8; handle.size as usize + BLOCK_TRAILER_LEN];
     read_exact_at(file, path, handle.offset, &mut buf)?;
-    let n = handle.size as usize;
-    let ty = buf[n];
-    let stored = decode_fixed32(&buf[n + 1..]).unwrap_or(0);
-    let actual = checksum.of(&buf[..n], ty);
-    if stored != actual {
-        return Err(Error::ChecksumMismatch {
-            file: path.to_string(),
-            offset: handle.offset,
-            expected: stored,
-            got: actual,
-        });
-    }
-    buf.truncate(n);
+    let ty = check_block(&buf, path, handle.offset, checksum)?;
+    buf.truncate(handle.size as usize);
     decode_block_contents(buf, ty, path, handle.offset)
+}
+
+/// Checks a block read with its trailer (`block` = contents, type byte,
+/// checksum) against its checksum; returns its type byte. `path` and
+/// `offset` name the block in the error.
+pub fn check_block(block: &[u8], path: &str, offset: u64, checksum: Checksum) -> Result<u8> {
+    let n = block.len() - BLOCK_TRAILER_LEN;
+    let ty = block[n];
+    let stored = decode_fixed32(&block[n + 1..]).unwrap_or(0);
+    let actual = checksum.of(&block[..n], ty);
+    if stored != actual {
+        return Err(Error::ChecksumMismatch { file: path.to_string(), offset, expected: stored, got: actual });
+    }
+    Ok(ty)
 }
 
 /// Turns a block's checked contents and its type byte into the block's raw

@@ -153,18 +153,8 @@ impl Table {
             for b in i..j {
                 let h = self.index.handle(b);
                 let at = (h.offset - start) as usize;
-                let size = h.size as usize;
-                let ty = buf[at + size];
-                let stored = crate::format::coding::decode_fixed32(&buf[at + size + 1..]).unwrap_or(0);
-                let actual = self.checksum.of(&buf[at..at + size], ty);
-                if stored != actual {
-                    return Err(Error::ChecksumMismatch {
-                        file: self.path.to_string(),
-                        offset: h.offset,
-                        expected: stored,
-                        got: actual,
-                    });
-                }
+                let block = &buf[at..at + h.size as usize + trailer as usize];
+                super::format::check_block(block, &self.path, h.offset, self.checksum)?;
             }
             i = j;
         }

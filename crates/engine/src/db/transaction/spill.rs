@@ -256,7 +256,7 @@ pub(crate) fn publish(
             return Err(e);
         }
     };
-    db.install_new_tables(&mut st, level, outputs, &allocated, last)?;
+    db.install_new_tables(&mut st, super::super::ingest::at_level(level, outputs), &allocated, last)?;
     inner.stats.add(Ticker::TransactionsPublishedFromFiles, 1);
     Ok(base)
 }
