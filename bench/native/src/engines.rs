@@ -53,6 +53,8 @@ pub trait BenchDb: Send + Sync {
     fn scan(&self, limit: u64) -> Res<(u64, u64)>;
     /// Waits until flushes and compactions are done.
     fn settle(&self) -> Res<()>;
+    /// Flushes and compacts the whole key range (db_bench's `compact`).
+    fn compact(&self) -> Res<()>;
     /// Silt only: what a long-running iterator pins after a flush and a full
     /// compaction, without and with auto refresh.
     fn iterator_pinning(&self, _num: u64, _key_size: usize, _value_size: usize) -> Res<Pinning> {
@@ -261,6 +263,12 @@ impl BenchDb for Silt {
     fn settle(&self) -> Res<()> {
         while self.db.do_background_work(64).map_err(|f| err(f.error))?.work_left {}
         Ok(())
+    }
+
+    fn compact(&self) -> Res<()> {
+        self.db.flush().map_err(err)?;
+        self.db.compact_range(None, None).map_err(err)?;
+        self.settle()
     }
 
     fn iterator_pinning(&self, num: u64, key_size: usize, value_size: usize) -> Res<Pinning> {

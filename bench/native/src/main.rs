@@ -28,6 +28,7 @@ const BENCHMARKS: &[&str] = &[
     "multireadrandom",
     "readwhilewriting",
     "iteratorpinning",
+    "compact",
 ];
 
 #[derive(Clone, Debug)]
@@ -69,6 +70,12 @@ struct Flags {
     warm_cache: bool,
     json: bool,
     seed: u64,
+    /// `--ab OPTION`: two databases, OPTION on and off, each benchmark run
+    /// on both in one process (order alternating), with their ratio.
+    ab: Option<String>,
+    /// How many times the running benchmark was named before it in the
+    /// list (set while the list runs).
+    repeat: u64,
 }
 
 impl Default for Flags {
@@ -109,6 +116,8 @@ impl Default for Flags {
             warm_cache: false,
             json: false,
             seed: 301,
+            ab: None,
+            repeat: 0,
         }
     }
 }
@@ -122,12 +131,15 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--disable-auto-compactions 0|1] [--read-triggered-compaction 0|1 (silt)] [--row-cache-size BYTES (silt)] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
+  [--ab read-triggered-compaction|row-cache (silt: two databases, the option on and off, every
+    benchmark run on both in one process, order alternating, both settled before each, with the
+    ratio off/on)]
   [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
 benchmarks: fillseq fillrandom ingest ingestrandom (one Db::ingest of num entries, sorted or shuffled) readrandom readhot (90% of gets on 1% of the keys) readseq seekrandom multireadrandom readwhilewriting
   iteratorpinning (silt only: bytes a long-running iterator pins after a flush and a full
-  compaction, without and with auto refresh)";
+  compaction, without and with auto refresh) compact (flush, then compact the whole key range)";
 
 fn parse() -> Result<Flags, String> {
     let mut f = Flags::default();
@@ -194,6 +206,7 @@ fn parse() -> Result<Flags, String> {
             "--warm-cache" => f.warm_cache = flag(&v)?,
             "--json" => f.json = flag(&v)?,
             "--seed" => f.seed = num(&v)?,
+            "--ab" => f.ab = Some(v),
             _ => return Err(format!("unknown flag {name}\n{USAGE}")),
         }
     }
@@ -211,6 +224,16 @@ fn parse() -> Result<Flags, String> {
 
 /// splitmix64: reproducible key order without a dependency.
 struct Rng(u64);
+
+impl Flags {
+    /// The random keys of a read benchmark: `salt` tells benchmarks apart,
+    /// and a benchmark named again draws new keys each time (as db_bench's
+    /// threads are seeded anew for each benchmark), so a repeated
+    /// readrandom is not the same reads a cache has just learned.
+    fn rng(&self, salt: u64) -> Rng {
+        Rng((self.seed ^ salt).wrapping_add(self.repeat.wrapping_mul(0x2545_f491_4f6c_dd1d)))
+    }
+}
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -293,7 +316,7 @@ fn ingest(db: &dyn BenchDb, f: &Flags, random: bool) -> Res<Outcome> {
 }
 
 fn read_random(db: &dyn BenchDb, f: &Flags, stop: Option<&AtomicBool>) -> Res<Outcome> {
-    let mut rng = Rng(f.seed ^ 0x5eed);
+    let mut rng = f.rng(0x5eed);
     let reads = f.reads.unwrap_or(f.num);
     let start = Instant::now();
     let (mut found, mut bytes) = (0, 0);
@@ -314,7 +337,7 @@ fn read_random(db: &dyn BenchDb, f: &Flags, stop: Option<&AtomicBool>) -> Res<Ou
 /// 100th key, spread over the whole range), the rest uniform (db_bench's
 /// readrandom with a hot set, as apps read a profile or the open document).
 fn read_hot(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
-    let mut rng = Rng(f.seed ^ 0x4077);
+    let mut rng = f.rng(0x4077);
     let reads = f.reads.unwrap_or(f.num);
     let hot = (f.num / 100).max(1);
     let start = Instant::now();
@@ -330,7 +353,7 @@ fn read_hot(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
 }
 
 fn multi_read_random(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
-    let mut rng = Rng(f.seed ^ 0xbeef);
+    let mut rng = f.rng(0xbeef);
     let reads = f.reads.unwrap_or(f.num);
     let batches = reads.div_ceil(f.batch_size as u64);
     let start = Instant::now();
@@ -365,7 +388,7 @@ fn seek_random(db: &dyn BenchDb, f: &Flags) -> Res<Outcome> {
     // One snapshot for every scan, taken before timing (as RocksDB PR 13354's
     // benchmark did: taking one per scan would hide the refresh's cost).
     db.use_snapshot(f.explicit_snapshot, f.auto_refresh_iterator_with_snapshot)?;
-    let mut rng = Rng(f.seed ^ 0x5eec);
+    let mut rng = f.rng(0x5eec);
     let reads = f.reads.unwrap_or(f.num);
     let start = Instant::now();
     let (mut found, mut bytes) = (0u64, 0u64);
@@ -384,7 +407,7 @@ fn read_while_writing(db: Arc<dyn BenchDb>, f: &Flags) -> Res<Outcome> {
     let writer = {
         let (db, stop, f) = (db.clone(), stop.clone(), f.clone());
         std::thread::spawn(move || -> Res<u64> {
-            let mut rng = Rng(f.seed ^ 0x3141);
+            let mut rng = f.rng(0x3141);
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
                 let k = rng.next() % f.num;
@@ -466,6 +489,103 @@ fn now_iso() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// Runs one benchmark on `db`: its outcome, or None when it printed its
+/// own report (iteratorpinning).
+fn run_one(db: &Arc<dyn BenchDb>, f: &Flags, name: &str, date: &str) -> Res<Option<Outcome>> {
+    let out = match name {
+        "fillseq" => fill(&**db, f, false),
+        "fillrandom" => fill(&**db, f, true),
+        "ingest" => ingest(&**db, f, false),
+        "ingestrandom" => ingest(&**db, f, true),
+        "readrandom" => read_random(&**db, f, None),
+        "readhot" => read_hot(&**db, f),
+        "readseq" => {
+            let start = Instant::now();
+            db.scan(f.reads.unwrap_or(u64::MAX)).map(|(n, b)| Outcome {
+                ops: n,
+                found: n,
+                bytes: b,
+                secs: start.elapsed().as_secs_f64(),
+            })
+        }
+        "seekrandom" => seek_random(&**db, f),
+        "compact" => {
+            let start = Instant::now();
+            db.compact().map(|()| Outcome { ops: 1, found: 0, bytes: 0, secs: start.elapsed().as_secs_f64() })
+        }
+        "multireadrandom" => multi_read_random(&**db, f),
+        "readwhilewriting" => read_while_writing(db.clone(), f),
+        "iteratorpinning" => match db.iterator_pinning(f.num, f.key_size, f.value_size) {
+            Ok(p) => {
+                let line = format!(
+                        "{{\"engine\":\"{}\",\"benchmark\":\"iteratorpinning\",\"num\":{},\"pinned_without_auto_refresh\":{{\"memtable_bytes\":{},\"table_bytes\":{}}},\"pinned_with_auto_refresh\":{{\"memtable_bytes\":{},\"table_bytes\":{}}},\"date\":\"{}\"}}",
+                        db.name(), f.num, p.off_memtable_bytes, p.off_table_bytes, p.on_memtable_bytes, p.on_table_bytes, date
+                    );
+                if f.json {
+                    println!("{line}");
+                } else {
+                    println!(
+                            "iteratorpinning  : without auto refresh the iterator pins {} memtable bytes and {} table bytes; with it, {} and {}",
+                            p.off_memtable_bytes, p.off_table_bytes, p.on_memtable_bytes, p.on_table_bytes
+                        );
+                }
+                return Ok(None);
+            }
+            Err(e) => Err(e),
+        },
+        _ => unreachable!("checked in parse"),
+    };
+    out.map(Some)
+}
+
+/// Opens `f`'s database and settles it, or exits.
+fn open_settled(f: &Flags) -> Arc<dyn BenchDb> {
+    let db = match open(f) {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("silt-bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    // Background work left from opening (a recovered memtable to flush,
+    // compactions due) is finished before anything is timed.
+    if let Err(e) = db.settle() {
+        eprintln!("silt-bench: settling after open: {e}");
+        std::process::exit(1);
+    }
+    if f.warm_cache {
+        if let Err(e) = db.scan(u64::MAX) {
+            eprintln!("silt-bench: warming the cache: {e}");
+            std::process::exit(1);
+        }
+    }
+    db
+}
+
+/// The two sides of `--ab OPTION`: the option on, then off (each its own
+/// database, at the path given with "-on" / "-off" appended).
+fn ab_sides(f: &Flags, option: &str) -> Result<[(&'static str, Flags); 2], String> {
+    if f.engine != "silt" {
+        return Err(format!("--ab compares two settings of an option of Silt's; --engine {} has neither", f.engine));
+    }
+    let (mut on, mut off) = (f.clone(), f.clone());
+    match option {
+        "read-triggered-compaction" => {
+            on.read_triggered_compaction = true;
+            off.read_triggered_compaction = false;
+        }
+        "row-cache" => {
+            on.row_cache_size = if f.row_cache_size == 0 { 16 << 20 } else { f.row_cache_size };
+            off.row_cache_size = 0;
+        }
+        o => return Err(format!("--ab: read-triggered-compaction or row-cache, not {o}")),
+    }
+    let base = f.db.clone().unwrap_or_else(|| format!("/tmp/silt-bench-{}", f.engine));
+    on.db = Some(format!("{base}-on"));
+    off.db = Some(format!("{base}-off"));
+    Ok([("on", on), ("off", off)])
+}
+
 fn main() {
     let f = match parse() {
         Ok(f) => f,
@@ -474,13 +594,18 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let db = match open(&f) {
-        Ok(db) => db,
-        Err(e) => {
-            eprintln!("silt-bench: {e}");
-            std::process::exit(1);
-        }
+    let sides: Vec<(&'static str, Flags)> = match &f.ab {
+        None => vec![("", f.clone())],
+        Some(option) => match ab_sides(&f, option) {
+            Ok(s) => s.into(),
+            Err(msg) => {
+                eprintln!("{msg}");
+                std::process::exit(2);
+            }
+        },
     };
+    let dbs: Vec<Arc<dyn BenchDb>> = sides.iter().map(|(_, f)| open_settled(f)).collect();
+    let db = &dbs[0];
     let (model, cpus) = machine();
     let date = now_iso();
     if !f.json {
@@ -505,89 +630,89 @@ fn main() {
         );
         println!("------------------------------------------------");
     }
-    // Background work left from opening (a recovered memtable to flush,
-    // compactions due) is finished before anything is timed.
-    if let Err(e) = db.settle() {
-        eprintln!("silt-bench: settling after open: {e}");
-        std::process::exit(1);
-    }
-    if f.warm_cache {
-        if let Err(e) = db.scan(u64::MAX) {
-            eprintln!("silt-bench: warming the cache: {e}");
-            std::process::exit(1);
+    if let Some(option) = &f.ab {
+        if !f.json {
+            println!(
+                "A/B of {option} in one process: each benchmark runs on both databases, the order alternating, \
+                 both settled (background work done) before each"
+            );
         }
     }
-    for name in &f.benchmarks {
-        let out = match name.as_str() {
-            "fillseq" => fill(&*db, &f, false),
-            "fillrandom" => fill(&*db, &f, true),
-            "ingest" => ingest(&*db, &f, false),
-            "ingestrandom" => ingest(&*db, &f, true),
-            "readrandom" => read_random(&*db, &f, None),
-            "readhot" => read_hot(&*db, &f),
-            "readseq" => {
-                let start = Instant::now();
-                db.scan(f.reads.unwrap_or(u64::MAX)).map(|(n, b)| Outcome {
-                    ops: n,
-                    found: n,
-                    bytes: b,
-                    secs: start.elapsed().as_secs_f64(),
-                })
-            }
-            "seekrandom" => seek_random(&*db, &f),
-            "multireadrandom" => multi_read_random(&*db, &f),
-            "readwhilewriting" => read_while_writing(db.clone(), &f),
-            "iteratorpinning" => match db.iterator_pinning(f.num, f.key_size, f.value_size) {
-                Ok(p) => {
-                    let line = format!(
-                            "{{\"engine\":\"{}\",\"benchmark\":\"iteratorpinning\",\"num\":{},\"pinned_without_auto_refresh\":{{\"memtable_bytes\":{},\"table_bytes\":{}}},\"pinned_with_auto_refresh\":{{\"memtable_bytes\":{},\"table_bytes\":{}}},\"date\":\"{}\"}}",
-                            db.name(), f.num, p.off_memtable_bytes, p.off_table_bytes, p.on_memtable_bytes, p.on_table_bytes, date
-                        );
-                    if f.json {
-                        println!("{line}");
-                    } else {
-                        println!(
-                                "iteratorpinning  : without auto refresh the iterator pins {} memtable bytes and {} table bytes; with it, {} and {}",
-                                p.off_memtable_bytes, p.off_table_bytes, p.on_memtable_bytes, p.on_table_bytes
-                            );
-                    }
-                    continue;
+    // Microseconds per op of each benchmark, per side (A/B summary).
+    let mut timed: Vec<(String, [f64; 2])> = Vec::new();
+    for (i, name) in f.benchmarks.iter().enumerate() {
+        // A/B: neither side's background work runs into the other's timing.
+        if f.ab.is_some() {
+            for db in &dbs {
+                if let Err(e) = db.settle() {
+                    eprintln!("silt-bench: settling before {name}: {e}");
+                    std::process::exit(1);
                 }
-                Err(e) => Err(e),
-            },
-            _ => unreachable!("checked in parse"),
-        };
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("silt-bench: {name}: {e}");
-                std::process::exit(1);
             }
-        };
-        let micros = out.secs * 1e6 / out.ops.max(1) as f64;
-        let ops_sec = out.ops as f64 / out.secs.max(1e-9);
-        let mbs = out.bytes as f64 / 1_048_576.0 / out.secs.max(1e-9);
-        if f.json {
-            let mut l = json::line(db.name(), name, &f, &out, micros, ops_sec, &model, cpus, &date);
-            if f.statistics {
-                l.pop();
-                l.push_str(&json::tickers(&db.tickers()));
-                l.push('}');
-            }
-            println!("{l}");
-        } else {
-            let found = if name.contains("read") || name.starts_with("seek") {
-                format!(" ({} of {} found)", out.found, out.ops)
-            } else {
-                String::new()
+        }
+        let mut micros_of = [0f64; 2];
+        let order: Vec<usize> = if i % 2 == 0 { (0..dbs.len()).collect() } else { (0..dbs.len()).rev().collect() };
+        let repeat = f.benchmarks[..i].iter().filter(|n| *n == name).count() as u64;
+        for s in order {
+            let side = sides[s].0;
+            let f = &Flags { repeat, ..sides[s].1.clone() };
+            let db = &dbs[s];
+            let out = match run_one(db, f, name, &date) {
+                Ok(Some(o)) => o,
+                Ok(None) => continue,
+                Err(e) => {
+                    eprintln!("silt-bench: {name}: {e}");
+                    std::process::exit(1);
+                }
             };
-            println!("{name:<16} : {micros:>10.3} micros/op {ops_sec:>10.0} ops/sec; {mbs:>7.1} MB/s{found}");
+            let label = if side.is_empty() { name.clone() } else { format!("{name} [{side}]") };
+            let micros = out.secs * 1e6 / out.ops.max(1) as f64;
+            let ops_sec = out.ops as f64 / out.secs.max(1e-9);
+            let mbs = out.bytes as f64 / 1_048_576.0 / out.secs.max(1e-9);
+            micros_of[s] = micros;
+            if f.json {
+                let mut l = json::line(db.name(), name, f, &out, micros, ops_sec, &model, cpus, &date);
+                if f.statistics {
+                    l.pop();
+                    l.push_str(&json::tickers(&db.tickers()));
+                    l.push('}');
+                }
+                println!("{l}");
+            } else {
+                let found = if name.contains("read") || name.starts_with("seek") {
+                    format!(" ({} of {} found)", out.found, out.ops)
+                } else {
+                    String::new()
+                };
+                println!("{label:<16} : {micros:>10.3} micros/op {ops_sec:>10.0} ops/sec; {mbs:>7.1} MB/s{found}");
+                if name.starts_with("fill") || name == "compact" {
+                    println!("  shape after {label}: {}", db.shape());
+                }
+            }
+        }
+        timed.push((name.clone(), micros_of));
+    }
+    if let Some(option) = &f.ab {
+        for (name, [on, off]) in
+            timed.iter().filter(|(n, _)| n.starts_with("read") || n.starts_with("seek") || n.starts_with("multi"))
+        {
+            let ratio = off / on.max(1e-9);
+            if f.json {
+                println!(
+                    "{{\"ab\":\"{option}\",\"benchmark\":\"{name}\",\"on_micros_per_op\":{on:.4},\"off_micros_per_op\":{off:.4},\"off_over_on\":{ratio:.3},\"date\":\"{date}\"}}"
+                );
+            } else {
+                println!("A/B {name:<16}: on {on:.3} µs, off {off:.3} µs: off/on {ratio:.2}x");
+            }
         }
     }
-    if !f.json {
-        println!("shape: {}", db.shape());
-    }
-    if f.statistics && !f.json {
-        println!("{}", db.statistics());
+    for (s, db) in dbs.iter().enumerate() {
+        if !f.json {
+            let side = sides[s].0;
+            println!("shape{}: {}", if side.is_empty() { String::new() } else { format!(" [{side}]") }, db.shape());
+        }
+        if f.statistics && !f.json {
+            println!("{}", db.statistics());
+        }
     }
 }

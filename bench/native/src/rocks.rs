@@ -130,6 +130,12 @@ impl BenchDb for Rocks {
         Ok((n, bytes))
     }
 
+    fn compact(&self) -> Res<()> {
+        self.db.flush().map_err(|e| e.to_string())?;
+        self.db.compact_range::<&[u8], &[u8]>(None, None);
+        self.settle()
+    }
+
     fn settle(&self) -> Res<()> {
         self.db.flush().map_err(|e| e.to_string())?;
         while self.db.property_int_value("rocksdb.compaction-pending").ok().flatten().unwrap_or(0) > 0
