@@ -106,13 +106,17 @@ export function runInBlobWorker(page, src, message) {
     async ([code, msg]) => {
       const full = code.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
       const w = new Worker(URL.createObjectURL(new Blob([full], { type: 'text/javascript' })), { type: 'module' });
-      await new Promise((ok) => (w.onmessage = ok));
-      const result = new Promise((ok, fail) => {
-        w.onmessage = (e) => ok(e.data);
-        w.onerror = (e) => fail(new Error(e.message));
-      });
-      w.postMessage(msg);
+      // A worker that fails to load (or throws) fails the run at once
+      // instead of leaving it waiting for the watchdog.
+      const next = () =>
+        new Promise((ok, fail) => {
+          w.onmessage = (e) => ok(e.data);
+          w.onerror = (e) => fail(new Error(`the worker failed: ${e.message ?? 'it could not load (see the page errors)'}`));
+        });
       try {
+        await next();
+        const result = next();
+        w.postMessage(msg);
         return await result;
       } finally {
         w.terminate();

@@ -6,23 +6,7 @@
 // copies across a postMessage.
 import { connect, importDatabase, open, openMemory, removeDatabase, WriteBatch } from '/siltdb/dist/index.js';
 import { checksum, moduleGraph, u64Bytes, u64Of } from '../common.js';
-
-// Tuned: a block cache that holds the whole data set (SQLite gets the same
-// budget as its page cache), and more free OPFS files ready for a bulk load
-// (siltdb's README: PoolExhausted).
-const TUNED = {
-  blockCacheCapacity: 64 << 20,
-  bloomBitsPerKey: 10,
-  compression: 'lz4',
-  writeBufferSize: 4 << 20,
-  maxWriteBufferNumber: 2,
-  blockSize: 4096,
-  poolReserve: 32,
-  sync: false,
-  // For the counter workload's merge (bench/browser/workloads.js): costs
-  // nothing where no merge is written.
-  mergeOperator: 'u64add',
-};
+import { TUNED } from '../silt-options.js';
 
 /** Both balances read for update, both written; `tx` a worker or connect() transaction (awaited either way). */
 async function transferIn(tx, from, to, amount) {
@@ -378,6 +362,13 @@ const CONFIGS = {
   defaults: () => inWorker('silt:defaults', 'Silt, library defaults', {}, { options: 'none: open(name) as a new user calls it (siltdb defaults)' }),
   connect: () => viaConnect('silt:connect', 'Silt via connect()', TUNED),
   rowcache: () => inWorker('silt:rowcache', 'Silt, row cache of 16 MiB', { ...TUNED, rowCacheCapacity: 16 << 20 }, { ...TUNED, rowCacheCapacity: '16 MiB' }),
+  noreadcompaction: () =>
+    inWorker(
+      'silt:noreadcompaction',
+      'Silt, no read-triggered compaction',
+      { ...TUNED, readTriggeredCompaction: false },
+      { ...TUNED, readTriggeredCompaction: false },
+    ),
 };
 
 export default {
