@@ -131,9 +131,9 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--disable-auto-compactions 0|1] [--read-triggered-compaction 0|1 (silt)] [--row-cache-size BYTES (silt)] [--batch-size N] [--multiread-stride S] [--multiread-batched 0|1]
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
-  [--ab read-triggered-compaction|row-cache (silt: two databases, the option on and off, every
+  [--ab read-triggered-compaction|row-cache|none (silt: two databases, the option on and off, every
     benchmark run on both in one process, order alternating, both settled before each, with the
-    ratio off/on)]
+    ratio off/on; none: both alike, an A/A that shows what the method itself tells apart)]
   [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
@@ -578,7 +578,9 @@ fn ab_sides(f: &Flags, option: &str) -> Result<[(&'static str, Flags); 2], Strin
             on.row_cache_size = if f.row_cache_size == 0 { 16 << 20 } else { f.row_cache_size };
             off.row_cache_size = 0;
         }
-        o => return Err(format!("--ab: read-triggered-compaction or row-cache, not {o}")),
+        // Both sides alike: what the method itself tells apart (an A/A).
+        "none" => {}
+        o => return Err(format!("--ab: read-triggered-compaction, row-cache or none, not {o}")),
     }
     let base = f.db.clone().unwrap_or_else(|| format!("/tmp/silt-bench-{}", f.engine));
     on.db = Some(format!("{base}-on"));
