@@ -21,6 +21,7 @@
 //
 //   node bench/run/read-ab.mjs --what row-cache [--workloads readhot,readrandom]
 //   node bench/run/read-ab.mjs --what read-triggered-compaction [--workloads readrandom]
+//   node bench/run/read-ab.mjs --what none   (both sides alike: an A/A)
 //   [--num 100000] [--reads 10000] [--rounds 12] [--json FILE (appends JSON lines)]
 //   [--options JSON (over the tuned options on both sides, e.g. {"bloomBitsPerKey":0})]
 import { appendFileSync } from 'node:fs';
@@ -29,7 +30,7 @@ import { runInBlobWorker, withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON]';
+  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON]';
 const args = parseArgs(
   process.argv.slice(2),
   { what: 'row-cache', workloads: 'readhot,readrandom', num: 100_000, reads: 10_000, rounds: 12, json: '', options: '{}', 'timeout-min': 15 },
@@ -40,6 +41,8 @@ const log = (m) => process.stderr.write(`[read-ab] ${m}\n`);
 const SIDES = {
   'row-cache': { on: { rowCacheCapacity: 16 << 20 }, off: { rowCacheCapacity: 0 } },
   'read-triggered-compaction': { on: { readTriggeredCompaction: true }, off: { readTriggeredCompaction: false } },
+  // Both alike: an A/A, what the method itself tells apart.
+  none: { on: {}, off: {} },
 };
 if (!(args.what in SIDES)) throw new Error(`--what: one of ${Object.keys(SIDES).join(', ')}, not ${args.what}\n${USAGE}`);
 const workloads = list(String(args.workloads));
@@ -50,7 +53,14 @@ const { open, removeDatabase, WriteBatch } = await import('PACKAGE');
 const { keyOf, valueFor, permutation, rng, below, checksum } = await import(new URL('/bench/common.js', location.origin).href);
 // The suite's tuned options, with --options over them.
 const { TUNED } = await import(new URL('/bench/silt-options.js', location.origin).href);
-onmessage = async ({ data: { num, reads, rounds, workloads, options, sides } }) => {
+onmessage = async ({ data }) => {
+  try {
+    postMessage(await run(data));
+  } catch (e) {
+    postMessage({ error: (e && (e.code ? e.code + ': ' : '') + e.message) || String(e) });
+  }
+};
+async function run({ num, reads, rounds, workloads, options, sides }) {
   const tuned = { ...TUNED, ...options };
   const names = ['read-ab-on', 'read-ab-off'];
   for (const n of names) await removeDatabase(n);
@@ -100,8 +110,8 @@ onmessage = async ({ data: { num, reads, rounds, workloads, options, sides } }) 
   });
   for (const db of dbs) db.close();
   for (const n of names) await removeDatabase(n);
-  postMessage(out);
-};
+  return out;
+}
 postMessage('ready');
 `;
 
@@ -125,6 +135,7 @@ async function main() {
         options: JSON.parse(args.options),
         sides,
       });
+      if (out.error) throw new Error(`the worker failed: ${out.error}`);
       console.log(
         `N = ${args.num}, ${args.reads} gets per pass, ${args.rounds} rounds; options ${JSON.stringify(out.options)}; on ${JSON.stringify(sides.on)}, off ${JSON.stringify(sides.off)}`,
       );
@@ -155,6 +166,8 @@ async function main() {
           date,
           num: args.num,
           reads: args.reads,
+          rounds: args.rounds,
+          workloads,
           options: out.options,
           on: sides.on,
           off: sides.off,

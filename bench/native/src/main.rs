@@ -132,8 +132,9 @@ const USAGE: &str = "usage: silt-bench [--engine silt|rocksdb] [--benchmarks a,b
   [--multiread-get 0|1 (multireadrandom's keys, one Get each)]
   [--seek-nexts N] [--sync 0|1] [--statistics 0|1] [--json] [--seed N]
   [--ab read-triggered-compaction|row-cache|none (silt: two databases, the option on and off, every
-    benchmark run on both in one process, order alternating, both settled before each, with the
-    ratio off/on; none: both alike, an A/A that shows what the method itself tells apart)]
+    benchmark run on both in one process, the side going first alternating from one run of a
+    benchmark to the next, both settled before each timed run, with the ratio off/on; none: both
+    alike, an A/A that shows what the method itself tells apart)]
   [--warm-cache 0|1 (read every entry once, untimed, before the benchmarks)]
   [--writes-per-range-tombstone N] [--range-tombstone-width 100] [--max-num-range-tombstones N]
   [--explicit-snapshot 0|1] [--auto-refresh-iterator-with-snapshot 0|1]   (seekrandom)
@@ -596,6 +597,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if f.ab.is_some() && f.benchmarks.iter().any(|b| b == "iteratorpinning") {
+        eprintln!(
+            "--ab times benchmarks on two databases; iteratorpinning is a report of its own: run it without --ab"
+        );
+        std::process::exit(2);
+    }
     let sides: Vec<(&'static str, Flags)> = match &f.ab {
         None => vec![("", f.clone())],
         Some(option) => match ab_sides(&f, option) {
@@ -634,31 +641,46 @@ fn main() {
     }
     if let Some(option) = &f.ab {
         if !f.json {
+            let side = |(name, f): &(&str, Flags)| {
+                format!(
+                    "{name}: read-triggered compaction {}, row cache {} KiB",
+                    f.read_triggered_compaction,
+                    f.row_cache_size >> 10
+                )
+            };
             println!(
-                "A/B of {option} in one process: each benchmark runs on both databases, the order alternating, \
-                 both settled (background work done) before each"
+                "A/B of {option} in one process ({}; {}): each benchmark runs on both databases, the side going \
+                 first alternating from one run of a benchmark to the next, both settled (background work done) \
+                 before each timed run",
+                side(&sides[0]),
+                side(&sides[1])
             );
         }
     }
     // Microseconds per op of each benchmark, per side (A/B summary).
     let mut timed: Vec<(String, [f64; 2])> = Vec::new();
     for (i, name) in f.benchmarks.iter().enumerate() {
-        // A/B: neither side's background work runs into the other's timing.
-        if f.ab.is_some() {
-            for db in &dbs {
-                if let Err(e) = db.settle() {
-                    eprintln!("silt-bench: settling before {name}: {e}");
-                    std::process::exit(1);
-                }
-            }
-        }
         let mut micros_of = [0f64; 2];
-        let order: Vec<usize> = if i % 2 == 0 { (0..dbs.len()).collect() } else { (0..dbs.len()).rev().collect() };
+        // How many times this benchmark ran before: its keys, and in an
+        // A/B which side goes first (alternating per benchmark, so that
+        // benchmarks taking turns each alternate too).
         let repeat = f.benchmarks[..i].iter().filter(|n| *n == name).count() as u64;
+        let order: Vec<usize> =
+            if repeat.is_multiple_of(2) { (0..dbs.len()).collect() } else { (0..dbs.len()).rev().collect() };
         for s in order {
             let side = sides[s].0;
             let f = &Flags { repeat, ..sides[s].1.clone() };
             let db = &dbs[s];
+            // A/B: neither side's background work (flushes, compactions,
+            // one its reads called for) runs into the other's timing.
+            if f.ab.is_some() {
+                for db in &dbs {
+                    if let Err(e) = db.settle() {
+                        eprintln!("silt-bench: settling before {name}: {e}");
+                        std::process::exit(1);
+                    }
+                }
+            }
             let out = match run_one(db, f, name, &date) {
                 Ok(Some(o)) => o,
                 Ok(None) => continue,
@@ -677,6 +699,16 @@ fn main() {
                 if f.statistics {
                     l.pop();
                     l.push_str(&json::tickers(&db.tickers()));
+                    l.push('}');
+                }
+                if !side.is_empty() || name.starts_with("fill") || name == "compact" {
+                    l.pop();
+                    if !side.is_empty() {
+                        l.push_str(&format!(",\"side\":\"{side}\""));
+                    }
+                    if name.starts_with("fill") || name == "compact" {
+                        l.push_str(&format!(",\"shape_after\":\"{}\"", db.shape()));
+                    }
                     l.push('}');
                 }
                 println!("{l}");
