@@ -22,6 +22,7 @@
 //   node bench/run/read-ab.mjs --what row-cache [--workloads readhot,readrandom]
 //   node bench/run/read-ab.mjs --what read-triggered-compaction [--workloads readrandom]
 //   node bench/run/read-ab.mjs --what none   (both sides alike: an A/A)
+//   node bench/run/read-ab.mjs --what compacted   (compactRange() after the fill against not)
 //   [--num 100000] [--reads 10000] [--rounds 12] [--json FILE (appends JSON lines)]
 //   [--options JSON (over the tuned options on both sides, e.g. {"bloomBitsPerKey":0})]
 import { appendFileSync } from 'node:fs';
@@ -30,7 +31,7 @@ import { runInBlobWorker, withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON]';
+  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|compacted|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON]';
 const args = parseArgs(
   process.argv.slice(2),
   { what: 'row-cache', workloads: 'readhot,readrandom', num: 100_000, reads: 10_000, rounds: 12, json: '', options: '{}', 'timeout-min': 15 },
@@ -41,6 +42,9 @@ const log = (m) => process.stderr.write(`[read-ab] ${m}\n`);
 const SIDES = {
   'row-cache': { on: { rowCacheCapacity: 16 << 20 }, off: { rowCacheCapacity: 0 } },
   'read-triggered-compaction': { on: { readTriggeredCompaction: true }, off: { readTriggeredCompaction: false } },
+  // The fill compacted (compactRange() once it settled) against left as it
+  // is, neither compacting on reads: what a compacted layout itself gives.
+  compacted: { on: { readTriggeredCompaction: false, compactAfterFill: true }, off: { readTriggeredCompaction: false } },
   // Both alike: an A/A, what the method itself tells apart.
   none: { on: {}, off: {} },
 };
@@ -64,16 +68,20 @@ async function run({ num, reads, rounds, workloads, options, sides }) {
   const tuned = { ...TUNED, ...options };
   const names = ['read-ab-on', 'read-ab-off'];
   for (const n of names) await removeDatabase(n);
-  const dbs = [await open(names[0], { ...tuned, ...sides.on }), await open(names[1], { ...tuned, ...sides.off })];
+  const opened = async (name, { compactAfterFill = false, ...side }) => ({ db: await open(name, { ...tuned, ...side }), compactAfterFill });
+  const both = [await opened(names[0], sides.on), await opened(names[1], sides.off)];
+  const dbs = both.map((d) => d.db);
   const keys = Array.from({ length: num }, (_, i) => keyOf(i));
   const order = permutation(num, 5);
   const b = new WriteBatch();
-  for (const db of dbs) {
+  for (const { db, compactAfterFill } of both) {
     for (let i = 0; i < num; i += 1000) {
       b.clear();
       for (let j = i; j < Math.min(num, i + 1000); j++) b.put(keys[order[j]], valueFor(order[j]));
       db.write(b);
     }
+    await db.idle();
+    if (compactAfterFill) await db.compactRange();
     await db.idle();
   }
   const shape = (db) => JSON.stringify(db.statistics().properties.filesPerLevel);
