@@ -94,8 +94,8 @@ async function run({ num, reads, rounds, workloads, options, sides }) {
       let expected = 0;
       for (const i of idx) expected += checksum(valueFor(i));
       const us = [0, 0];
-      const sides = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const s of sides) {
+      const turns = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const s of turns) {
         for (const db of dbs) await db.idle();
         const db = dbs[s];
         const t0 = performance.now();
