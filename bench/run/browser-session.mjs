@@ -104,7 +104,10 @@ export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chro
 export function runInBlobWorker(page, src, message) {
   return page.evaluate(
     async ([code, msg]) => {
-      const full = code.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
+      // A rejection nobody handles (an async onmessage that threw) becomes
+      // the worker's error, which fails the run below.
+      const prelude = "addEventListener('unhandledrejection', (e) => { throw e.reason; });\n";
+      const full = prelude + code.replace('PACKAGE', new URL('/siltdb/dist/index.js', location.href).href);
       const w = new Worker(URL.createObjectURL(new Blob([full], { type: 'text/javascript' })), { type: 'module' });
       // A worker that fails to load (or throws) fails the run at once
       // instead of leaving it waiting for the watchdog.

@@ -57,13 +57,7 @@ const { open, removeDatabase, WriteBatch } = await import('PACKAGE');
 const { keyOf, valueFor, permutation, rng, below, checksum } = await import(new URL('/bench/common.js', location.origin).href);
 // The suite's tuned options, with --options over them.
 const { TUNED } = await import(new URL('/bench/silt-options.js', location.origin).href);
-onmessage = async ({ data }) => {
-  try {
-    postMessage(await run(data));
-  } catch (e) {
-    postMessage({ error: (e && (e.code ? e.code + ': ' : '') + e.message) || String(e) });
-  }
-};
+onmessage = async ({ data }) => postMessage(await run(data));
 async function run({ num, reads, rounds, workloads, options, sides }) {
   const tuned = { ...TUNED, ...options };
   const names = ['read-ab-on', 'read-ab-off'];
@@ -143,7 +137,6 @@ async function main() {
         options: JSON.parse(args.options),
         sides,
       });
-      if (out.error) throw new Error(`the worker failed: ${out.error}`);
       console.log(
         `N = ${args.num}, ${args.reads} gets per pass, ${args.rounds} rounds; options ${JSON.stringify(out.options)}; on ${JSON.stringify(sides.on)}, off ${JSON.stringify(sides.off)}`,
       );
