@@ -947,7 +947,7 @@ impl Importer {
         if !self.merge_operator.is_empty() {
             let ours = inner.options.merge_operator.as_ref().map(|m| m.name()).unwrap_or("");
             if ours != self.merge_operator {
-                let theirs = if self.merge_operator.is_empty() { "none" } else { &self.merge_operator };
+                let theirs = &self.merge_operator;
                 return Err(Error::InvalidArgument(format!(
                     "the export is of a database with merge operator {theirs:?}, whose tables may hold merge operands: open the database it is imported into with that merge operator (it has {:?}), or export in the entries form, which applies them",
                     if ours.is_empty() { "none" } else { ours }
