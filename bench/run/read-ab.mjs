@@ -25,16 +25,17 @@
 //   node bench/run/read-ab.mjs --what compacted   (compactRange() after the fill against not)
 //   [--num 100000] [--reads 10000] [--rounds 12] [--json FILE (appends JSON lines)]
 //   [--options JSON (over the tuned options on both sides, e.g. {"bloomBitsPerKey":0})]
+//   [--defaults (siltdb's library defaults on both sides instead of the tuned options)]
 import { appendFileSync } from 'node:fs';
 import { list, parseArgs, runMain } from './args.mjs';
 import { runInBlobWorker, withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|compacted|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON]';
+  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|compacted|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON] [--defaults]';
 const args = parseArgs(
   process.argv.slice(2),
-  { what: 'row-cache', workloads: 'readhot,readrandom', num: 100_000, reads: 10_000, rounds: 12, json: '', options: '{}', 'timeout-min': 15 },
+  { what: 'row-cache', workloads: 'readhot,readrandom', num: 100_000, reads: 10_000, rounds: 12, json: '', options: '{}', defaults: false, 'timeout-min': 15 },
   USAGE,
 );
 const log = (m) => process.stderr.write(`[read-ab] ${m}\n`);
@@ -58,8 +59,8 @@ const { keyOf, valueFor, permutation, rng, below, checksum } = await import(new 
 // The suite's tuned options, with --options over them.
 const { TUNED } = await import(new URL('/bench/silt-options.js', location.origin).href);
 onmessage = async ({ data }) => postMessage(await run(data));
-async function run({ num, reads, rounds, workloads, options, sides }) {
-  const tuned = { ...TUNED, ...options };
+async function run({ num, reads, rounds, workloads, options, defaults, sides }) {
+  const tuned = { ...(defaults ? {} : TUNED), ...options };
   const names = ['read-ab-on', 'read-ab-off'];
   for (const n of names) await removeDatabase(n);
   const opened = async (name, { compactAfterFill = false, ...side }) => ({ db: await open(name, { ...tuned, ...side }), compactAfterFill });
@@ -135,6 +136,7 @@ async function main() {
         rounds: args.rounds,
         workloads,
         options: JSON.parse(args.options),
+        defaults: args.defaults,
         sides,
       });
       console.log(
@@ -169,6 +171,7 @@ async function main() {
           reads: args.reads,
           rounds: args.rounds,
           workloads,
+          defaults: args.defaults,
           options: out.options,
           on: sides.on,
           off: sides.off,
