@@ -7,7 +7,9 @@
 //! one below, up to the *base level*, the highest level whose target is
 //! still at least `max_bytes_for_level_base`. L0 compacts into the base
 //! level; levels above the base level stay empty (data found there, from a
-//! time the database was larger, is drained down first).
+//! time the database was larger or ingested above the last level, is
+//! drained down first, and until it is, L0 compacts into the first such
+//! level: [`l0_output_level`]).
 
 use std::sync::Arc;
 
@@ -95,6 +97,19 @@ pub fn level_bytes(v: &Version) -> [u64; NUM_LEVELS] {
         out[l] = files.iter().map(|f| f.meta.file_size).sum();
     }
     out
+}
+
+/// The level L0 compacts into: the base level, or the first level below L0
+/// that holds any file, if that is higher. Data in a level above the base
+/// level (a table ingested above the last level, or what is left of an old
+/// base level after the base level moved down) is older than L0's and
+/// newer than what lies below it: L0 compacted past it would put newer
+/// versions underneath older ones (a get stops at the older one) and make
+/// the compaction look bottommost (a tombstone dropped brings back what it
+/// deleted; merge operands lose their base). RocksDB bounds its base level
+/// by the first non-empty level for the same reason.
+pub fn l0_output_level(v: &Version, targets: &LevelTargets) -> usize {
+    (1..targets.base_level).find(|&l| !v.levels[l].is_empty()).unwrap_or(targets.base_level)
 }
 
 /// Computes the dynamic level targets from the level sizes.
@@ -210,7 +225,7 @@ pub fn choose(v: &Version, o: &PickerOptions, cursors: &[Vec<u8>; NUM_LEVELS]) -
     }
     let Some((_, level)) = best else { return read_triggered(v, o, &targets) };
     if level == 0 {
-        return merge_into(v, o, 0, v.levels[0].clone(), targets.base_level, Reason::L0FileCount);
+        return merge_into(v, o, 0, v.levels[0].clone(), l0_output_level(v, &targets), Reason::L0FileCount);
     }
     let reason = if level < targets.base_level { Reason::DrainAboveBase } else { Reason::LevelSize };
     // Round-robin: the first file past the cursor, wrapping around.
@@ -235,7 +250,7 @@ fn read_triggered(v: &Version, o: &PickerOptions, targets: &LevelTargets) -> Cho
     for (level, files) in v.levels.iter().enumerate().take(last) {
         for f in files.iter().filter(|f| f.wants_read_compaction()) {
             if level == 0 {
-                return merge_into(v, o, 0, v.levels[0].clone(), targets.base_level, Reason::ReadTriggered);
+                return merge_into(v, o, 0, v.levels[0].clone(), l0_output_level(v, targets), Reason::ReadTriggered);
             }
             if !overlapping(v, level + 1, f.smallest_user_key(), f.largest_user_key()).is_empty() {
                 return merge_into(v, o, level, vec![f.clone()], level + 1, Reason::ReadTriggered);
@@ -254,7 +269,7 @@ fn read_triggered(v: &Version, o: &PickerOptions, targets: &LevelTargets) -> Cho
 /// overlaps no other). `DoNothing` when no level has two files.
 pub fn fewer_files(v: &Version, o: &PickerOptions) -> Choice {
     if v.levels[0].len() >= 2 {
-        let base = level_targets(&level_bytes(v), o).base_level;
+        let base = l0_output_level(v, &level_targets(&level_bytes(v), o));
         let mut inputs = vec![(0, v.levels[0].clone())];
         if let Some((lo, hi)) = key_range(&v.levels[0]) {
             let lower = overlapping(v, base, &lo, &hi);
@@ -282,7 +297,7 @@ pub fn fewer_files(v: &Version, o: &PickerOptions) -> Choice {
 }
 
 /// The manual compaction of level `level`'s files overlapping [lo, hi]
-/// (`None` = unbounded) into the next level (L0 into the base level; the
+/// (`None` = unbounded) into the next level (L0 into [`l0_output_level`]; the
 /// last level into itself). Never a trivial move: manual compaction
 /// rewrites every file it touches.
 pub fn manual(v: &Version, o: &PickerOptions, level: usize, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Choice {
@@ -305,7 +320,7 @@ pub fn manual(v: &Version, o: &PickerOptions, level: usize, lo: Option<&[u8]>, h
     let (files, output_level) = if level == 0 {
         // All of L0: its files overlap each other, and a newer file left
         // behind would sort below older data moved down.
-        (v.levels[0].clone(), level_targets(&level_bytes(v), o).base_level)
+        (v.levels[0].clone(), l0_output_level(v, &level_targets(&level_bytes(v), o)))
     } else {
         (files, level + 1)
     };

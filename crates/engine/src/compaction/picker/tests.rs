@@ -157,6 +157,30 @@ fn data_above_the_base_level_is_drained_first() {
 }
 
 #[test]
+fn l0_never_compacts_past_data_above_the_base_level() {
+    // L6 alone is small: the base level is L6. L3 holds data (ingested
+    // there, or left by an old base level) that is older than L0's.
+    let l0 = vec![file(9, "x", "y", MB), file(8, "a", "b", MB), file(7, "c", "d", MB), file(6, "e", "f", MB)];
+    let v = version(vec![(0, l0.clone()), (3, vec![file(4, "m", "n", MB)]), (6, vec![file(1, "a", "z", 10 * MB)])]);
+    let t = level_targets(&level_bytes(&v), &opts());
+    assert_eq!(t.base_level, 6);
+    assert_eq!(l0_output_level(&v, &t), 3);
+    for choice in [manual(&v, &opts(), 0, None, None), fewer_files(&v, &opts())] {
+        match choice {
+            Choice::Merge(spec) => assert_eq!(spec.output_level, 3),
+            other => panic!("{other:?}"),
+        }
+    }
+    // With nothing above the base level, L0 goes into it.
+    let v = version(vec![(0, l0), (6, vec![file(1, "a", "z", 10 * MB)])]);
+    assert_eq!(l0_output_level(&v, &level_targets(&level_bytes(&v), &opts())), 6);
+    match manual(&v, &opts(), 0, None, None) {
+        Choice::Merge(spec) => assert_eq!(spec.output_level, 6),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn a_level_within_target_does_nothing() {
     let v = version(vec![(6, vec![file(1, "a", "z", 10 * MB)]), (0, vec![file(2, "a", "b", MB)])]);
     assert!(matches!(choose(&v, &opts(), &no_cursors()), Choice::DoNothing));
@@ -169,10 +193,12 @@ fn manual_compaction_takes_all_of_l0_and_never_moves() {
         (5, vec![file(4, "a", "c", MB)]),
         (6, vec![file(1, "a", "z", 100 * MB)]),
     ]);
+    // Into L5, not the base level L6: L5's data is older than L0's, and L0
+    // compacted under it would be hidden by it (see l0_output_level).
     match manual(&v, &opts(), 0, Some(b"a"), Some(b"b")) {
         Choice::Merge(spec) => {
-            assert_eq!(spec.output_level, 6);
-            assert_eq!(numbers(&spec), vec![(0, 9), (0, 8), (6, 1)]);
+            assert_eq!(spec.output_level, 5);
+            assert_eq!(numbers(&spec), vec![(0, 9), (0, 8), (5, 4)]);
         }
         other => panic!("{other:?}"),
     }
