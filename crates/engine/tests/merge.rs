@@ -115,3 +115,40 @@ fn a_failing_merge_is_reported_as_corruption() {
     db.merge(&W, b"c", &n(1)).unwrap();
     assert!(matches!(db.get(&ReadOptions::default(), b"c"), Err(Error::Corruption { .. })));
 }
+
+/// A memtable at its size when the database closes (below the close-flush
+/// threshold) is replayed whole into one memtable, not split in two on the
+/// same WAL: a flush of the first half would leave the WAL needed, and the
+/// next open would replay the half already in a table again, applying its
+/// merge operands twice.
+#[test]
+fn a_reopen_after_a_replayed_full_memtable_applies_every_operand_once() {
+    let fs = MemFs::new();
+    let db = open_with(&fs, true).unwrap();
+    let r = ReadOptions::default();
+    let filler = vec![b'f'; 200];
+    let mut merges = 0u64;
+    loop {
+        let p = db.properties();
+        assert_eq!(p.immutable_memtables, 0);
+        if p.memtable_bytes >= 64 << 10 {
+            break;
+        }
+        db.merge(&W, b"counter", &n(1)).unwrap();
+        db.put(&W, format!("filler{merges:05}").as_bytes(), &filler).unwrap();
+        merges += 1;
+    }
+    assert_eq!(counter(&db, &r, b"counter"), Some(merges));
+    drop(db);
+    let db = open_with(&fs, true).unwrap();
+    assert_eq!(counter(&db, &r, b"counter"), Some(merges));
+    db.flush().unwrap();
+    assert_eq!(counter(&db, &r, b"counter"), Some(merges));
+    drop(db);
+    let db = open_with(&fs, true).unwrap();
+    assert_eq!(counter(&db, &r, b"counter"), Some(merges), "operands replayed twice");
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    let db = open_with(&fs, true).unwrap();
+    assert_eq!(counter(&db, &r, b"counter"), Some(merges));
+}

@@ -138,13 +138,19 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             let batch = WriteBatch::from_record(rec, &path, offset)?;
             let m = mem.get_or_insert_with(|| MemTable::with_bloom(number, options.memtable_bloom_bytes()));
             last_seq = last_seq.max(m.add_batch(&batch));
-            if m.approximate_memory_usage() >= options.write_buffer_size {
-                imm.extend(mem.take().map(Arc::new));
-            }
         }
-        if i + 1 == wals.len() && reader.tail_corruption().is_none() {
-            let len = file.len()?;
-            reusable = Some((number, file, len));
+        if i + 1 == wals.len() {
+            if reader.tail_corruption().is_none() {
+                let len = file.len()?;
+                reusable = Some((number, file, len));
+            }
+        } else if mem.as_ref().is_some_and(|m| m.approximate_memory_usage() >= options.write_buffer_size) {
+            // A memtable is switched out only between WALs, never within
+            // one: a flush moves the log number past whole WALs only, so a
+            // WAL split between two memtables would be replayed from its
+            // start after the first one's flush, and its entries already
+            // in a table (merge operands among them) would apply twice.
+            imm.extend(mem.take().map(Arc::new));
         }
     }
     versions.last_sequence = last_seq;
