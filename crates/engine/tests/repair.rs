@@ -299,3 +299,48 @@ fn a_transactions_own_files_left_by_a_crash_stay_out_of_a_repair() {
     db.put(&WriteOptions::default(), b"key00001", b"after repair").unwrap();
     assert_eq!(db.get(&ReadOptions::default(), b"key00001").unwrap().as_deref(), Some(&b"after repair"[..]));
 }
+
+#[test]
+fn synced_writes_still_only_in_the_wal_survive_a_repair_after_an_ingest_or_a_spilled_commit() {
+    // An ingest and a spilled transaction's commit add tables numbered above
+    // writes that are still only in the WAL (they flush only the memtables
+    // their keys overlap). Repair must keep those writes, with the manifest
+    // and without it.
+    for spilled in [false, true] {
+        for manifest_readable in [true, false] {
+            let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+            let db = Db::open(fs.clone(), "db", Options { transaction_spill_bytes: 1 << 10, ..options() }).unwrap();
+            let sync = WriteOptions { sync: true };
+            db.put(&sync, b"a", b"synced").unwrap();
+            db.merge(&sync, b"ctr", &7u64.to_le_bytes()).unwrap();
+            if spilled {
+                let mut t = db.begin_optimistic();
+                for i in 0..200u32 {
+                    t.put(format!("z{i:05}").as_bytes(), b"committed").unwrap();
+                }
+                assert!(t.spilled());
+                t.commit(&db, &sync).unwrap();
+            } else {
+                let mut b = WriteBatch::new();
+                b.put(b"z", b"ingested");
+                db.ingest(&b, &silt_engine::IngestOptions::default()).unwrap();
+            }
+            db.close().unwrap();
+            drop(db);
+            if !manifest_readable {
+                for name in files(&*fs).iter().filter(|n| n.starts_with("MANIFEST-")) {
+                    fs.remove(&format!("db/{name}")).unwrap();
+                }
+            }
+            let report = repair(fs.clone(), "db", &options()).unwrap();
+            let what = format!("spilled {spilled}, manifest readable {manifest_readable}: {report:?}");
+            assert_eq!(report.wal_records_flushed, 0, "{what}");
+            let db = Db::open(fs.clone(), "db", options()).unwrap();
+            let r = ReadOptions::default();
+            assert_eq!(db.get(&r, b"a").unwrap().as_deref(), Some(&b"synced"[..]), "{what}");
+            assert_eq!(db.get(&r, b"ctr").unwrap(), Some(7u64.to_le_bytes().to_vec()), "{what}");
+            let z = if spilled { &b"z00007"[..] } else { &b"z"[..] };
+            assert!(db.get(&r, z).unwrap().is_some(), "{what}");
+        }
+    }
+}

@@ -5,9 +5,10 @@
 //! Which files: if the newest complete manifest still reads, the tables it
 //! names and the WALs from its log number on; otherwise every table and WAL
 //! found (then versions that a compaction had dropped, in inputs not yet
-//! deleted, may come back; the report says so). WAL batches no newer than
-//! some table are left out: memtables flush in order, so a table already
-//! holds them, and replaying them would apply merge operands twice.
+//! deleted, may come back; the report says so). WALs whose writes a table
+//! holds already are left out (replaying them would apply merge operands
+//! twice): with a manifest, those below its log number; without one, those
+//! some table holds an entry of (see the comment in [`repair`]).
 //!
 //! Every table is read (block by block where it is damaged, skipping the
 //! blocks that fail their checksum) and every WAL replayed up to its first
@@ -71,6 +72,23 @@ pub struct RepairReport {
     pub problems: Vec<String>,
 }
 
+/// A WAL replayed by [`repair`].
+struct ReplayedWal {
+    path: String,
+    mem: Arc<MemTable>,
+    records: u64,
+    /// A table holds its writes already.
+    flushed: bool,
+}
+
+/// The WAL whose batches took sequence number `seq`, if any; `ranges` are
+/// (first, last, WAL index), sorted and disjoint.
+fn wal_holding(ranges: &[(SequenceNumber, SequenceNumber, usize)], seq: SequenceNumber) -> Option<usize> {
+    let i = ranges.partition_point(|&(first, _, _)| first <= seq);
+    let &(first, last, w) = ranges.get(i.checked_sub(1)?)?;
+    (first <= seq && seq <= last).then_some(w)
+}
+
 /// Rebuilds the database in `dir` from its intact parts (see the module
 /// documentation). The database must not be open. Afterwards
 /// [`crate::Db::open`] opens it with everything that was salvaged.
@@ -126,7 +144,60 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
                 .to_string(),
         );
     }
-    let mut max_table_seq: SequenceNumber = 0;
+    // Every WAL still needed, each into a memtable of its own, with the
+    // ranges of sequence numbers its batches took.
+    let mut replayed_wals: Vec<ReplayedWal> = Vec::new();
+    let mut ranges: Vec<(SequenceNumber, SequenceNumber, usize)> = Vec::new();
+    for (_, kind) in &kinds {
+        let FileKind::Wal(number) = *kind else { continue };
+        let path = wal_path(&dir, number);
+        if live.as_ref().is_some_and(|&(_, log_number)| number < log_number) {
+            report.problems.push(format!("{path}: already flushed (below the manifest's log number): left out"));
+            continue;
+        }
+        let replayed = Arc::new(MemTable::new(number));
+        let mut records = 0;
+        let mut reader = match fs.open(&path, false).and_then(|f| LogReader::new(f, &path)) {
+            Ok(r) => r,
+            Err(e) => {
+                report.wals_damaged += 1;
+                report.problems.push(format!("{path}: unreadable: {e}"));
+                continue;
+            }
+        };
+        loop {
+            match reader.next_record() {
+                Ok(Some((rec, offset))) => match WriteBatch::from_record(rec, &path, offset) {
+                    Ok(batch) => {
+                        records += 1;
+                        if batch.count() > 0 {
+                            let first = batch.sequence();
+                            ranges.push((first, first + u64::from(batch.count()) - 1, replayed_wals.len()));
+                        }
+                        replayed.add_batch(&batch);
+                    }
+                    Err(e) => {
+                        report.wals_damaged += 1;
+                        report.problems.push(format!("{path}: replay stopped at a bad batch: {e}"));
+                        break;
+                    }
+                },
+                Ok(None) => {
+                    if let Some((offset, why)) = reader.tail_corruption() {
+                        report.problems.push(format!("{path}: torn tail at offset {offset} dropped ({why})"));
+                    }
+                    break;
+                }
+                Err(e) => {
+                    report.wals_damaged += 1;
+                    report.problems.push(format!("{path}: replay stopped at damage: {e}"));
+                    break;
+                }
+            }
+        }
+        replayed_wals.push(ReplayedWal { path, mem: replayed, records, flushed: false });
+    }
+    ranges.sort_unstable();
 
     for (_, kind) in &kinds {
         let FileKind::Table(number) = *kind else { continue };
@@ -148,9 +219,19 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         // The largest sequence number in the table, and whether it reads whole.
         // (Every block read and every key parsed: what verify() checks.)
         let mut table_seq = ts.iter().map(|t| t.seq).max().unwrap_or(0);
+        // Which WALs it holds an entry of (read only without a manifest).
+        let mut holds = vec![false; replayed_wals.len()];
+        for t in &ts {
+            if let Some(w) = wal_holding(&ranges, t.seq) {
+                holds[w] = true;
+            }
+        }
         let (lost, first_error) = table.salvage(|ikey, _| match key::parse(ikey) {
             Some(p) => {
                 table_seq = table_seq.max(p.seq);
+                if let Some(w) = wal_holding(&ranges, p.seq) {
+                    holds[w] = true;
+                }
                 true
             }
             None => false,
@@ -161,7 +242,11 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
             report.problems.push(format!("{path}: an uncommitted transaction's writes (its own file): left out"));
             continue;
         }
-        max_table_seq = max_table_seq.max(table_seq);
+        if live.is_none() {
+            for (w, held) in replayed_wals.iter_mut().zip(holds) {
+                w.flushed |= held;
+            }
+        }
         tombstones.extend(ts);
         if lost == 0 && first_error.is_none() {
             report.tables_intact += 1;
@@ -186,57 +271,29 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         sources.push(Box::new(salvaged.iter()));
     }
 
-    for (_, kind) in &kinds {
-        let FileKind::Wal(number) = *kind else { continue };
-        let path = wal_path(&dir, number);
-        if live.as_ref().is_some_and(|&(_, log_number)| number < log_number) {
-            report.problems.push(format!("{path}: already flushed (below the manifest's log number): left out"));
+    // WALs a table holds already are left out: replaying them would apply
+    // their merge operands twice (a flush merges them). With a readable
+    // manifest that is none of the WALs from its log number on: memtables
+    // cover whole WALs and flush oldest first, and the log number moves past
+    // a WAL once its memtable's table is durable. A table's sequence numbers
+    // alone say nothing here: an ingest or a transaction's commit adds
+    // tables numbered above writes that are still only in a WAL. Without a
+    // manifest, a WAL is taken as flushed when a table holds an entry
+    // numbered within one of its batches: a flush keeps the newest version
+    // of every key it writes, and a table written any other way (an ingest,
+    // a commit) holds only numbers no WAL batch took.
+    for w in replayed_wals {
+        if w.flushed {
+            report.wal_records_flushed += w.records;
+            report.problems.push(format!("{}: its writes are in a table already (flushed): left out", w.path));
             continue;
         }
-        let replayed = Arc::new(MemTable::new(number));
-        let mut reader = match fs.open(&path, false).and_then(|f| LogReader::new(f, &path)) {
-            Ok(r) => r,
-            Err(e) => {
-                report.wals_damaged += 1;
-                report.problems.push(format!("{path}: unreadable: {e}"));
-                continue;
-            }
-        };
-        loop {
-            match reader.next_record() {
-                Ok(Some((rec, offset))) => match WriteBatch::from_record(rec, &path, offset) {
-                    // A batch no newer than some table was flushed into it
-                    // already (memtables flush in order): replaying it again
-                    // would apply its merge operands twice.
-                    Ok(batch) if batch.sequence() <= max_table_seq => report.wal_records_flushed += 1,
-                    Ok(batch) => {
-                        report.wal_records += 1;
-                        replayed.add_batch(&batch);
-                    }
-                    Err(e) => {
-                        report.wals_damaged += 1;
-                        report.problems.push(format!("{path}: replay stopped at a bad batch: {e}"));
-                        break;
-                    }
-                },
-                Ok(None) => {
-                    if let Some((offset, why)) = reader.tail_corruption() {
-                        report.problems.push(format!("{path}: torn tail at offset {offset} dropped ({why})"));
-                    }
-                    break;
-                }
-                Err(e) => {
-                    report.wals_damaged += 1;
-                    report.problems.push(format!("{path}: replay stopped at damage: {e}"));
-                    break;
-                }
-            }
-        }
-        if let Some(ts) = replayed.tombstones() {
+        report.wal_records += w.records;
+        if let Some(ts) = w.mem.tombstones() {
             tombstones.extend(ts.to_tombstones());
         }
-        if !replayed.is_empty() {
-            sources.push(Box::new(replayed.iter()));
+        if !w.mem.is_empty() {
+            sources.push(Box::new(w.mem.iter()));
         }
     }
 
