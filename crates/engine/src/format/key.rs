@@ -123,6 +123,14 @@ fn tag(ikey: &[u8]) -> u64 {
 
 /// Orders internal keys: user key ascending, then tag descending.
 #[inline]
+/// Whether `ikey` is a range-tombstone sentinel, `(k, MAX_SEQUENCE,
+/// RangeDelete)`: a table's largest key set to the end of a range tombstone
+/// it holds. The table holds nothing of `k` itself (its tombstones end
+/// before `k`), so the next file of its level may start with `k`.
+pub fn is_range_sentinel(ikey: &[u8]) -> bool {
+    parse(ikey).is_some_and(|p| p.seq == MAX_SEQUENCE && p.ty == ValueType::RangeDelete)
+}
+
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
     match bytewise(user_key(a), user_key(b)) {
         Ordering::Equal => tag(b).cmp(&tag(a)),

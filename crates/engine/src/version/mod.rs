@@ -111,12 +111,21 @@ impl Version {
     }
 
     /// In a level >= 1, the only file that may hold the internal key
-    /// `lookup` (a seek key). Compares internal keys, so a file whose largest
-    /// key is a range-tombstone sentinel for `k` is not taken for `k`.
+    /// `lookup` (a seek key). A file whose largest key is a range-tombstone
+    /// sentinel for `k` (`(k, MAX_SEQUENCE, RangeDelete)`: its tombstones end
+    /// before `k`) holds nothing of `k` and is never taken for it, whatever
+    /// the lookup's sequence number: a seek key at `MAX_SEQUENCE` (the
+    /// transaction conflict check's) sorts before the sentinel, and
+    /// comparing internal keys alone would stop at that file and miss the
+    /// next one, which starts with `k`.
     pub fn find_file(&self, level: usize, lookup: &[u8]) -> Option<&Arc<FileMetaData>> {
         let files = &self.levels[level];
-        let i = files.partition_point(|f| key::compare(&f.meta.largest, lookup).is_lt());
-        files.get(i).filter(|f| f.smallest_user_key() <= key::user_key(lookup))
+        let user_key = key::user_key(lookup);
+        let i = files.partition_point(|f| {
+            key::compare(&f.meta.largest, lookup).is_lt()
+                || (f.largest_user_key() == user_key && key::is_range_sentinel(&f.meta.largest))
+        });
+        files.get(i).filter(|f| f.smallest_user_key() <= user_key)
     }
 }
 
