@@ -655,8 +655,8 @@ impl Db {
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
-        let seq = self.inner.visible_seq.load(Ordering::Acquire);
-        Snapshot::new(seq, self.inner.snapshots.clone())
+        let visible = &self.inner.visible_seq;
+        Snapshot::of_current(|| visible.load(Ordering::Acquire), self.inner.snapshots.clone())
     }
 
     /// Reads every block of every table file of the current version and

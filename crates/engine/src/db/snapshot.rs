@@ -37,6 +37,24 @@ impl Snapshot {
         Snapshot { seq, list }
     }
 
+    /// A snapshot at the sequence number `visible` reads, read while the
+    /// list is locked. A flush or compaction reads the list (under that
+    /// lock) when it starts, with every entry of its inputs already
+    /// visible: so either it sees this snapshot, or this snapshot's number
+    /// is at least every number in its inputs and it drops nothing the
+    /// snapshot could see. Read before the lock, the number could be
+    /// older than a version such a job then drops (RocksDB takes its
+    /// snapshots under its mutex for the same reason).
+    pub(crate) fn of_current(visible: impl FnOnce() -> SequenceNumber, list: Arc<SnapshotList>) -> Self {
+        let seq = {
+            let mut live = list.lock();
+            let seq = visible();
+            *live.entry(seq).or_insert(0) += 1;
+            seq
+        };
+        Snapshot { seq, list }
+    }
+
     /// The sequence number of the last write the snapshot sees.
     pub fn sequence(&self) -> SequenceNumber {
         self.seq
