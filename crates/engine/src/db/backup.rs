@@ -43,7 +43,7 @@ use std::sync::Arc;
 use super::{lock, Db, ReadOptions, Snapshot, StateGuard, SuperVersion};
 use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
-use crate::db::options::{check_key, check_value};
+use crate::db::options::{check_key, check_value, MAX_KEY_LEN, MAX_VALUE_LEN};
 use crate::error::{Error, Result};
 use crate::format::checksum::{crc32c, crc32c_extend, mask, unmask};
 use crate::format::coding::{decode_fixed32, decode_fixed64, put_fixed32, put_fixed64, put_varint32, Reader};
@@ -307,7 +307,11 @@ impl Exporter {
         if self.end_done {
             return Ok(None);
         }
-        let max_bytes = max_bytes.max(1);
+        // Every chunk must stay under the importer's MAX_CHUNK: at most half
+        // of it before the entry that passes max_bytes, which adds at most
+        // a key and a value of their largest sizes.
+        const _: () = assert!(MAX_CHUNK / 2 + MAX_KEY_LEN + MAX_VALUE_LEN + 16 < MAX_CHUNK);
+        let max_bytes = max_bytes.clamp(1, MAX_CHUNK / 2);
         let mut out = Vec::with_capacity(max_bytes.min(1 << 20) + 64);
         if !self.header_done {
             out.extend_from_slice(EXPORT_MAGIC);
@@ -425,6 +429,11 @@ pub struct ImportReport {
     pub table_files: u64,
     pub table_bytes: u64,
     pub stream_bytes: u64,
+    /// Bytes the importer copied to keep chunks that pieces split, until
+    /// they were whole: at most about twice `stream_bytes`, however small
+    /// the pieces (each piece is copied once, and what is left of it once
+    /// more after the chunks before it are read).
+    pub buffered_bytes: u64,
 }
 
 /// Sorted entries gathered for the next table files, as internal keys.
@@ -594,18 +603,27 @@ impl Importer {
         self.wants_files = false;
         self.report.stream_bytes += bytes.len() as u64;
         // Pieces that hold whole chunks (an export's own) are read where
-        // they are; what a piece leaves of a chunk waits in `buf`.
-        let gathered;
-        let data: &[u8] = if self.buf.is_empty() {
-            bytes
+        // they are; what a piece leaves of a chunk waits in `buf`, which
+        // grows by each piece and gives up only the chunks read (never
+        // copied whole per piece: a large chunk in small pieces would
+        // cost time quadratic in its size).
+        if self.buf.is_empty() {
+            let at = self.consume(db, bytes)?;
+            self.buf.extend_from_slice(&bytes[at..]);
+            self.report.buffered_bytes += (bytes.len() - at) as u64;
+            self.offset += at as u64;
         } else {
             self.buf.extend_from_slice(bytes);
-            gathered = std::mem::take(&mut self.buf);
-            &gathered
-        };
-        let at = self.consume(db, data)?;
-        self.buf = data[at..].to_vec();
-        self.offset += at as u64;
+            self.report.buffered_bytes += bytes.len() as u64;
+            let mut gathered = std::mem::take(&mut self.buf);
+            let at = self.consume(db, &gathered)?;
+            if at > 0 {
+                gathered.drain(..at);
+                self.report.buffered_bytes += gathered.len() as u64;
+            }
+            self.buf = gathered;
+            self.offset += at as u64;
+        }
         Ok(())
     }
 
@@ -808,33 +826,50 @@ impl Importer {
             inner.tables.stats.clone(),
         )?);
         table.verify_checksums()?;
+        // Every entry and every range tombstone within the bounds and the
+        // sequence numbers the export gave the table, and the table's own
+        // largest-seq property no higher: an entry numbered past the
+        // stream's sequence would appear once a later write reused its
+        // number, and a tombstone "from the future", ignored by reads,
+        // would be applied by compaction. (verify_checksums has read every
+        // block already: this decodes them once more from the cache.)
         let m = &t.meta;
+        let outside = |offset: u64, what: &str| {
+            Error::corruption(
+                &t.path,
+                offset,
+                format!("{what} outside the bounds or sequence numbers the export gave its table"),
+            )
+        };
+        let seq_ok = |seq: u64| (m.smallest_seq..=m.largest_seq).contains(&seq);
         let mut it = table.iter(false);
-        for last in [false, true] {
-            if last {
-                it.seek_to_last();
-            } else {
-                it.seek_to_first();
-            }
-            it.status()?;
-            if !it.valid() {
-                break; // only range tombstones
-            }
+        it.seek_to_first();
+        let mut prev: Vec<u8> = Vec::new();
+        while it.valid() {
             let k = it.key();
             let Some(p) = key::parse(k) else {
                 return Err(Error::corruption(&t.path, it.block_offset(), "bad internal key in data block"));
             };
-            if key::compare(k, &m.smallest).is_lt()
-                || key::compare(k, &m.largest).is_gt()
-                || p.seq < m.smallest_seq
-                || p.seq > m.largest_seq
-            {
-                return Err(Error::corruption(
-                    &t.path,
-                    it.block_offset(),
-                    "an entry outside the bounds or sequence numbers the export gave its table",
-                ));
+            if key::compare(k, &m.smallest).is_lt() || key::compare(k, &m.largest).is_gt() || !seq_ok(p.seq) {
+                return Err(outside(it.block_offset(), "an entry"));
             }
+            if !prev.is_empty() && key::compare(&prev, k).is_ge() {
+                return Err(Error::corruption(&t.path, it.block_offset(), "entries out of order"));
+            }
+            prev.clear();
+            prev.extend_from_slice(k);
+            it.next();
+        }
+        it.status()?;
+        for ts in table.tombstones().map(|ts| ts.to_tombstones()).unwrap_or_default() {
+            let start = key::internal_key(&ts.start, ts.seq, ValueType::RangeDelete);
+            let end = key::internal_key(&ts.end, key::MAX_SEQUENCE, ValueType::RangeDelete);
+            if !seq_ok(ts.seq) || key::compare(&start, &m.smallest).is_lt() || key::compare(&end, &m.largest).is_gt() {
+                return Err(outside(0, "a range tombstone"));
+            }
+        }
+        if table.property(b"silt.largest.seq")?.is_some_and(|s| s > m.largest_seq) {
+            return Err(outside(0, "the table's largest-seq property"));
         }
         self.report.entries += table.property(b"silt.num.entries")?.unwrap_or(0);
         self.report.table_files += 1;
@@ -924,9 +959,15 @@ impl Importer {
         }
         for (level, files) in by_level.iter_mut().enumerate().skip(1) {
             sort_level(level, files);
-            // In internal-key order: a range deletion's end sentinel may
-            // share its user key with the next file's first key.
-            if let Some(w) = files.windows(2).find(|w| key::compare(&w[0].meta.largest, &w[1].meta.smallest).is_ge()) {
+            // By user key: two files of a level never share one, except
+            // where the first ends in a range deletion's sentinel for the
+            // next one's first key (its tombstones end before that key).
+            let overlap = |a: &FileMetaData, b: &FileMetaData| match a.largest_user_key().cmp(b.smallest_user_key()) {
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Equal => !key::is_range_sentinel(&a.meta.largest),
+                std::cmp::Ordering::Greater => true,
+            };
+            if let Some(w) = files.windows(2).find(|w| overlap(&w[0], &w[1])) {
                 return Err(Error::corruption(
                     STREAM,
                     0,
