@@ -3,7 +3,7 @@
  * zero-copy reads, and background work pumped between calls.
  */
 
-import { reserveMemory, type Database as WasmDatabase, type Iterator as WasmIterator } from '../pkg/silt_wasm.js';
+import { heapBytes, reserveMemory, type Database as WasmDatabase, type Iterator as WasmIterator } from '../pkg/silt_wasm.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
 import { show, successor, valueBytes, type Key } from './bytes.js';
@@ -125,7 +125,12 @@ export interface Statistics {
   pinnedResults: number;
   /** Results released by garbage collection instead of `release()`. */
   collectedResults: number;
-  memory: { bytes: number; mode: MemoryMode };
+  /**
+   * Wasm memory: `bytes` its size, which never shrinks (the most the heap
+   * ever needed at once); `heapBytes` what the module's heap holds now
+   * (allocated and not freed), shared by every database of the worker.
+   */
+  memory: { bytes: number; heapBytes: number; mode: MemoryMode };
   background: { steps: number; lastError?: { code: string; message: string } };
 }
 
@@ -890,7 +895,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
       ...s,
       ...(storage ? { storage } : {}),
       collectedResults: collectedResults(),
-      memory: { bytes: memoryBytes(), mode: memoryMode() },
+      memory: { bytes: memoryBytes(), heapBytes: heapBytes(), mode: memoryMode() },
       background: {
         steps: core.pump.steps,
         ...(lastError ? { lastError: { code: lastError.code, message: lastError.message } } : {}),

@@ -10,6 +10,7 @@
 //! - `database.rs`, `reads.rs`, `iterator.rs`, `batch.rs`, `options.rs`:
 //!   the `Database` class and what crosses the boundary with it;
 //!   `exchange.rs` and `results.rs`: zero-copy reads in one call each;
+//! - `heap.rs`: the allocator, counting the heap's live bytes;
 //! - `contract.rs`: the numbers and names siltdb's TypeScript reads instead
 //!   of keeping its own copies (offsets, bits, error codes).
 //!
@@ -23,6 +24,7 @@ mod contract;
 mod database;
 mod error;
 mod exchange;
+mod heap;
 mod iterator;
 #[cfg(target_arch = "wasm32")]
 mod opfs;
@@ -49,6 +51,17 @@ pub use options::OpenOptions;
 #[wasm_bindgen(js_name = simd128Enabled)]
 pub fn simd128_enabled() -> bool {
     cfg!(target_feature = "simd128")
+}
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
+
+/// Bytes the module's heap holds now (allocated and not yet freed), unlike
+/// wasm memory's size, which never shrinks: see `heap.rs`.
+#[wasm_bindgen(js_name = heapBytes)]
+pub fn heap_bytes() -> f64 {
+    heap::live_bytes() as f64
 }
 
 /// Makes room for `bytes` more of allocations in one growth of wasm
