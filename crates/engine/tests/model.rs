@@ -2,9 +2,15 @@
 //! against a `BTreeMap` oracle — puts, deletes, range deletes, merges
 //! (u64 add), batches, gets, snapshots held across flushes and
 //! compactions, iterators in both directions with random bounds, budgeted
-//! background steps, manual compactions, reopen.
+//! background steps, manual compactions, reopen; and where features meet
+//! (`model_ops/`): stepped compactions with reads between slices, large
+//! range deletes, transactions racing other writers, reopens with a full
+//! memtable, export/import round trips, repair of a healthy database.
+//!
+//! `SILT_SOAK=1` runs thousands of seeds (`SILT_MODEL_SEEDS=N` sets how many).
 
 mod common;
+mod model_ops;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -188,7 +194,7 @@ fn run(seed: u64, steps: usize) {
     // older builds wrote), at a restart interval of 1, 4 or 16, so a
     // database holds tables of every kind side by side; and reads through
     // a row cache or not.
-    let open = |fs: &MemFs, rng: &mut SmallRng| {
+    let mut open = |fs: &MemFs, rng: &mut SmallRng| {
         let opts = Options {
             format_version: if rng.random_bool(0.3) { 1 } else { 2 },
             data_block_hash_index: rng.random_bool(0.7),
@@ -228,7 +234,7 @@ fn run(seed: u64, steps: usize) {
             // The snapshot itself is dropped: the iterator keeps its own.
             live.push(LiveIter { it, want, pos: 0, reverse });
         }
-        match rng.random_range(0..100) {
+        match rng.random_range(0..108) {
             0..=29 => {
                 let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
                 let v = value_for(&mut rng, &k);
@@ -380,6 +386,37 @@ fn run(seed: u64, steps: usize) {
                 drop(db);
                 db = open(&fs, &mut rng);
             }
+            100 => model_ops::stepped_compact_range(&db, &model, &mut rng, &ctx),
+            101 => model_ops::large_range_delete(&db, &mut model, &mut rng),
+            102..=103 => model_ops::transaction_race(&db, &mut model, &mut rng, &ctx),
+            104 => {
+                snaps.clear();
+                live.clear();
+                db = model_ops::reopen_with_a_full_memtable(db, &fs, &mut model, &mut rng, &mut open);
+            }
+            105 => model_ops::export_import_round_trip(&db, &model, &mut rng, &ctx),
+            106 => {
+                snaps.clear();
+                live.clear();
+                db = model_ops::repair_healthy(db, &fs, &model, &mut rng, &mut open, &ctx);
+            }
+            107 => {
+                // An ingest of pairs (the other form).
+                let n = rng.random_range(1..30);
+                let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+                    .map(|_| {
+                        let k = key(&mut rng);
+                        let v = value_for(&mut rng, &k);
+                        (k, v)
+                    })
+                    .collect();
+                let pairs: Vec<(&[u8], &[u8])> = entries.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+                db.ingest_pairs(pairs, &IngestOptions { sorted: false }).unwrap();
+                for (k, v) in entries {
+                    model.insert(k, v);
+                }
+                ingests += 1;
+            }
             _ => {
                 // An iterator held across writes and flushes keeps its view.
                 let mut it = db.iter(&ReadOptions::default()).unwrap();
@@ -442,7 +479,14 @@ fn model_seed_3() {
 
 #[test]
 fn model_many_short_seeds() {
-    for seed in 100..120 {
+    // 40 seeds on every run; thousands under SILT_SOAK=1 (scripts/soak.sh).
+    let soak = std::env::var("SILT_SOAK").is_ok_and(|v| v != "0" && !v.is_empty());
+    let seeds = std::env::var("SILT_MODEL_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(if soak {
+        3000
+    } else {
+        40
+    });
+    for seed in 100..100 + seeds {
         run(seed, 400);
     }
 }
