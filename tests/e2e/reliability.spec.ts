@@ -120,11 +120,6 @@ test.describe('kills', () => {
     );
     if (last !== undefined) expect(last.to).toBe(last.prefix + 500);
 
-    // The last sample is taken after every view, snapshot and iterator was released.
-    const memory = checkMemory(samples.slice(0, -1));
-    // Every sample, for the record (soak-bounds.spec.ts's fixture is one).
-    mkdirSync(OUT_DIR, { recursive: true });
-    writeFileSync(join(OUT_DIR, 'browser-soak-samples.json'), `${JSON.stringify(samples)}\n`);
     const figures = {
       seed,
       seconds: Math.round((Date.now() - t0) / 1000),
