@@ -275,3 +275,32 @@ fn an_import_in_small_pieces_is_linear_in_the_chunk_size() {
     assert_eq!(report.stream_bytes, stream.len() as u64);
     assert!(report.buffered_bytes <= 2 * report.stream_bytes, "{report:?}");
 }
+
+/// A snapshot of an empty database must never see an import: the import is
+/// refused (`Busy`, saying to release it) while one lives, at the start and
+/// at the end, in both forms.
+#[test]
+fn an_import_is_refused_while_a_snapshot_of_the_empty_database_lives() {
+    let src = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+    src.put(&silt_engine::WriteOptions::default(), b"k", b"v").unwrap();
+    for form in [ExportForm::Tables, ExportForm::Entries] {
+        let stream = export(&src, form);
+        let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+        // Taken before the import starts.
+        let snap = db.snapshot();
+        let e = import(&db, &stream).err().expect("an import under a live snapshot");
+        assert!(matches!(e, silt_engine::Error::Busy(_)), "{e}");
+        assert_eq!(db.get(&ReadOptions { snapshot: Some(&snap), ..Default::default() }, b"k").unwrap(), None);
+        // Taken while it runs.
+        drop(snap);
+        let mut imp = db.import().unwrap();
+        imp.push(&db, &stream).unwrap();
+        let snap = db.snapshot();
+        let e = imp.finish(&db).err().expect("an import finished under a live snapshot");
+        assert!(matches!(e, silt_engine::Error::Busy(_)), "{e}");
+        assert_eq!(db.get(&ReadOptions { snapshot: Some(&snap), ..Default::default() }, b"k").unwrap(), None);
+        drop(snap);
+        import(&db, &stream).unwrap();
+        assert_eq!(db.get(&ReadOptions::default(), b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+}

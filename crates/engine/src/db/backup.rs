@@ -538,8 +538,23 @@ pub struct Importer {
 }
 
 impl Db {
+    /// An import into a database with a live snapshot (or a transaction,
+    /// which holds one) would show that snapshot the import: entries come
+    /// in at sequence 0, tables at the source's numbers, at or below it.
+    fn check_no_snapshots(&self) -> Result<()> {
+        let live = self.inner.snapshots.sequences().len();
+        if live > 0 {
+            return Err(Error::Busy(format!(
+                "database {} has {live} live snapshot(s) (snapshots, transactions or iterators with a snapshot): an import would show them data that was never theirs; release them, then import",
+                self.inner.dir
+            )));
+        }
+        Ok(())
+    }
+
     /// Starts an import. The database must be empty (no table files, no
-    /// writes): the imported entries become its last level.
+    /// writes) and hold no live snapshot: the imported entries become its
+    /// last level.
     pub fn import(&self) -> Result<Importer> {
         self.check_open()?;
         let st = lock(&self.inner.state);
@@ -550,6 +565,7 @@ impl Db {
                 self.inner.dir
             )));
         }
+        self.check_no_snapshots()?;
         Ok(Importer {
             buf: Vec::new(),
             offset: 0,
@@ -937,6 +953,7 @@ impl Importer {
         if !st.versions.current_ref().levels[NUM_LEVELS - 1].is_empty() || st.compaction.is_some() {
             return Err(Error::Busy(format!("database {} was written while the import ran", inner.dir)));
         }
+        db.check_no_snapshots()?;
         let last = st.versions.last_sequence;
         let added = self.outputs.iter().map(|m| (NUM_LEVELS - 1, m.clone())).collect();
         // From here the files are install_new_tables' to keep or delete.
@@ -1002,6 +1019,7 @@ impl Importer {
         if !empty || st.compaction.is_some() {
             return Err(Error::Busy(format!("database {} was written while the import ran", inner.dir)));
         }
+        db.check_no_snapshots()?;
         let last = st.versions.last_sequence.max(self.sequence);
         // From here the files are install_new_tables' to keep or delete.
         let allocated = std::mem::take(&mut self.allocated);
