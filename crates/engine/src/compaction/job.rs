@@ -60,6 +60,10 @@ pub struct TableJob {
     key_buf: Vec<u8>,
     group: Vec<Version>,
     resolved: Vec<Version>,
+    /// `resolved` holds the current group's resolution: a step retried after
+    /// a failed create writes it without resolving the group again (which
+    /// would count its drops and merges twice).
+    group_resolved: bool,
     /// Finished, synced outputs.
     pub outputs: Vec<FileMeta>,
     /// Every file number this job allocated (finished or not).
@@ -103,6 +107,7 @@ impl TableJob {
             key_buf: Vec::new(),
             group: Vec::new(),
             resolved: Vec::new(),
+            group_resolved: false,
             outputs: Vec::new(),
             allocated: Vec::new(),
             bytes_read: 0,
@@ -217,10 +222,14 @@ impl TableJob {
 
     /// Resolves the buffered versions of one user key and writes them.
     fn write_group(&mut self, env: &mut JobEnv) -> Result<()> {
-        self.resolved.clear();
-        self.resolver.resolve(&self.group_key, &self.group, &mut self.resolved)?;
+        if !self.group_resolved {
+            self.resolved.clear();
+            self.resolver.resolve(&self.group_key, &self.group, &mut self.resolved)?;
+            self.group_resolved = true;
+        }
         if self.resolved.is_empty() {
             self.group.clear();
+            self.group_resolved = false;
             return Ok(());
         }
         let split_at = self.target_file_size.max(self.next_split_at);
@@ -260,6 +269,7 @@ impl TableJob {
             self.open_output(env)?;
         }
         self.group.clear();
+        self.group_resolved = false;
         let Some(out) = self.current.as_mut() else { return Ok(()) };
         let mut ikey = Vec::with_capacity(self.group_key.len() + key::TAG_LEN);
         for v in &self.resolved {

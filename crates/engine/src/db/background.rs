@@ -130,14 +130,7 @@ impl Db {
             st.out_of_space = false;
             st.waiting_for_file = None;
         }
-        let work_left = !st.imm.is_empty()
-            || st.compaction.is_some()
-            || st.manual.is_some()
-            || (auto
-                && !matches!(
-                    picker::choose(st.versions.current_ref(), &self.inner.options.picker_options(), &st.cursors),
-                    Choice::DoNothing
-                ));
+        let work_left = self.background_due(st);
         Ok(Progress { did_work, work_left })
     }
 
@@ -283,6 +276,21 @@ impl Db {
 
     /// Asks the picker for work; applies a trivial move at once, or starts a
     /// compaction job and runs its first step. Returns whether it did work.
+    /// Whether a flush or compaction is in progress or due: a memtable
+    /// waits, a job or a manual compaction runs, or (with automatic
+    /// compactions) the picker wants one.
+    pub(super) fn background_due(&self, st: &DbState) -> bool {
+        !st.imm.is_empty()
+            || st.compaction.is_some()
+            || st.manual.is_some()
+            || st.job_running
+            || (!self.inner.options.disable_auto_compactions
+                && !matches!(
+                    picker::choose(st.versions.current_ref(), &self.inner.options.picker_options(), &st.cursors),
+                    Choice::DoNothing
+                ))
+    }
+
     pub(super) fn pick_compaction(&self, st: &mut StateGuard, budget: usize) -> Attempt<bool> {
         let v = st.versions.current_ref().clone();
         let o = self.inner.options.picker_options();

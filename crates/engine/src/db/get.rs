@@ -67,7 +67,7 @@ impl Db {
                         first.get_or_insert(f);
                     }
                     if ctx.is_done() {
-                        hit = Some(0);
+                        hit = ctx.found().then_some(0);
                         break 'levels;
                     }
                 }
@@ -77,7 +77,7 @@ impl Db {
                     first.get_or_insert(f);
                 }
                 if ctx.is_done() {
-                    hit = Some(level);
+                    hit = ctx.found().then_some(level);
                     break;
                 }
             }

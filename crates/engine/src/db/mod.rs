@@ -698,7 +698,7 @@ impl Db {
         let cache = inner.tables.cache.stats();
         let (pending, live_table_bytes) = {
             let mut st = lock(&inner.state);
-            let pending = !st.imm.is_empty() || st.compaction.is_some() || st.manual.is_some() || st.job_running;
+            let pending = self.background_due(&st);
             (pending, st.versions.live_file_bytes())
         };
         let all_memtable_bytes = {

@@ -268,7 +268,7 @@ impl Db {
                     }
                     self.multi_get_file(f, &mut batch, seq)?;
                     for l in batch {
-                        if l.ctx.is_done() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
+                        if l.ctx.found() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
                             l.ctx.stats.hit_level = Some(0);
                         }
                     }
@@ -294,7 +294,7 @@ impl Db {
                 let f = f.clone();
                 self.multi_get_file(&f, &mut pending[i..j], seq)?;
                 for l in &mut pending[i..j] {
-                    if l.ctx.is_done() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
+                    if l.ctx.found() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
                         l.ctx.stats.hit_level = Some(level);
                     }
                 }

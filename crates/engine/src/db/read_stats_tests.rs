@@ -328,3 +328,42 @@ fn without_read_triggered_compaction_lookups_charge_nothing() {
     assert!(!db.do_background_work(64).unwrap().did_work);
     assert_eq!(db.properties().files_per_level[0], 1);
 }
+
+#[test]
+fn a_key_found_deleted_in_a_level_counts_no_hit_there() {
+    // RocksDB counts rocksdb.l0.hit (and l1, l2andup) for values found only.
+    let db = Db::open(Arc::new(MemFs::new()), "db", Options { disable_auto_compactions: true, ..Options::default() })
+        .unwrap();
+    let w = crate::WriteOptions::default();
+    db.put(&w, b"k", b"v").unwrap();
+    db.flush().unwrap();
+    db.delete(&w, b"k").unwrap();
+    db.flush().unwrap();
+    let hits = |db: &Db| db.statistics().ticker(Ticker::GetHitL0.name());
+    let before = hits(&db);
+    assert_eq!(db.get(&ReadOptions::default(), b"k").unwrap(), None);
+    assert_eq!(db.multi_get(&ReadOptions::default(), &[&b"k"[..]], true).unwrap().get(0), None);
+    assert_eq!(db.multi_get(&ReadOptions::default(), &[&b"k"[..]], false).unwrap().get(0), None);
+    assert_eq!(hits(&db), before, "a deletion counted as a hit");
+    db.put(&w, b"k", b"again").unwrap();
+    db.flush().unwrap();
+    assert!(db.get(&ReadOptions::default(), b"k").unwrap().is_some());
+    assert_eq!(hits(&db), before + 1);
+}
+
+#[test]
+fn background_work_pending_counts_a_compaction_the_picker_wants() {
+    let db =
+        Db::open(Arc::new(MemFs::new()), "db", Options { level0_file_num_compaction_trigger: 2, ..Options::default() })
+            .unwrap();
+    let w = crate::WriteOptions::default();
+    for i in 0..2 {
+        db.put(&w, format!("k{i}").as_bytes(), b"v").unwrap();
+        db.flush().unwrap();
+    }
+    // Two L0 files at a trigger of 2: due, though no job has started.
+    assert_eq!(db.level0_file_count(), 2);
+    assert!(db.properties().background_work_pending);
+    while db.do_background_work(usize::MAX).unwrap().work_left {}
+    assert!(!db.properties().background_work_pending);
+}

@@ -120,6 +120,12 @@ impl<'a> GetContext<'a> {
         self.result.is_some()
     }
 
+    /// The lookup's answer is a value (not a deletion): what the level hit
+    /// tickers count, as RocksDB's count found values only.
+    pub fn found(&self) -> bool {
+        matches!(self.result, Some(Some(_)))
+    }
+
     /// Takes one version (newest first). Returns whether more versions are
     /// wanted.
     pub fn save(&mut self, ty: ValueType, seq: SequenceNumber, value: &Bytes) -> Result<bool> {
