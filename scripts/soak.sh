@@ -9,6 +9,7 @@
 #   - crash matrix: 30 workloads crashed at every call + 300 crashed at every
 #     flush/compaction call, dropping and tearing unsynced bytes;
 #   - corruption: a bit flipped in every byte of every file of a database;
+#   - the model test over 3,000 seeds, and 50,000 mutated exports imported;
 #   - the fuzz corpus with 50,000 mutations per input, then cargo-fuzz on every
 #     target (scripts/fuzz.sh);
 #   - the browser: worker kills and closed tabs, the bad-input sequences, and
@@ -52,6 +53,8 @@ step() {
 }
 step "crash matrix" cargo test --release -p silt-engine --test crash -- --nocapture
 step "corruption" cargo test --release -p silt-engine --test corruption -- --nocapture
+step "model (3,000 seeds)" cargo test --release -p silt-engine --test model -- --nocapture
+step "import of mutated exports (50,000)" cargo test --release -p silt-engine --test import_property -- --nocapture
 step "fuzz corpus" cargo test --release -p silt-engine --test fuzz_corpus -- --nocapture
 step "cargo fuzz" bash scripts/fuzz.sh "$fuzz_seconds"
 step "browser (kills, closed tabs, soak)" bash -c 'cd tests && npx --no-install playwright test e2e/reliability.spec.ts --global-timeout=0'
