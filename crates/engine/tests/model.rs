@@ -481,11 +481,8 @@ fn model_seed_3() {
 fn model_many_short_seeds() {
     // 40 seeds on every run; thousands under SILT_SOAK=1 (scripts/soak.sh).
     let soak = std::env::var("SILT_SOAK").is_ok_and(|v| v != "0" && !v.is_empty());
-    let seeds = std::env::var("SILT_MODEL_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(if soak {
-        3000
-    } else {
-        40
-    });
+    let seeds =
+        std::env::var("SILT_MODEL_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(if soak { 3000 } else { 40 });
     for seed in 100..100 + seeds {
         run(seed, 400);
     }
