@@ -304,3 +304,26 @@ fn an_import_is_refused_while_a_snapshot_of_the_empty_database_lives() {
         assert_eq!(db.get(&ReadOptions::default(), b"k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 }
+
+/// An importer dropped unfinished (without `abort`) gives back the table
+/// files it wrote at once, not at the next open.
+#[test]
+fn a_dropped_importer_deletes_its_files() {
+    let src = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+    let w = silt_engine::WriteOptions::default();
+    for i in 0..2000u32 {
+        src.put(&w, format!("k{i:05}").as_bytes(), &[b'v'; 100]).unwrap();
+    }
+    src.flush().unwrap();
+    let stream = export(&src, ExportForm::Tables);
+    let fs = MemFs::new();
+    let db = Db::open(Arc::new(fs.clone()), "db", Options::default()).unwrap();
+    let tables = |fs: &MemFs| fs.list("db").unwrap().iter().filter(|n| n.ends_with(".sst")).count();
+    let mut imp = db.import().unwrap();
+    imp.push(&db, &stream[..stream.len() - 64]).unwrap(); // all but the end record
+    assert!(tables(&fs) > 0, "the import wrote no table yet");
+    drop(imp);
+    assert_eq!(tables(&fs), 0, "a dropped importer left its files");
+    import(&db, &stream).unwrap();
+    assert_eq!(db.count(&ReadOptions::default()).unwrap(), 2000);
+}

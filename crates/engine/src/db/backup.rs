@@ -40,7 +40,7 @@
 
 use std::sync::Arc;
 
-use super::{lock, Db, ReadOptions, Snapshot, StateGuard, SuperVersion};
+use super::{lock, Db, DbInner, ReadOptions, Snapshot, StateGuard, SuperVersion};
 use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
 use crate::db::options::{check_key, check_value, MAX_KEY_LEN, MAX_VALUE_LEN};
@@ -535,6 +535,9 @@ pub struct Importer {
     report: ImportReport,
     /// The last push stopped before a table for want of free files.
     wants_files: bool,
+    /// The database imported into: dropped unfinished, the importer gives
+    /// back the files it allocated there.
+    owner: Arc<DbInner>,
 }
 
 impl Db {
@@ -582,6 +585,7 @@ impl Db {
             allocated: Vec::new(),
             report: ImportReport::default(),
             wants_files: false,
+            owner: self.inner.clone(),
         })
     }
 
@@ -1029,12 +1033,25 @@ impl Importer {
 
     /// Gives up: deletes the table files written so far.
     pub fn abort(self, db: &Db) {
-        let inner = &*db.inner;
-        let mut st = lock(&inner.state);
+        debug_assert!(Arc::ptr_eq(&self.owner, &db.inner), "an importer aborted on another database");
+        drop(self);
+    }
+}
+
+impl Drop for Importer {
+    /// An importer dropped unfinished (aborted, failed, or simply let go)
+    /// deletes the table files it wrote: they were pending outputs, which
+    /// no version names and nothing else would delete before a reopen.
+    /// A finished import handed them to its manifest edit already.
+    fn drop(&mut self) {
+        if self.allocated.is_empty() {
+            return;
+        }
+        let mut st = lock(&self.owner.state);
         for n in &self.allocated {
             st.pending_outputs.remove(n);
         }
-        inner.delete_obsolete_files(&mut st);
+        self.owner.delete_obsolete_files(&mut st);
     }
 }
 
