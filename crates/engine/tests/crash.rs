@@ -650,7 +650,11 @@ fn a_clean_reopen_writes_nothing_and_new_writes_go_on_in_its_wal() {
     let before = fs.mutating_ops();
     fs.start_trace();
     let db = Db::open(shared.clone(), "db", opts()).unwrap();
-    assert_eq!(fs.mutating_ops(), before, "a clean open wrote to storage: {:?}", fs.trace());
+    // It syncs the WAL it goes on with (the process before may have ended
+    // without a close), and writes nothing.
+    let trace = fs.trace();
+    assert!(trace.iter().all(|op| op.op.starts_with("sync")), "a clean open wrote to storage: {trace:?}");
+    assert!(fs.mutating_ops() - before <= 2, "{trace:?}");
     assert_eq!(FaultFs::list(&fs, "db").unwrap(), files);
     // Writes after it append to the WAL it replayed; crash at each of them.
     let mut want = state_after(&ops[..60]);

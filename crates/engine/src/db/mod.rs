@@ -729,7 +729,10 @@ impl Db {
     }
 
     /// Syncs the WAL and releases the database. Every later call fails with
-    /// `Closed`. Closing twice is fine.
+    /// `Closed`. Closing twice is fine. After writes were stopped by an
+    /// error (a sync or an append that failed), the database is still
+    /// released, and the close fails with that error: writes acknowledged
+    /// without `sync` since the last good sync may not be durable.
     pub fn close(&self) -> Result<()> {
         let inner = &*self.inner;
         if inner.closed.swap(true, Ordering::AcqRel) {
@@ -740,7 +743,14 @@ impl Db {
             // A step running on another thread ends first (and that
             // thread's `do_background_work` then sees the database closed).
             st.wait_for_job();
-            let r = if st.wal_dirty && st.bg_error.is_none() { st.wal.sync() } else { Ok(()) };
+            // Writes stopped on an error (a failed sync or append): what was
+            // acknowledged since the last good sync may not be durable, and
+            // the close says so rather than return as if all were well.
+            let r = match &st.bg_error {
+                Some(e) => Err(e.clone()),
+                None if st.wal_dirty => st.wal.sync(),
+                None => Ok(()),
+            };
             st.wal_dirty = false;
             if r.is_ok() && st.bg_error.is_none() {
                 self.flush_for_close(&mut st);

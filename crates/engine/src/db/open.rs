@@ -1,6 +1,7 @@
 //! Opening a database: lock, pick the manifest, replay the WALs, go on
-//! with the newest WAL and the manifest (or, after a crash tore them, start
-//! new ones), delete what is obsolete. A clean open writes nothing.
+//! with the newest WAL (synced first) and the manifest (or, after a crash
+//! tore them, start new ones), delete what is obsolete. A clean open
+//! writes nothing (it syncs the WAL it goes on with).
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -139,6 +140,10 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
             let m = mem.get_or_insert_with(|| MemTable::with_bloom(number, options.memtable_bloom_bytes()));
             last_seq = last_seq.max(m.add_batch(&batch));
         }
+        // Synced before readers see what it holds: the process before may
+        // have ended without a sync, and what a reopen showed must not be
+        // lost to a later crash (a clean close syncs only what it wrote).
+        file.sync()?;
         if i + 1 == wals.len() {
             if reader.tail_corruption().is_none() {
                 let len = file.len()?;
@@ -163,6 +168,9 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     // the background work to flush them.
     let (mem, wal_number, wal) = match reusable {
         Some((number, file, len)) => {
+            // Synced above; and its name too, before a new manifest names
+            // it (a WAL a failed first open left, never synced).
+            fs.sync_dir(&dir)?;
             let mem = mem.take().unwrap_or_else(|| MemTable::with_bloom(number, options.memtable_bloom_bytes()));
             (Arc::new(mem), number, LogWriter::new(file, len))
         }
