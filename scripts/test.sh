@@ -18,7 +18,7 @@ mkdir -p "$results"
 # Hard watchdogs (seconds) on top of each runner's own timeouts, so that a
 # wedged process can never hold CI until its global limit.
 CARGO_TEST_TIMEOUT=${CARGO_TEST_TIMEOUT:-2400}
-JS_TEST_TIMEOUT=${JS_TEST_TIMEOUT:-900}
+JS_TEST_TIMEOUT=${JS_TEST_TIMEOUT:-1560} # Playwright's own global watchdog (25 min) trips first
 
 failed=()
 suite() {

@@ -9,9 +9,7 @@ import { expect, test } from '@playwright/test';
 import { checkMemory, type MemorySample } from './soak-bounds.js';
 
 /** The samples taken while the soak ran (the last one is taken after everything was released). */
-const recorded: MemorySample[] = JSON.parse(
-  readFileSync(new URL('./fixtures/soak-samples.json', import.meta.url), 'utf8'),
-).slice(0, -1);
+const recorded: MemorySample[] = JSON.parse(readFileSync(new URL('./fixtures/soak-samples.json', import.meta.url), 'utf8')).slice(0, -1);
 
 /** `samples` with `bytesPerOp` more heap (and wasm memory) per operation since the first. */
 function leaking(samples: MemorySample[], bytesPerOp: number): MemorySample[] {
@@ -58,7 +56,10 @@ test.describe('the soak memory check', () => {
   test('fails a leak of 100 bytes per operation, and of 40', () => {
     for (const bytesPerOp of [100, 40]) {
       const { problems, figures } = checkMemory(leaking(recorded, bytesPerOp));
-      expect(problems.some((p) => p.includes('unaccounted heap bytes grew')), `${bytesPerOp} B/op: ${JSON.stringify(figures)}`).toBe(true);
+      expect(
+        problems.some((p) => p.includes('unaccounted heap bytes grew')),
+        `${bytesPerOp} B/op: ${JSON.stringify(figures)}`,
+      ).toBe(true);
     }
   });
 

@@ -32,8 +32,7 @@ export type MemorySample = {
  * but that is bounded by what views are held, and subtracting it takes out
  * most of the remainder's swing from one second to the next.
  */
-export const unaccounted = (s: MemorySample) =>
-  s.heapBytes - s.blockCacheUsage - s.rowCacheUsage - s.memtableBytes - s.pinnedBytes;
+export const unaccounted = (s: MemorySample) => s.heapBytes - s.blockCacheUsage - s.rowCacheUsage - s.memtableBytes - s.pinnedBytes;
 
 /** The least-squares slope of `ys` against `xs`, and its standard error. */
 export function slope(xs: number[], ys: number[]): { slope: number; error: number } {
