@@ -248,25 +248,34 @@ class BackgroundPump {
         return;
       }
       // The engine kept the work (a file it could not create) or dropped
-      // it for lack of space, and redoes it at a later step. Retry, less and
-      // less often, until it goes through (a write's kick retries at once).
-      this.kick(this.#retryMs);
-      this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
+      // it for lack of space, and redoes it at a later step.
+      this.#retryLater();
       return;
     }
     this.lastError = undefined;
-    this.#retryMs = RETRY_MS;
     if (bits & waitingForPool && this.#keeper) {
       this.#keeper.topUp().then(
-        () => this.kick(),
+        () => {
+          this.#retryMs = RETRY_MS;
+          this.kick();
+        },
         (e: unknown) => {
+          // Storage refused new files (a full quota, often for a moment):
+          // as the engine's "no file yet", retried later, never given up.
           this.lastError = fromWasm(e);
-          this.#failed = true;
+          this.#retryLater();
         },
       );
-    } else if (bits & workLeft) {
-      this.kick();
+    } else {
+      this.#retryMs = RETRY_MS;
+      if (bits & workLeft) this.kick();
     }
+  }
+
+  /** Runs again later, less and less often until it goes through (a write's kick retries at once). */
+  #retryLater(): void {
+    this.kick(this.#retryMs);
+    this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
   }
 }
 
@@ -331,6 +340,21 @@ class Core {
     }
   }
 
+  /**
+   * A write: `call(f)`, then `afterWrite()`, also when it failed (a write
+   * refused with `PoolExhausted` starts the top-up that lets it through
+   * after an await).
+   */
+  write<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw fromWasm(e);
+    } finally {
+      this.afterWrite();
+    }
+  }
+
   /** An iterator of the package around `inner`, closed with the database. */
   track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): EntryIterator<K, V> {
     // The engine deletes the files only an old version held as soon as the
@@ -359,8 +383,7 @@ class Core {
       end = successor(first.value[0]);
     }
     const e = end;
-    this.call(() => this.inner.deleteRange(lower, e, sync));
-    this.afterWrite();
+    this.write(() => this.inner.deleteRange(lower, e, sync));
   }
 }
 
@@ -479,8 +502,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const v = c.value(value);
     const core = this.#core;
     const sync = core.syncOf(options);
-    core.call(() => core.inner.put(k, v, sync));
-    core.afterWrite();
+    core.write(() => core.inner.put(k, v, sync));
   }
 
   /**
@@ -495,8 +517,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const v = valueBytes(operand, 'operand');
     const core = this.#core;
     const sync = core.syncOf(options);
-    core.call(() => core.inner.merge(k, v, sync));
-    core.afterWrite();
+    core.write(() => core.inner.merge(k, v, sync));
   }
 
   /** Removes `key`; removing a missing key is not an error. */
@@ -504,8 +525,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const k = this.#codec.key(key);
     const core = this.#core;
     const sync = core.syncOf(options);
-    core.call(() => core.inner.delete(k, sync));
-    core.afterWrite();
+    core.write(() => core.inner.delete(k, sync));
   }
 
   /**
@@ -517,8 +537,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const e = this.#codec.key(end, 'end');
     const core = this.#core;
     const sync = core.syncOf(options);
-    core.call(() => core.inner.deleteRange(s, e, sync));
-    core.afterWrite();
+    core.write(() => core.inner.deleteRange(s, e, sync));
   }
 
   /**
@@ -544,8 +563,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
     const core = this.#core;
     const sync = core.syncOf(options);
-    core.call(() => core.inner.write(batch.encoded(), sync));
-    core.afterWrite();
+    core.write(() => core.inner.write(batch.encoded(), sync));
   }
 
   /**
@@ -580,8 +598,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
       // Its allocations in one growth of wasm memory: a copy of the batch,
       // and a few words per entry to sort and build tables with.
       reserveMemory(encoded.length + batch.length * 128);
-      const report = core.call(() => core.inner.ingest(encoded, sorted)) as IngestReport;
-      core.afterWrite();
+      const report = core.write(() => core.inner.ingest(encoded, sorted)) as IngestReport;
       return report;
     });
   }
@@ -848,8 +865,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   /** Flushes every memtable to table files and waits for it. */
   flush(): void {
     const core = this.#core;
-    core.call(() => core.inner.flush());
-    core.afterWrite();
+    core.write(() => core.inner.flush());
   }
 
   /**
@@ -866,8 +882,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const b = begin === undefined ? (c.prefix.length > 0 ? c.prefix : undefined) : c.key(begin, 'begin');
     const e = end === undefined ? c.end : c.key(end, 'end');
     const core = this.#core;
-    core.call(() => core.inner.startCompactRange(b, e));
-    core.afterWrite();
+    core.write(() => core.inner.startCompactRange(b, e));
     await this.idle();
   }
 

@@ -117,9 +117,7 @@ export class PoolKeeper {
         for (const h of handles) if (h.status === 'fulfilled') h.value.close();
         throw failed.reason;
       }
-      handles.forEach((h, i) => {
-        if (h.status === 'fulfilled') keeper.#add(h.value, names[i]!);
-      });
+      keeper.#addAll(handles as PromiseFulfilledResult<SyncHandleLike>[], names);
       await keeper.topUp();
       if (keeper.lastError) throw keeper.lastError;
     } catch (e) {
@@ -135,6 +133,22 @@ export class PoolKeeper {
     } catch (e) {
       handle.close();
       throw fromWasm(e);
+    }
+  }
+
+  /**
+   * Adds every handle to the pool. If one cannot be added (its header
+   * could not be read), the handles not added yet are closed too: left
+   * open, they would keep their files locked until the worker ends, and
+   * every later open would fail.
+   */
+  #addAll(handles: PromiseFulfilledResult<SyncHandleLike>[], names: string[]): void {
+    let i = 0;
+    try {
+      for (; i < handles.length; i++) this.#add(handles[i]!.value, names[i]!);
+    } catch (e) {
+      for (let j = i + 1; j < handles.length; j++) handles[j]!.value.close();
+      throw e;
     }
   }
 
@@ -187,12 +201,12 @@ export class PoolKeeper {
         const names = Array.from({ length: Math.min(missing, 8) }, () => `${String(this.#next++).padStart(6, '0')}.pool`);
         const opened = await Promise.allSettled(names.map((n) => openHandle(this.#dir, n)));
         const failed = opened.find((h): h is PromiseRejectedResult => h.status === 'rejected');
-        opened.forEach((h, i) => {
-          if (h.status !== 'fulfilled') return;
-          if (this.#closed || failed) h.value.close();
-          else this.#add(h.value, names[i]!);
-        });
-        if (failed) throw failed.reason;
+        if (this.#closed || failed) {
+          for (const h of opened) if (h.status === 'fulfilled') h.value.close();
+          if (failed) throw failed.reason;
+          break;
+        }
+        this.#addAll(opened as PromiseFulfilledResult<SyncHandleLike>[], names);
       }
       this.lastError = undefined;
     } catch (e) {

@@ -5,14 +5,15 @@
  *
  * A result keeps its values where they are (the engine's block cache
  * blocks or memtable memory) until `release()`, the end of a `using`
- * scope, or, as a safety net, garbage collection of the result (a result
- * still held when the synchronous run that made it ends). A view
- * must not be read after its result is released: the memory may hold
- * other data by then. Views stay valid across wasm memory growth where
- * the engine supports resizable buffers (`memoryMode() === 'resizable'`);
- * elsewhere growth detaches earlier views (they read as empty, never as
- * other bytes) and each call of `get(i)` / `.bytes` hands out a fresh,
- * valid view.
+ * scope, or, as a safety net, garbage collection of the result once
+ * neither it nor any view it handed out is referenced (each view keeps its
+ * result alive, so a view kept after its result was dropped still reads
+ * its own bytes). A view must not be read after its result is released:
+ * the memory may hold other data by then. Views stay valid across wasm
+ * memory growth where the engine supports resizable buffers
+ * (`memoryMode() === 'resizable'`); elsewhere growth detaches earlier
+ * views (they read as empty, never as other bytes) and each call of
+ * `get(i)` / `.bytes` hands out a fresh, valid view.
  *
  * Some Web APIs refuse views of resizable buffers (`TextDecoder.decode`,
  * `Blob`, `crypto.subtle`): hand them `copy()`, or use `text()`.
@@ -27,6 +28,15 @@ import { memoryBuffer, memoryWords } from './wasm.js';
 
 /** Results freed by the safety net rather than by `release()`. */
 let collected = 0;
+
+/**
+ * The result each view handed out belongs to. A view must keep its result
+ * alive: were the result collected while the view is still referenced,
+ * the safety net would unpin the memory under the view, the engine would
+ * reuse it, and the view would read other bytes. Keyed weakly by the
+ * view, so that the two are collected together once neither is referenced.
+ */
+const owners = new WeakMap<Uint8Array, Pinned>();
 
 const safetyNet = new FinalizationRegistry<{ exchange: Exchange; handle: number }>(({ exchange, handle }) => {
   collected++;
@@ -132,6 +142,12 @@ class Pinned {
   /** Drops the views a subclass keeps. */
   protected forget(): void {}
 
+  /** Hands out `view`, tied to this result: the result lives as long as the view does. */
+  protected own(view: Uint8Array): Uint8Array {
+    owners.set(view, this);
+    return view;
+  }
+
   [Symbol.dispose](): void {
     this.release();
   }
@@ -161,7 +177,7 @@ export class PinnedValue extends Pinned {
     // A view of a buffer that growth detached ('fixed' mode) reads as
     // empty: hand out a fresh one.
     if (view !== undefined && view.buffer === memoryBuffer()) return view;
-    this.#view = new Uint8Array(memoryBuffer(), this.#offset, this.#length);
+    this.#view = this.own(new Uint8Array(memoryBuffer(), this.#offset, this.#length));
     return this.#view;
   }
 
@@ -219,7 +235,7 @@ export class MultiGetResult extends Pinned {
     const at = (this.#layout >>> 2) + 2 * i;
     const len = words[at + 1]!;
     if (len === ABSENT) return undefined;
-    const view = new Uint8Array(buffer, words[at]!, len);
+    const view = this.own(new Uint8Array(buffer, words[at]!, len));
     views[i] = view;
     return view;
   }

@@ -4,6 +4,26 @@
 import type { LockManagerLike } from '../src/lock.js';
 import type { SyncHandleLike } from '../src/pool.js';
 
+/** The OPFS calls a fault hook can fail. */
+export type FakeOp = 'getDirectoryHandle' | 'getFileHandle' | 'createSyncAccessHandle' | 'removeEntry' | 'read' | 'write' | 'truncate' | 'flush';
+
+/**
+ * Called before each OPFS call of a fake tree (`root.faults.hook`), with the
+ * call and the name of its file or entry: throw (e.g. `domError(...)`) to
+ * make the call fail as the browser would, before it does anything.
+ */
+export type FaultHook = (op: FakeOp, name: string) => void;
+
+/** What every directory and handle of one fake tree shares. */
+export interface Faults {
+  hook: FaultHook | undefined;
+}
+
+/** An error as OPFS throws them (a DOMException-like `name`). */
+export function domError(name: string, message = name): Error {
+  return Object.assign(new Error(message), { name });
+}
+
 class FakeFile {
   data = new Uint8Array(0);
   /** The bytes as of the last flush: what a crash leaves. */
@@ -13,22 +33,27 @@ class FakeFile {
 
 class FakeSyncHandle implements SyncHandleLike {
   #file: FakeFile;
+  #name: string;
+  #faults: Faults;
   #closed = false;
-  constructor(file: FakeFile) {
+  constructor(file: FakeFile, name: string, faults: Faults) {
     this.#file = file;
+    this.#name = name;
+    this.#faults = faults;
   }
-  #check(): void {
+  #check(op?: FakeOp): void {
     if (this.#closed) throw Object.assign(new Error('the handle is closed'), { name: 'InvalidStateError' });
+    if (op !== undefined) this.#faults.hook?.(op, this.#name);
   }
   read(buffer: Uint8Array, { at }: { at: number }): number {
-    this.#check();
+    this.#check('read');
     const n = Math.max(0, Math.min(buffer.length, this.#file.data.length - at));
     buffer.set(this.#file.data.subarray(at, at + n));
     return n;
   }
   write(buffer: Uint8Array, { at }: { at: number }): number {
-    this.#check();
-    if (at + buffer.length > this.#file.data.length) this.truncate(at + buffer.length);
+    this.#check('write');
+    if (at + buffer.length > this.#file.data.length) this.#resize(at + buffer.length);
     this.#file.data.set(buffer, at);
     return buffer.length;
   }
@@ -37,13 +62,16 @@ class FakeSyncHandle implements SyncHandleLike {
     return this.#file.data.length;
   }
   truncate(size: number): void {
-    this.#check();
+    this.#check('truncate');
+    this.#resize(size);
+  }
+  #resize(size: number): void {
     const next = new Uint8Array(size);
     next.set(this.#file.data.subarray(0, size));
     this.#file.data = next;
   }
   flush(): void {
-    this.#check();
+    this.#check('flush');
     this.#file.durable = this.#file.data.slice();
   }
   close(): void {
@@ -61,18 +89,26 @@ export class FakeDirectory {
   maxFiles = Infinity;
   /** Opening a sync access handle throws this (a browser whose OPFS backend has none). */
   handleError: Error | undefined;
+  /** Failures to inject, shared by every directory and handle of this tree. */
+  readonly faults: Faults;
+
+  constructor(faults: Faults = { hook: undefined }) {
+    this.faults = faults;
+  }
 
   async getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<FakeDirectory> {
+    this.faults.hook?.('getDirectoryHandle', name);
     let d = this.dirs.get(name);
     if (!d) {
       if (!options?.create) throw Object.assign(new Error(`no directory ${name}`), { name: 'NotFoundError' });
-      d = new FakeDirectory();
+      d = new FakeDirectory(this.faults);
       this.dirs.set(name, d);
     }
     return d;
   }
 
   async getFileHandle(name: string, options?: { create?: boolean }) {
+    this.faults.hook?.('getFileHandle', name);
     let f = this.files.get(name);
     if (!f) {
       if (!options?.create) throw Object.assign(new Error(`no file ${name}`), { name: 'NotFoundError' });
@@ -82,12 +118,14 @@ export class FakeDirectory {
     }
     const file = f;
     const handleError = this.handleError;
+    const faults = this.faults;
     return {
       async createSyncAccessHandle(): Promise<SyncHandleLike> {
         if (handleError) throw handleError;
+        faults.hook?.('createSyncAccessHandle', name);
         if (file.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
         file.open = true;
-        return new FakeSyncHandle(file);
+        return new FakeSyncHandle(file, name, faults);
       },
     };
   }
@@ -97,6 +135,7 @@ export class FakeDirectory {
   }
 
   async removeEntry(name: string, options?: { recursive?: boolean }): Promise<void> {
+    this.faults.hook?.('removeEntry', name);
     const f = this.files.get(name);
     if (f) {
       if (f.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
@@ -112,16 +151,16 @@ export class FakeDirectory {
     this.dirs.delete(name);
   }
 
-  /** What a crash would leave: every file's flushed bytes, nothing open. */
-  crashImage(): FakeDirectory {
-    const copy = new FakeDirectory();
+  /** What a crash would leave: every file's flushed bytes, nothing open (a tree of its own, sharing `faults`). */
+  crashImage(faults: Faults = { hook: undefined }): FakeDirectory {
+    const copy = new FakeDirectory(faults);
     for (const [name, f] of this.files) {
       const g = new FakeFile();
       g.data = f.durable.slice();
       g.durable = f.durable.slice();
       copy.files.set(name, g);
     }
-    for (const [name, d] of this.dirs) copy.dirs.set(name, d.crashImage());
+    for (const [name, d] of this.dirs) copy.dirs.set(name, d.crashImage(faults));
     return copy;
   }
 

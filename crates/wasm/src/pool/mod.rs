@@ -279,14 +279,28 @@ impl<S: SlotFile> Pool<S> {
         let generation = header.as_ref().map_or(0, |h| h.generation);
         st.next_generation = st.next_generation.max(generation + 1);
         let mut path = header.and_then(|h| h.path);
+        let mut new_loses = false;
         if let Some(p) = &path {
             if let Some(&other) = st.by_path.get(p) {
                 // A remove that did not reach storage, then a create of the
-                // same path: the later header is the true one.
+                // same path: the later header is the true one. The other file
+                // is freed on storage too (docs/format.md): left naming the
+                // path, it would bring the path back with its old bytes once
+                // the winner is removed. Its free header is written first, so
+                // that a failure leaves the pool as it was.
                 if st.slots[other].generation > generation {
+                    write_header(&file, None, generation).map_err(|e| slot_error(label, "free a stale header", e))?;
                     path = None;
+                    new_loses = true;
                 } else {
+                    let data = st.slots[other].data.clone();
+                    let other_generation = st.slots[other].generation;
+                    write_header(&data.file, None, other_generation)
+                        .map_err(|e| slot_error(&data.label, "free a stale header", e))?;
                     st.slots[other].path = None;
+                    if st.slots[other].open == 0 {
+                        self.shrink_to_header(&data);
+                    }
                 }
             }
         }
@@ -305,6 +319,10 @@ impl<S: SlotFile> Pool<S> {
             generation,
             open: 0,
         });
+        if new_loses {
+            let data = st.slots[index].data.clone();
+            self.shrink_to_header(&data);
+        }
         Ok(())
     }
 

@@ -188,6 +188,36 @@ fn of_two_headers_naming_one_path_the_later_generation_wins() {
 }
 
 #[test]
+fn the_file_that_loses_a_path_is_freed_on_storage_too() {
+    let older = Header { path: Some("d/x".into()), generation: 5 };
+    let newer = Header { path: Some("d/x".into()), generation: 9 };
+    let file_with = |h: &Header, body: &[u8]| {
+        let mut bytes = h.encode().to_vec();
+        bytes.resize(HEADER_SIZE as usize, 0);
+        bytes.extend_from_slice(body);
+        Arc::new(MemSlot::with_bytes(bytes))
+    };
+    let path_of = |slot: &Arc<MemSlot>| Header::decode(&slot.durable_bytes()).and_then(|h| h.path);
+    for order in [[0, 1], [1, 0]] {
+        let files = [file_with(&older, b"old"), file_with(&newer, b"new")];
+        let pool: TestPool = Pool::new();
+        for i in order {
+            pool.add(files[i].clone(), &format!("{i}")).unwrap();
+        }
+        // Durably free, its space given back; the newer file still names the path.
+        assert_eq!(path_of(&files[0]), None);
+        assert_eq!(files[0].live_bytes().len() as u64, HEADER_SIZE);
+        assert_eq!(path_of(&files[1]).as_deref(), Some("d/x"));
+        assert_eq!(pool.free_count(), 1);
+        // Removed, the path does not come back from the older file after a crash.
+        pool.remove("d/x").unwrap();
+        let (again, _) = after_crash(&files);
+        assert!(!again.exists("d/x").unwrap());
+        assert_eq!(again.free_count(), 2);
+    }
+}
+
+#[test]
 fn a_full_quota_is_quota_exceeded() {
     let (pool, slots) = pool_of(1);
     let f = pool.open("d/f", true).unwrap();

@@ -1,0 +1,243 @@
+/**
+ * The options of `open()` and `openMemory()`: their types, and the checks
+ * that run before anything is opened (also on the page, for `connect()`).
+ */
+
+import { OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
+import { show, type Key } from './bytes.js';
+import { rootCodec, type EncodingOptions } from './encoding.js';
+import { SiltError } from './errors.js';
+
+/** How to open a database. Every field is optional. */
+export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K, V> {
+  /** Create the database if it does not exist (default true). */
+  createIfMissing?: boolean;
+  /** Fail if the database already exists (default false). */
+  errorIfExists?: boolean;
+  /**
+   * If another tab or worker has the database open: false (default) fails
+   * at once with `DatabaseLocked`; true waits until it is closed.
+   */
+  wait?: boolean;
+  /**
+   * Gives up waiting when aborted: the call rejects with the signal's
+   * reason (an `AbortError` DOMException from `abort()`, a `TimeoutError`
+   * from `AbortSignal.timeout()`), as `fetch` does.
+   */
+  signal?: AbortSignal;
+  /** Default `sync` of every write (default false). */
+  sync?: boolean;
+  /**
+   * OPFS files kept open and free for new files (default 16, 4..256),
+   * topped up between calls. A synchronous burst of writes with no `await`
+   * cannot get new files meanwhile: once these are used, its writes wait in
+   * memory (up to 8 × `writeBufferSize`) and only then get `PoolExhausted`.
+   */
+  poolReserve?: number;
+  /** Bytes a memtable holds before it is flushed (default 4 MiB). */
+  writeBufferSize?: number;
+  /** Memtables held at most, the active one included (default 2). */
+  maxWriteBufferNumber?: number;
+  /** Uncompressed bytes per data block (default 4096). */
+  blockSize?: number;
+  /**
+   * Bytes of uncompressed blocks the block cache keeps. The default is
+   * sized for browser data sets and bounded by the device: 1/64 of
+   * `navigator.deviceMemory` between 16 and 64 MiB (so 64 MiB on a device
+   * reporting 4 GiB or more), 32 MiB where the browser does not say. The
+   * cache only grows as blocks are read, but wasm memory it took is not
+   * returned to the system until the worker ends.
+   */
+  blockCacheCapacity?: number;
+  /**
+   * Bytes of the row cache (default 0: none): what each table file held for
+   * a key a lookup found there, so that the next lookup of the key skips
+   * the file's index and block search. For apps that read a small set of
+   * keys far more often than the rest (a profile, settings, the open
+   * document); `rocksdb.row.cache.hit` / `.miss` count its use. Range
+   * deletes, snapshots and merges read through it exactly as without it.
+   */
+  rowCacheCapacity?: number;
+  /** Bloom filter bits per key, 0 for none (default 10). */
+  bloomBitsPerKey?: number;
+  /** Block compression (default `'lz4'`). */
+  compression?: 'lz4' | 'none';
+  /**
+   * A cap on the bytes the database's OPFS files take (a whole number from
+   * 1 MiB up; default none but the browser's quota). A write that would take
+   * them past it fails with `QuotaExceeded`, exactly as when the browser's
+   * quota is used up, and the database stays as it was before that write.
+   * Puts stop a quarter short of the cap: the last quarter is kept for
+   * deletes, flushes, compactions and reopening, so that a full database
+   * can always be emptied (`delete` / `deleteRange`, then `compactRange`)
+   * and reopened. OPFS databases only (`openMemory` refuses it).
+   */
+  maxBytes?: number;
+  /**
+   * Measure durations too: the `rocksdb.db.get.micros`, `rocksdb.db.write.micros`,
+   * flush and compaction histograms of `statistics()` (default false: each
+   * measurement calls `performance.now()` from wasm, which costs a point
+   * lookup more than all its counters; counters are always kept).
+   */
+  timers?: boolean;
+  /**
+   * Compact a table file that lookups keep searching in vain (default
+   * true): a lookup that had to search more than one file charges the
+   * first, one lookup in 16 sampled, and a file past its allowance (one
+   * lookup per 16 KiB of file, at least 100) is compacted into the level
+   * below by the background work when nothing else is due (LevelDB's seek
+   * compaction; `silt.compaction.read.triggered` counts them). Worth most
+   * without bloom filters; with them a file searched in vain is rare.
+   */
+  readTriggeredCompaction?: boolean;
+  /**
+   * Bytes of writes a transaction holds in memory before it spills them
+   * into a file of its own in the database (default 8 MiB; 0 never
+   * spills). A spilled transaction's writes stay visible only to it; its
+   * commit publishes them all at once as new table files added in one
+   * step, durably, or nothing of them on a conflict, an abort or a closed
+   * tab. So a bulk
+   * load inside a transaction does not hold every value in memory (its
+   * keys are still tracked in memory, for the conflict check).
+   */
+  transactionSpillBytes?: number;
+  /**
+   * What `merge(key, operand)` does (default none: `merge` is refused):
+   * `'u64add'` adds 8-byte little-endian unsigned integers (a counter;
+   * `u64(n)` encodes one, `readU64(bytes)` reads one; an operand of
+   * another size is refused when written), `'append'` appends the
+   * operand's bytes to the value. Operands are stored and combined when
+   * read: open a database with the operator it was written with.
+   */
+  mergeOperator?: 'u64add' | 'append';
+}
+
+/** The binding's code of each merge operator (crates/wasm/src/options.rs). */
+const MERGE_OPERATORS = { u64add: 1, append: 2 } as const;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** @internal Checks a database name (connect() checks it before it starts anything). */
+export function checkName(name: unknown): string {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new SiltError('InvalidArgument', `a database name is 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit; got ${show(name)}`);
+  }
+  return name;
+}
+
+/**
+ * The smallest `poolReserve`: the most free pooled files any call needs
+ * (the binding's `poolNeeds`; js/test/contract.test.ts checks the two agree).
+ */
+export const MIN_POOL_RESERVE = 4;
+
+function uint(o: Record<string, unknown>, key: string, min: number, max: number): number {
+  const v = o[key];
+  if (v === undefined) return 0;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new SiltError('InvalidArgument', `${key} must be an integer from ${min} to ${max}, got ${show(v)}`);
+  }
+  return v;
+}
+
+function bool(o: Record<string, unknown>, key: string, dflt: boolean): boolean {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${key} must be a boolean, got ${typeof v}`);
+  return v;
+}
+
+const MiB = 1 << 20;
+
+/**
+ * The block cache a database gets when its options name none: 1/64 of the
+ * device's memory in GiB as the browser reports it (`navigator.deviceMemory`,
+ * a rounded power of two: Chromium 156 said 16 on a 24 GiB machine),
+ * clamped to 16..64 MiB; 32 MiB when the browser does not report it
+ * (Firefox, Safari).
+ */
+export function defaultBlockCacheCapacity(deviceMemoryGiB: number | undefined): number {
+  if (deviceMemoryGiB === undefined || !Number.isFinite(deviceMemoryGiB) || deviceMemoryGiB <= 0) return 32 * MiB;
+  return Math.min(64 * MiB, Math.max(16 * MiB, Math.floor((deviceMemoryGiB * 1024 * MiB) / 64)));
+}
+
+function deviceMemory(): number | undefined {
+  const n = (globalThis as { navigator?: { deviceMemory?: unknown } }).navigator;
+  return typeof n?.deviceMemory === 'number' ? n.deviceMemory : undefined;
+}
+
+/** Engine options, checked, before the module that takes them is loaded. */
+export interface Checked {
+  createIfMissing: boolean;
+  errorIfExists: boolean;
+  writeBufferSize: number;
+  maxWriteBufferNumber: number;
+  blockSize: number;
+  blockCacheCapacity: number;
+  rowCacheCapacity: number;
+  bloomBitsPerKey: number;
+  noCompression: boolean;
+  maxBytes: number;
+  timers: boolean;
+  mergeOperator: number;
+  readTriggeredCompaction: boolean;
+  transactionSpillBytes: number;
+}
+
+/** @internal Checks every option (types and ranges) without touching wasm (connect() checks them on the page). */
+export function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
+  if (options === null || typeof options !== 'object') {
+    throw new SiltError('InvalidArgument', 'options must be an object');
+  }
+  const o = options as Record<string, unknown>;
+  bool(o, 'wait', false);
+  bool(o, 'sync', false);
+  uint(o, 'poolReserve', MIN_POOL_RESERVE, 256);
+  if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
+    throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${show(o.compression)}`);
+  }
+  if (o.mergeOperator !== undefined && o.mergeOperator !== 'u64add' && o.mergeOperator !== 'append') {
+    throw new SiltError('InvalidArgument', `mergeOperator must be 'u64add' or 'append', got ${show(o.mergeOperator)}`);
+  }
+  if (o.signal !== undefined && !(typeof o.signal === 'object' && o.signal !== null && 'aborted' in o.signal)) {
+    throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
+  }
+  rootCodec(o as EncodingOptions<unknown, unknown>); // checks the encodings
+  const engine: Checked = {
+    createIfMissing: bool(o, 'createIfMissing', true),
+    errorIfExists: bool(o, 'errorIfExists', false),
+    writeBufferSize: uint(o, 'writeBufferSize', 64 * 1024, 1 << 30),
+    maxWriteBufferNumber: uint(o, 'maxWriteBufferNumber', 2, 64),
+    blockSize: uint(o, 'blockSize', 256, 4 << 20),
+    blockCacheCapacity: uint(o, 'blockCacheCapacity', 1, 2 ** 32 - 1) || defaultBlockCacheCapacity(deviceMemory()),
+    rowCacheCapacity: uint(o, 'rowCacheCapacity', 0, 2 ** 32 - 1),
+    bloomBitsPerKey: o.bloomBitsPerKey === undefined ? -1 : uint(o, 'bloomBitsPerKey', 0, 64),
+    noCompression: o.compression === 'none',
+    maxBytes: uint(o, 'maxBytes', 1 << 20, Number.MAX_SAFE_INTEGER),
+    timers: bool(o, 'timers', false),
+    mergeOperator: o.mergeOperator === undefined ? 0 : MERGE_OPERATORS[o.mergeOperator as keyof typeof MERGE_OPERATORS],
+    readTriggeredCompaction: bool(o, 'readTriggeredCompaction', true),
+    transactionSpillBytes: o.transactionSpillBytes === undefined ? -1 : uint(o, 'transactionSpillBytes', 0, 2 ** 31 - 1),
+  };
+  return { engine, o: options as OpenOptions };
+}
+
+/** The binding's options. REQUIRES: the module is loaded. */
+export function toWasm(c: Checked): WasmOpenOptions {
+  const w = new WasmOpenOptions();
+  w.createIfMissing = c.createIfMissing;
+  w.errorIfExists = c.errorIfExists;
+  w.writeBufferSize = c.writeBufferSize;
+  w.maxWriteBufferNumber = c.maxWriteBufferNumber;
+  w.blockSize = c.blockSize;
+  w.blockCacheCapacity = c.blockCacheCapacity;
+  w.rowCacheCapacity = c.rowCacheCapacity;
+  w.bloomBitsPerKey = c.bloomBitsPerKey;
+  w.noCompression = c.noCompression;
+  w.maxBytes = c.maxBytes;
+  w.timers = c.timers;
+  w.mergeOperator = c.mergeOperator;
+  w.readTriggeredCompaction = c.readTriggeredCompaction;
+  w.transactionSpillBytes = c.transactionSpillBytes;
+  return w;
+}
