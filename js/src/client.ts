@@ -41,12 +41,12 @@ import { checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import { abortReason, type HeldLock, type LockManagerLike } from './lock.js';
 import { checkName, checkOptions, type OpenOptions } from './open.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
+import { type Range, WATCH_QUEUE_LIMIT, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import {
   fromWire,
   names,
   type BrokerMessage,
-  type ChangeHistory,
   type ChangeRecord,
   type Envelope,
   type IteratorRequestOptions,
@@ -104,84 +104,15 @@ export interface RemoteStatistics extends Statistics {
   };
 }
 
-/**
- * A committed update of one key, as `watch` reports it: the key as the
- * watching handle reads keys (in a sublevel without its prefix, decoded by
- * its key encoding).
- */
-export interface KeyChange<K = Uint8Array> {
-  /**
-   * Its sequence number: every update of the database has the next one
-   * (every entry of an `ingest` shares one).
-   */
-  seq: number;
-  kind: 'put' | 'delete' | 'merge';
-  key: K;
-}
-
-/**
- * A committed update of a range of keys, as `watch` reports it: a
- * `deleteRange` (or `clear`), or an `ingest()` that wrote keys from `key` up
- * to `end` (excluded). Keys as the watching handle reads them, the range cut
- * to the handle's sublevel: no `key` when it starts at or before the
- * sublevel's first key, no `end` when it goes on past its last.
- */
-export interface RangeChange<K = Uint8Array> {
-  seq: number;
-  kind: 'deleteRange' | 'ingest';
-  key?: K;
-  end?: K;
-}
-
-/** A committed update, as `watch` reports it. */
-export type Change<K = Uint8Array> = KeyChange<K> | RangeChange<K>;
-
-/**
- * Changes `from..to` (sequence numbers, both included) may have happened
- * and were not seen: the leader no longer keeps them (a catch-up older than
- * its history, a tab that led went before publishing them, or a watcher
- * that fell too far behind). Read again what you show.
- */
-export interface Gap {
-  kind: 'gap';
-  from: number;
-  to: number;
-}
-
-/**
- * What a watch reports. A change whose stored key the handle's key
- * encoding cannot decode (bytes written through another handle) comes as a
- * `Gap` of its one sequence number.
- */
-export type WatchEvent<K = Uint8Array> = Change<K> | Gap;
-
-/** What `watch` reports: a range of keys (bounds as iterators'), and where to start. */
-export interface WatchOptions<K = Key> {
-  gt?: K;
-  gte?: K;
-  lt?: K;
-  lte?: K;
-  /**
-   * Start after this sequence number (a snapshot's `sequence`, or the `seq`
-   * of the last change seen): changes since then come first, or a `Gap` if
-   * the leader no longer has them. Default: from now on.
-   */
-  since?: number;
-}
-
-/** A watch: an async iterable of events, closed with `close()` (or by leaving `for await`). */
-export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<K>>, AsyncDisposable {
-  close(): void;
-}
-
-/** How many events an unread watch holds before it drops them for one `Gap`. */
-export const WATCH_QUEUE_LIMIT = 10_000;
+export type { Change, Gap, KeyChange, RangeChange, Watch, WatchEvent, WatchOptions } from './watch.js';
+export { WATCH_QUEUE_LIMIT } from './watch.js';
 /** How long a new leader's worker may wait for the database's lock before a held lock is taken for an exclusive `open()`. */
 const LEADER_SILENCE_MS = 1_000;
 /** How long a follower waits for the leader's welcome before asking again. */
 const WELCOME_MS = 1_000;
 
-type Pending = { id: number; request: Request; resolve(v: unknown): void; reject(e: SiltError): void };
+/** A request: `epoch`, the leader it was made for (its snapshot's or iterator's, or the one followed when it was made). */
+type Pending = { id: number; request: Request; epoch: number; resolve(v: unknown): void; reject(e: SiltError): void };
 
 function randomId(): string {
   const c = (globalThis as { crypto?: Crypto }).crypto;
@@ -189,41 +120,103 @@ function randomId(): string {
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
 
-function compare(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
+/** `connect()` cannot go on without Web Locks: `e` is why `navigator.locks` refused. */
+function locksRefused(e: unknown): SiltError {
+  const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  return new SiltError(
+    'NotSupported',
+    `connect() needs Web Locks, and navigator.locks refused (${why}). In a sandboxed iframe, add allow-same-origin to its sandbox; ` +
+      "where the browser blocks this site's storage (a third-party frame, a privacy setting), open the page as a top-level site; " +
+      'else open() the database in a worker of this page',
+    { cause: e },
+  );
 }
 
 function leaderChanged(what: string): SiltError {
   return new SiltError('LeaderChanged', `${what} lived in the tab that led this database, and that tab went (closed, reloaded or crashed); take a new one`);
 }
 
-/** Requests that use a snapshot or iterator of the leader they were made on. */
+/**
+ * Why request `r`, pending when its leader went, fails. An import's finish
+ * may have been applied there (its answer lost): it is not known whether
+ * the import completed.
+ */
+function lostWithLeader(r: Request): SiltError {
+  if (r.op === 'importFinish') {
+    return new SiltError(
+      'LeaderChanged',
+      "the tab that led this database went (closed, reloaded or crashed) before this import's finish was answered: " +
+        'the import may have completed (all of its data in) or not (none of it); check with count() or a read before importing again',
+    );
+  }
+  return leaderChanged(whatOf(r));
+}
+
+/**
+ * Requests that use, or make, something that lives in the leader they were
+ * made for (a snapshot, an iterator, a transaction, an export or import in
+ * progress): after a failover they fail with `LeaderChanged` (or, to let
+ * go of such a thing, do nothing), never sent to the new leader, whose
+ * numbers for those things start again and who has none of them.
+ */
 function usesLeaderState(r: Request): boolean {
-  return (
-    r.op === 'next' ||
-    r.op === 'releaseIterator' ||
-    r.op === 'releaseSnapshot' ||
+  switch (r.op) {
+    case 'next':
+    case 'releaseIterator':
+    case 'releaseSnapshot':
     // A transaction's requests but its commit (sent again: see remote-transaction.ts).
-    r.op === 'txnBegin' ||
-    r.op === 'txnGet' ||
-    r.op === 'txnMultiGet' ||
-    r.op === 'txnIterator' ||
-    r.op === 'txnAbort' ||
-    ((r.op === 'get' || r.op === 'multiGet' || r.op === 'iterator') && r.snapshot !== 0)
-  );
+    case 'txnBegin':
+    case 'txnGet':
+    case 'txnMultiGet':
+    case 'txnIterator':
+    case 'txnAbort':
+    case 'exportStart':
+    case 'exportNext':
+    case 'exportRelease':
+    case 'importStart':
+    case 'importPush':
+    case 'importFinish':
+    case 'importAbort':
+      return true;
+    case 'get':
+    case 'multiGet':
+    case 'iterator':
+    case 'count':
+      return r.snapshot !== 0;
+    default:
+      return false;
+  }
+}
+
+/** Requests of that kind that only let go of something: with its leader gone, nothing is left to let go of. */
+function releases(r: Request): boolean {
+  return r.op === 'releaseIterator' || r.op === 'releaseSnapshot' || r.op === 'txnAbort' || r.op === 'exportRelease' || r.op === 'importAbort';
 }
 
 /** What a request that uses the leader's state uses, for `LeaderChanged`'s message. */
 function whatOf(r: Request): string {
   if (r.op === 'next' || r.op === 'releaseIterator') return 'this iterator';
   if (r.op.startsWith('txn')) return 'this transaction';
+  if (r.op.startsWith('export')) return 'this export';
+  if (r.op.startsWith('import')) return 'this import';
   return 'this snapshot';
 }
 
-/** The connections of this realm, by database name. */
-const connections = new Map<string, Connection>();
+/**
+ * The connections of each realm, by database name. Keyed by the realm's
+ * `navigator.locks` (each realm has its own): one map in a browser realm;
+ * the Node tests run several simulated realms in one.
+ */
+const realms = new WeakMap<LockManagerLike, Map<string, Connection>>();
+
+function connectionsOf(locks: LockManagerLike): Map<string, Connection> {
+  let m = realms.get(locks);
+  if (m === undefined) {
+    m = new Map();
+    realms.set(locks, m);
+  }
+  return m;
+}
 
 /** @internal One realm's connection to one database; `RemoteDatabase`s share it. */
 export class Connection {
@@ -243,6 +236,19 @@ export class Connection {
   #broker: MessagePort | undefined;
   /** The follower's line to the leader's worker: a port from the broker, or `own`. */
   #via: MessagePort | 'channel' | undefined;
+  /**
+   * The port of the latest attempt to follow, until it is welcomed: an
+   * attempt made again (a `leader` heard again before the welcome) closes
+   * the one before, and a welcome on any other port is not taken.
+   */
+  #attempt: MessagePort | undefined;
+  /** The leader this connection asked to serve it over its channel (it keeps to the channel with that leader). */
+  #helloFor: string | undefined;
+  /** The leader this connection was last welcomed by (or led as), and the sequence number that leader opened at. */
+  #linkedTo: string | undefined;
+  #opened = 0;
+  /** Change records from a leader that has not welcomed this connection yet (see `#onChange`). */
+  #early: ChangeRecord[] = [];
   #worker: Worker | undefined;
   #role: 'none' | 'follower' | 'leading' | 'leader' = 'none';
   /** The leader requests go to (this connection's id when it leads). */
@@ -291,9 +297,7 @@ export class Connection {
     this.#roster = new BroadcastChannel(this.#names.roster);
     this.#roster.addEventListener('message', (ev: MessageEvent<RosterMessage>) => this.#onRoster(ev.data));
     this.#changes = new BroadcastChannel(this.#names.changes);
-    this.#changes.addEventListener('message', (ev: MessageEvent<ChangeRecord>) => {
-      for (const w of this.watchers) w.onRecord(ev.data);
-    });
+    this.#changes.addEventListener('message', (ev: MessageEvent<ChangeRecord>) => this.#onChange(ev.data));
     // The broker introduces followers to the leader's worker with a
     // MessagePort: measured about three times faster than a BroadcastChannel.
     // Written out as `new SharedWorker(new URL(...))`, the pattern bundlers
@@ -342,29 +346,44 @@ export class Connection {
     return this.#ready;
   }
 
+  /** Takes this connection's locks and looks for the leader; a failure fails the connection (and `ready`). */
   async start(): Promise<void> {
     // Held while this connection lives: the leader learns it went when the
     // lock comes free.
-    await new Promise<void>((granted, failed) => {
-      this.#locks
-        .request(this.#names.clientLock(this.client), {}, () => {
-          granted();
-          return new Promise<void>((r) => (this.#releaseClientLock = r));
-        })
-        .catch((e: unknown) => failed(new SiltError('Internal', `Web Lock request failed: ${String(e)}`, { cause: e })));
-    });
+    try {
+      await new Promise<void>((granted, failed) => {
+        this.#locks
+          .request(this.#names.clientLock(this.client), {}, () => {
+            granted();
+            return new Promise<void>((r) => (this.#releaseClientLock = r));
+          })
+          .catch(failed);
+      });
+    } catch (e) {
+      this.#fail(locksRefused(e));
+      return;
+    }
+    if (this.#dead !== undefined) {
+      this.#releaseClientLock?.();
+      return;
+    }
     // In the queue to lead: the connection that holds `siltdb:<name>:lead`
     // leads. Its worker then takes the database's own lock, which the worker
     // that led before holds until it is really gone: two workers never have
     // the database open at once, even while a closed tab's worker ends.
-    this.#locks
-      .request(this.#names.leadLock, { signal: this.#candidacy.signal }, () => {
-        if (this.#closing || this.#dead !== undefined) return undefined;
-        return new Promise<void>((release) => this.#lead({ release }));
-      })
-      .catch((e: unknown) => {
-        if (!this.#candidacy.signal.aborted) this.#fail(new SiltError('Internal', `Web Lock request failed: ${String(e)}`, { cause: e }));
-      });
+    try {
+      this.#locks
+        .request(this.#names.leadLock, { signal: this.#candidacy.signal }, () => {
+          if (this.#closing || this.#dead !== undefined) return undefined;
+          return new Promise<void>((release) => this.#lead({ release }));
+        })
+        .catch((e: unknown) => {
+          if (!this.#candidacy.signal.aborted) this.#fail(locksRefused(e));
+        });
+    } catch (e) {
+      this.#fail(locksRefused(e));
+      return;
+    }
     this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
   }
 
@@ -409,7 +428,11 @@ export class Connection {
         if (m.leader === this.client) return;
         // The tab that leads waits for a worker's open(): so would this.
         if (m.blocked && !this.#isReady && !this.#wait && this.#role === 'none') this.#fail(this.#exclusive());
-        if (m.ready && (this.#role === 'none' || this.#role === 'follower') && (m.leader !== this.#leader || !this.#linked)) this.#follow(m.leader);
+        if (m.ready && this.#mayFollow(m.leader)) {
+          // The leader followed, not welcomed yet: attempt again; another: if it lives.
+          if (m.leader === this.#leader) this.#follow(m.leader);
+          else this.#followIfAlive(m.leader);
+        }
         return;
       case 'hello':
         if (this.#role === 'leader' && m.leader === this.client) this.#worker?.postMessage({ t: 'attach', client: m.client });
@@ -417,24 +440,67 @@ export class Connection {
     }
   }
 
+  /** Whether a `leader` message of `leader` (ready) would make this connection follow it. */
+  #mayFollow(leader: string): boolean {
+    return this.#dead === undefined && (this.#role === 'none' || this.#role === 'follower') && (leader !== this.#leader || !this.#linked);
+  }
+
+  /**
+   * Follows `leader`, another than the one followed now, if it lives (its
+   * client lock is held). A `leader` message may arrive late (a
+   * BroadcastChannel keeps no order across senders), from a leader that
+   * has gone since: following it would leave the leader that leads now,
+   * and coming back to that one would count as a change of leader (its
+   * snapshots and iterators failing with `LeaderChanged`, requests sent to
+   * it twice). A connection that leads holds its client lock until it
+   * goes, so a free lock means that leader is gone.
+   */
+  #followIfAlive(leader: string): void {
+    try {
+      this.#locks
+        .request(this.#names.clientLock(leader), { ifAvailable: true }, (lock) => {
+          if (lock === null && this.#mayFollow(leader)) this.#follow(leader);
+          return undefined;
+        })
+        .catch(() => {});
+    } catch {
+      // Locks refused now: the connection learns it where it takes its own.
+    }
+  }
+
   /** Sends requests to leader `leader` from now on (once it welcomes this connection). */
   #follow(leader: string): void {
     if (this.#leader !== leader) {
       this.#leader = leader;
+      this.#helloFor = undefined;
       this.epoch++;
     }
     this.#role = 'follower';
     this.#linked = false;
     if (this.#via instanceof MessagePort) this.#via.close();
     this.#via = undefined;
-    if (this.#broker !== undefined) {
+    // An attempt before this one, not welcomed: its port goes (the leader
+    // closes it anyway once this attempt's port reaches it).
+    this.#attempt?.close();
+    this.#attempt = undefined;
+    // Once this leader is asked over the channel, always over the channel:
+    // a port attached after a hello would be closed by the leader when the
+    // hello reaches it, under a follower that took that port's welcome.
+    if (this.#broker !== undefined && this.#helloFor !== leader) {
       // A port straight to the leader's worker, through the broker.
       const { port1: port, port2 } = new MessageChannel();
+      this.#attempt = port;
       port.addEventListener('message', (ev: MessageEvent<Response | Welcome | { t: 'unknown' }>) => {
         const m = ev.data;
         if (!('t' in m)) this.#onResponse(m);
-        else if (m.t === 'welcome') this.#welcomed(m.leader, m.seq, port);
-        else if (m.t === 'unknown' && this.#leader === leader && !this.#linked) this.#hello(leader);
+        else if (m.t === 'welcome') {
+          if (port === this.#attempt) this.#welcomed(m, port);
+        } else if (m.t === 'unknown' && port === this.#attempt && this.#leader === leader && !this.#linked) {
+          // The broker does not know that leader: its channel, then.
+          this.#attempt = undefined;
+          port.close();
+          this.#hello(leader);
+        }
       });
       port.start();
       this.#broker.postMessage({ t: 'connect', name: this.name, leader, client: this.client, port: port2 } satisfies BrokerMessage, [port2]);
@@ -444,9 +510,9 @@ export class Connection {
     clearTimeout(this.#welcomeTimer);
     this.#welcomeTimer = setTimeout(
       () => {
-        // No welcome: that leader went meanwhile. Ask who leads now.
+        // No welcome: that leader went meanwhile, or it is slow. Ask who
+        // leads now (an answer from the same leader makes a new attempt).
         if (this.#role === 'follower' && !this.#linked && this.#dead === undefined) {
-          this.#leader = undefined;
           this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
         }
       },
@@ -456,12 +522,13 @@ export class Connection {
 
   /** Asks leader `leader` to serve this connection over its BroadcastChannel. */
   #hello(leader: string): void {
+    this.#helloFor = leader;
     if (this.#own === undefined) {
       const own = new BroadcastChannel(this.#names.client(this.client));
       own.addEventListener('message', (ev: MessageEvent<Response | Welcome>) => {
         const m = ev.data;
         if ('t' in m) {
-          if (m.t === 'welcome') this.#welcomed(m.leader, m.seq, 'channel');
+          if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
         } else this.#onResponse(m);
       });
       this.#own = own;
@@ -469,14 +536,53 @@ export class Connection {
     this.#roster.postMessage({ t: 'hello', client: this.client, leader } satisfies RosterMessage);
   }
 
-  #welcomed(leader: string, seq: number, via: MessagePort | 'channel'): void {
-    if (this.#role !== 'follower' || leader !== this.#leader || this.#linked) return;
+  #welcomed(m: Welcome, via: MessagePort | 'channel'): void {
+    if (this.#role !== 'follower' || m.leader !== this.#leader || this.#linked) return;
     clearTimeout(this.#welcomeTimer);
     this.#linked = true;
     this.#via = via;
+    this.#attempt = undefined;
     this.#settleReady();
     this.#resend();
-    for (const w of this.watchers) w.onLeader(seq);
+    this.#linkWatchers(m.leader, m.seq, m.opened);
+  }
+
+  /**
+   * This connection now sends to `leader` (welcomed, or its own worker
+   * opened the database at `opened`; latest sequence number `seq`): its
+   * watches catch up, and the change records that came before are passed
+   * on, in order: those of earlier leaders that this one has (at or below
+   * `opened`) before, this leader's after.
+   */
+  #linkWatchers(leader: string, seq: number, opened: number): void {
+    const changed = leader !== this.#linkedTo;
+    this.#linkedTo = leader;
+    this.#opened = opened;
+    const early = this.#early;
+    this.#early = [];
+    const kept = early.filter((r) => r.from !== leader && r.last <= opened);
+    const mine = early.filter((r) => r.from === leader);
+    for (const w of this.watchers) {
+      for (const r of kept) w.onRecord(r);
+      w.onLeader(seq, changed ? opened : undefined);
+      for (const r of mine) w.onRecord(r);
+    }
+  }
+
+  /**
+   * A change record: passed to the watches if it comes from the leader
+   * that welcomed this connection, or from an earlier one and is in the
+   * database this one opened (at or below `opened`); kept until the
+   * welcome if this connection has not been welcomed yet (the welcome
+   * starts the catch-up that such a record would otherwise overtake);
+   * dropped if it is from a leader that went with it unsaved.
+   */
+  #onChange(r: ChangeRecord): void {
+    if (this.#linked && (r.from === this.#leader || r.last <= this.#opened)) {
+      for (const w of this.watchers) w.onRecord(r);
+    } else if (!this.#linked && this.watchers.size > 0 && this.#early.length < WATCH_QUEUE_LIMIT) {
+      this.#early.push(r);
+    }
   }
 
   /** This connection holds the lead lock: start the worker, which opens the database, and lead. */
@@ -504,6 +610,8 @@ export class Connection {
     }
     this.#worker = worker;
     worker.addEventListener('message', (ev: MessageEvent<Response | WorkerReport>) => {
+      // What a worker sent before this connection failed (its crash) is not news.
+      if (this.#dead !== undefined) return;
       const m = ev.data;
       if (!('t' in m)) {
         this.#onResponse(m);
@@ -519,7 +627,7 @@ export class Connection {
         this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq } satisfies RosterMessage);
         this.#settleReady();
         this.#resend();
-        for (const w of this.watchers) w.onLeader(m.seq);
+        this.#linkWatchers(this.client, m.seq, m.opened ?? m.seq);
       } else if (m.t === 'openFailed') {
         this.#fail(fromWire(m.error));
       }
@@ -547,13 +655,17 @@ export class Connection {
     else p.reject(fromWire(r.error));
   }
 
-  /** Sends every unanswered request to the (new) leader, in order. */
+  /**
+   * Sends every unanswered request to the (new) leader, in order; those
+   * made for a leader before it that use what lived there fail (or, to let
+   * go of it, resolve) instead.
+   */
   #resend(): void {
     for (const p of [...this.#pending.values()].sort((a, b) => a.id - b.id)) {
-      if ((p as Pending & { epoch?: number }).epoch !== this.epoch && usesLeaderState(p.request)) {
+      if (p.epoch !== this.epoch && usesLeaderState(p.request)) {
         this.#pending.delete(p.id);
-        if (p.request.op === 'releaseIterator' || p.request.op === 'releaseSnapshot' || p.request.op === 'txnAbort') p.resolve(undefined);
-        else p.reject(leaderChanged(whatOf(p.request)));
+        if (releases(p.request)) p.resolve(undefined);
+        else p.reject(lostWithLeader(p.request));
         continue;
       }
       this.#post(p);
@@ -561,8 +673,9 @@ export class Connection {
   }
 
   #post(p: Pending): void {
-    (p as Pending & { epoch?: number }).epoch = this.epoch;
-    const envelope: Envelope = { id: p.id, client: this.client, request: p.request };
+    // Every request below the first still pending has its answer.
+    const floor = this.#pending.keys().next().value ?? p.id;
+    const envelope: Envelope = { id: p.id, client: this.client, request: p.request, floor };
     try {
       if (this.#role === 'leader') this.#worker!.postMessage(envelope);
       else if (this.#via instanceof MessagePort) this.#via.postMessage(envelope);
@@ -594,7 +707,9 @@ export class Connection {
     }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      const p: Pending = { id, request, resolve, reject };
+      // Made for the leader followed now (or the one its snapshot or
+      // iterator lives in), even if it waits for that leader's welcome.
+      const p: Pending = { id, request, epoch: epoch ?? this.epoch, resolve, reject };
       this.#pending.set(id, p);
       if (this.#linked) this.#post(p);
     });
@@ -608,7 +723,9 @@ export class Connection {
     this.#teardown();
     for (const p of this.#pending.values()) p.reject(error);
     this.#pending.clear();
-    for (const w of [...this.watchers]) w.close();
+    // A watch closed by its app (or with the connection) ends; one whose
+    // connection failed throws why.
+    for (const w of [...this.watchers]) w.fail(error);
   }
 
   #teardown(): void {
@@ -624,6 +741,8 @@ export class Connection {
     this.#parking.close();
     this.#own?.close();
     if (this.#via instanceof MessagePort) this.#via.close();
+    this.#attempt?.close();
+    this.#early = [];
     if (this.#role === 'leader') this.#broker?.postMessage({ t: 'unlead', name: this.name, leader: this.client } satisfies BrokerMessage);
     this.#broker?.close();
     if (this.#onResume !== undefined) {
@@ -631,6 +750,12 @@ export class Connection {
       doc?.removeEventListener('resume', this.#onResume);
       doc?.removeEventListener('visibilitychange', this.#onResume);
     }
+    this.#forget();
+  }
+
+  /** This realm's `connect()` calls no longer find this connection. */
+  #forget(): void {
+    const connections = connectionsOf(this.#locks);
     if (connections.get(this.name) === this) connections.delete(this.name);
   }
 
@@ -638,7 +763,7 @@ export class Connection {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
-    if (connections.get(this.name) === this) connections.delete(this.name);
+    this.#forget();
     for (const w of [...this.watchers]) w.close();
     try {
       if (this.#role === 'leader' && this.#worker !== undefined) {
@@ -708,201 +833,6 @@ function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
 async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
-}
-
-/** A watch's keys: `[lower, upper)`, either end open. */
-type Range = { lower?: Uint8Array; upper?: Uint8Array };
-
-/** Change kinds by their tag in a change record (`WriteBatch`'s encoding). */
-const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 2: 'merge', 3: 'deleteRange', 4: 'ingest' };
-
-/** @internal One `watch` of a connection. */
-class Watcher {
-  #connection: Connection;
-  #range: Range;
-  /** The watching handle's keys: its prefix and key encoding. */
-  #codec: Codec;
-  #callback: ((e: WatchEvent<unknown>) => void) | undefined;
-  /** The last sequence number accounted for (undefined until the start is known). */
-  #last: number | undefined;
-  #syncing = false;
-  #buffer: ChangeRecord[] = [];
-  #queue: WatchEvent<unknown>[] = [];
-  #wake: (() => void) | undefined;
-  #closed = false;
-
-  constructor(connection: Connection, codec: Codec, range: Range, since: number | undefined, callback: ((e: WatchEvent<unknown>) => void) | undefined) {
-    this.#connection = connection;
-    this.#codec = codec;
-    this.#range = range;
-    this.#callback = callback;
-    void this.#resync(since ?? null);
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#connection.watchers.delete(this);
-    this.#queue = [];
-    this.#buffer = [];
-    this.#wake?.();
-  }
-
-  /** The realm was frozen or hidden: whatever was published meanwhile may not have arrived. */
-  async check(): Promise<void> {
-    if (this.#closed || this.#last === undefined || this.#syncing) return;
-    const latest = (await this.#connection.send({ op: 'latestSequence' }).catch(() => undefined)) as number | undefined;
-    if (latest !== undefined) this.onLeader(latest);
-  }
-
-  /** A new leader (its latest sequence number `seq`): catch up from it. */
-  onLeader(seq: number): void {
-    if (this.#closed || this.#last === undefined || this.#syncing) return;
-    if (seq > this.#last) void this.#resync(this.#last);
-    else if (seq < this.#last) {
-      // Writes this watcher saw are not in the database the new leader
-      // opened (lost with the machine's crash): say so.
-      this.#emit({ kind: 'gap', from: seq + 1, to: this.#last });
-      this.#last = seq;
-    }
-  }
-
-  onRecord(r: ChangeRecord): void {
-    if (this.#closed) return;
-    if (this.#syncing || this.#last === undefined) {
-      if (this.#buffer.length < WATCH_QUEUE_LIMIT) this.#buffer.push(r);
-      return;
-    }
-    this.#apply(r);
-  }
-
-  #apply(r: ChangeRecord): void {
-    const last = this.#last!;
-    if (r.last <= last) return;
-    if (r.first > last + 1) {
-      // Records in between were missed (this realm was frozen, or a leader
-      // went): ask the leader for them.
-      this.#buffer.push(r);
-      void this.#resync(last);
-      return;
-    }
-    const { kinds, bounds, keys } = r;
-    for (let i = 0; i < kinds.length; i++) {
-      const seq = r.first + i;
-      if (seq <= last) continue;
-      const key = keys.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
-      const kind = KINDS[kinds[i]!];
-      if (kind === undefined) continue;
-      if (kind === 'deleteRange' || kind === 'ingest') {
-        const end = keys.subarray(bounds[2 * i + 1]!, bounds[2 * i + 2]!);
-        if (this.#matches(key, end)) this.#emit(this.#rangeChange(seq, kind, key, end));
-      } else if (this.#matches(key, undefined)) this.#emit(this.#decoded(seq, () => ({ seq, kind, key: this.#codec.unkey(key.slice()) })));
-    }
-    this.#last = r.last;
-  }
-
-  /** `[start, end)` as the handle reads keys, cut to its sublevel (see `RangeChange`). */
-  #rangeChange(seq: number, kind: 'deleteRange' | 'ingest', start: Uint8Array, end: Uint8Array): WatchEvent<unknown> {
-    const { prefix, end: after } = this.#codec;
-    return this.#decoded(seq, () => {
-      const change: RangeChange<unknown> = { seq, kind };
-      if (prefix.length === 0 || compare(start, prefix) > 0) change.key = this.#codec.unkey(start.slice());
-      if (after === undefined || compare(end, after) < 0) change.end = this.#codec.unkey(end.slice());
-      return change;
-    });
-  }
-
-  /** `make()`, or a gap of `seq` when a key does not decode. */
-  #decoded(seq: number, make: () => Change<unknown>): WatchEvent<unknown> {
-    try {
-      return make();
-    } catch {
-      return { kind: 'gap', from: seq, to: seq };
-    }
-  }
-
-  async #resync(since: number | null): Promise<void> {
-    if (this.#syncing) return;
-    this.#syncing = true;
-    let h: ChangeHistory;
-    try {
-      h = (await this.#connection.send({ op: 'changes', since })) as ChangeHistory;
-    } catch {
-      // The connection closed.
-      this.close();
-      return;
-    }
-    if (this.#closed) return;
-    this.#syncing = false;
-    // The leader's history covers base+1..latest; the records that arrived
-    // meanwhile may cover more. Whatever neither covers is a gap.
-    let last = since ?? h.latest;
-    const records = [...h.records, ...this.#buffer].sort((a, b) => a.first - b.first);
-    this.#buffer = [];
-    this.#last = last;
-    for (const r of records) {
-      if (r.last <= last) continue;
-      if (r.first > last + 1) {
-        this.#emit({ kind: 'gap', from: last + 1, to: r.first - 1 });
-        this.#last = r.first - 1;
-      }
-      this.#apply(r);
-      last = this.#last;
-    }
-    if (last < h.latest) {
-      this.#emit({ kind: 'gap', from: last + 1, to: h.latest });
-      this.#last = h.latest;
-    }
-  }
-
-  /** Whether `key` (or `[key, end)`, a range delete) is in this watch's `[lower, upper)`. */
-  #matches(key: Uint8Array, end: Uint8Array | undefined): boolean {
-    const { lower, upper } = this.#range;
-    if (upper !== undefined && compare(key, upper) >= 0) return false;
-    if (lower === undefined) return true;
-    return end === undefined ? compare(key, lower) >= 0 : compare(end, lower) > 0;
-  }
-
-  #emit(e: WatchEvent<unknown>): void {
-    if (this.#closed) return;
-    if (this.#callback !== undefined) {
-      try {
-        this.#callback(e);
-      } catch (err) {
-        // The app's callback threw: report it, go on with the next change.
-        setTimeout(() => {
-          throw err;
-        });
-      }
-      return;
-    }
-    if (this.#queue.length >= WATCH_QUEUE_LIMIT) {
-      // Nobody reads: keep one gap for everything dropped, never more memory.
-      const first = this.#queue.find((q) => q.kind !== 'gap') as Change<unknown> | undefined;
-      const head = this.#queue[0]!;
-      const from = head.kind === 'gap' ? head.from : (first?.seq ?? 0);
-      const to = e.kind === 'gap' ? e.to : e.seq;
-      this.#queue = [{ kind: 'gap', from, to }];
-      this.#wake?.();
-      return;
-    }
-    this.#queue.push(e);
-    this.#wake?.();
-  }
-
-  async next(): Promise<IteratorResult<WatchEvent<unknown>, undefined>> {
-    for (;;) {
-      if (this.#closed) return { done: true, value: undefined };
-      const e = this.#queue.shift();
-      if (e !== undefined) return { done: false, value: e };
-      await new Promise<void>((r) => (this.#wake = r));
-      this.#wake = undefined;
-    }
-  }
 }
 
 /** Values the leader packed (`PackedValues`), as views of its one buffer. */
@@ -1427,7 +1357,8 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
    * or, given `callback`, calls to it. Each change once, with its sequence
    * number; a `Gap` where changes could not be had (see `Gap`). A watch that
    * is not read holds at most `WATCH_QUEUE_LIMIT` events, then one `Gap`
-   * instead: it never slows writers or grows without bound.
+   * instead: it never slows writers or grows without bound. Its `ended`
+   * rejects if the connection fails (`for await` throws then too).
    */
   watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'watch options must be an object');
@@ -1446,6 +1377,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
         return { done: true, value: undefined };
       },
       close: () => w.close(),
+      ended: w.ended,
       [Symbol.asyncIterator]() {
         return watch;
       },
@@ -1540,11 +1472,12 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options: Co
     );
   }
   if (signal?.aborted) throw abortReason(signal);
+  const connections = connectionsOf(g.navigator.locks);
   let c = connections.get(name);
   if (c === undefined) {
     c = new Connection(name, openOptions, given, g.navigator.locks);
     connections.set(name, c);
-    c.start().catch(() => {});
+    void c.start();
   }
   const connection = c;
   connection.refs++;

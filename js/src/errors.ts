@@ -72,10 +72,13 @@ export const BINDING_ERROR_CODES = ['Released', 'Conflict'] as const;
  *   instantiated (for example, a browser without SIMD128).
  * - `Internal`: the engine trapped (a bug), or the worker behind a
  *   connection died; the module should not be used any further.
- * - `LeaderChanged`: a snapshot or iterator of a `connect()` connection
- *   lived in the tab that led, and that tab went (closed, reloaded,
- *   crashed); take a new one. Writes and plain reads are retried on the
- *   new leader instead, and never fail this way.
+ * - `LeaderChanged`: a snapshot, iterator, transaction, export or import of
+ *   a `connect()` connection lived in the tab that led, and that tab went
+ *   (closed, reloaded, crashed); take a new one. Writes and plain reads
+ *   are retried on the new leader instead, and a write fails this way only
+ *   when it cannot be known whether it was applied: a transaction's commit
+ *   from the old leader, a write past what its connection's record still
+ *   holds, or an import's finish (the message says how to check).
  */
 export const PACKAGE_ERROR_CODES = ['DatabaseLocked', 'InitFailed', 'Internal', 'LeaderChanged'] as const;
 

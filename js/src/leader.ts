@@ -8,17 +8,19 @@
  *
  * Writes are applied exactly once across failovers: each carries its
  * connection's request id, and the leader writes that id into the same
- * atomic batch, under a reserved key of the connection
- * (`RESERVED` + `client/<id>`). A write sent again to a new leader after the
- * old one went (its answer lost) finds its id recorded and is acknowledged
- * without being applied again. A record goes when its connection closes or
- * dies (its client lock is then free).
+ * atomic batch, under a reserved key of the connection, with the outcomes
+ * a re-send must repeat (write-records.ts). A write sent again to a new
+ * leader after the old one went (its answer lost) is answered from that
+ * record: acknowledged without being applied again if it was applied, its
+ * failure again if it failed, run if it was not. An ingest, which cannot
+ * carry the record, is written between two records (`#ingest`). A record
+ * goes when its connection closes or dies (its client lock is then free).
  *
  * Every committed write is published as a change record on the changes
  * channel and kept in a bounded history for `watch({ since })`.
  */
 
-import { WriteBatch, type BatchOp } from './batch.js';
+import { WriteBatch, type IngestReport } from './batch.js';
 import { countCopied } from './counters.js';
 import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { exportStream } from './backup.js';
@@ -32,61 +34,46 @@ import {
   type ChangeHistory,
   type ChangeRecord,
   type Envelope,
-  type PackedValues,
   type Request,
   type Response,
   type SnapshotInfo,
   toWire,
   type TxnWrites,
+  type Welcome,
 } from './protocol.js';
 import type { Snapshot } from './snapshot.js';
 import { Transaction } from './transaction.js';
 import { refreshStorageEstimate } from './storage.js';
+import {
+  apply,
+  INGEST,
+  keyOf,
+  NOTHING,
+  pack,
+  type Packed,
+  packValues,
+  putRange,
+  recordBytes,
+  reserved,
+  splitAroundReserved,
+  withoutReserved,
+} from './leader-batches.js';
+import {
+  advanceFloor,
+  type Applied,
+  isReserved,
+  knownReport,
+  parseRecord,
+  RECORDS,
+  recordFailure,
+  recordKey,
+  recordValue,
+  repeat,
+  RESERVED,
+  RESERVED_END,
+} from './write-records.js';
 
-const utf8 = new TextEncoder();
-
-/**
- * Keys from these bytes on (eight 0xff bytes, then `siltdb/`) are the
- * package's own in a database shared through `connect()`: its write
- * records. `connect()` refuses to read or write them and hides them from
- * iterators; a range delete over them leaves them be.
- */
-export const RESERVED = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...utf8.encode('siltdb/')]);
-/** The first key after every reserved key. */
-const RESERVED_END = RESERVED.slice();
-RESERVED_END[RESERVED_END.length - 1]! += 1;
-const RECORDS = Uint8Array.from([...RESERVED, ...utf8.encode('client/')]);
-
-export function isReserved(key: Uint8Array): boolean {
-  if (key.length < RESERVED.length || key[0] !== 0xff) return false;
-  for (let i = 0; i < RESERVED.length; i++) if (key[i] !== RESERVED[i]) return false;
-  return true;
-}
-
-function compare(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
-
-function recordKey(client: string): Uint8Array {
-  const id = utf8.encode(client);
-  const k = new Uint8Array(RECORDS.length + id.length);
-  k.set(RECORDS);
-  k.set(id, RECORDS.length);
-  return k;
-}
-
-/** A write record's value: the request id and the time it was written (ms), as float64s. */
-function recordValue(id: number): Uint8Array {
-  const v = new Float64Array([id, Date.now()]);
-  return new Uint8Array(v.buffer);
-}
-
-function recordId(value: Uint8Array): number {
-  if (value.length < 8) return 0;
-  return new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(0, true);
-}
+export { isReserved, RESERVED } from './write-records.js';
 
 /**
  * A transaction a connection runs in the leader, and its writes' kinds and
@@ -99,10 +86,6 @@ interface LeaderTransaction {
 }
 
 const NO_VALUE = new Uint8Array(0);
-
-function reserved(what: string): SiltError {
-  return new SiltError('InvalidArgument', `${what} is reserved: keys starting with eight 0xff bytes and "siltdb/" hold connect()'s write records`);
-}
 
 /** How much change history the leader keeps for `watch({ since })`. */
 export const HISTORY_RECORDS = 10_000;
@@ -137,13 +120,25 @@ export class Leader {
   #names: ReturnType<typeof names>;
   #locks: LockManagerLike | undefined;
   #clients = new Map<string, Client>();
-  #applied = new Map<string, number>();
-  /** Connections whose client lock this leader waits for, and those it dropped. */
+  /** Write records of connections, as read or last written (write-records.ts). */
+  #records = new Map<string, Applied>();
+  /**
+   * Connections whose record in the database is behind the one here (its
+   * write failed): written before any other write, so that nothing takes
+   * a sequence number while an ingest's intent there is stale.
+   */
+  #dirty = new Set<string>();
+  /**
+   * Connections whose client lock this leader waits for (while they live),
+   * and those of them that said goodbye (already dropped).
+   */
   #watched = new Set<string>();
   #gone = new Set<string>();
   #history: ChangeRecord[] = [];
   #historyBytes = 0;
   #base: number;
+  /** The latest sequence number when this leader began (before its sweep). */
+  readonly #opened: number;
   #changes: BroadcastChannel | undefined;
   #queue: Promise<void> = Promise.resolve();
   #nextId = 1;
@@ -156,7 +151,47 @@ export class Leader {
     this.#names = names(name);
     this.#locks = locks;
     this.#base = db.latestSequence;
+    this.#opened = this.#base;
     this.#changes = typeof BroadcastChannel === 'function' ? new BroadcastChannel(this.#names.changes) : undefined;
+    this.#settleIntents();
+  }
+
+  /**
+   * Settles the ingests that a leader before this one began and did not
+   * record the end of: an intent at sequence number `seq` whose ingest
+   * took `seq + 1` if it was applied. Nothing but that ingest can have
+   * taken it (a leader writes nothing else while an intent stands: see
+   * `#dirty`), so the ingest was applied if and only if the database goes
+   * past `seq`.
+   */
+  #settleIntents(): void {
+    const found: [string, Applied][] = [];
+    const it = this.#db.iterator({ gte: RECORDS, lt: RESERVED_END });
+    try {
+      for (const [k, v] of it) {
+        const a = parseRecord(v);
+        if (a.pending !== undefined) found.push([new TextDecoder().decode(k.subarray(RECORDS.length)), a]);
+      }
+    } finally {
+      it.release();
+    }
+    for (const [client, a] of found) {
+      const p = a.pending!;
+      a.pending = undefined;
+      if (this.#opened > p.seq) {
+        a.max = Math.max(a.max, p.id);
+        // What is known of its report: its sequence number, and its entries as sent.
+        const report = knownReport(p.count, p.seq + 1);
+        a.outcomes = a.outcomes.filter((o) => o.to < p.id).concat([{ from: p.id, to: p.id, report }]);
+      }
+      this.#records.set(client, a);
+      this.#dirty.add(client);
+    }
+    try {
+      this.#writeDirty();
+    } catch {
+      // Written before the next write, or that write fails.
+    }
   }
 
   /** The sequence number of the last write. */
@@ -165,34 +200,88 @@ export class Leader {
   }
 
   /**
+   * The latest sequence number of the database as this leader found it:
+   * what a crash of the previous leader left. Writes a watcher saw above
+   * it were lost with that leader.
+   */
+  get opened(): number {
+    return this.#opened;
+  }
+
+  /** @internal What this leader holds for connections now (for tests: nothing may be left behind). */
+  get holding(): {
+    clients: string[];
+    snapshots: number;
+    iterators: number;
+    transactions: number;
+    exports: number;
+    importer: string | undefined;
+    watched: number;
+    gone: number;
+  } {
+    let snapshots = 0;
+    let iterators = 0;
+    let transactions = 0;
+    let exports = 0;
+    for (const c of this.#clients.values()) {
+      snapshots += c.snapshots.size;
+      iterators += c.iterators.size;
+      transactions += c.transactions.size;
+      exports += c.exports.size;
+    }
+    return {
+      clients: [...this.#clients.keys()],
+      snapshots,
+      iterators,
+      transactions,
+      exports,
+      importer: this.#importer,
+      watched: this.#watched.size,
+      gone: this.#gone.size,
+    };
+  }
+
+  /**
    * Drops the write records of connections that are gone (their client
-   * lock is free), and watches the others'.
+   * lock is free), and watches the others'. A failure to write leaves the
+   * records as they are (for the next sweep): it does not stop this
+   * leader from serving.
    */
   async sweep(): Promise<void> {
+    if (this.#locks === undefined) return;
     const gone: Uint8Array[] = [];
     const alive: string[] = [];
+    // The records' keys first: no iterator held across the awaits below.
+    const keys: Uint8Array[] = [];
     const it = this.#db.iterator({ gte: RECORDS, lt: RESERVED_END });
     try {
-      for (const [view] of it) {
-        const k = view.slice();
-        const client = new TextDecoder().decode(k.subarray(RECORDS.length));
-        if (this.#locks === undefined) continue;
-        const free = await new Promise<boolean>((resolve) => {
-          this.#locks!.request(this.#names.clientLock(client), { ifAvailable: true }, (lock) => {
-            resolve(lock !== null);
-            return undefined;
-          }).catch(() => resolve(false));
-        });
-        if (free) gone.push(k);
-        else alive.push(client);
-      }
+      for (const [view] of it) keys.push(view.slice());
     } finally {
       it.release();
+    }
+    for (const k of keys) {
+      const client = new TextDecoder().decode(k.subarray(RECORDS.length));
+      const free = await new Promise<boolean>((resolve) => {
+        this.#locks!.request(this.#names.clientLock(client), { ifAvailable: true }, (lock) => {
+          resolve(lock !== null);
+          return undefined;
+        }).catch(() => resolve(false));
+      });
+      if (free) {
+        gone.push(k);
+        this.#records.delete(client);
+        this.#dirty.delete(client);
+      } else alive.push(client);
     }
     if (gone.length > 0) {
       const b = new WriteBatch();
       for (const k of gone) b.delete(k);
-      this.#commit(b, NOTHING);
+      try {
+        this.#commit(b, NOTHING);
+      } catch {
+        // Storage refused (the settled intents written first, or the
+        // deletes): the records stay, for a later sweep; this leader serves.
+      }
     }
     for (const client of alive) this.#watchLiveness(client);
   }
@@ -246,7 +335,7 @@ export class Leader {
       state.post = (r, transfer) => port.postMessage(r, transfer);
       port.addEventListener('message', serve);
       port.start();
-      port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest });
+      port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#opened } satisfies Welcome);
       return;
     }
     if (typeof BroadcastChannel !== 'function') return;
@@ -261,19 +350,25 @@ export class Leader {
     state.port?.close();
     state.port = undefined;
     state.post = (r) => channel.postMessage(r);
-    channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest });
+    channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#opened } satisfies Welcome);
   }
 
   /** When `client`'s lock comes free, it is gone: drop what it held. */
   #watchLiveness(client: string): void {
-    if (this.#watched.has(client)) return;
+    if (this.#locks === undefined || this.#watched.has(client)) return;
     this.#watched.add(client);
     this.#locks
-      ?.request(this.#names.clientLock(client), {}, () => {
-        if (!this.#closed) this.#enqueueTask(() => this.#drop(client, true));
+      .request(this.#names.clientLock(client), {}, () => {
+        // Gone: nothing of it is kept here any more (a goodbye dropped it already).
+        this.#watched.delete(client);
+        const bye = this.#gone.delete(client);
+        if (!this.#closed && (!bye || this.#clients.has(client))) this.#enqueueTask(() => this.#drop(client, true));
         return undefined;
       })
-      .catch(() => {});
+      .catch(() => {
+        this.#watched.delete(client);
+        this.#gone.delete(client);
+      });
   }
 
   /** Forgets connection `client`: its snapshots, iterators, channel and (with `record`) its write record. */
@@ -295,9 +390,6 @@ export class Leader {
   }
 
   #drop(client: string, record: boolean): void {
-    // Once: a follower that said goodbye also frees its client lock later.
-    if (this.#gone.has(client)) return;
-    this.#gone.add(client);
     const c = this.#clients.get(client);
     if (c !== undefined) {
       for (const s of c.snapshots.values()) s.release();
@@ -310,7 +402,8 @@ export class Leader {
       this.#clients.delete(client);
       this.counters.dropped++;
     }
-    this.#applied.delete(client);
+    this.#records.delete(client);
+    this.#dirty.delete(client);
     if (record && !this.#db.closed) {
       const b = new WriteBatch().delete(recordKey(client));
       this.#commit(b, NOTHING);
@@ -319,6 +412,7 @@ export class Leader {
 
   #enqueueTask(task: () => void | Promise<void>): void {
     this.#queue = this.#queue.then(async () => {
+      if (this.#closed) return;
       try {
         await task();
       } catch {
@@ -333,11 +427,14 @@ export class Leader {
     const c = typeof client === 'string' ? this.#clients.get(client) : client;
     if (c === undefined) return;
     this.#queue = this.#queue.then(async () => {
+      // Dropped meanwhile (gone, or said goodbye): nobody waits for the
+      // answer, and nothing may be made or written for it any more.
+      if (!this.#closed && this.#clients.get(c.id) !== c) return;
       let response: Response;
       let transfer: Transferable[] = [];
       try {
         if (this.#closed) throw new SiltError('Closed', 'the database was closed');
-        const [value, t] = await this.#handleWaitingForFiles(c, envelope.id, envelope.request);
+        const [value, t] = await this.#serve(c, envelope);
         response = { id: envelope.id, from: this.#id, ok: true, value };
         transfer = t;
       } catch (e) {
@@ -348,8 +445,73 @@ export class Leader {
       } catch {
         // The follower's channel was closed meanwhile.
       }
+      // A follower's goodbye: answered first, then its line closes.
+      if (envelope.request.op === 'bye' && response.ok && (c.channel !== undefined || c.port !== undefined) && !this.#closed) {
+        if (this.#watched.has(c.id)) this.#gone.add(c.id);
+        try {
+          this.#drop(c.id, true);
+        } catch {
+          // Its record is left for the sweep of a later leader.
+        }
+      }
     });
   }
+
+  /**
+   * Serves request `id` of `c`. A write sent before (again, after a
+   * failover, or twice) is answered from the connection's write record
+   * (write-records.ts): its recorded outcome again, acknowledged if it was
+   * applied, or run if it was not. A write that fails is recorded as
+   * failed, so that sent again it fails again.
+   */
+  async #serve(c: Client, envelope: Envelope): Promise<[unknown, Transferable[]]> {
+    const { id, request: r } = envelope;
+    if (!WRITES.has(r.op)) {
+      const known = this.#records.get(c.id);
+      if (known !== undefined) advanceFloor(known, envelope.floor);
+      return this.#handleWaitingForFiles(c, id, r);
+    }
+    const a = this.#recordOf(c.id);
+    advanceFloor(a, envelope.floor);
+    const done = repeat(a, id);
+    if (done !== undefined) {
+      this.counters.duplicateWrites++;
+      if ('sync' in r && r.sync === true) this.#makeDurable(c.id);
+      // An ingest whose report went for room: what is known of it.
+      if (r.op === 'ingest' && done.value === undefined) return [knownReport(r.count, done.sequence), []];
+      return [done.value, []];
+    }
+    try {
+      return await this.#handleWaitingForFiles(c, id, r);
+    } catch (e) {
+      recordFailure(a, id, e);
+      throw e;
+    }
+  }
+
+  /**
+   * Before a write sent again with `sync` is acknowledged from its record:
+   * makes what this leader found in the database durable. The leader
+   * before may have gone between putting that write in the log and
+   * syncing the log, and the engine opened with the log as it found it.
+   * Memtables recovered from a log that ended torn (the engine then took
+   * a new log) are flushed; then the connection's record is written
+   * again with `sync`, which syncs the log. Once is enough for a leader:
+   * every write found applied is in what it found.
+   */
+  #makeDurable(client: string): void {
+    if (this.#foundDurable) return;
+    if (this.#db.statistics().properties.immutableMemtables > 0) this.#db.flush();
+    const a = this.#recordOf(client);
+    const key = recordKey(client);
+    const b = new WriteBatch();
+    WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
+    this.#commit(b, NOTHING, { sync: true });
+    this.#foundDurable = true;
+  }
+
+  /** Whether what this leader found in the database has been made durable (`#makeDurable`). */
+  #foundDurable = false;
 
   /** Stops serving: every connection's state goes (the database is closed next). */
   async close(): Promise<void> {
@@ -361,6 +523,23 @@ export class Leader {
     } catch {
       // Left for the next leader's sweep.
     }
+    this.#stop();
+  }
+
+  /**
+   * Stops at once, as a worker that is terminated does: requests that have
+   * not started are not served, nothing more is answered or written, and
+   * what connections held here (snapshots, iterators, transactions, an
+   * export or import) is let go; write records stay, for the next leader.
+   * Resolves once the request being served, if any, has ended.
+   */
+  async halt(): Promise<void> {
+    this.#stop();
+    await this.#queue;
+  }
+
+  #stop(): void {
+    if (this.#closed && this.#clients.size === 0) return;
     this.#closed = true;
     for (const c of this.#clients.values()) {
       for (const s of c.snapshots.values()) s.release();
@@ -375,14 +554,29 @@ export class Leader {
     this.#changes?.close();
   }
 
-  #appliedOf(client: string): number {
-    let id = this.#applied.get(client);
-    if (id === undefined) {
-      const v = this.#db.getCopy(recordKey(client));
-      id = v === undefined ? 0 : recordId(v);
-      this.#applied.set(client, id);
+  /** `client`'s write record (read from the database the first time). */
+  #recordOf(client: string): Applied {
+    let a = this.#records.get(client);
+    if (a === undefined) {
+      a = parseRecord(this.#db.getCopy(recordKey(client)));
+      this.#records.set(client, a);
     }
-    return id;
+    return a;
+  }
+
+  /** Writes the records that are behind (`#dirty`), before any other write. */
+  #writeDirty(): void {
+    if (this.#dirty.size === 0) return;
+    const b = new WriteBatch();
+    for (const client of this.#dirty) {
+      const a = this.#recordOf(client);
+      const key = recordKey(client);
+      WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
+    }
+    const first = this.#db.latestSequence + 1;
+    this.#db.write(b);
+    this.#dirty.clear();
+    this.#publish({ first, last: this.#db.latestSequence, ...NOTHING, from: this.#id });
   }
 
   /**
@@ -392,26 +586,25 @@ export class Leader {
    * range delete must be split around the reserved keys.
    */
   #write(client: string, id: number, batch: WriteBatch, sync: boolean | undefined): void {
-    if (id <= this.#appliedOf(client)) {
-      this.counters.duplicateWrites++;
-      return;
-    }
     let b = batch;
     let changes = pack(b.encoded());
     if (changes === 'split') {
       b = splitAroundReserved(WriteBatch.decode(b.encoded()));
       changes = pack(b.encoded()) as Packed;
     }
-    WriteBatch.putBookkeeping(b, recordKey(client), recordValue(id));
+    const a = this.#recordOf(client);
+    const key = recordKey(client);
+    WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, id));
     this.#commit(b, changes, sync === undefined ? {} : { sync });
-    this.#applied.set(client, id);
+    a.max = id;
   }
 
   /** Writes `b` and publishes `changes`, its updates but the record. */
   #commit(b: WriteBatch, changes: Packed, options: { sync?: boolean } = {}): void {
+    this.#writeDirty();
     const first = this.#db.latestSequence + 1;
     this.#db.write(b, options);
-    this.#publish({ first, last: this.#db.latestSequence, ...changes });
+    this.#publish({ first, last: this.#db.latestSequence, ...changes, from: this.#id });
   }
 
   #publish(record: ChangeRecord): void {
@@ -471,18 +664,18 @@ export class Leader {
    * record, so that the commit sent again after a failover is recognised.
    */
   #commitTransaction(c: Client, id: number, txn: number, leader: string, writes: TxnWrites | undefined, sync: boolean | undefined): void {
-    if (id <= this.#appliedOf(c.id)) {
-      this.counters.duplicateWrites++;
-      return;
-    }
     if (leader !== this.#id) {
       throw new SiltError('LeaderChanged', 'the tab that led the database went before this transaction committed; nothing of it was written');
     }
     const t = this.#transaction(c, txn, writes);
     const changes = pack(t.writes.encoded()) as Packed;
-    const first = this.#db.latestSequence + 1;
+    const a = this.#recordOf(c.id);
+    const key = recordKey(c.id);
+    let first = 0;
     try {
-      Transaction.commitWith(t.tx, sync === undefined ? {} : { sync }, recordKey(c.id), recordValue(id));
+      this.#writeDirty();
+      first = this.#db.latestSequence + 1;
+      Transaction.commitWith(t.tx, sync === undefined ? {} : { sync }, key, recordValue(a, key.length, id));
     } finally {
       // The connection's transaction ends with its commit, whatever the
       // outcome (a commit refused for want of pooled files leaves the
@@ -490,8 +683,90 @@ export class Leader {
       t.tx.abort();
       c.transactions.delete(txn);
     }
-    this.#publish({ first, last: this.#db.latestSequence, ...changes });
-    this.#applied.set(c.id, id);
+    a.max = id;
+    this.#publish({ first, last: this.#db.latestSequence, ...changes, from: this.#id });
+  }
+
+  /**
+   * Ingests `bytes` (an encoded batch of `count` puts) as request `id` of
+   * `client`. The engine's ingest cannot carry the write record, so the
+   * record is written around it: first an intent (this request, and the
+   * sequence number the intent itself took), then the ingest (the next
+   * sequence number), then the record of it done, with its report. Sent
+   * again, it is answered from the record; a leader that finds an intent
+   * settles it (`#settleIntents`). A record that cannot be written after
+   * the ingest does not fail the ingest (its data is in): it is written
+   * before the next write, and until then this leader knows it.
+   */
+  async #ingest(client: string, id: number, bytes: Uint8Array, count: number, sorted: boolean): Promise<IngestReport> {
+    const db = this.#db;
+    const range = putRange(bytes);
+    const a = this.#recordOf(client);
+    const key = recordKey(client);
+    if (range === undefined) {
+      // Nothing to ingest: the record alone, with the (empty) report.
+      const report = await db.ingest(WriteBatch.fromEncoded(bytes, count), { sorted });
+      a.outcomes.push({ from: id, to: id, report });
+      try {
+        this.#write(client, id, new WriteBatch(), undefined);
+      } catch (e) {
+        a.outcomes.pop();
+        throw e;
+      }
+      return report;
+    }
+    this.#writeDirty();
+    const seq = db.latestSequence + 1;
+    const intent = { id, seq, count };
+    const b = new WriteBatch();
+    WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, intent));
+    db.write(b);
+    this.#publish({ first: seq, last: db.latestSequence, ...NOTHING, from: this.#id });
+    a.pending = intent;
+    let report: IngestReport;
+    try {
+      report = await db.ingest(WriteBatch.fromEncoded(bytes, count), { sorted });
+    } catch (e) {
+      a.pending = undefined;
+      const first = db.latestSequence + 1;
+      this.#rewrite(client);
+      if (db.latestSequence >= first) this.#publish({ first, last: db.latestSequence, ...NOTHING, from: this.#id });
+      throw e;
+    }
+    a.pending = undefined;
+    a.max = id;
+    a.outcomes.push({ from: id, to: id, report });
+    this.#rewrite(client);
+    // One change over the keys' range, not one per key; its sequence
+    // numbers cover the write record too, as a write's do.
+    const [lo, hi] = range;
+    const end = successor(hi);
+    const keys = new Uint8Array(lo.length + end.length);
+    keys.set(lo);
+    keys.set(end, lo.length);
+    this.#publish({
+      first: report.sequence,
+      last: db.latestSequence,
+      kinds: new Uint8Array([INGEST]),
+      bounds: new Uint32Array([0, lo.length, keys.length]),
+      keys,
+      from: this.#id,
+    });
+    return report;
+  }
+
+  /** Writes `client`'s record as it is here; if that fails, it is written before the next write. */
+  #rewrite(client: string): void {
+    const a = this.#recordOf(client);
+    const key = recordKey(client);
+    const b = new WriteBatch();
+    WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
+    try {
+      this.#db.write(b);
+      this.#dirty.delete(client);
+    } catch {
+      this.#dirty.add(client);
+    }
   }
 
   /**
@@ -564,40 +839,8 @@ export class Leader {
         // The request's own buffer (a clone that arrived here) becomes the batch.
         this.#write(c.id, id, WriteBatch.fromEncoded(r.batch, r.count), r.sync);
         return [undefined, []];
-      case 'ingest': {
-        if (id <= this.#appliedOf(c.id)) {
-          // Sent again after a failover and already applied: applying it
-          // again would overwrite whatever was written since.
-          this.counters.duplicateWrites++;
-          return [{ keys: 0, files: 0, bytes: 0, level: 0, sequence: 0, flushedMemtables: false }, []];
-        }
-        const range = putRange(r.batch);
-        const report = await db.ingest(WriteBatch.fromEncoded(r.batch, r.count), { sorted: r.sorted });
-        const first = report.keys > 0 ? report.sequence : db.latestSequence + 1;
-        // Its write record, right after it (an ingest takes puts only): a
-        // crash between the two leaves the one case where a resent ingest
-        // is applied twice.
-        const record = new WriteBatch();
-        WriteBatch.putBookkeeping(record, recordKey(c.id), recordValue(id));
-        db.write(record);
-        this.#applied.set(c.id, id);
-        // One change over the keys' range, not one per key; its sequence
-        // numbers cover the write record too, as a write's do.
-        let keys = new Uint8Array(0);
-        let kinds = new Uint8Array(0);
-        let bounds = new Uint32Array([0]);
-        if (range !== undefined && report.keys > 0) {
-          const [lo, hi] = range;
-          const end = successor(hi);
-          keys = new Uint8Array(lo.length + end.length);
-          keys.set(lo);
-          keys.set(end, lo.length);
-          kinds = new Uint8Array([INGEST]);
-          bounds = new Uint32Array([0, lo.length, keys.length]);
-        }
-        this.#publish({ first, last: db.latestSequence, kinds, bounds, keys });
-        return [report, []];
-      }
+      case 'ingest':
+        return [await this.#ingest(c.id, id, r.batch, r.count, r.sorted), []];
       case 'compactRange':
         await db.compactRange(r.begin, r.end);
         return [undefined, []];
@@ -791,216 +1034,11 @@ export class Leader {
       case 'changes':
         return [this.#history_(r.since), []];
       case 'bye':
-        if (c.channel !== undefined || c.port !== undefined) this.#drop(c.id, true);
+        // Dropped once answered (enqueue).
         return [undefined, []];
     }
   }
 }
 
-/** Values for the page: one buffer (one copy), transferred, and their lengths (-1: none). */
-function packValues(values: (Uint8Array | undefined)[]): [PackedValues, Transferable[]] {
-  const lens = new Int32Array(values.length);
-  let total = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    lens[i] = v === undefined ? -1 : v.length;
-    total += v?.length ?? 0;
-  }
-  const bytes = new Uint8Array(total);
-  countCopied(total);
-  let at = 0;
-  for (const v of values) {
-    if (v === undefined) continue;
-    bytes.set(v, at);
-    at += v.length;
-  }
-  return [{ bytes, lens }, [bytes.buffer, lens.buffer]];
-}
-
-function keyOf(k: string | Uint8Array): Uint8Array {
-  return typeof k === 'string' ? utf8.encode(k) : k;
-}
-
-/** `batch` without the reserved keys: itself, a copy, or undefined when none is left. */
-function withoutReserved(batch: EntryBatch): { bytes: Uint8Array; offsets: Uint32Array } | undefined {
-  const o = batch.offsets;
-  const b = batch.bytes;
-  let hidden = 0;
-  for (let i = 0; i < batch.length; i++) {
-    if (b[o[2 * i]!] === 0xff && isReserved(b.subarray(o[2 * i]!, o[2 * i + 1]!))) hidden++;
-  }
-  if (hidden === 0) return { bytes: b, offsets: o };
-  if (hidden === batch.length) return undefined;
-  const bytes = new Uint8Array(b.length);
-  const offsets = new Uint32Array(2 * (batch.length - hidden) + 1);
-  let at = 0;
-  let j = 0;
-  for (let i = 0; i < batch.length; i++) {
-    const ks = o[2 * i]!;
-    const vs = o[2 * i + 1]!;
-    const ve = o[2 * i + 2]!;
-    if (b[ks] === 0xff && isReserved(b.subarray(ks, vs))) continue;
-    offsets[j++] = at;
-    bytes.set(b.subarray(ks, vs), at);
-    at += vs - ks;
-    offsets[j++] = at;
-    bytes.set(b.subarray(vs, ve), at);
-    at += ve - vs;
-  }
-  offsets[j] = at;
-  return { bytes: bytes.subarray(0, at), offsets };
-}
-
-type Packed = Omit<ChangeRecord, 'first' | 'last'>;
-
-/** The changes of a write that changes nothing the app sees (a record dropped). */
-const NOTHING: Packed = { kinds: new Uint8Array(0), bounds: new Uint32Array(1), keys: new Uint8Array(0) };
-
-function recordBytes(r: ChangeRecord): number {
-  return r.keys.length + r.bounds.byteLength + r.kinds.length + 32;
-}
-
-/** A change record's kind for an ingest (a key range, as a delete range's). */
-const INGEST = 0x04;
-const PUT = 0x01;
-const DELETE = 0x00;
-const MERGE = 0x02;
-const DELETE_RANGE = 0x03;
-
-/** A write batch that WriteBatch did not encode. */
-function malformed(): SiltError {
-  return new SiltError('InvalidArgument', 'a write batch is malformed (not encoded by WriteBatch)');
-}
-
-/** The little-endian u32 of an encoded batch at `at`. */
-function u32At(bytes: Uint8Array, at: number): number {
-  if (at + 4 > bytes.length) throw malformed();
-  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-}
-
-/**
- * The change record of an encoded batch (see `ChangeRecord`), in two passes
- * and three allocations; or 'split' when a range delete covers reserved
- * keys. Throws `InvalidArgument` for a reserved key or a malformed batch.
- */
-function pack(bytes: Uint8Array): Packed | 'split' {
-  const bad = malformed;
-  const u32 = (at: number): number => u32At(bytes, at);
-  // Pass 1: count, size, check.
-  let n = 0;
-  let keyBytes = 0;
-  for (let at = 0; at < bytes.length; ) {
-    const tag = bytes[at]!;
-    if (tag === PUT || tag === MERGE || tag === DELETE_RANGE) {
-      const a = u32(at + 1);
-      const b = u32(at + 5);
-      const k = at + 9;
-      if (k + a + b > bytes.length) throw bad();
-      if (tag !== DELETE_RANGE) {
-        if (bytes[k] === 0xff && isReserved(bytes.subarray(k, k + a))) throw reserved('the key');
-        keyBytes += a;
-      } else {
-        if (overlapsReserved(bytes.subarray(k, k + a), bytes.subarray(k + a, k + a + b))) return 'split';
-        keyBytes += a + b;
-      }
-      at = k + a + b;
-    } else if (tag === DELETE) {
-      const a = u32(at + 1);
-      const k = at + 5;
-      if (k + a > bytes.length) throw bad();
-      if (bytes[k] === 0xff && isReserved(bytes.subarray(k, k + a))) throw reserved('the key');
-      keyBytes += a;
-      at = k + a;
-    } else {
-      throw bad();
-    }
-    n++;
-  }
-  // Pass 2: copy the keys.
-  const kinds = new Uint8Array(n);
-  const bounds = new Uint32Array(2 * n + 1);
-  const keys = new Uint8Array(keyBytes);
-  let w = 0;
-  let i = 0;
-  for (let at = 0; at < bytes.length; i++) {
-    const tag = bytes[at]!;
-    kinds[i] = tag;
-    bounds[2 * i] = w;
-    if (tag === DELETE) {
-      const a = u32(at + 1);
-      keys.set(bytes.subarray(at + 5, at + 5 + a), w);
-      w += a;
-      bounds[2 * i + 1] = w;
-      at += 5 + a;
-    } else {
-      const a = u32(at + 1);
-      const b = u32(at + 5);
-      keys.set(bytes.subarray(at + 9, at + 9 + a), w);
-      w += a;
-      bounds[2 * i + 1] = w;
-      if (tag === DELETE_RANGE) {
-        keys.set(bytes.subarray(at + 9 + a, at + 9 + a + b), w);
-        w += b;
-      }
-      at += 9 + a + b;
-    }
-  }
-  bounds[2 * n] = w;
-  return { kinds, bounds, keys };
-}
-
-function overlapsReserved(start: Uint8Array, end: Uint8Array): boolean {
-  return compare(start, RESERVED_END) < 0 && compare(end, RESERVED) > 0;
-}
-
-/** Makes update `op` in `to` (a batch, or a transaction). */
-interface Updatable {
-  put(key: Uint8Array, value: Uint8Array): unknown;
-  merge(key: Uint8Array, operand: Uint8Array): unknown;
-  delete(key: Uint8Array): unknown;
-  deleteRange(start: Uint8Array, end: Uint8Array): unknown;
-}
-
-function apply(to: Updatable, op: BatchOp): void {
-  if (op.kind === 'put') to.put(op.key, op.value);
-  else if (op.kind === 'merge') to.merge(op.key, op.value);
-  else if (op.kind === 'delete') to.delete(op.key);
-  else to.deleteRange(op.key, op.end);
-}
-
-/**
- * The smallest and largest key of an encoded batch of puts (`undefined`
- * when empty); refuses any other update, and reserved keys, as writes do.
- */
-function putRange(bytes: Uint8Array): [Uint8Array, Uint8Array] | undefined {
-  const bad = malformed;
-  const u32 = (at: number): number => u32At(bytes, at);
-  let lo: Uint8Array | undefined;
-  let hi: Uint8Array | undefined;
-  for (let at = 0; at < bytes.length; ) {
-    if (bytes[at] !== PUT) throw new SiltError('InvalidArgument', 'ingest takes puts only');
-    const a = u32(at + 1);
-    const b = u32(at + 5);
-    const k = at + 9;
-    if (k + a + b > bytes.length) throw bad();
-    const key = bytes.subarray(k, k + a);
-    if (key[0] === 0xff && isReserved(key)) throw reserved('the key');
-    if (lo === undefined || compare(key, lo) < 0) lo = key;
-    if (hi === undefined || compare(key, hi) > 0) hi = key;
-    at = k + a + b;
-  }
-  return lo === undefined ? undefined : [lo.slice(), hi!.slice()];
-}
-
-/** `ops` again, with each range delete over reserved keys cut into the parts around them. */
-function splitAroundReserved(ops: BatchOp[]): WriteBatch {
-  const b = new WriteBatch();
-  for (const op of ops) {
-    if (op.kind !== 'deleteRange' || !overlapsReserved(op.key, op.end)) apply(b, op);
-    else {
-      if (compare(op.key, RESERVED) < 0) b.deleteRange(op.key, RESERVED);
-      if (compare(op.end, RESERVED_END) > 0) b.deleteRange(compare(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end);
-    }
-  }
-  return b;
-}
+/** Requests that write: recorded with the connection's write record, answered from it when sent again. */
+const WRITES = new Set<Request['op']>(['put', 'delete', 'deleteRange', 'merge', 'write', 'clear', 'ingest', 'txnCommit']);

@@ -79,8 +79,9 @@ export type Request =
   | { op: 'txnIterator'; txn: number; options: IteratorRequestOptions; writes?: TxnWrites }
   /**
    * `leader`: the leader the transaction began on. Sent again to a new
-   * leader after a failover (as writes are): acknowledged if its write
-   * record shows it was applied, else `LeaderChanged` (nothing applied).
+   * leader after a failover (as writes are): answered from its write
+   * record (acknowledged if applied, its failure again if it failed), else
+   * `LeaderChanged` (nothing applied).
    */
   | { op: 'txnCommit'; txn: number; leader: string; writes?: TxnWrites; sync?: boolean }
   | { op: 'txnAbort'; txn: number }
@@ -90,9 +91,12 @@ export type Request =
 /**
  * A request of connection `client`, numbered by it (`id` grows by one per
  * request). A write's id is recorded with the write, so the same write sent
- * again after a failover is recognised and not applied twice.
+ * again after a failover is recognised and not applied twice, and answered
+ * as it was the first time. `floor`: every request of the connection below
+ * it has its answer (none of them will be sent again), so the leader need
+ * not keep their outcomes (write-records.ts).
  */
-export type Envelope = { id: number; client: string; request: Request };
+export type Envelope = { id: number; client: string; request: Request; floor?: number };
 
 /** The answer to request `id`, from leader `from`. */
 export type Response = { id: number; from: string; ok: true; value: unknown } | { id: number; from: string; ok: false; error: WireError };
@@ -161,9 +165,11 @@ export type SnapshotInfo = { id: number; seq: number };
  * is `keys[bounds[2i] .. bounds[2i+1]]` and, for a range delete, its end is
  * `keys[bounds[2i+1] .. bounds[2i+2]]` (empty otherwise). Packed so that a
  * batch of a thousand puts costs the leader three buffers, not a thousand
- * objects, to publish and keep.
+ * objects, to publish and keep. `from`: the leader that wrote it (a page
+ * passes a leader's records to its watches once that leader has welcomed
+ * it, after the catch-up the welcome starts).
  */
-export type ChangeRecord = { first: number; last: number; kinds: Uint8Array; bounds: Uint32Array; keys: Uint8Array };
+export type ChangeRecord = { first: number; last: number; kinds: Uint8Array; bounds: Uint32Array; keys: Uint8Array; from: string };
 
 /**
  * What the leader keeps of recent writes: every record after `base` (the
@@ -194,8 +200,12 @@ export type BrokerMessage =
   | { t: 'connect'; name: string; leader: string; client: string; port: MessagePort }
   | { t: 'attach'; client: string; port: MessagePort };
 
-/** The leader's answer to `hello`, on the follower's own channel. */
-export type Welcome = { t: 'welcome'; leader: string; seq: number };
+/**
+ * The leader's answer to `hello` (on the follower's own channel) or to a
+ * port: its latest sequence number, and the one it opened the database at
+ * (writes a page saw above it were lost with the leader before).
+ */
+export type Welcome = { t: 'welcome'; leader: string; seq: number; opened: number };
 
 /** From a connection to the worker it started, besides envelopes. */
 export type WorkerControl =
@@ -205,7 +215,7 @@ export type WorkerControl =
   | { t: 'close' };
 
 /** From the worker to its connection, besides responses. */
-export type WorkerReport = { t: 'locked' } | { t: 'opened'; seq: number } | { t: 'openFailed'; error: WireError } | { t: 'closed' };
+export type WorkerReport = { t: 'locked' } | { t: 'opened'; seq: number; opened: number } | { t: 'openFailed'; error: WireError } | { t: 'closed' };
 
 /** The channel names and lock names of database `name`. */
 export function names(name: string) {

@@ -10,10 +10,13 @@
  * sees the transaction's writes made before it.
  *
  * Across a failover: the transaction lived in the old leader, so its reads
- * fail with `LeaderChanged`; its commit is sent again to the new leader,
- * which acknowledges it if the old one applied it (the commit's write
- * record says so) and otherwise answers `LeaderChanged` with nothing
- * written. `db.transaction(fn)` runs `fn` again in both cases of failure.
+ * fail with `LeaderChanged` (a transaction begun while the connection
+ * waits for a new leader's welcome lives in the new leader); its commit is
+ * sent again to the new leader, which acknowledges it if the old one
+ * applied it (the connection's write record says so), answers its failure
+ * again if it failed there (`Conflict`), and otherwise answers
+ * `LeaderChanged` with nothing written. `db.transaction(fn)` runs `fn`
+ * again in both cases of failure.
  */
 
 import { WriteBatch } from './batch.js';

@@ -151,8 +151,12 @@ describe('ingest through the leader (connect)', () => {
     expect(report.keys).toBe(3);
     expect(text(db.getCopy('c'))).toBe('v-c');
     const h = (await ask(2, { op: 'changes', since: start })) as ChangeHistory;
-    expect(h.records.length).toBe(1);
-    const r = h.records[0]!;
+    // The intent (its write record, saying the ingest is under way: it
+    // changes nothing the app sees), then the ingest and its record.
+    expect(h.records.length).toBe(2);
+    expect(h.records[0]!).toMatchObject({ first: start + 1, last: start + 1 });
+    expect(h.records[0]!.kinds.length).toBe(0);
+    const r = h.records[1]!;
     // The ingest's sequence number, then its write record's.
     expect([r.first, r.last]).toEqual([report.sequence, report.sequence + 1]);
     expect(h.latest).toBe(report.sequence + 1);
@@ -163,7 +167,7 @@ describe('ingest through the leader (connect)', () => {
     // write: not applied again, which would undo that write.
     await ask(10, { op: 'put', key: 'c', value: bytes('later') });
     const again = (await ask(1, { op: 'ingest', batch: b.encoded().slice(), count: b.length, sorted: false })) as IngestReport;
-    expect(again.keys).toBe(0);
+    expect(again).toEqual(report); // its own report again
     expect(text(db.getCopy('c'))).toBe('later');
     expect(leader.counters.duplicateWrites).toBe(1);
     // Reserved keys and other updates are refused before anything is written.

@@ -5,8 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { WriteBatch } from '../src/batch.js';
 import { Leader } from '../src/leader.js';
-import { fromWire, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/protocol.js';
+import { fromWire, names, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/protocol.js';
+import type { Database } from '../src/database.js';
 import { SiltError } from '../src/errors.js';
+import { emptyRecord, parseRecord, recordKey, recordValue } from '../src/write-records.js';
+import { FakeLocks } from './fakes.js';
 import { bytes, fresh, text } from './helpers.js';
 
 /** A leader with connections `names`, each collecting its responses. */
@@ -295,6 +298,83 @@ describe('the leader', () => {
     expect(lost.ok ? 'ok' : lost.error.code).toBe('LeaderChanged');
     expect(db.getCopy('t3')).toBeUndefined();
     await next.close();
+  });
+
+  it('serves nothing more of a connection once it is gone: a request that arrived before its drop ran leaves no snapshot and no record (review 2)', async () => {
+    const db = await fresh();
+    const locks = new FakeLocks();
+    const n = names('drop');
+    let freeF = () => {};
+    void locks.request(n.clientLock('F'), {}, () => new Promise<void>((r) => (freeF = r)));
+    const leader = new Leader(db, 'drop', 'A', locks);
+    const ask = serve(leader, ['A']);
+    const { port1, port2 } = new MessageChannel();
+    try {
+      leader.attach('F', port1 as unknown as MessagePort);
+      value(await ask('A', 1, { op: 'put', key: 'a', value: bytes('1') }));
+      // A's idle holds the queue while F goes and F's last requests arrive.
+      const idle = db.idle.bind(db);
+      let go = () => {};
+      const gate = new Promise<void>((r) => (go = r));
+      (db as { idle: Database['idle'] }).idle = async () => {
+        await gate;
+        return idle();
+      };
+      const held = ask('A', 2, { op: 'idle' });
+      await new Promise((r) => setTimeout(r, 5));
+      freeF(); // F's tab closed: its drop is queued behind the idle
+      await new Promise((r) => setTimeout(r, 5));
+      leader.enqueue('F', { id: 1, client: 'F', request: { op: 'snapshot' }, floor: 1 });
+      leader.enqueue('F', { id: 2, client: 'F', request: { op: 'put', key: 'f', value: bytes('1') }, floor: 1 });
+      go();
+      value(await held);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(leader.holding.clients).toEqual(['A']);
+      expect(leader.holding.snapshots).toBe(0);
+      expect(db.statistics().properties.liveSnapshots).toBe(0);
+      expect(db.getCopy(recordKey('F'))).toBeUndefined();
+      expect(db.getCopy('f')).toBeUndefined();
+    } finally {
+      port2.close();
+      await leader.close();
+    }
+  });
+
+  it("starts although its sweep cannot write (a settled intent, a gone connection's record): the records are left for later (review 7)", async () => {
+    const db = await fresh();
+    const locks = new FakeLocks();
+    const n = names('sweep');
+    // F lives (holds its client lock); G is gone, its record left behind.
+    let freeF = () => {};
+    void locks.request(n.clientLock('F'), {}, () => new Promise<void>((r) => (freeF = r)));
+    const old = new Leader(db, 'sweep', 'L0', undefined);
+    value(await serve(old, ['G'])('G', 1, { op: 'put', key: 'g', value: bytes('1') }));
+    await old.halt();
+    // F's ingest 1 left an intent, at the last sequence number: not applied.
+    const key = recordKey('F');
+    const b = new WriteBatch();
+    WriteBatch.putBookkeeping(b, key, recordValue(emptyRecord(), key.length, 0, { id: 1, seq: db.latestSequence + 1, count: 2 }));
+    db.write(b);
+    // Every write fails for now (storage said no).
+    const write = db.write.bind(db);
+    let failing = true;
+    (db as { write: Database['write'] }).write = ((batch, o) => {
+      if (failing) throw new SiltError('IoError', 'the disk said no');
+      return write(batch, o);
+    }) as Database['write'];
+    const leader = new Leader(db, 'sweep', 'L1', locks);
+    await expect(leader.sweep()).resolves.toBeUndefined();
+    expect(db.getCopy(recordKey('G'))).toBeDefined(); // left for a later sweep
+    expect(parseRecord(db.getCopy(key)).pending).toBeDefined();
+    // Writes work again: F's ingest sent again runs (its intent settled first).
+    failing = false;
+    const ask = serve(leader, ['F']);
+    const batch = new WriteBatch().put('a', bytes('1')).put('b', bytes('2'));
+    value(await ask('F', 1, { op: 'ingest', batch: batch.encoded().slice(), count: batch.length, sorted: true }));
+    expect(text(db.getCopy('a'))).toBe('1');
+    expect(parseRecord(db.getCopy(key))).toMatchObject({ max: 1, pending: undefined });
+    freeF();
+    await leader.close();
   });
 
   it("sends an error's cause chain to the connection, and an unknown code arrives as Internal with the original kept", async () => {

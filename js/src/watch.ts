@@ -1,0 +1,341 @@
+/**
+ * `watch` of a `connect()` connection (client.ts): the events it reports,
+ * and one watch's state. A connection passes each change record (a
+ * committed write, published by the leader on `siltdb:<name>:changes`) to
+ * its watches, each of which checks that records come in order, asks the
+ * leader for what it missed (`changes`), and reports each change in its
+ * range once, or a `Gap` where changes could not be had. docs/tabs.md,
+ * "Change events", has the design.
+ */
+
+import type { Key } from './bytes.js';
+import type { Codec } from './encoding.js';
+import { SiltError } from './errors.js';
+import type { ChangeHistory, ChangeRecord, Request } from './protocol.js';
+
+/**
+ * A committed update of one key, as `watch` reports it: the key as the
+ * watching handle reads keys (in a sublevel without its prefix, decoded by
+ * its key encoding).
+ */
+export interface KeyChange<K = Uint8Array> {
+  /**
+   * Its sequence number: every update of the database has the next one
+   * (every entry of an `ingest` shares one).
+   */
+  seq: number;
+  kind: 'put' | 'delete' | 'merge';
+  key: K;
+}
+
+/**
+ * A committed update of a range of keys, as `watch` reports it: a
+ * `deleteRange` (or `clear`), or an `ingest()` that wrote keys from `key` up
+ * to `end` (excluded). Keys as the watching handle reads them, the range cut
+ * to the handle's sublevel: no `key` when it starts at or before the
+ * sublevel's first key, no `end` when it goes on past its last.
+ */
+export interface RangeChange<K = Uint8Array> {
+  seq: number;
+  kind: 'deleteRange' | 'ingest';
+  key?: K;
+  end?: K;
+}
+
+/** A committed update, as `watch` reports it. */
+export type Change<K = Uint8Array> = KeyChange<K> | RangeChange<K>;
+
+/**
+ * Changes `from..to` (sequence numbers, both included) may have happened
+ * and were not seen: the leader no longer keeps them (a catch-up older than
+ * its history, a tab that led went before publishing them, or a watcher
+ * that fell too far behind). Read again what you show.
+ */
+export interface Gap {
+  kind: 'gap';
+  from: number;
+  to: number;
+}
+
+/**
+ * What a watch reports. A change whose stored key the handle's key
+ * encoding cannot decode (bytes written through another handle) comes as a
+ * `Gap` of its one sequence number.
+ */
+export type WatchEvent<K = Uint8Array> = Change<K> | Gap;
+
+/** What `watch` reports: a range of keys (bounds as iterators'), and where to start. */
+export interface WatchOptions<K = Key> {
+  gt?: K;
+  gte?: K;
+  lt?: K;
+  lte?: K;
+  /**
+   * Start after this sequence number (a snapshot's `sequence`, or the `seq`
+   * of the last change seen): changes since then come first, or a `Gap` if
+   * the leader no longer has them. Default: from now on.
+   */
+  since?: number;
+}
+
+/** A watch: an async iterable of events, closed with `close()` (or by leaving `for await`). */
+export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<K>>, AsyncDisposable {
+  close(): void;
+  /**
+   * Settles when the watch ends: resolves once it is closed (`close()`,
+   * leaving `for await`, or its connection's `close()`); rejects with the
+   * error when its connection fails (its worker died under the page that
+   * led, say). What a watch with a callback has to hear of that failure
+   * (`for await` throws it too, once the events had are read).
+   */
+  readonly ended: Promise<void>;
+}
+
+/** How many events an unread watch holds before it drops them for one `Gap`. */
+export const WATCH_QUEUE_LIMIT = 10_000;
+
+/** What a watch needs of its connection. */
+export interface WatchHost {
+  send(request: Request): Promise<unknown>;
+  readonly watchers: Set<Watcher>;
+}
+
+function compare(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/** A watch's keys: `[lower, upper)`, either end open. */
+export type Range = { lower?: Uint8Array; upper?: Uint8Array };
+
+/** Change kinds by their tag in a change record (`WriteBatch`'s encoding). */
+const KINDS: Record<number, Change['kind']> = { 0: 'delete', 1: 'put', 2: 'merge', 3: 'deleteRange', 4: 'ingest' };
+
+/** @internal One `watch` of a connection. */
+export class Watcher {
+  #connection: WatchHost;
+  #range: Range;
+  /** The watching handle's keys: its prefix and key encoding. */
+  #codec: Codec;
+  #callback: ((e: WatchEvent<unknown>) => void) | undefined;
+  /** The last sequence number accounted for (undefined until the start is known). */
+  #last: number | undefined;
+  #syncing = false;
+  #buffer: ChangeRecord[] = [];
+  #queue: WatchEvent<unknown>[] = [];
+  #wake: (() => void) | undefined;
+  #closed = false;
+  /** Why the watch cannot go on (its connection failed): thrown once its events are read. */
+  #error: SiltError | undefined;
+  /** A catch-up under way started before a new leader's `opened` took `#last` back: run it again from there. */
+  #again = false;
+  /** See `Watch.ended`. */
+  readonly ended: Promise<void>;
+  #end!: (error?: SiltError) => void;
+
+  constructor(connection: WatchHost, codec: Codec, range: Range, since: number | undefined, callback: ((e: WatchEvent<unknown>) => void) | undefined) {
+    this.#connection = connection;
+    this.#codec = codec;
+    this.#range = range;
+    this.#callback = callback;
+    this.ended = new Promise<void>((resolve, reject) => {
+      this.#end = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    this.ended.catch(() => {}); // (an app that does not look is not told of an unhandled rejection)
+    void this.#resync(since ?? null);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#connection.watchers.delete(this);
+    this.#queue = [];
+    this.#buffer = [];
+    this.#wake?.();
+    this.#end();
+  }
+
+  /** The connection failed with `error`: the events already had are read, then `next()` throws it; `ended` rejects with it. */
+  fail(error: SiltError): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#error = error;
+    this.#connection.watchers.delete(this);
+    this.#buffer = [];
+    this.#wake?.();
+    this.#end(error);
+  }
+
+  /** The realm was frozen or hidden: whatever was published meanwhile may not have arrived. */
+  async check(): Promise<void> {
+    if (this.#closed || this.#last === undefined || this.#syncing) return;
+    const latest = (await this.#connection.send({ op: 'latestSequence' }).catch(() => undefined)) as number | undefined;
+    if (latest !== undefined) this.onLeader(latest);
+  }
+
+  /**
+   * The connection is linked to its leader again (latest sequence number
+   * `seq`): catch up from it. `opened`, when the leader is a new one: the
+   * sequence number it opened the database at; writes this watch saw
+   * above it were lost with the leader before (a crash of the machine
+   * before they were synced).
+   */
+  onLeader(seq: number, opened?: number): void {
+    if (this.#closed || this.#last === undefined) return;
+    if (opened !== undefined && opened < this.#last) {
+      this.#emit({ kind: 'gap', from: opened + 1, to: this.#last });
+      this.#last = opened;
+      this.#buffer = this.#buffer.filter((r) => r.first > opened);
+      if (this.#syncing) this.#again = true;
+    }
+    if (!this.#syncing && seq > this.#last) void this.#resync(this.#last);
+  }
+
+  onRecord(r: ChangeRecord): void {
+    if (this.#closed) return;
+    if (this.#syncing || this.#last === undefined) {
+      if (this.#buffer.length < WATCH_QUEUE_LIMIT) this.#buffer.push(r);
+      return;
+    }
+    this.#apply(r);
+  }
+
+  #apply(r: ChangeRecord): void {
+    const last = this.#last!;
+    if (r.last <= last) return;
+    if (r.first > last + 1) {
+      // Records in between were missed (this realm was frozen, or a leader
+      // went): ask the leader for them.
+      this.#buffer.push(r);
+      void this.#resync(last);
+      return;
+    }
+    const { kinds, bounds, keys } = r;
+    for (let i = 0; i < kinds.length; i++) {
+      const seq = r.first + i;
+      if (seq <= last) continue;
+      const key = keys.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
+      const kind = KINDS[kinds[i]!];
+      if (kind === undefined) continue;
+      if (kind === 'deleteRange' || kind === 'ingest') {
+        const end = keys.subarray(bounds[2 * i + 1]!, bounds[2 * i + 2]!);
+        if (this.#matches(key, end)) this.#emit(this.#rangeChange(seq, kind, key, end));
+      } else if (this.#matches(key, undefined)) this.#emit(this.#decoded(seq, () => ({ seq, kind, key: this.#codec.unkey(key.slice()) })));
+    }
+    this.#last = r.last;
+  }
+
+  /** `[start, end)` as the handle reads keys, cut to its sublevel (see `RangeChange`). */
+  #rangeChange(seq: number, kind: 'deleteRange' | 'ingest', start: Uint8Array, end: Uint8Array): WatchEvent<unknown> {
+    const { prefix, end: after } = this.#codec;
+    return this.#decoded(seq, () => {
+      const change: RangeChange<unknown> = { seq, kind };
+      if (prefix.length === 0 || compare(start, prefix) > 0) change.key = this.#codec.unkey(start.slice());
+      if (after === undefined || compare(end, after) < 0) change.end = this.#codec.unkey(end.slice());
+      return change;
+    });
+  }
+
+  /** `make()`, or a gap of `seq` when a key does not decode. */
+  #decoded(seq: number, make: () => Change<unknown>): WatchEvent<unknown> {
+    try {
+      return make();
+    } catch {
+      return { kind: 'gap', from: seq, to: seq };
+    }
+  }
+
+  async #resync(since: number | null): Promise<void> {
+    if (this.#syncing) return;
+    this.#syncing = true;
+    let h: ChangeHistory;
+    try {
+      h = (await this.#connection.send({ op: 'changes', since })) as ChangeHistory;
+    } catch (e) {
+      // The connection failed or closed (a closed watch ends; else it throws why).
+      this.fail(e instanceof SiltError ? e : new SiltError('Internal', String(e), { cause: e }));
+      return;
+    }
+    if (this.#closed) return;
+    this.#syncing = false;
+    if (this.#again) {
+      this.#again = false;
+      void this.#resync(this.#last ?? since);
+      return;
+    }
+    // The leader's history covers base+1..latest; the records that arrived
+    // meanwhile may cover more. Whatever neither covers is a gap.
+    let last = since ?? h.latest;
+    const records = [...h.records, ...this.#buffer].sort((a, b) => a.first - b.first);
+    this.#buffer = [];
+    this.#last = last;
+    for (const r of records) {
+      if (r.last <= last) continue;
+      if (r.first > last + 1) {
+        this.#emit({ kind: 'gap', from: last + 1, to: r.first - 1 });
+        this.#last = r.first - 1;
+      }
+      this.#apply(r);
+      last = this.#last;
+    }
+    if (last < h.latest) {
+      this.#emit({ kind: 'gap', from: last + 1, to: h.latest });
+      this.#last = h.latest;
+    }
+  }
+
+  /** Whether `key` (or `[key, end)`, a range delete) is in this watch's `[lower, upper)`. */
+  #matches(key: Uint8Array, end: Uint8Array | undefined): boolean {
+    const { lower, upper } = this.#range;
+    if (upper !== undefined && compare(key, upper) >= 0) return false;
+    if (lower === undefined) return true;
+    return end === undefined ? compare(key, lower) >= 0 : compare(end, lower) > 0;
+  }
+
+  #emit(e: WatchEvent<unknown>): void {
+    if (this.#closed) return;
+    if (this.#callback !== undefined) {
+      try {
+        this.#callback(e);
+      } catch (err) {
+        // The app's callback threw: report it, go on with the next change.
+        setTimeout(() => {
+          throw err;
+        });
+      }
+      return;
+    }
+    if (this.#queue.length >= WATCH_QUEUE_LIMIT) {
+      // Nobody reads: keep one gap for everything dropped, never more memory.
+      const first = this.#queue.find((q) => q.kind !== 'gap') as Change<unknown> | undefined;
+      const head = this.#queue[0]!;
+      const from = head.kind === 'gap' ? head.from : (first?.seq ?? 0);
+      const to = e.kind === 'gap' ? e.to : e.seq;
+      this.#queue = [{ kind: 'gap', from, to }];
+      this.#wake?.();
+      return;
+    }
+    this.#queue.push(e);
+    this.#wake?.();
+  }
+
+  async next(): Promise<IteratorResult<WatchEvent<unknown>, undefined>> {
+    for (;;) {
+      const e = this.#queue.shift();
+      if (e !== undefined) return { done: false, value: e };
+      if (this.#error !== undefined) {
+        const error = this.#error;
+        this.#error = undefined;
+        throw error;
+      }
+      if (this.#closed) return { done: true, value: undefined };
+      await new Promise<void>((r) => (this.#wake = r));
+      this.#wake = undefined;
+    }
+  }
+}
