@@ -175,32 +175,6 @@ fn a_tables_import_waits_for_files_where_they_run_short_and_goes_on() {
     db.verify().unwrap();
 }
 
-/// The chunks of a tables-form stream: (kind, payload), after the header.
-fn chunks(stream: &[u8]) -> Vec<(u8, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut at = 16;
-    while at < stream.len() {
-        let kind = stream[at];
-        let len = u32::from_le_bytes(stream[at + 1..at + 5].try_into().unwrap()) as usize;
-        out.push((kind, stream[at + 9..at + 9 + len].to_vec()));
-        at += 9 + len;
-    }
-    out
-}
-
-/// A tables-form stream of `chunks`, with their checks computed anew.
-fn stream_of(header: &[u8], chunks: &[(u8, Vec<u8>)]) -> Vec<u8> {
-    let mut out = header[..16].to_vec();
-    for (kind, payload) in chunks {
-        out.push(*kind);
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        let check = xxhash_rust::xxh3::xxh3_64_with_seed(payload, u64::from(*kind)) as u32;
-        out.extend_from_slice(&check.to_le_bytes());
-        out.extend_from_slice(payload);
-    }
-    out
-}
-
 /// A table's middle entry numbered past the sequence its record and the
 /// end record give (both lowered, checks recomputed) is refused: accepted,
 /// it would appear once a later write reused its number.
@@ -213,7 +187,7 @@ fn an_import_refuses_a_table_entry_numbered_past_the_stream() {
     src.put(&w, b"m", b"3").unwrap(); // 3: the table's middle entry
     src.flush().unwrap();
     let stream = export(&src, ExportForm::Tables);
-    let mut cs = chunks(&stream);
+    let mut cs = common::export_chunks(&stream).unwrap();
     let mut lowered = 0;
     for (kind, payload) in cs.iter_mut() {
         match *kind {
@@ -233,7 +207,7 @@ fn an_import_refuses_a_table_entry_numbered_past_the_stream() {
         }
     }
     assert_eq!(lowered, 2);
-    let forged = stream_of(&stream, &cs);
+    let forged = common::export_stream_of(&stream, &cs);
     // The stream as written imports; the forged one does not.
     let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
     import(&db, &stream).unwrap();

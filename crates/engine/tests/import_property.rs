@@ -64,37 +64,11 @@ fn export(db: &Db, form: ExportForm) -> Vec<u8> {
     out
 }
 
-/// (kind, payload) of each chunk after the 16-byte header; None if the
-/// framing itself does not parse (then the stream is mutated as bytes).
-fn chunks(stream: &[u8]) -> Option<Vec<(u8, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut at = 16;
-    while at < stream.len() {
-        let len = u32::from_le_bytes(stream.get(at + 1..at + 5)?.try_into().ok()?) as usize;
-        out.push((stream[at], stream.get(at + 9..at + 9 + len)?.to_vec()));
-        at += 9 + len;
-    }
-    Some(out)
-}
-
-/// A tables-form stream of `chunks` with every check computed anew.
-fn framed(header: &[u8], chunks: &[(u8, Vec<u8>)]) -> Vec<u8> {
-    let mut out = header[..16].to_vec();
-    for (kind, payload) in chunks {
-        out.push(*kind);
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        let check = xxhash_rust::xxh3::xxh3_64_with_seed(payload, u64::from(*kind)) as u32;
-        out.extend_from_slice(&check.to_le_bytes());
-        out.extend_from_slice(payload);
-    }
-    out
-}
-
 fn mutate(stream: &[u8], form: ExportForm, rng: &mut SmallRng) -> Vec<u8> {
     let mut s = stream.to_vec();
     let reframe = form == ExportForm::Tables && rng.random_bool(0.8);
     if reframe {
-        let mut cs = chunks(&s).expect("an export parses");
+        let mut cs = common::export_chunks(&s).expect("an export parses");
         let i = rng.random_range(0..cs.len());
         match rng.random_range(0..7) {
             6 => {
@@ -140,7 +114,7 @@ fn mutate(stream: &[u8], form: ExportForm, rng: &mut SmallRng) -> Vec<u8> {
                 }
             }
         }
-        return framed(stream, &cs);
+        return common::export_stream_of(stream, &cs);
     }
     for _ in 0..rng.random_range(1..4) {
         let at = rng.random_range(0..s.len());

@@ -35,3 +35,33 @@ pub fn incompressible(seed: u64, len: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// The chunks of an export stream in the tables form, (kind, payload)
+/// each, after its 16-byte header (`docs/format.md`, "Export stream");
+/// `None` if the framing does not parse.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn export_chunks(stream: &[u8]) -> Option<Vec<(u8, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut at = 16;
+    while at < stream.len() {
+        let len = u32::from_le_bytes(stream.get(at + 1..at + 5)?.try_into().ok()?) as usize;
+        out.push((stream[at], stream.get(at + 9..at + 9 + len)?.to_vec()));
+        at += 9 + len;
+    }
+    Some(out)
+}
+
+/// A tables-form export stream of `header`'s first 16 bytes and `chunks`,
+/// with every chunk's check (XXH3, seeded with its kind) computed anew.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn export_stream_of(header: &[u8], chunks: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let mut out = header[..16].to_vec();
+    for (kind, payload) in chunks {
+        out.push(*kind);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        let check = xxhash_rust::xxh3::xxh3_64_with_seed(payload, u64::from(*kind)) as u32;
+        out.extend_from_slice(&check.to_le_bytes());
+        out.extend_from_slice(payload);
+    }
+    out
+}
