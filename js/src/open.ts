@@ -424,25 +424,43 @@ export async function importDatabaseOn(env: StorageEnv, name: string, source: Im
       // for would only be abandoned (it runs when the database is next open).
       const { inner, ready } = Database.internals(db as Database<unknown, unknown>);
       report = await importInto(inner, source, ready);
-      // Durable now: the mark goes while the lock is still held.
-      const dir = await directoryOf(env, name, false);
-      await markImport(dir as unknown as MarkableDirectory, name, false);
     } catch (e) {
-      try {
-        db.close();
-        // Still marked: if this fails, the next open removes it.
-        await removeUnfinishedImport(env, name);
-      } catch {
-        // The import's own error says more.
-      }
+      await abandonImport(env, name, db);
       throw e;
     }
-    // Closed at once: the import is durable, and whatever compaction its
-    // tables call for runs when the database is next open.
-    db.close();
+    // Closed at once (whatever compaction its tables call for runs when
+    // the database is next open), then unmarked, while the lock is still
+    // held: a close that fails leaves it marked, and it is removed.
+    try {
+      db.close();
+    } catch (e) {
+      await abandonImport(env, name, db);
+      throw e;
+    }
+    const dir = await directoryOf(env, name, false);
+    await markImport(dir as unknown as MarkableDirectory, name, false);
     return report;
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * A failed import, under the lock it holds: its database closed (if it is
+ * not yet) and removed. Still marked, so if the removal fails too, the next
+ * open removes it. Each step is tried whatever the other did; the import's
+ * own error says more than theirs.
+ */
+async function abandonImport(env: StorageEnv, name: string, db: Database<unknown, unknown>): Promise<void> {
+  try {
+    db.close();
+  } catch {
+    // Its handles are closed all the same.
+  }
+  try {
+    await removeUnfinishedImport(env, name);
+  } catch {
+    // Marked: the next open removes it.
   }
 }
 

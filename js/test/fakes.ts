@@ -193,7 +193,11 @@ export class FakeLocks implements LockManagerLike {
         list.push(resolve);
         this.#waiters.set(name, list);
         options.signal?.addEventListener('abort', () => {
-          list.splice(list.indexOf(resolve), 1);
+          // Aborted after the grant: nothing to undo (it must not drop
+          // another waiter).
+          const i = list.indexOf(resolve);
+          if (i < 0) return;
+          list.splice(i, 1);
           reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
         });
       });
@@ -202,8 +206,11 @@ export class FakeLocks implements LockManagerLike {
     try {
       return await callback({ name });
     } finally {
-      this.#held.delete(name);
-      this.#waiters.get(name)?.shift()?.();
+      // Handed straight to the next waiter, so that no ifAvailable request
+      // in between gets it too; else let go.
+      const next = this.#waiters.get(name)?.shift();
+      if (next) next();
+      else this.#held.delete(name);
     }
   }
 }
