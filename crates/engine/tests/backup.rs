@@ -212,7 +212,7 @@ fn an_import_refuses_a_table_entry_numbered_past_the_stream() {
     let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
     import(&db, &stream).unwrap();
     let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
-    let e = import(&db, &forged).err().expect("a forged stream was accepted");
+    let e = import(&db, &forged).expect_err("a forged stream was accepted");
     assert!(e.is_corruption(), "{e}");
 }
 
@@ -262,7 +262,7 @@ fn an_import_is_refused_while_a_snapshot_of_the_empty_database_lives() {
         let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
         // Taken before the import starts.
         let snap = db.snapshot();
-        let e = import(&db, &stream).err().expect("an import under a live snapshot");
+        let e = import(&db, &stream).expect_err("an import under a live snapshot");
         assert!(matches!(e, silt_engine::Error::Busy(_)), "{e}");
         assert_eq!(db.get(&ReadOptions { snapshot: Some(&snap), ..Default::default() }, b"k").unwrap(), None);
         // Taken while it runs.
@@ -270,7 +270,7 @@ fn an_import_is_refused_while_a_snapshot_of_the_empty_database_lives() {
         let mut imp = db.import().unwrap();
         imp.push(&db, &stream).unwrap();
         let snap = db.snapshot();
-        let e = imp.finish(&db).err().expect("an import finished under a live snapshot");
+        let e = imp.finish(&db).expect_err("an import finished under a live snapshot");
         assert!(matches!(e, silt_engine::Error::Busy(_)), "{e}");
         assert_eq!(db.get(&ReadOptions { snapshot: Some(&snap), ..Default::default() }, b"k").unwrap(), None);
         drop(snap);
