@@ -121,10 +121,12 @@ impl Version {
     pub fn find_file(&self, level: usize, lookup: &[u8]) -> Option<&Arc<FileMetaData>> {
         let files = &self.levels[level];
         let user_key = key::user_key(lookup);
-        let i = files.partition_point(|f| {
-            key::compare(&f.meta.largest, lookup).is_lt()
-                || (f.largest_user_key() == user_key && key::is_range_sentinel(&f.meta.largest))
-        });
+        let mut i = files.partition_point(|f| key::compare(&f.meta.largest, lookup).is_lt());
+        // Files of a level are disjoint: at most the one found can end in
+        // `k`'s sentinel, so it is checked once, not at every step.
+        if files.get(i).is_some_and(|f| f.largest_user_key() == user_key && key::is_range_sentinel(&f.meta.largest)) {
+            i += 1;
+        }
         files.get(i).filter(|f| f.smallest_user_key() <= user_key)
     }
 }
