@@ -46,3 +46,23 @@ export function seedFor(what: string): number {
 }
 
 export { schedule } from '../reliability.mjs';
+
+/**
+ * The bound for something that must happen "at once", not after a wait on
+ * a holder or on a timer, that holds on a slow or loaded machine: the same
+ * work without the wait, measured in the same run (`baselineMs`), three
+ * times over, plus the timers the path runs by design (`timersMs`) and
+ * 1.5 s. A fixed bound (3 s) failed only where the machine was slow; this
+ * one still fails on a wait for a holder (which never ends here) or on a
+ * timer the path should not run.
+ */
+export function promptBound(baselineMs: number, timersMs = 0): number {
+  return 3 * baselineMs + timersMs + 1_500;
+}
+
+/** How long `f` took, in ms, beside its value. */
+export async function timed<T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = Date.now();
+  const value = await f();
+  return { value, ms: Date.now() - t0 };
+}

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium.js';
 import { hold, killRounds, run as runScenario, tryOpen, waitFor as waitForStatus } from '../reliability.mjs';
-import { openHarness, seedFor } from './harness.js';
+import { openHarness, promptBound, seedFor } from './harness.js';
 import { checkMemory } from './soak-bounds.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
@@ -147,12 +147,16 @@ test.describe('stale Web Locks', () => {
 
   /** Opens `name` with wait: false: must succeed at once, the lock of a page gone notwithstanding. */
   async function opensAtOnce(page: Page, name: string): Promise<void> {
+    // An open of a database nobody held, timed in this run: the measure of "at once".
+    const free = (await tryOpen(page, `${name}-free`)) as TryOpen;
+    expect(free.outcome).toBe('opened');
     const r = (await tryOpen(page, name)) as TryOpen;
     expect(r, `open(${name}, { wait: false }) right after its holder went away`).toMatchObject({ outcome: 'opened', sawHolder: true });
-    console.log(`${test.info().title}: open(${name}, { wait: false }) took ${Math.round(r.ms)} ms`);
+    console.log(`${test.info().title}: open(${name}, { wait: false }) took ${Math.round(r.ms)} ms (${Math.round(free.ms)} ms unheld)`);
     // Well under the time a stale lock would take to be given up on; the
-    // OPFS handles of a dead worker may take a moment to be released.
-    expect(r.ms).toBeLessThan(5_000);
+    // OPFS handles of a dead worker may take a moment to be released (the
+    // open retries a refused handle for up to 3 s: HANDLE_RETRY_MS).
+    expect(r.ms).toBeLessThan(promptBound(free.ms, 3_000));
   }
 
   test.beforeEach(async ({ page }) => {
@@ -216,9 +220,11 @@ test.describe('stale Web Locks', () => {
     await hold(page, 'contended');
     const other = await context.newPage();
     await openReliability(other);
+    const free = await run<TryOpen>(other, 'tryOpen', { name: 'contended-free', wait: false });
+    expect(free.outcome).toBe('opened');
     const refused = await run<TryOpen>(other, 'tryOpen', { name: 'contended', wait: false });
     expect(refused.outcome).toBe('DatabaseLocked');
-    expect(refused.ms).toBeLessThan(3_000);
+    expect(refused.ms).toBeLessThan(promptBound(free.ms));
     // The message names the database, the cause and the remedy.
     expect(refused.message).toContain('"contended"');
     expect(refused.message).toMatch(/another tab or worker/);
@@ -234,7 +240,7 @@ test.describe('stale Web Locks', () => {
     const done = await waitFor(other, waiter, (s) => s.ended, 15_000);
     expect(done.failure).toBeUndefined();
     expect(done.progress.result).toMatchObject({ outcome: 'opened', sawHolder: true });
-    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(Date.now() - t0).toBeLessThan(promptBound(free.ms, 3_000));
   });
 });
 
