@@ -22,6 +22,7 @@
 
 mod batch;
 mod cache;
+mod clock;
 mod compaction;
 mod db;
 mod error;
@@ -40,8 +41,9 @@ mod version;
 mod wal;
 
 pub use batch::{BatchOp, WriteBatch, BOOKKEEPING_MAX};
+pub use clock::Clock;
 pub use db::{
-    repair, Clock, Db, DbIterator, DbProperties, ExportForm, ExportOptions, Exporter, Failure, ImportReport, Importer,
+    repair, Db, DbIterator, DbProperties, ExportForm, ExportOptions, Exporter, Failure, ImportReport, Importer,
     IngestOptions, IngestReport, OptimisticTransaction, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
     Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator, VerifyReport, WriteOptions,
     EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES, MAX_KEY_LEN, MAX_VALUE_LEN,

@@ -3,7 +3,7 @@
 //! the operands of a key with its base value through the operator
 //! (RocksDB's `MergeOperator`: full merge, and optional partial merge).
 
-use crate::db::Clock;
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::stats::{Statistics, Ticker};
 

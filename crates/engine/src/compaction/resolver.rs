@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::db::Clock;
+use crate::clock::Clock;
 use crate::error::Result;
 use crate::format::key::{SequenceNumber, ValueType};
 use crate::merge::{self, MergeOperator, MergeStats};

@@ -1,8 +1,11 @@
 //! Point lookups: memtables, then each level, newest data first, with the
 //! highest covering range-tombstone sequence number carried down (RocksDB
 //! PR 4449: no range-deletion aggregator on the Get path).
+//!
+//! `get` copies the value out; `get_pinned` hands it out pinned instead
+//! ([`PinnedValue`], RocksDB's PinnableSlice, PRs 1732/1756).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -28,7 +31,7 @@ impl Db {
 
     /// A point lookup, counted as a Get: the value, and the block (or
     /// memtable entry) that holds it when it is a slice of one.
-    pub(super) fn get_with_holder(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<(Bytes, Option<Bytes>)>> {
+    fn get_with_holder(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<(Bytes, Option<Bytes>)>> {
         check_key(key)?;
         self.check_open()?;
         let inner = &*self.inner;
@@ -160,6 +163,21 @@ impl Db {
         Ok(self.get_bytes(opts, key)?.map(|b| b.to_vec()))
     }
 
+    /// The value of `key` without copying it: it points into the cached
+    /// block (or memtable entry) it was found in, which stays pinned while
+    /// the returned value lives — even if compaction deletes its file.
+    ///
+    /// A point lookup like [`Db::get_bytes`], counted as a Get in the
+    /// statistics (`rocksdb.number.keys.read`, memtable and level hits).
+    pub fn get_pinned(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<PinnedValue>> {
+        Ok(self.get_with_holder(opts, key)?.map(|(value, holder)| {
+            let holder = holder.unwrap_or_else(|| value.clone());
+            let counter = self.inner.pinned.clone();
+            counter.fetch_add(holder.len() as u64, Ordering::Relaxed);
+            PinnedValue { value, holder, counter }
+        }))
+    }
+
     /// The sequence number of the last applied write.
     pub fn latest_sequence(&self) -> u64 {
         self.inner.visible_seq.load(Ordering::Acquire)
@@ -210,6 +228,38 @@ impl Db {
         }
         it.status()?;
         Ok((newest > 0).then_some(newest))
+    }
+}
+
+/// One value read without copying; it keeps its block pinned until dropped.
+pub struct PinnedValue {
+    value: Bytes,
+    /// The block (or memtable entry) `value` is a slice of.
+    holder: Bytes,
+    counter: Arc<AtomicU64>,
+}
+
+impl PinnedValue {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// Bytes of the block (or entry) this value keeps alive.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.holder.len() as u64
+    }
+}
+
+impl Drop for PinnedValue {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(self.holder.len() as u64, Ordering::Relaxed);
+    }
+}
+
+impl std::ops::Deref for PinnedValue {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.value
     }
 }
 

@@ -33,10 +33,11 @@ pub use backup::{
     ExportForm, ExportOptions, Exporter, ImportReport, Importer, EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES,
 };
 pub use failure::{Failure, Recovery};
+pub use get::PinnedValue;
 pub use ingest::{IngestOptions, IngestReport};
 pub use iter::DbIterator;
-pub use multi_get::{PinnedResults, PinnedValue};
-pub use options::{Clock, Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use multi_get::PinnedResults;
+pub use options::{Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
 pub use transaction::{OptimisticTransaction, TransactionIterator};

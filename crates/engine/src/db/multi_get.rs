@@ -89,54 +89,7 @@ impl PinnedResults {
     }
 }
 
-/// One value read without copying; it keeps its block pinned until dropped.
-pub struct PinnedValue {
-    value: Bytes,
-    /// The block (or memtable entry) `value` is a slice of.
-    holder: Bytes,
-    counter: Arc<AtomicU64>,
-}
-
-impl PinnedValue {
-    pub fn as_slice(&self) -> &[u8] {
-        &self.value
-    }
-
-    /// Bytes of the block (or entry) this value keeps alive.
-    pub fn pinned_bytes(&self) -> u64 {
-        self.holder.len() as u64
-    }
-}
-
-impl Drop for PinnedValue {
-    fn drop(&mut self) {
-        self.counter.fetch_sub(self.holder.len() as u64, Ordering::Relaxed);
-    }
-}
-
-impl std::ops::Deref for PinnedValue {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.value
-    }
-}
-
 impl Db {
-    /// The value of `key` without copying it: it points into the cached
-    /// block (or memtable entry) it was found in, which stays pinned while
-    /// the returned value lives — even if compaction deletes its file.
-    ///
-    /// A point lookup like [`Db::get_bytes`], counted as a Get in the
-    /// statistics (`rocksdb.number.keys.read`, memtable and level hits).
-    pub fn get_pinned(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<PinnedValue>> {
-        Ok(self.get_with_holder(opts, key)?.map(|(value, holder)| {
-            let holder = holder.unwrap_or_else(|| value.clone());
-            let counter = self.inner.pinned.clone();
-            counter.fetch_add(holder.len() as u64, Ordering::Relaxed);
-            PinnedValue { value, holder, counter }
-        }))
-    }
-
     /// Looks up every key of `keys` at one consistent point in time (one
     /// SuperVersion, one sequence number). With `batched`, keys are grouped
     /// per table file and each file is searched once for its group (filter

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::sst::format::Compression;
@@ -17,20 +18,6 @@ pub const MAX_VALUE_LEN: usize = 64 * 1024 * 1024;
 /// One lookup in this many that searched more than one table file is
 /// sampled for read-triggered compaction (`Options::read_triggered_compaction`).
 pub const READ_SAMPLE_RATE: u32 = 16;
-
-/// A source of time, for statistics that measure durations. wasm32 has no
-/// clock in `std`; the embedder supplies one (`performance.now()` in the
-/// browser, `Instant` natively).
-pub trait Clock: Send + Sync {
-    /// Microseconds since an arbitrary, fixed origin.
-    fn now_micros(&self) -> u64;
-
-    /// Nanoseconds since the same origin, for durations shorter than a
-    /// microsecond (a merge). Default: the microseconds, scaled.
-    fn now_nanos(&self) -> u64 {
-        self.now_micros().saturating_mul(1000)
-    }
-}
 
 /// Which statistics the engine keeps (RocksDB's `StatsLevel`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::*;
+use crate::clock::Clock;
 use crate::format::key::{internal_key, ValueType};
 use crate::fs::{Fs, MemFs};
 use crate::merge::U64AddOperator;

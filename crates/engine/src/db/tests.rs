@@ -375,7 +375,7 @@ fn statistics_count_reads_filters_and_cache() {
 /// A clock that counts how often it is read.
 struct CountingClock(std::sync::atomic::AtomicU64);
 
-impl super::Clock for CountingClock {
+impl crate::clock::Clock for CountingClock {
     fn now_micros(&self) -> u64 {
         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }

@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use crate::db::Clock;
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::format::key::{SequenceNumber, ValueType};
 use crate::merge::{self, MergeOperator, MergeStats};
