@@ -79,15 +79,19 @@ async function get(key) {
 async function multiGet(n) {
   const keys = Array.from({ length: n }, () => keyOf(Math.floor(Math.random() * Math.max(1, records))));
   const t0 = performance.now();
-  const values = await db.multiGet(keys);
+  const values = await db.multiGet(keys); // a MultiGetResult
   const ms = performance.now() - t0;
-  const found = values.filter((v) => v !== undefined).length;
-  const shown = Math.min(n, 8);
-  $('multiget-summary').textContent = `${found} of ${n} found in ${ms.toFixed(1)} ms${shown < n ? ` (first ${shown} shown)` : ''}`;
-  rows(
-    $('multiget').tBodies[0],
-    keys.slice(0, shown).map((k, i) => [k, values[i] === undefined ? '(missing)' : dec.decode(values[i])]),
-  );
+  try {
+    const found = [...values].filter((v) => v !== undefined).length;
+    const shown = Math.min(n, 8);
+    $('multiget-summary').textContent = `${found} of ${n} found in ${ms.toFixed(1)} ms${shown < n ? ` (first ${shown} shown)` : ''}`;
+    rows(
+      $('multiget').tBodies[0],
+      keys.slice(0, shown).map((k, i) => [k, values.text(i) ?? '(missing)']),
+    );
+  } finally {
+    values.release();
+  }
 }
 
 async function scan(from, limit, reverse) {

@@ -33,21 +33,21 @@ export async function readWorkloads(silt, { num, reads, options = {} }) {
     for (let i = 0; i < n; i++) s += scan(keys[i]);
     return [s, n];
   };
-  /** A get of each of `list` through a pinned view; [checksum, gets]. */
+  /** A get of each of `list` through a pinned view (`getPinned`); [checksum, gets]. */
   const gets = (list) => {
     let s = 0;
     for (const k of list) {
-      const v = db.get(k);
+      const v = db.getPinned(k);
       s += checksum(v.bytes);
       v.release();
     }
     return [s, list.length];
   };
   const workloads = {
-    get: () => gets(keys),
-    getCopy() {
+    getPinned: () => gets(keys),
+    get() {
       let s = 0;
-      for (const k of keys) s += checksum(db.getCopy(k));
+      for (const k of keys) s += checksum(db.get(k));
       return [s, keys.length];
     },
     readhot: () => gets(hotKeys),

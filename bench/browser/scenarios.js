@@ -93,7 +93,7 @@ async function multiGetTable({ name, num, reads, reps, batches, strides, cacheBy
         let sum = 0;
         for (const keys of keyBatches) {
           for (const k of keys) {
-            const v = db.get(k);
+            const v = db.getPinned(k);
             if (v === undefined) continue;
             const b = v.bytes;
             for (let j = 0; j < b.length; j++) sum += b[j];

@@ -17,7 +17,7 @@ import { printTop, topSelf } from './v8-profile.mjs';
 const args = parseArgs(
   process.argv.slice(2),
   { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '', options: '{}', 'timeout-min': 15 },
-  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|readhot|multiGet|seek+100|count|backup] [--options JSON (openMemory options, e.g. {"rowCacheCapacity":16777216})]',
+  'usage: node bench/run/profile-browser.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only getPinned|get|readhot|multiGet|seek+100|count|backup] [--options JSON (openMemory options, e.g. {"rowCacheCapacity":16777216})]',
 );
 const log = (m) => process.stderr.write(`[profile] ${m}\n`);
 

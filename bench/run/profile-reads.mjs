@@ -19,7 +19,7 @@ import { printTop, topSelf } from './v8-profile.mjs';
 const args = parseArgs(
   process.argv.slice(2),
   { num: 100_000, reads: 20_000, top: 20, reps: 3, 'time-only': false, only: '' },
-  'usage: node bench/run/profile-reads.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only get|getCopy|multiGet|seek+100|count]',
+  'usage: node bench/run/profile-reads.mjs [--num N] [--reads N] [--top N] [--reps N] [--time-only] [--only getPinned|get|multiGet|seek+100|count]',
 );
 console.log(`${machineText()}; ${new Date().toISOString()}; N = ${args.num}, ${args.reads} reads`);
 const { db, workloads } = await readWorkloads(silt, { num: args.num, reads: args.reads });

@@ -96,7 +96,7 @@ async function run({ num, reads, rounds, workloads, options, defaults, sides }) 
         const t0 = performance.now();
         let sum = 0;
         for (let i = 0; i < reads; i++) {
-          const v = db.get(keys[idx[i]]);
+          const v = db.getPinned(keys[idx[i]]);
           sum += checksum(v.bytes);
           v.release();
         }

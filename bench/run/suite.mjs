@@ -292,7 +292,7 @@ function markdown(run, out) {
     `user gets); SQLite also with \`locking_mode=EXCLUSIVE\`; LevelDB also with its values handed to JavaScript as a binding ` +
     `would (\`:js\`: each value copied into a Uint8Array, summed in JavaScript) besides summed in C where it holds them; ` +
     `Silt also through \`connect()\` (the Promise API of a page). Where an engine has several ways of an operation ` +
-    `(Silt: a pinned view or \`getCopy\`; the batch API or \`for...of\`), each is measured (see "Every way measured") ` +
+    `(Silt: a pinned view from \`getPinned\` or an owned value from \`get\`; the batch API or \`for...of\`), each is measured (see "Every way measured") ` +
     `and the fastest is its row.\n\n`;
   md += `## Results, N = ${p.num.toLocaleString('en')} (median time per operation, lower is better)\n\n${tableMarkdown(run)}\n${goalsMarkdown(run)}`;
   if (p.num === FLAGS.num && run.browserName !== 'firefox') {

@@ -100,7 +100,7 @@ function blockReadMarkdown(meta, r) {
     `# What a block read from OPFS costs a get, in Chromium (siltdb on OPFS)\n\n` +
     `Gets of ${r.reads.toLocaleString('en')} random keys of ${r.num.toLocaleString('en')} (${r.num.toLocaleString('en')} writes of random keys, ` +
     `so about 63% of the keys exist and the gets of the others mostly end at the bloom filter; then compacted), ` +
-    `through \`db.get()\` in a dedicated worker, with a block cache that holds every block (\`cached\`) and with one of 1 byte ` +
+    `through \`db.getPinned()\` in a dedicated worker, with a block cache that holds every block (\`cached\`) and with one of 1 byte ` +
     `(\`missing\`: every data block read from OPFS, its checksum checked, decompressed and parsed; indexes and filters ` +
     `stay in memory with their tables). Median of ${r.reps} runs. The bare read is a \`FileSystemSyncAccessHandle.read\` of a ` +
     `block's bytes at a random offset of a 32 MiB OPFS file, in the same worker.\n\n` +
@@ -131,7 +131,7 @@ function multiGetMarkdown(meta, r) {
   let md =
     `## In Chromium (siltdb on OPFS)\n\n` +
     `Micros per key (lower is better), measured inside a dedicated worker with \`performance.now()\`, through the \`siltdb\` package: ` +
-    `\`db.get(key)\` per key, or \`db.multiGet(keys, { batched })\` per batch (one call into wasm per batch), every byte of every value found ` +
+    `\`db.getPinned(key)\` per key, or \`db.multiGet(keys, { batched })\` per batch (one call into wasm per batch), every byte of every value found ` +
     `read through the zero-copy views, then \`release()\`. ${r.num.toLocaleString('en')} keys written at random (db_bench's fillrandom: ` +
     `16-byte keys, 100-byte values, some keys repeat, so some reads miss), ${r.reads.toLocaleString('en')} keys read per cell; ` +
     `the three rows of a cell read the same keys, in rotating order, ${r.reps} times, median kept. Compression none, bloom 10 bits, ` +

@@ -33,7 +33,7 @@ onmessage = async ({ data: n }) => {
   const keys = Array.from({ length: 100 }, (_, i) => 'ctr/' + String(i).padStart(8, '0'));
   time('put', (i) => db.put(keys[i % 100], one));
   time('merge', (i) => db.merge(keys[i % 100], one));
-  time('getCopy', (i) => db.getCopy(keys[i % 100]));
+  time('get', (i) => db.get(keys[i % 100]));
   time('transaction (2 getForUpdate, 2 put, commit)', (i) => {
     const tx = db.begin();
     tx.getForUpdate(keys[i % 100]);

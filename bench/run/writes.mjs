@@ -51,7 +51,7 @@ async function check(name, order, vals) {
   let wrong = 0;
   for (let s = 0; s < 1000; s++) {
     const i = order[(s * 7919) % order.length];
-    const got = db.getCopy(key(i));
+    const got = db.get(key(i));
     const want = vals[i];
     if (!got || got.length !== want.length || got.some((b, j) => b !== want[j])) wrong++;
   }

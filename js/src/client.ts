@@ -34,6 +34,7 @@ import {
   type KeyOf,
   type KeyTypeOf,
   type RangeOptions,
+  type ReadValueOf,
   type ValueTypeOf,
 } from './encoding.js';
 import { SiltError } from './errors.js';
@@ -41,10 +42,12 @@ import { checkBatchSize, EntryBatch, type Entry } from './iterator.js';
 import { abortReason, type HeldLock, type LockManagerLike } from './lock.js';
 import { checkName, checkOptions, type OpenOptions } from './open.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
+import { HeldMultiGetResult, type MultiGot } from './results.js';
 import { type Range, WATCH_QUEUE_LIMIT, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import {
   fromWire,
+  leaderStateOf,
   names,
   type BrokerMessage,
   type ChangeRecord,
@@ -150,47 +153,6 @@ function lostWithLeader(r: Request): SiltError {
     );
   }
   return leaderChanged(whatOf(r));
-}
-
-/**
- * Requests that use, or make, something that lives in the leader they were
- * made for (a snapshot, an iterator, a transaction, an export or import in
- * progress): after a failover they fail with `LeaderChanged` (or, to let
- * go of such a thing, do nothing), never sent to the new leader, whose
- * numbers for those things start again and who has none of them.
- */
-function usesLeaderState(r: Request): boolean {
-  switch (r.op) {
-    case 'next':
-    case 'releaseIterator':
-    case 'releaseSnapshot':
-    // A transaction's requests but its commit (sent again: see remote-transaction.ts).
-    case 'txnBegin':
-    case 'txnGet':
-    case 'txnMultiGet':
-    case 'txnIterator':
-    case 'txnAbort':
-    case 'exportStart':
-    case 'exportNext':
-    case 'exportRelease':
-    case 'importStart':
-    case 'importPush':
-    case 'importFinish':
-    case 'importAbort':
-      return true;
-    case 'get':
-    case 'multiGet':
-    case 'iterator':
-    case 'count':
-      return r.snapshot !== 0;
-    default:
-      return false;
-  }
-}
-
-/** Requests of that kind that only let go of something: with its leader gone, nothing is left to let go of. */
-function releases(r: Request): boolean {
-  return r.op === 'releaseIterator' || r.op === 'releaseSnapshot' || r.op === 'txnAbort' || r.op === 'exportRelease' || r.op === 'importAbort';
 }
 
 /** What a request that uses the leader's state uses, for `LeaderChanged`'s message. */
@@ -658,13 +620,14 @@ export class Connection {
   /**
    * Sends every unanswered request to the (new) leader, in order; those
    * made for a leader before it that use what lived there fail (or, to let
-   * go of it, resolve) instead.
+   * go of it, resolve) instead (`leaderStateOf`, protocol.ts).
    */
   #resend(): void {
     for (const p of [...this.#pending.values()].sort((a, b) => a.id - b.id)) {
-      if (p.epoch !== this.epoch && usesLeaderState(p.request)) {
+      const state = p.epoch === this.epoch ? 'none' : leaderStateOf(p.request);
+      if (state !== 'none') {
         this.#pending.delete(p.id);
-        if (releases(p.request)) p.resolve(undefined);
+        if (state === 'releases') p.resolve(undefined);
         else p.reject(lostWithLeader(p.request));
         continue;
       }
@@ -1128,30 +1091,34 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
     });
   }
 
-  /** The value of `key` (a copy, or decoded by the value encoding), or `undefined`. */
-  get<T = V>(key: K, options?: RemoteReadOptions<T>): Promise<T | undefined> {
+  /**
+   * The value of `key`, or `undefined`: a value the caller owns, as in a
+   * worker. Bytes come in a buffer of their own, safe to keep and to
+   * transfer; with a value encoding, the decoded value.
+   */
+  get<const O extends RemoteReadOptions<unknown> = RemoteReadOptions<V>>(key: K, options?: O): Promise<ReadValueOf<O, V> | undefined> {
     return call(async () => {
       const c = this.#reads(options as RemoteReadOptions<unknown>);
       const k = c.key(key);
       const { snapshot, epoch } = this.#snapshot(options?.snapshot);
-      return this.#decoded<T>((await this.#send({ op: 'get', key: k, snapshot }, epoch)) as Uint8Array | undefined, c);
+      return this.#decoded<ReadValueOf<O, V>>((await this.#send({ op: 'get', key: k, snapshot }, epoch)) as Uint8Array | undefined, c);
     });
   }
 
-  /** The same as `get` (every value through `connect()` is the caller's own). */
-  getCopy<T = V>(key: K, options?: RemoteReadOptions<T>): Promise<T | undefined> {
-    return this.get<T>(key, options);
-  }
-
-  /** The values of `keys` (read at one point in time), in order: copies, or decoded. */
-  multiGet<T = V>(keys: K[], options?: RemoteReadOptions<T>): Promise<(T | undefined)[]> {
+  /**
+   * The values of `keys`, read at one point in time, in order, as in a
+   * worker: with bytes values a `MultiGetResult` (here its values are
+   * copies, sent in one buffer; release it or `using` as in a worker), with
+   * a value encoding an array of decoded values.
+   */
+  multiGet<const O extends RemoteReadOptions<unknown> = RemoteReadOptions<V>>(keys: K[], options?: O): Promise<MultiGot<ReadValueOf<O, V>>> {
     return call(async () => {
       if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
       const c = this.#reads(options as RemoteReadOptions<unknown>);
       const bytesKeys = keys.map((k, i) => c.key(k, `keys[${i}]`)); // checks every key here, with its index in the message
       const { snapshot, epoch } = this.#snapshot(options?.snapshot);
       const values = unpack((await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues);
-      return c.plainValues ? (values as (T | undefined)[]) : values.map((v) => this.#decoded<T>(v, c));
+      return (c.plainValues ? new HeldMultiGetResult(values) : values.map((v) => this.#decoded<unknown>(v, c))) as MultiGot<ReadValueOf<O, V>>;
     });
   }
 

@@ -3,7 +3,7 @@
  * many times JavaScript called into wasm (per export), how many times wasm
  * called out to JavaScript (per import), and how many bytes were copied
  * out of wasm memory into JavaScript-owned memory (returned byte arrays,
- * strings, and siltdb's own `copy()` / `text()` / `getCopy`).
+ * strings, and siltdb's own `copy()` / `text()` / `get`).
  *
  * The counts are taken where the crossings happen: the generated glue calls
  * wasm's exports through the wrappers installed here, and counts each copy

@@ -20,11 +20,12 @@ import {
   type KeyOf,
   type KeyTypeOf,
   type RangeOptions,
+  type ReadValueOf,
   type ValueTypeOf,
 } from './encoding.js';
 import { EntryIterator, iteratorOptions, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
 import type { PoolKeeper } from './pool.js';
-import { collectedResults, MultiGetResult, PinnedValue } from './results.js';
+import { collectedResults, type MultiGot, PinnedMultiGetResult, PinnedValue } from './results.js';
 import { Snapshot } from './snapshot.js';
 import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import { storageEstimate, type StorageEstimate } from './storage.js';
@@ -390,13 +391,7 @@ class Core {
 /** The codec of a database of bytes: keys and values as they are. */
 const ROOT = Codec.root(undefined);
 
-/** What `get` returns: a pinned view for bytes (`'view'` values), else the decoded value. */
-export type Got<V> = [V] extends [Uint8Array] ? PinnedValue : V;
-
-/** What `multiGet` returns: pinned views for bytes (`'view'` values), else the decoded values. */
-export type MultiGot<V> = [V] extends [Uint8Array] ? MultiGetResult : (V | undefined)[];
-
-/** Options of `get`, `getCopy`, `multiGet`: a snapshot, and the call's own value encoding. */
+/** Options of `get` and `multiGet`: a snapshot, and the call's own value encoding. */
 export interface GetOptions<V> extends ReadOptions {
   /** Decode the value(s) with this encoding instead of the database's. */
   valueEncoding?: EncodingOption<V>;
@@ -604,34 +599,34 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   }
 
   /**
-   * The value of `key`, or `undefined`. With bytes values (the `'view'`
-   * encoding) a `PinnedValue`: `.bytes` is a view of wasm memory (no
-   * copy); release it (or `using`) when done, or use `getCopy` to keep a
-   * value. With another value encoding, the decoded value.
+   * The value of `key`, or `undefined`: a value the caller owns. Bytes come
+   * in a buffer of their own, safe to keep and to transfer; with a value
+   * encoding, the decoded value. One call into wasm and one copy. To read
+   * without a copy, `getPinned`.
    */
-  get<T = V>(key: K, options?: GetOptions<T>): Got<T> | undefined {
+  get<const O extends GetOptions<unknown> = GetOptions<V>>(key: K, options?: O): ReadValueOf<O, V> | undefined {
     const core = this.#core;
     const snapshot = options === undefined ? 0 : core.snapshotOf(options);
     const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
-    if (!c.plainValues) {
-      const b = core.exchange.getCopy(c.plainKeys ? key : c.key(key), snapshot);
-      return (b === undefined ? undefined : c.unvalue(b)) as Got<T> | undefined;
-    }
-    const exchange = core.exchange;
-    const handle = exchange.get(c.plainKeys ? key : c.key(key), snapshot);
-    return (handle === 0 ? undefined : new PinnedValue(exchange, handle, exchange.offset, exchange.length)) as Got<T> | undefined;
+    // utf8 and json make new values: the bytes under them need no buffer of their own.
+    const b = core.exchange.getCopy(c.plainKeys ? key : c.key(key), snapshot, c.sharesBytes);
+    return (b === undefined || c.plainValues ? b : c.unvalue(b)) as ReadValueOf<O, V> | undefined;
   }
 
   /**
-   * The value of `key`, owned by the caller, or `undefined`: one call into
-   * wasm and one copy of the value (decoded, with a value encoding).
+   * The stored bytes of `key` without a copy, or `undefined`: a
+   * `PinnedValue` whose `.bytes` is a view of wasm memory, pinned where the
+   * engine holds it (a block of the block cache, or the memtable) until
+   * `release()` or the end of a `using` scope. The bytes as stored: a value
+   * encoding does not apply. In a worker only (RocksDB's `GetPinnable`).
    */
-  getCopy<T = V>(key: K, options?: GetOptions<T>): T | undefined {
+  getPinned(key: K, options?: ReadOptions): PinnedValue | undefined {
     const core = this.#core;
     const snapshot = options === undefined ? 0 : core.snapshotOf(options);
-    const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
-    const b = core.exchange.getCopy(c.plainKeys ? key : c.key(key), snapshot);
-    return (b === undefined || c.plainValues ? b : c.unvalue(b)) as T | undefined;
+    const c = this.#codec;
+    const exchange = core.exchange;
+    const handle = exchange.get(c.plainKeys ? key : c.key(key), snapshot);
+    return handle === 0 ? undefined : new PinnedValue(exchange, handle, exchange.offset, exchange.length);
   }
 
   /**
@@ -641,7 +636,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
    * view (no copy) of the value of `keys[i]`; release it (or `using`) when
    * done. With another value encoding, an array of decoded values.
    */
-  multiGet<T = V>(keys: K[], options?: MultiGetOptions & GetOptions<T>): MultiGot<T> {
+  multiGet<const O extends MultiGetOptions & GetOptions<unknown> = GetOptions<V>>(keys: K[], options?: O): MultiGot<ReadValueOf<O, V>> {
     const core = this.#core;
     const snapshot = core.snapshotOf(options);
     const batched = options?.batched === undefined ? true : options.batched;
@@ -652,15 +647,15 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
       if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
       given = keys.map((k, i) => c.key(k, `keys[${i}]`));
     }
-    const result = MultiGetResult.wrap(core.exchange, core.exchange.multiGet(given, snapshot, batched));
-    if (c.plainValues) return result as MultiGot<T>;
+    const result = PinnedMultiGetResult.wrap(core.exchange, core.exchange.multiGet(given, snapshot, batched));
+    if (c.plainValues) return result as unknown as MultiGot<ReadValueOf<O, V>>;
     try {
       const out: unknown[] = new Array(result.length);
       for (let i = 0; i < result.length; i++) {
         const v = result.get(i);
         out[i] = v === undefined ? undefined : c.unvalue(v);
       }
-      return out as MultiGot<T>;
+      return out as unknown as MultiGot<ReadValueOf<O, V>>;
     } finally {
       result.release();
     }

@@ -43,6 +43,12 @@ export type KeyTypeOf<E, Fallback> = TypeOf<E, Key, Fallback>;
 /** The type of values an encoding option makes (`Fallback` when it is not given). */
 export type ValueTypeOf<E, Fallback> = TypeOf<E, Uint8Array, Fallback>;
 
+/**
+ * The type of the values a read returns: made by the call's own
+ * `valueEncoding` where its options `O` give one, else the handle's `V`.
+ */
+export type ReadValueOf<O, V> = O extends { valueEncoding: infer E } ? ValueTypeOf<E, V> : V;
+
 /** What encoding option `E` takes or makes, `View` for `'view'`. */
 type TypeOf<E, View, Fallback> = [E] extends [undefined]
   ? Fallback
@@ -69,8 +75,8 @@ export interface EncodingOptions<K, V> {
   keyEncoding?: EncodingOption<K>;
   /**
    * How values become bytes: `'view'` (the default: `Uint8Array`s; in a
-   * worker `get` and `multiGet` then return views of pinned memory, no
-   * copy), `'utf8'`, `'json'`, or `{ encode, decode }`.
+   * worker `multiGet` then returns views of pinned memory, no copy),
+   * `'utf8'`, `'json'`, or `{ encode, decode }`.
    */
   valueEncoding?: EncodingOption<V>;
 }
@@ -227,6 +233,13 @@ export class Codec {
   readonly plainKeys: boolean;
   /** Values are bytes as they are (`view`): reads can hand out pinned views. */
   readonly plainValues: boolean;
+  /**
+   * Decoded values may share the bytes they were decoded from (`view`, or
+   * a custom encoding, which may return its input): a read owned by the
+   * caller copies them into a buffer of their own first. `utf8` and `json`
+   * make new values.
+   */
+  readonly sharesBytes: boolean;
   /** The path of sublevel names. */
   readonly path: readonly string[];
 
@@ -244,6 +257,7 @@ export class Codec {
     this.values = values;
     this.plainKeys = keys === view && prefix.length === 0;
     this.plainValues = values === view;
+    this.sharesBytes = values !== utf8 && values !== json;
   }
 
   static root(options: EncodingOptions<unknown, unknown> | undefined): Codec {

@@ -3,7 +3,7 @@
  * (crates/wasm/src/exchange.rs): keys are written straight into wasm
  * memory (strings encoded in place with `encodeInto`), one export call runs
  * the read, and the answer (where the values are) is read back from the
- * same buffer. A `get`, `getCopy` or `multiGet` is therefore one crossing of
+ * same buffer. A `get`, `getPinned` or `multiGet` is therefore one crossing of
  * the boundary, whatever the number of keys, and allocates nothing but what
  * it returns.
  *
@@ -17,6 +17,7 @@ import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
 import { checkedBytes, describe, keyBytes } from './bytes.js';
 import { contract } from './contract.js';
 import { copyOut } from './copies.js';
+import { countCopied } from './counters.js';
 import { fromWasm, SiltError } from './errors.js';
 import { isWasmMemory, memoryBuffer, memoryBytesView, memoryMode } from './wasm.js';
 
@@ -160,10 +161,11 @@ export class Exchange {
   /**
    * A copy of the value of `key` that belongs to the caller, or `undefined`.
    * One call into wasm (the engine keeps the value pinned until the next
-   * call), then one copy out of wasm memory (into a shared chunk, see
-   * copies.ts).
+   * call), then one copy out of wasm memory into a buffer of its own, safe
+   * to keep and to transfer (`owned`); or, with `owned` false, into a shared
+   * chunk (copies.ts), for values the caller decodes and drops at once.
    */
-  getCopy(key: unknown, snapshot: number): Uint8Array | undefined {
+  getCopy(key: unknown, snapshot: number, owned: boolean): Uint8Array | undefined {
     if (++this.#reads >= READS_PER_CALL) this.#read();
     const n = this.#writeKey(key);
     this.#sendReleases();
@@ -175,7 +177,10 @@ export class Exchange {
     this.#views();
     const length = this.#words.getUint32(OUT1, true);
     if (length === ABSENT) return undefined;
-    return copyOut(memoryBytesView(), this.#words.getUint32(OUT0, true), length);
+    const at = this.#words.getUint32(OUT0, true);
+    if (!owned) return copyOut(memoryBytesView(), at, length);
+    countCopied(length);
+    return memoryBytesView().slice(at, at + length);
   }
 
   /** The values of `keys`, pinned together. One call into wasm. */

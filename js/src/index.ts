@@ -6,7 +6,7 @@
  * import { open } from 'siltdb';
  * const db = await open('notes');               // OPFS, this worker only
  * db.put('greeting', new TextEncoder().encode('hello'));
- * db.getCopy('greeting');                        // Uint8Array [104, 101, ...]
+ * db.get('greeting');                            // Uint8Array [104, 101, ...], yours
  * db.close();
  * ```
  * From a page, with Promises (the database runs in a worker siltdb starts):
@@ -46,9 +46,7 @@ export {
   Database,
   type CountOptions,
   type GetOptions,
-  type Got,
   type MultiGetOptions,
-  type MultiGot,
   type ReadOptions,
   type SublevelOptions,
   type WriteOptions,
@@ -59,7 +57,7 @@ export { json, utf8, view, type Encoding, type EncodingOption, type EncodingOpti
 export { persist, persisted, type StorageEstimate } from './storage.js';
 export { WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
 export { EntryBatch, EntryIterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './iterator.js';
-export { MultiGetResult, PinnedValue } from './results.js';
+export { PinnedValue, type MultiGetResult, type MultiGot } from './results.js';
 export { Snapshot } from './snapshot.js';
 export { Transaction, type CommitOptions, type TransactionOptions, type UpdateResult } from './transaction.js';
 export { RemoteTransaction } from './remote-transaction.js';

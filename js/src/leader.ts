@@ -558,7 +558,7 @@ export class Leader {
   #recordOf(client: string): Applied {
     let a = this.#records.get(client);
     if (a === undefined) {
-      a = parseRecord(this.#db.getCopy(recordKey(client)));
+      a = parseRecord(this.#db.get(recordKey(client)));
       this.#records.set(client, a);
     }
     return a;
@@ -847,13 +847,9 @@ export class Leader {
       case 'get': {
         const key = keyOf(r.key);
         if (isReserved(key)) throw reserved('the key');
-        // A copy in a buffer of its own, to transfer (getCopy's copies may
-        // share a chunk with others, copies.ts).
-        using v = db.get(key, this.#snapshotOf(c, r.snapshot));
-        if (v === undefined) return [undefined, []];
-        const copy = v.bytes.slice();
-        countCopied(copy.length);
-        return [copy, [copy.buffer]];
+        // get's copy is in a buffer of its own: transferred, not copied again.
+        const v = db.get(key, this.#snapshotOf(c, r.snapshot));
+        return v === undefined ? [undefined, []] : [v, [v.buffer]];
       }
       case 'multiGet': {
         const keys = r.keys.map(keyOf);

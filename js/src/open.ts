@@ -422,7 +422,7 @@ export async function importDatabaseOn(env: StorageEnv, name: string, source: Im
       // As db.import(), but with no background work started after it: the
       // database is closed next, and a compaction the imported levels call
       // for would only be abandoned (it runs when the database is next open).
-      const { inner, ready } = Database.internals(db as Database<unknown, unknown>);
+      const { inner, ready } = Database.internals(db as unknown as Database<unknown, unknown>);
       report = await importInto(inner, source, ready);
     } catch (e) {
       await abandonImport(env, name, db);
@@ -451,7 +451,7 @@ export async function importDatabaseOn(env: StorageEnv, name: string, source: Im
  * open removes it. Each step is tried whatever the other did; the import's
  * own error says more than theirs.
  */
-async function abandonImport(env: StorageEnv, name: string, db: Database<unknown, unknown>): Promise<void> {
+async function abandonImport(env: StorageEnv, name: string, db: Database): Promise<void> {
   try {
     db.close();
   } catch {

@@ -89,6 +89,80 @@ export type Request =
   | { op: 'bye' };
 
 /**
+ * What a request needs of the leader it was made for, for a connection
+ * whose leader went with the request unanswered (client.ts):
+ * - `'none'`: it means the same to any leader: it is sent to the new one.
+ * - `'uses'`: it uses, or makes, something that lives in that leader alone
+ *   (a snapshot, iterator, transaction, export or import there, named by a
+ *   number that leader handed out; the new leader's numbers start again
+ *   and may name another thing of its own): it fails with `LeaderChanged`.
+ * - `'releases'`: it only lets go of such a thing: with that leader gone,
+ *   nothing is left to let go of, and it succeeds.
+ */
+export type LeaderState = 'none' | 'uses' | 'releases';
+
+/** A read at snapshot `snapshot` (0: none, the latest state) uses the leader's state only with a snapshot, that leader's. */
+const atSnapshot = (r: { snapshot: number }): LeaderState => (r.snapshot === 0 ? 'none' : 'uses');
+
+/**
+ * `LeaderState` of every kind of request, or how to tell it from the
+ * request: one entry per `op`, so a new kind of request cannot go without
+ * (the compiler refuses a table that lacks one).
+ */
+const LEADER_STATE: { readonly [O in Request['op']]: LeaderState | ((r: Extract<Request, { op: O }>) => LeaderState) } = {
+  // Writes: the write record answers one sent again, never applied twice.
+  put: 'none',
+  delete: 'none',
+  deleteRange: 'none',
+  merge: 'none',
+  write: 'none',
+  clear: 'none',
+  ingest: 'none',
+  compactRange: 'none',
+  // Reads: at the latest state anywhere, or at a snapshot of that leader.
+  get: atSnapshot,
+  multiGet: atSnapshot,
+  count: atSnapshot,
+  // Opens an iterator at the latest state (its number comes with the answer, from whichever leader), or at a snapshot.
+  iterator: atSnapshot,
+  approximateSize: 'none',
+  latestSequence: 'none',
+  // Sequence numbers are the database's, not a leader's.
+  changes: 'none',
+  statistics: 'none',
+  verify: 'none',
+  flush: 'none',
+  idle: 'none',
+  // Makes a snapshot: its number and leader come with the answer.
+  snapshot: 'none',
+  releaseSnapshot: 'releases',
+  next: 'uses',
+  releaseIterator: 'releases',
+  // An export or import is read or pushed on the leader that started it.
+  exportStart: 'uses',
+  exportNext: 'uses',
+  exportRelease: 'releases',
+  importStart: 'uses',
+  importPush: 'uses',
+  importFinish: 'uses',
+  importAbort: 'releases',
+  // A transaction lives in the leader it began on, but its commit: sent again, as a write is (remote-transaction.ts).
+  txnBegin: 'uses',
+  txnGet: 'uses',
+  txnMultiGet: 'uses',
+  txnIterator: 'uses',
+  txnCommit: 'none',
+  txnAbort: 'releases',
+  bye: 'none',
+};
+
+/** What request `r` needs of the leader it was made for (see `LeaderState`). */
+export function leaderStateOf(r: Request): LeaderState {
+  const rule = LEADER_STATE[r.op] as LeaderState | ((r: Request) => LeaderState);
+  return typeof rule === 'function' ? rule(r) : rule;
+}
+
+/**
  * A request of connection `client`, numbered by it (`id` grows by one per
  * request). A write's id is recorded with the write, so the same write sent
  * again after a failover is recognised and not applied twice, and answered

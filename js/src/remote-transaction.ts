@@ -125,11 +125,6 @@ export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposab
     return this.#get(key, false);
   }
 
-  /** The same as `get` (every value through `connect()` is a copy). */
-  getCopy(key: K): Promise<V | undefined> {
-    return this.#get(key, false);
-  }
-
   /** `get`, and the key is tracked: the commit fails with `Conflict` if anyone else writes it first. */
   getForUpdate(key: K): Promise<V | undefined> {
     return this.#get(key, true);

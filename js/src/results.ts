@@ -1,7 +1,8 @@
 /**
  * Values pinned in wasm memory, handed to JavaScript as `Uint8Array` views
- * without a copy: `db.get()` gives a `PinnedValue`, `db.multiGet()` a
- * `MultiGetResult`.
+ * without a copy: `db.getPinned()` gives a `PinnedValue`, `db.multiGet()` a
+ * `MultiGetResult` (through `connect()` the same interface holds copies:
+ * `HeldMultiGetResult`, at the end).
  *
  * A result keeps its values where they are (the engine's block cache
  * blocks or memtable memory) until `release()`, the end of a `using`
@@ -159,7 +160,7 @@ export class PinnedValue extends Pinned {
   readonly #length: number;
   #view: Uint8Array | undefined;
 
-  /** @internal Use `db.get()`. */
+  /** @internal Use `db.getPinned()`. */
   constructor(exchange: Exchange, handle: number, offset: number, length: number) {
     super(exchange, handle);
     this.#offset = offset;
@@ -192,8 +193,44 @@ export class PinnedValue extends Pinned {
   }
 }
 
-/** The values of the keys of one `multiGet`, pinned, in key order. */
-export class MultiGetResult extends Pinned {
+/**
+ * The values of the keys of one `multiGet`, in key order: the same
+ * interface in a worker, where they are views of wasm memory pinned
+ * together, and through `connect()`, where they are copies. Release it
+ * (or `using`) when done: after `release()` every method but `release()`
+ * and `released` throws `Released`, in both.
+ */
+export interface MultiGetResult extends Disposable, Iterable<Uint8Array | undefined> {
+  /** Number of keys asked for. */
+  readonly length: number;
+  /** Whether `release()` has run. */
+  readonly released: boolean;
+  /**
+   * The value of key `i`, or `undefined` if it has none: in a worker a view
+   * of wasm memory (no copy), valid until `release()`.
+   */
+  get(i: number): Uint8Array | undefined;
+  /** Whether key `i` has a value. */
+  has(i: number): boolean;
+  /** A copy of the value of key `i` that stays valid after `release()`. */
+  copy(i: number): Uint8Array | undefined;
+  /** The value of key `i` decoded as UTF-8, or `undefined`. */
+  text(i: number): string | undefined;
+  /** Copies of every value. */
+  copies(): (Uint8Array | undefined)[];
+  /** Gives the values up (in a worker: unpins them). Releasing twice does nothing. */
+  release(): void;
+}
+
+/** The checked index `i` of a result of `count` values. */
+function checkIndex(i: number, count: number): void {
+  if (!Number.isInteger(i) || i < 0 || i >= count) {
+    throw new SiltError('InvalidArgument', `index ${show(i)} is out of range 0..${count - 1}`);
+  }
+}
+
+/** A `multiGet`'s values in a worker: views of wasm memory, pinned together. */
+export class PinnedMultiGetResult extends Pinned implements MultiGetResult {
   readonly #count: number;
   /** Where the layout (offset and length of each value) is in wasm memory. */
   readonly #layout: number;
@@ -201,8 +238,8 @@ export class MultiGetResult extends Pinned {
   #views: (Uint8Array | undefined)[] | undefined;
 
   /** @internal */
-  static wrap(exchange: Exchange, answer: BatchAnswer): MultiGetResult {
-    return new MultiGetResult(exchange, answer);
+  static wrap(exchange: Exchange, answer: BatchAnswer): PinnedMultiGetResult {
+    return new PinnedMultiGetResult(exchange, answer);
   }
 
   private constructor(exchange: Exchange, answer: BatchAnswer) {
@@ -217,9 +254,7 @@ export class MultiGetResult extends Pinned {
 
   #view(i: number): Uint8Array | undefined {
     this.live();
-    if (!Number.isInteger(i) || i < 0 || i >= this.#count) {
-      throw new SiltError('InvalidArgument', `index ${show(i)} is out of range 0..${this.#count - 1}`);
-    }
+    checkIndex(i, this.#count);
     const buffer = memoryBuffer();
     if (buffer !== this.#buffer) {
       // First access, or memory grew and detached the old buffer ('fixed'
@@ -276,3 +311,70 @@ export class MultiGetResult extends Pinned {
     for (let i = 0; i < this.#count; i++) yield this.#view(i);
   }
 }
+
+/**
+ * A `multiGet`'s values through `connect()`: copies the leader sent in one
+ * buffer. Nothing is pinned, but it behaves as the worker's result does
+ * (`Released` after `release()`), so code runs the same against either.
+ */
+export class HeldMultiGetResult implements MultiGetResult {
+  #values: (Uint8Array | undefined)[] | undefined;
+  readonly #count: number;
+
+  /** @internal */
+  constructor(values: (Uint8Array | undefined)[]) {
+    this.#values = values;
+    this.#count = values.length;
+  }
+
+  #value(i: number): Uint8Array | undefined {
+    const values = this.#values;
+    if (values === undefined) throw new SiltError('Released', 'this result was released; its values are no longer readable');
+    checkIndex(i, this.#count);
+    return values[i];
+  }
+
+  get length(): number {
+    return this.#count;
+  }
+
+  get released(): boolean {
+    return this.#values === undefined;
+  }
+
+  get(i: number): Uint8Array | undefined {
+    return this.#value(i);
+  }
+
+  has(i: number): boolean {
+    return this.#value(i) !== undefined;
+  }
+
+  copy(i: number): Uint8Array | undefined {
+    return this.#value(i)?.slice();
+  }
+
+  text(i: number): string | undefined {
+    const v = this.#value(i);
+    return v === undefined ? undefined : utf8.decode(v);
+  }
+
+  copies(): (Uint8Array | undefined)[] {
+    return Array.from({ length: this.#count }, (_, i) => this.copy(i));
+  }
+
+  release(): void {
+    this.#values = undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.release();
+  }
+
+  *[Symbol.iterator](): IterableIterator<Uint8Array | undefined> {
+    for (let i = 0; i < this.#count; i++) yield this.#value(i);
+  }
+}
+
+/** What `multiGet` returns: a `MultiGetResult` for bytes, else the decoded values. */
+export type MultiGot<V> = [V] extends [Uint8Array] ? MultiGetResult : (V | undefined)[];

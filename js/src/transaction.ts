@@ -104,17 +104,12 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
 
   /**
    * The value of `key` as this transaction sees it, or `undefined`. A copy
-   * owned by the caller (as `getCopy`): the transaction's own writes live
+   * owned by the caller (as `Database.get`): the transaction's own writes live
    * outside the memory the database pins values in. Does not track the key.
    */
   get(key: K): V | undefined {
     const k = this.#codec.key(key);
     return this.#decoded(this.#call((inner, id) => inner.transactionGet(id, k, false)));
-  }
-
-  /** The same as `get` (every read of a transaction is a copy). */
-  getCopy(key: K): V | undefined {
-    return this.get(key);
   }
 
   /** `get`, and the key is tracked: the commit fails with `Conflict` if anyone else writes it first. */

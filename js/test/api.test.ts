@@ -15,15 +15,15 @@ describe('write batches', () => {
     expect(batch.length).toBe(4);
     db.write(batch);
     expect(keys([...db.iterator()])).toEqual(['a', 'd', 'e']);
-    expect(text(db.getCopy('a'))).toBe('new');
-    expect(text(db.getCopy('d'))).toBe('again');
+    expect(text(db.get('a'))).toBe('new');
+    expect(text(db.get('d'))).toBe('again');
   });
 
   test('a batch with one bad key writes nothing', async () => {
     const db = await fresh();
     const batch = new WriteBatch().put('ok', bytes('1')).put(new Uint8Array(70_000), bytes('2'));
     expect(caught(() => db.write(batch)).code).toBe('InvalidArgument');
-    expect(db.getCopy('ok')).toBeUndefined();
+    expect(db.get('ok')).toBeUndefined();
   });
 
   test('refuses what is not a WriteBatch, and bad ops when they are added', async () => {
@@ -41,8 +41,8 @@ describe('write batches', () => {
     batch.clear();
     expect(batch.length).toBe(0);
     db.write(batch.put('k5', bytes('x')));
-    expect(text(db.getCopy('k999'))).toBe('v999');
-    expect(text(db.getCopy('k5'))).toBe('x');
+    expect(text(db.get('k999'))).toBe('v999');
+    expect(text(db.get('k5'))).toBe('x');
   });
 });
 
@@ -56,7 +56,7 @@ test('deleteRange removes [start, end) and nothing else, also from flushed table
   expect(left).toContain('k009');
   expect(left).toContain('k090');
   expect(left).not.toContain('k010');
-  expect(db.getCopy('k050')).toBeUndefined();
+  expect(db.get('k050')).toBeUndefined();
 });
 
 describe('snapshots', () => {
@@ -66,10 +66,10 @@ describe('snapshots', () => {
     using snap = db.snapshot();
     db.put('a', bytes('2'));
     db.put('b', bytes('3'));
-    expect(text(db.getCopy('a', { snapshot: snap }))).toBe('1');
-    expect(db.getCopy('b', { snapshot: snap })).toBeUndefined();
+    expect(text(db.get('a', { snapshot: snap }))).toBe('1');
+    expect(db.get('b', { snapshot: snap })).toBeUndefined();
     expect(keys([...db.iterator({ snapshot: snap })])).toEqual(['a']);
-    expect(text(db.getCopy('a'))).toBe('2');
+    expect(text(db.get('a'))).toBe('2');
     expect(db.statistics().properties.liveSnapshots).toBe(1);
   });
 
@@ -78,11 +78,11 @@ describe('snapshots', () => {
     const other = await fresh();
     const snap = db.snapshot();
     expect(snap).toBeInstanceOf(Snapshot);
-    expect(caught(() => other.getCopy('a', { snapshot: snap })).code).toBe('InvalidArgument');
+    expect(caught(() => other.get('a', { snapshot: snap })).code).toBe('InvalidArgument');
     snap.release();
-    expect(caught(() => db.getCopy('a', { snapshot: snap })).code).toBe('Released');
+    expect(caught(() => db.get('a', { snapshot: snap })).code).toBe('Released');
     expect(caught(() => db.iterator({ snapshot: snap })).code).toBe('Released');
-    expect(caught(() => db.getCopy('a', { snapshot: {} as Snapshot })).code).toBe('InvalidArgument');
+    expect(caught(() => db.get('a', { snapshot: {} as Snapshot })).code).toBe('InvalidArgument');
     expect(db.statistics().properties.liveSnapshots).toBe(0);
   });
 });
@@ -246,14 +246,14 @@ describe('background work and statistics', () => {
     // Only reads from here on: the package lets background work look now
     // and then, and it compacts the L0 file the lookups were charging.
     for (let round = 0; round < 200 && db.statistics().tickers['silt.compaction.read.triggered'] === 0; round++) {
-      for (let i = 1; i < 2000; i += 7) db.getCopy(key(i));
+      for (let i = 1; i < 2000; i += 7) db.get(key(i));
       await new Promise((r) => setTimeout(r, 20));
     }
     const s = db.statistics();
     expect(s.tickers['silt.compaction.read.wanted']).toBe(1);
     expect(s.tickers['silt.compaction.read.triggered']).toBe(1);
     expect(s.properties.filesPerLevel[0]).toBe(0);
-    expect(text(db.getCopy('k0010x'))).toBe(String.fromCharCode(2).repeat(100));
+    expect(text(db.get('k0010x'))).toBe(String.fromCharCode(2).repeat(100));
   });
 
   test('readTriggeredCompaction: false leaves the file lookups search in vain where it is', async () => {
@@ -264,7 +264,7 @@ describe('background work and statistics', () => {
     for (let i = 0; i < 2000; i += 10) db.put(`${key(i)}x`, new Uint8Array(100));
     db.flush();
     for (let round = 0; round < 5; round++) {
-      for (let i = 1; i < 2000; i += 7) db.getCopy(key(i));
+      for (let i = 1; i < 2000; i += 7) db.get(key(i));
       await db.idle();
     }
     const s = db.statistics();
@@ -286,7 +286,7 @@ describe('background work and statistics', () => {
       // A key's entry is made at its second miss (the doorkeeper), read
       // from the cache from then on.
       for (let round = 0; round < 3; round++) {
-        for (let i = 0; i < 100; i++) expect(text(db.getCopy(key(i)))).toBe(`value ${i}`);
+        for (let i = 0; i < 100; i++) expect(text(db.get(key(i)))).toBe(`value ${i}`);
         const many = db.multiGet(['k001', 'k050', 'nope']);
         expect([text(many.get(0)), text(many.get(1)), many.get(2)]).toEqual(['value 1', 'value 50', undefined]);
         many.release();
@@ -299,8 +299,8 @@ describe('background work and statistics', () => {
       for (let i = 0; i < 100; i++) {
         // Cached entries, with the tombstone applied outside them: gone now,
         // there at the snapshot from before it.
-        expect(text(db.getCopy(key(i)))).toBe(i < 50 ? undefined : `value ${i}`);
-        expect(text(db.getCopy(key(i), { snapshot: before }))).toBe(`value ${i}`);
+        expect(text(db.get(key(i)))).toBe(i < 50 ? undefined : `value ${i}`);
+        expect(text(db.get(key(i), { snapshot: before }))).toBe(`value ${i}`);
       }
       expect(rowHits() - hits).toBeGreaterThanOrEqual(190);
     } finally {
@@ -318,7 +318,7 @@ describe('background work and statistics', () => {
     let running = true;
     let readsDuringDrain = 0;
     const timer = setInterval(() => {
-      if (running && db.getCopy('k00042')?.[0] === 42) readsDuringDrain++;
+      if (running && db.get('k00042')?.[0] === 42) readsDuringDrain++;
     }, 0);
     await db.compactRange();
     running = false;
@@ -336,8 +336,8 @@ describe('background work and statistics', () => {
     const db = await fresh();
     for (let i = 0; i < 1000; i++) db.put(`k${i}`, bytes(`v${i}`));
     db.flush();
-    for (let i = 0; i < 1000; i++) db.getCopy(`k${i}`);
-    for (let i = 0; i < 1000; i++) db.getCopy(`k${i}-missing`); // inside the table's key range
+    for (let i = 0; i < 1000; i++) db.get(`k${i}`);
+    for (let i = 0; i < 1000; i++) db.get(`k${i}-missing`); // inside the table's key range
     const s = db.statistics();
     expect(s.tickers['rocksdb.block.cache.hit']).toBeGreaterThan(0);
     expect(s.tickers['rocksdb.bloom.filter.useful']).toBeGreaterThan(900);
@@ -353,7 +353,7 @@ describe('background work and statistics', () => {
     for (const timers of [false, true]) {
       const db = await fresh({ timers });
       for (let i = 0; i < 100; i++) db.put(`k${i}`, bytes(`v${i}`));
-      for (let i = 0; i < 100; i++) db.getCopy(`k${i}`);
+      for (let i = 0; i < 100; i++) db.get(`k${i}`);
       const h = db.statistics().histograms;
       expect(h['rocksdb.db.get.micros']?.count, `timers: ${timers}`).toBe(timers ? 100 : 0);
       expect(h['rocksdb.db.write.micros']?.count, `timers: ${timers}`).toBe(timers ? 100 : 0);
@@ -372,7 +372,7 @@ describe('background work and statistics', () => {
     let readsDuring = 0;
     let running = true;
     const timer = setInterval(() => {
-      if (running && db.getCopy(key(17_000))?.[0] === 17_000 % 251 && db.getCopy(key(5)) === undefined) readsDuring++;
+      if (running && db.get(key(17_000))?.[0] === 17_000 % 251 && db.get(key(5)) === undefined) readsDuring++;
     }, 0);
     const steps = db.statistics().background.steps;
     await db.compactRange();

@@ -280,8 +280,8 @@ type Action =
   | { t: 'deleteRange'; start: unknown; end: unknown; options: unknown }
   | { t: 'batch'; ops: BatchOp[]; huge: number; options: unknown; reuse: boolean }
   | { t: 'writeJunk'; batch: unknown }
-  | { t: 'get'; key: unknown; hold: boolean; snapshot: number }
-  | { t: 'getCopy'; key: unknown; snapshot: number }
+  | { t: 'getPinned'; key: unknown; hold: boolean; snapshot: number }
+  | { t: 'get'; key: unknown; snapshot: number }
   | { t: 'multiGet'; keys: unknown; batched: unknown; hold: boolean; snapshot: number }
   | { t: 'useHeld'; which: number; index: unknown; release: boolean }
   | { t: 'heldAsInput'; which: number; key: unknown }
@@ -341,8 +341,8 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('writeJunk' as const), batch: junk }) },
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('get' as const), key: anyKey, hold: fc.boolean(), snapshot: snapshotChoice }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('getCopy' as const), key: anyKey, snapshot: snapshotChoice }) },
+  { weight: 5, arbitrary: fc.record({ t: fc.constant('getPinned' as const), key: anyKey, hold: fc.boolean(), snapshot: snapshotChoice }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('get' as const), key: anyKey, snapshot: snapshotChoice }) },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -637,12 +637,13 @@ class Model {
         check(!r.ok && r.error.code === 'InvalidArgument', () => `write(${String(a.batch)}) did not throw InvalidArgument`);
         return;
       }
-      case 'get':
-      case 'getCopy': {
+      case 'getPinned':
+      case 'get': {
         const { view, options, released, dbClosed } = this.view(a.snapshot);
         const k = keyOf(a.key);
         const want = k === undefined ? undefined : view.get(hex(k));
-        const r = a.t === 'get' ? attempt('get', () => db.get(a.key as string, options)) : attempt('getCopy', () => db.getCopy(a.key as string, options));
+        const r =
+          a.t === 'getPinned' ? attempt('getPinned', () => db.getPinned(a.key as string, options)) : attempt('get', () => db.get(a.key as string, options));
         // Reads refuse what writes refuse (an empty or oversize key).
         this.outcome(
           a.t,
@@ -652,7 +653,7 @@ class Model {
             const got = r.ok ? r.value : undefined;
             if (got instanceof PinnedValue) {
               check(eq(got.bytes, want), () => `get ${hex(k!)} gave ${hex(got.bytes)}, want ${want && hex(want)}`);
-              if (a.t === 'get' && a.hold) this.held.push({ result: got, expected: [want] });
+              if (a.t === 'getPinned' && a.hold) this.held.push({ result: got, expected: [want] });
               else got.release();
             } else {
               check(eq(got as Uint8Array | undefined, want), () => `${a.t} ${hex(k!)} gave the wrong value`);
@@ -750,9 +751,9 @@ class Model {
         const other = await openMemory();
         try {
           const s = other.snapshot();
-          const r = attempt('get with a foreign snapshot', () => db.getCopy('a', { snapshot: s }));
+          const r = attempt('get with a foreign snapshot', () => db.get('a', { snapshot: s }));
           check(!r.ok && (r.error.code === 'InvalidArgument' || (this.closed && r.error.code === 'Closed')), () => 'a snapshot of another database was taken');
-          const bogus = attempt('get with a fake snapshot', () => db.getCopy('a', { snapshot: { id: 1 } as unknown as Snapshot }));
+          const bogus = attempt('get with a fake snapshot', () => db.get('a', { snapshot: { id: 1 } as unknown as Snapshot }));
           check(!bogus.ok, () => 'a fake snapshot was taken');
           s.release();
         } finally {

@@ -70,12 +70,12 @@ test('the counters move when a copy or another crossing happens', async () => {
   expect(c1.copiedBytes - c0.copiedBytes).toBe(200);
   expect(c1.calls - c0.calls).toBe(1);
   r.release();
-  expect(db.getCopy(key(3))!.length).toBe(100); // a copying read: one call, one copy of the value
+  expect(db.get(key(3))!.length).toBe(100); // a copying read: one call, one copy of the value
   const c2 = boundaryCounters();
   expect(c2.copiedBytes - c1.copiedBytes).toBe(100);
   expect(c2.calls - c1.calls).toBe(1);
   expect(delta(c1, c2, 'database_getTransient')).toBe(1);
-  // The release of `r` rode along with getCopy's call: nothing left to send.
+  // The release of `r` rode along with get's call: nothing left to send.
   expect(db.statistics().pinnedResults).toBe(pinnedBefore);
   const c3 = boundaryCounters();
   expect(delta(c2, c3, 'database_releasePinned')).toBe(0);
@@ -87,11 +87,11 @@ test('the counters move when a copy or another crossing happens', async () => {
 
 test('a get is one call into wasm too, and a miss copies nothing', async () => {
   const db = await loaded();
-  db.get(key(7))?.release();
+  db.getPinned(key(7))?.release();
   await new Promise((r) => setTimeout(r, 0));
   const c0 = boundaryCounters();
   for (let i = 0; i < 10; i++) {
-    const v = db.get(key(i));
+    const v = db.getPinned(key(i));
     expect(readAll([v!.bytes])).toBe((i % 251) * 100);
     v!.release();
   }

@@ -8,20 +8,20 @@ describe('round trips', () => {
     const db = await fresh();
     const value = new Uint8Array(256).map((_, i) => i);
     db.put(bytes('k'), value);
-    expect(db.getCopy(bytes('k'))).toEqual(value);
+    expect(db.get(bytes('k'))).toEqual(value);
   });
 
   test('the latest put wins', async () => {
     const db = await fresh();
     db.put(bytes('k'), bytes('one'));
     db.put(bytes('k'), bytes('two'));
-    expect(text(db.getCopy(bytes('k')))).toBe('two');
+    expect(text(db.get(bytes('k')))).toBe('two');
   });
 
   test('an empty value is stored and is not "missing"', async () => {
     const db = await fresh();
     db.put(bytes('empty'), new Uint8Array(0));
-    const got = db.getCopy(bytes('empty'));
+    const got = db.get(bytes('empty'));
     expect(got).toBeInstanceOf(Uint8Array);
     expect(got?.length).toBe(0);
   });
@@ -30,8 +30,8 @@ describe('round trips', () => {
     const db = await fresh();
     const n = 5_000;
     for (let i = 0; i < n; i++) db.put(`key-${i}`, bytes(`value-${i * 7}`));
-    for (let i = 0; i < n; i += 1) expect(text(db.getCopy(`key-${i}`))).toBe(`value-${i * 7}`);
-    expect(db.getCopy(`key-${n}`)).toBeUndefined();
+    for (let i = 0; i < n; i += 1) expect(text(db.get(`key-${i}`))).toBe(`value-${i * 7}`);
+    expect(db.get(`key-${n}`)).toBeUndefined();
   });
 
   test("stored bytes do not alias the caller's arrays", async () => {
@@ -39,24 +39,24 @@ describe('round trips', () => {
     const value = bytes('abc');
     db.put('k', value);
     value[0] = 0x7a; // the caller reuses its buffer
-    const got = db.getCopy('k');
+    const got = db.get('k');
     expect(text(got)).toBe('abc');
     got![1] = 0x7a; // the caller scribbles on the result
-    expect(text(db.getCopy('k'))).toBe('abc');
+    expect(text(db.get('k'))).toBe('abc');
   });
 
   test('databases opened separately do not share data', async () => {
     const a = await fresh();
     const b = await fresh();
     a.put('k', bytes('in a'));
-    expect(b.getCopy('k')).toBeUndefined();
+    expect(b.get('k')).toBeUndefined();
   });
 });
 
 describe('missing keys and deletes', () => {
   test('a key never written gets undefined', async () => {
     const db = await fresh();
-    expect(db.getCopy(bytes('nope'))).toBeUndefined();
+    expect(db.get(bytes('nope'))).toBeUndefined();
   });
 
   test('a deleted key gets undefined and can be written again', async () => {
@@ -64,16 +64,16 @@ describe('missing keys and deletes', () => {
     db.put('k', bytes('v'));
     db.put('other', bytes('stays'));
     db.delete('k');
-    expect(db.getCopy('k')).toBeUndefined();
-    expect(text(db.getCopy('other'))).toBe('stays');
+    expect(db.get('k')).toBeUndefined();
+    expect(text(db.get('other'))).toBe('stays');
     db.put('k', bytes('again'));
-    expect(text(db.getCopy('k'))).toBe('again');
+    expect(text(db.get('k'))).toBe('again');
   });
 
   test('deleting a missing key is not an error', async () => {
     const db = await fresh();
     expect(() => db.delete('never')).not.toThrow();
-    expect(db.getCopy('never')).toBeUndefined();
+    expect(db.get('never')).toBeUndefined();
   });
 });
 
@@ -81,11 +81,11 @@ describe('string keys', () => {
   test('a string key is its UTF-8 bytes', async () => {
     const db = await fresh();
     db.put('héllo ☃ 🦀', bytes('v'));
-    expect(text(db.getCopy(bytes('héllo ☃ 🦀')))).toBe('v');
+    expect(text(db.get(bytes('héllo ☃ 🦀')))).toBe('v');
     db.put(bytes('plain'), bytes('w'));
-    expect(text(db.getCopy('plain'))).toBe('w');
+    expect(text(db.get('plain'))).toBe('w');
     db.delete(bytes('héllo ☃ 🦀'));
-    expect(db.getCopy('héllo ☃ 🦀')).toBeUndefined();
+    expect(db.get('héllo ☃ 🦀')).toBeUndefined();
   });
 
   test('keys differing in one byte are different keys', async () => {
@@ -93,9 +93,9 @@ describe('string keys', () => {
     db.put('a', bytes('1'));
     db.put('b', bytes('2'));
     db.put('a\u0000', bytes('3'));
-    expect(text(db.getCopy('a'))).toBe('1');
-    expect(text(db.getCopy('b'))).toBe('2');
-    expect(text(db.getCopy('a\u0000'))).toBe('3');
+    expect(text(db.get('a'))).toBe('1');
+    expect(text(db.get('b'))).toBe('2');
+    expect(text(db.get('a\u0000'))).toBe('3');
   });
 });
 
@@ -111,7 +111,7 @@ describe('bad input', () => {
     const db = await fresh();
     const key = make() as unknown as string;
     expect(caught(() => db.put(key, bytes('v'))).code).toBe('InvalidArgument');
-    expect(caught(() => db.getCopy(key)).code).toBe('InvalidArgument');
+    expect(caught(() => db.get(key)).code).toBe('InvalidArgument');
     expect(caught(() => db.delete(key)).code).toBe('InvalidArgument');
   });
 
@@ -122,7 +122,7 @@ describe('bad input', () => {
       expect(err.code).toBe('InvalidArgument');
       expect(err.message).toMatch(/value must be a Uint8Array/);
     }
-    expect(db.getCopy('k')).toBeUndefined(); // nothing half-written
+    expect(db.get('k')).toBeUndefined(); // nothing half-written
   });
 
   test('string keys are stored as their UTF-8 bytes, ASCII or not, short or long', async () => {
@@ -132,7 +132,7 @@ describe('bad input', () => {
     const stored = [...db.keys()].map((k) => Array.from(k as Uint8Array).join(','));
     const want = keys.map((k) => Array.from(new TextEncoder().encode(k)).join(',')).sort();
     expect(stored.sort()).toEqual(want);
-    for (const [i, k] of keys.entries()) expect(text(db.getCopy(new TextEncoder().encode(k)))).toBe(String(i));
+    for (const [i, k] of keys.entries()) expect(text(db.get(new TextEncoder().encode(k)))).toBe(String(i));
   });
 
   test('a string key with a lone surrogate is refused, not replaced by U+FFFD', async () => {
@@ -140,7 +140,7 @@ describe('bad input', () => {
     const err = caught(() => db.put('bad\uD800', bytes('v')));
     expect(err.code).toBe('InvalidArgument');
     expect(err.message).toMatch(/lone surrogate/);
-    expect(db.getCopy('bad\uFFFD')).toBeUndefined();
+    expect(db.get('bad\uFFFD')).toBeUndefined();
   });
 
   test('an oversize key is refused by the engine, and its code crosses the boundary', async () => {
@@ -150,12 +150,12 @@ describe('bad input', () => {
     expect(err.message).toMatch(/exceeds the maximum/);
     expect((err.cause as { code?: unknown }).code).toBe('InvalidArgument');
     db.put('after', bytes('still usable'));
-    expect(text(db.getCopy('after'))).toBe('still usable');
+    expect(text(db.get('after'))).toBe('still usable');
   });
 
   test('a SiltError is an Error with a name, a code and a message', async () => {
     const db = await fresh();
-    const err = caught(() => db.getCopy(3 as unknown as string));
+    const err = caught(() => db.get(3 as unknown as string));
     expect(err).toBeInstanceOf(Error);
     expect(err.name).toBe('SiltError');
     expect(err.message).toMatch(/key must be a Uint8Array or a string, got number/);
@@ -168,7 +168,7 @@ describe('close', () => {
     db.put('k', bytes('v'));
     db.close();
     const calls = [
-      () => db.getCopy('k'),
+      () => db.get('k'),
       () => db.get('k'),
       () => db.put('k', bytes('v')),
       () => db.delete('k'),
@@ -198,7 +198,7 @@ describe('close', () => {
   test('bad input is reported as such even after close', async () => {
     const db = await openMemory();
     db.close();
-    expect(caught(() => db.getCopy(1 as unknown as string)).code).toBe('InvalidArgument');
+    expect(caught(() => db.get(1 as unknown as string)).code).toBe('InvalidArgument');
   });
 
   test('`using` closes the database at the end of the scope', async () => {
@@ -208,7 +208,7 @@ describe('close', () => {
       db.put('k', bytes('v'));
       escaped = db;
     }
-    expect(caught(() => escaped.getCopy('k')).code).toBe('Closed');
+    expect(caught(() => escaped.get('k')).code).toBe('Closed');
   });
 });
 

@@ -25,7 +25,7 @@ describe('ingest in the worker', () => {
     const entries = Array.from({ length: 6000 }, (_, i) => [key(i), valueAt(i)] as [string, Uint8Array]);
     const report = await db.ingest(entries, { sorted: true });
     expect(report.keys).toBe(6000);
-    for (const i of [0, 1023, 1024, 1025, 1999, 2000, 4321, 5999]) expect(text(db.getCopy(key(i)))).toBe(text(valueAt(i)));
+    for (const i of [0, 1023, 1024, 1025, 1999, 2000, 4321, 5999]) expect(text(db.get(key(i)))).toBe(text(valueAt(i)));
     expect(db.count()).toBe(6000);
   });
 
@@ -43,16 +43,16 @@ describe('ingest in the worker', () => {
     expect(report.flushedMemtables).toBe(true); // key(5) was in the memtable
     expect(report.sequence).toBe(2);
     expect(db.latestSequence).toBe(2);
-    expect(text(db.getCopy(key(7)))).toBe('second-7');
-    expect(text(db.getCopy(key(5)))).toBe('first-5');
-    expect(text(db.getCopy(key(5), { snapshot: snap }))).toBe('before');
-    expect(db.getCopy(key(6), { snapshot: snap })).toBeUndefined();
+    expect(text(db.get(key(7)))).toBe('second-7');
+    expect(text(db.get(key(5)))).toBe('first-5');
+    expect(text(db.get(key(5), { snapshot: snap }))).toBe('before');
+    expect(db.get(key(6), { snapshot: snap })).toBeUndefined();
     snap.release();
     expect([...db.keys({ limit: 3 })].map((k) => text(k as Uint8Array))).toEqual([key(0), key(1), key(2)]);
     expect(db.count()).toBe(1000);
     expect(db.statistics().tickers['silt.ingest.keys']).toBe(1000);
     db.put(key(7), bytes('later'));
-    expect(text(db.getCopy(key(7)))).toBe('later');
+    expect(text(db.get(key(7)))).toBe('later');
   });
 
   test('a sublevel with JSON values, from a WriteBatch or pairs, sorted', async () => {
@@ -63,11 +63,11 @@ describe('ingest in the worker', () => {
     for (let i = 0; i < 100; i++) b.put(key(i), { n: i });
     expect((await notes.ingest(b, { sorted: true })).keys).toBe(100);
     await notes.ingest([[key(200), { n: 200 }]]);
-    expect(notes.getCopy(key(42))).toEqual({ n: 42 });
-    expect(notes.getCopy(key(200))).toEqual({ n: 200 });
+    expect(notes.get(key(42))).toEqual({ n: 42 });
+    expect(notes.get(key(200))).toEqual({ n: 200 });
     expect([...notes.keys()].length).toBe(101);
     // Nothing leaked outside the sublevel's prefix.
-    expect(db.getCopy(key(42))).toBeUndefined();
+    expect(db.get(key(42))).toBeUndefined();
   });
 
   test('refused, writing nothing: out of order when told sorted, a delete, a bad entry, not iterable, bad options', async () => {
@@ -92,7 +92,7 @@ describe('ingest in the worker', () => {
     expect((await rejected(db.ingest(42 as unknown as []))).code).toBe('InvalidArgument');
     expect((await rejected(db.ingest([], { sorted: 'yes' } as unknown as { sorted: boolean }))).message).toMatch(/sorted must be a boolean/);
     expect(db.latestSequence).toBe(seq);
-    expect(db.getCopy('x')).toBeUndefined();
+    expect(db.get('x')).toBeUndefined();
     // An empty ingest does nothing.
     expect((await db.ingest([])).keys).toBe(0);
     db.close();
@@ -119,7 +119,7 @@ describe('ingest in the worker', () => {
     db.close();
     const again = await openOn({ root, locks }, 'ing', { poolReserve: 4 });
     opened.push(again);
-    expect(again.getCopy(key(19_999))?.length).toBe(1000);
+    expect(again.get(key(19_999))?.length).toBe(1000);
     expect(again.count()).toBe(20_000);
     expect(again.verify().tables).toBe(report.files);
   });
@@ -149,7 +149,7 @@ describe('ingest through the leader (connect)', () => {
     for (const k of ['m', 'c', 'x']) b.put(k, bytes(`v-${k}`));
     const report = (await ask(1, { op: 'ingest', batch: b.encoded().slice(), count: b.length, sorted: false })) as IngestReport;
     expect(report.keys).toBe(3);
-    expect(text(db.getCopy('c'))).toBe('v-c');
+    expect(text(db.get('c'))).toBe('v-c');
     const h = (await ask(2, { op: 'changes', since: start })) as ChangeHistory;
     // The intent (its write record, saying the ingest is under way: it
     // changes nothing the app sees), then the ingest and its record.
@@ -168,13 +168,13 @@ describe('ingest through the leader (connect)', () => {
     await ask(10, { op: 'put', key: 'c', value: bytes('later') });
     const again = (await ask(1, { op: 'ingest', batch: b.encoded().slice(), count: b.length, sorted: false })) as IngestReport;
     expect(again).toEqual(report); // its own report again
-    expect(text(db.getCopy('c'))).toBe('later');
+    expect(text(db.get('c'))).toBe('later');
     expect(leader.counters.duplicateWrites).toBe(1);
     // Reserved keys and other updates are refused before anything is written.
     const del = new WriteBatch();
     del.delete('c');
     await expect(ask(11, { op: 'ingest', batch: del.encoded().slice(), count: 1, sorted: false })).rejects.toThrow(/puts only/);
-    expect(text(db.getCopy('c'))).toBe('later');
+    expect(text(db.get('c'))).toBe('later');
     await leader.close();
   });
 });

@@ -54,7 +54,7 @@ describe('the leader', () => {
     value(await ask('B', 1, { op: 'put', key: 'k', value: bytes('b1') }));
     // A's answer was lost with a leader; A sends the write again.
     value(await ask('A', 1, { op: 'put', key: 'k', value: bytes('a1') }));
-    expect(text(db.getCopy('k'))).toBe('b1');
+    expect(text(db.get('k'))).toBe('b1');
     expect(leader.counters.duplicateWrites).toBe(1);
 
     // A new leader on the same database (a failover) knows it from the record.
@@ -66,23 +66,23 @@ describe('the leader', () => {
     value(await ask2('A', 2, { op: 'deleteRange', start: 'a', end: 'z' }));
     value(await ask2('B', 2, { op: 'put', key: 'k', value: bytes('b2') }));
     value(await ask2('A', 2, { op: 'deleteRange', start: 'a', end: 'z' }));
-    expect(text(db.getCopy('k'))).toBe('b2');
+    expect(text(db.get('k'))).toBe('b2');
     expect(next.counters.duplicateWrites).toBe(3);
     // A write that failed records nothing: the next one with a new id applies.
     const bad = await ask2('A', 3, { op: 'put', key: new Uint8Array(70_000), value: bytes('x') });
     expect(bad.ok).toBe(false);
     value(await ask2('A', 4, { op: 'put', key: 'k2', value: bytes('a4') }));
-    expect(text(db.getCopy('k2'))).toBe('a4');
+    expect(text(db.get('k2'))).toBe('a4');
     await next.close();
     // A leader whose own page closes cleanly drops that connection's record.
     const last = new Leader(db, 'dedupe', 'A', undefined);
     const ask3 = serve(last, ['A']);
     value(await ask3('A', 4, { op: 'put', key: 'k2', value: bytes('again') }));
-    expect(text(db.getCopy('k2'))).toBe('a4');
+    expect(text(db.get('k2'))).toBe('a4');
     await last.close();
     const reserved = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/')]);
-    expect(db.getCopy(Uint8Array.from([...reserved, ...bytes('A')]))).toBeUndefined();
-    expect(db.getCopy(Uint8Array.from([...reserved, ...bytes('B')]))).toBeDefined();
+    expect(db.get(Uint8Array.from([...reserved, ...bytes('A')]))).toBeUndefined();
+    expect(db.get(Uint8Array.from([...reserved, ...bytes('B')]))).toBeDefined();
   });
 
   it('keeps its write records out of reads and scans, and out of range deletes', async () => {
@@ -93,7 +93,7 @@ describe('the leader', () => {
     value(await ask('A', 2, { op: 'put', key: 'low', value: bytes('low') }));
     const reserved = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/A')]);
     // The record is there (read past connect(), straight from the database)...
-    expect(db.getCopy(reserved)).toBeDefined();
+    expect(db.get(reserved)).toBeDefined();
     // ...but connect() neither reads nor writes it, and scans skip it.
     for (const request of [
       { op: 'get', key: reserved, snapshot: 0 },
@@ -113,9 +113,9 @@ describe('the leader', () => {
     expect(seen).toEqual(['255,255', Array.from(bytes('low')).join(',')].sort());
     // A range delete of everything leaves the records: a retry is still recognised.
     value(await ask('A', 100, { op: 'deleteRange', start: new Uint8Array([0]), end: new Uint8Array(12).fill(0xff) }));
-    expect(db.getCopy('low')).toBeUndefined();
-    expect(db.getCopy(new Uint8Array([0xff, 0xff]))).toBeUndefined();
-    expect(db.getCopy(reserved)).toBeDefined();
+    expect(db.get('low')).toBeUndefined();
+    expect(db.get(new Uint8Array([0xff, 0xff]))).toBeUndefined();
+    expect(db.get(reserved)).toBeDefined();
     value(await ask('A', 100, { op: 'deleteRange', start: new Uint8Array([0]), end: new Uint8Array(12).fill(0xff) }));
     expect(leader.counters.duplicateWrites).toBe(1);
     await leader.close();
@@ -141,12 +141,12 @@ describe('the leader', () => {
     value(await ask('A', 9, { op: 'put', key: 'c', value: bytes('3') }));
     // The clear sent again after a failover is recognised: 'c' stays.
     value(await ask('A', 7, { op: 'clear', lower: new Uint8Array(0) }));
-    expect(text(db.getCopy('c'))).toBe('3');
+    expect(text(db.get('c'))).toBe('3');
     expect(leader.counters.duplicateWrites).toBe(1);
     // Bounded, and empty.
     value(await ask('A', 10, { op: 'clear', lower: bytes('c'), upper: bytes('d') }));
     value(await ask('A', 11, { op: 'clear', lower: bytes('x') }));
-    expect(db.getCopy('c')).toBeUndefined();
+    expect(db.get('c')).toBeUndefined();
     await leader.close();
   });
 
@@ -187,7 +187,7 @@ describe('the leader', () => {
     for (const [i, p] of pieces.entries()) value(await ask2('A', 2 + i, { op: 'importPush', bytes: p }));
     const report = value(await ask2('A', 10, { op: 'importFinish' })) as { entries: number };
     expect(report.entries).toBe(2);
-    expect(text(empty.getCopy('b'))).toBe('2');
+    expect(text(empty.get('b'))).toBe('2');
     // Not empty any more: refused.
     const again = await ask2('B', 2, { op: 'importStart' });
     expect(again.ok ? 'ok' : again.error.code).toBe('InvalidArgument');
@@ -232,13 +232,13 @@ describe('the leader', () => {
     const r = h2.records[0]!;
     expect(Array.from(r.kinds)).toEqual([1, 0, 3, 3, 1]);
     expect(r.last).toBe(r.first + 5);
-    expect(text(db.getCopy('z'))).toBe('2');
+    expect(text(db.get('z'))).toBe('2');
     const bad = new WriteBatch()
       .put('fine', bytes('1'))
       .put(new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/x')]), bytes('no'));
     const refused = await ask('A', 8, { op: 'write', batch: bad.encoded().slice(), count: bad.length });
     expect(refused.ok ? 'ok' : refused.error.code).toBe('InvalidArgument');
-    expect(db.getCopy('fine')).toBeUndefined();
+    expect(db.get('fine')).toBeUndefined();
     // An empty batch is a write too (it takes its record's sequence number).
     value(await ask('A', 10, { op: 'write', batch: new Uint8Array(0), count: 0 }));
     const now = value(await ask('A', 9, { op: 'changes', since: null })) as ChangeHistory;
@@ -262,14 +262,14 @@ describe('the leader', () => {
     const own = new WriteBatch().put('n', bytes('1')).merge('log', bytes('a')).deleteRange('x', new Uint8Array(10).fill(0xff));
     const seen = value(await ask('A', 4, { op: 'txnMultiGet', txn: 1, keys: ['n', 'log'], ...writes(own) })) as { bytes: Uint8Array; lens: Int32Array };
     expect(Array.from(seen.lens)).toEqual([1, 1]);
-    expect(db.getCopy('log')).toBeUndefined();
+    expect(db.get('log')).toBeUndefined();
     value(await ask('A', 5, { op: 'txnCommit', txn: 1, leader: 'L1' }));
-    expect(text(db.getCopy('n'))).toBe('1');
-    expect(text(db.getCopy('log'))).toBe('a');
+    expect(text(db.get('n'))).toBe('1');
+    expect(text(db.get('log'))).toBe('a');
     // B's commit meets A's write of n: Conflict, nothing written.
     const conflict = await ask('B', 3, { op: 'txnCommit', txn: 1, leader: 'L1', ...writes(new WriteBatch().put('n', bytes('1')).put('b', bytes('1'))) });
     expect(conflict.ok ? 'ok' : conflict.error.code).toBe('Conflict');
-    expect(db.getCopy('b')).toBeUndefined();
+    expect(db.get('b')).toBeUndefined();
     // The transaction ended: a later request on it is Released.
     const after = await ask('B', 4, { op: 'txnGet', txn: 1, key: 'n', forUpdate: false });
     expect(after.ok ? 'ok' : after.error.code).toBe('Released');
@@ -296,7 +296,7 @@ describe('the leader', () => {
     expect(next.counters.duplicateWrites).toBe(1);
     const lost = await ask2('A', 10, { op: 'txnCommit', txn: 3, leader: 'L1', ...writes(new WriteBatch().put('t3', bytes('1'))) });
     expect(lost.ok ? 'ok' : lost.error.code).toBe('LeaderChanged');
-    expect(db.getCopy('t3')).toBeUndefined();
+    expect(db.get('t3')).toBeUndefined();
     await next.close();
   });
 
@@ -332,8 +332,8 @@ describe('the leader', () => {
       expect(leader.holding.clients).toEqual(['A']);
       expect(leader.holding.snapshots).toBe(0);
       expect(db.statistics().properties.liveSnapshots).toBe(0);
-      expect(db.getCopy(recordKey('F'))).toBeUndefined();
-      expect(db.getCopy('f')).toBeUndefined();
+      expect(db.get(recordKey('F'))).toBeUndefined();
+      expect(db.get('f')).toBeUndefined();
     } finally {
       port2.close();
       await leader.close();
@@ -364,15 +364,15 @@ describe('the leader', () => {
     }) as Database['write'];
     const leader = new Leader(db, 'sweep', 'L1', locks);
     await expect(leader.sweep()).resolves.toBeUndefined();
-    expect(db.getCopy(recordKey('G'))).toBeDefined(); // left for a later sweep
-    expect(parseRecord(db.getCopy(key)).pending).toBeDefined();
+    expect(db.get(recordKey('G'))).toBeDefined(); // left for a later sweep
+    expect(parseRecord(db.get(key)).pending).toBeDefined();
     // Writes work again: F's ingest sent again runs (its intent settled first).
     failing = false;
     const ask = serve(leader, ['F']);
     const batch = new WriteBatch().put('a', bytes('1')).put('b', bytes('2'));
     value(await ask('F', 1, { op: 'ingest', batch: batch.encoded().slice(), count: batch.length, sorted: true }));
-    expect(text(db.getCopy('a'))).toBe('1');
-    expect(parseRecord(db.getCopy(key))).toMatchObject({ max: 1, pending: undefined });
+    expect(text(db.get('a'))).toBe('1');
+    expect(parseRecord(db.get(key))).toMatchObject({ max: 1, pending: undefined });
     freeF();
     await leader.close();
   });

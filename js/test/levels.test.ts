@@ -35,7 +35,7 @@ describe('encodings', () => {
     const b = db.batch();
     for (const k of keys) b.put(k, bytes(`=${k}`));
     db.write(b);
-    for (const k of keys) expect(text(db.getCopy(k))).toBe(`=${k}`);
+    for (const k of keys) expect(text(db.get(k))).toBe(`=${k}`);
   });
 
   test("'utf8' and 'json' values and keys round-trip; reads are typed by the generics", async () => {
@@ -45,7 +45,7 @@ describe('encodings', () => {
     const got = db.get('n1');
     expectTypeOf(got).toEqualTypeOf<Note | undefined>();
     expect(got).toEqual({ title: 'first', tags: ['a'] });
-    expect(db.getCopy('n2')).toEqual({ title: 'second', tags: [] });
+    expect(db.get('n2')).toEqual({ title: 'second', tags: [] });
     expect(db.get('nope')).toBeUndefined();
     const many = db.multiGet(['n2', 'nope', 'n1']);
     expectTypeOf(many).toEqualTypeOf<(Note | undefined)[]>();
@@ -69,7 +69,7 @@ describe('encodings', () => {
   test("bytes stay zero-copy with the default 'view' encoding, and a call may decode differently", async () => {
     const db = await fresh();
     db.put('k', bytes('{"x":1}'));
-    const pinned = db.get('k');
+    const pinned = db.getPinned('k');
     expectTypeOf(pinned).toEqualTypeOf<PinnedValue | undefined>();
     expect(pinned).toBeInstanceOf(PinnedValue);
     pinned!.release();
@@ -77,7 +77,7 @@ describe('encodings', () => {
     expectTypeOf(r).toEqualTypeOf<MultiGetResult>();
     r.release();
     expect(db.get('k', { valueEncoding: 'json' })).toEqual({ x: 1 });
-    expect(db.getCopy('k', { valueEncoding: 'utf8' })).toBe('{"x":1}');
+    expect(db.get('k', { valueEncoding: 'utf8' })).toBe('{"x":1}');
     expect(db.multiGet(['k', 'z'], { valueEncoding: 'utf8' })).toEqual(['{"x":1}', undefined]);
     expect([...db.iterator({ valueEncoding: 'utf8' })]).toEqual([[bytes('k'), '{"x":1}']]);
   });
@@ -167,7 +167,7 @@ describe('sublevels', () => {
     // A sublevel's own encodings; the parent's by default.
     const bin = db.sublevel<Uint8Array, Uint8Array>('bin', { keyEncoding: 'view', valueEncoding: 'view' });
     bin.put(new Uint8Array([0]), new Uint8Array([1, 2]));
-    using v = bin.get(new Uint8Array([0]));
+    using v = bin.getPinned(new Uint8Array([0]));
     expect(v?.copy()).toEqual(new Uint8Array([1, 2]));
     expect(db.sublevel('inherit').sublevel('x').count()).toBe(0);
   });
@@ -229,8 +229,8 @@ describe('sublevels', () => {
     const log = db.sublevel('log');
     log.merge('l', bytes('a'));
     log.merge('l', bytes('b'));
-    expect(text(log.getCopy('l'))).toBe('ab');
-    expect(db.getCopy('l')).toBeUndefined();
+    expect(text(log.get('l'))).toBe('ab');
+    expect(db.get('l')).toBeUndefined();
     log.put('m', bytes('1'));
     log.put('n', bytes('2'));
     log.deleteRange('l', 'n');
@@ -313,12 +313,12 @@ describe('ranges', () => {
 });
 
 describe('the empty key', () => {
-  test('is a key in every call: put, get, getCopy, multiGet, iterators, delete, ranges, batches, transactions', async () => {
+  test('is a key in every call: put, get, getPinned, multiGet, iterators, delete, ranges, batches, transactions', async () => {
     const db = await fresh();
     db.put('', bytes('empty'));
     db.put(new Uint8Array(0), bytes('same key'));
-    expect(text(db.getCopy(''))).toBe('same key');
-    using v = db.get(new Uint8Array(0));
+    expect(text(db.get(''))).toBe('same key');
+    using v = db.getPinned(new Uint8Array(0));
     expect(v?.text()).toBe('same key');
     using m = db.multiGet(['', 'a']);
     expect(text(m.get(0))).toBe('same key');
@@ -328,14 +328,14 @@ describe('the empty key', () => {
     expect([...db.keys({ gt: '' })].map((k) => text(k))).toEqual(['a']);
     expect(db.count({ lte: '' })).toBe(1);
     db.deleteRange('', 'a');
-    expect(db.getCopy('')).toBeUndefined();
+    expect(db.get('')).toBeUndefined();
     db.write(new WriteBatch().put('', bytes('batch')));
-    expect(text(db.getCopy(''))).toBe('batch');
+    expect(text(db.get(''))).toBe('batch');
     await db.transaction((tx) => {
       expect(text(tx.get(''))).toBe('batch');
       tx.delete('');
     });
-    expect(db.getCopy('')).toBeUndefined();
+    expect(db.get('')).toBeUndefined();
     // In a sublevel, the empty key is the sublevel's first.
     const s = db.sublevel('s', { keyEncoding: 'utf8' });
     s.put('', bytes('first'));

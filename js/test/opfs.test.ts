@@ -46,8 +46,8 @@ test('data survives close and reopen; the pool files carry SiltPool headers', as
   for (const f of used) expect(text(f.data.subarray(0, 8))).toBe('SiltPool');
 
   const again = await openFake(root, locks);
-  expect(text(again.getCopy('k42'))).toBe('v42');
-  expect(text(again.getCopy('after-flush'))).toBe('in the log');
+  expect(text(again.get('k42'))).toBe('v42');
+  expect(text(again.get('after-flush'))).toBe('in the log');
   expect(again.statistics().persistent).toBe(true);
 });
 
@@ -64,7 +64,7 @@ test('after a crash, every synced write is there and the database opens', async 
   for (const d of opened.splice(0)) d.close();
   const after = await openFake(image, new FakeLocks());
   for (let i = 0; i <= acked; i++) {
-    const v = after.getCopy(`k${String(i).padStart(5, '0')}`);
+    const v = after.get(`k${String(i).padStart(5, '0')}`);
     expect(v?.[0], `k${i}`).toBe(i % 251);
   }
 });
@@ -96,7 +96,7 @@ describe('the Web Lock', () => {
     expect(second).toBeUndefined();
     first.close();
     await waiting;
-    expect(text(second!.getCopy('k'))).toBe('from the first');
+    expect(text(second!.get('k'))).toBe('from the first');
   });
 
   test("an aborted wait rejects with the signal's reason", async () => {
@@ -195,11 +195,11 @@ describe('the file pool', () => {
     expect(s.pool!.free).toBeLessThan(2);
     // Before the refusal, writes waited in the memtable for a file.
     expect(s.tickers['silt.write.waiting.for.files']).toBeGreaterThan(10);
-    expect(db.getCopy(`k${i - 1}`)).toBeUndefined(); // the refused write
+    expect(db.get(`k${i - 1}`)).toBeUndefined(); // the refused write
     // Nothing was lost and nothing is stuck: let the event loop top up.
     await db.idle();
     db.put('after', value);
-    expect(db.getCopy(`k${i - 2}`)?.length).toBe(4096);
+    expect(db.get(`k${i - 2}`)?.length).toBe(4096);
     // The burst used all of the reserve: the keeper now keeps twice as many
     // files free.
     expect(db.statistics().pool!.free).toBeGreaterThanOrEqual(8);
@@ -263,7 +263,7 @@ describe('the file pool', () => {
     file.open = true; // a terminated worker's handle, not yet released
     setTimeout(() => (file.open = false), 100);
     const again = await openFake(root, locks);
-    expect(text(again.getCopy('k'))).toBe('v');
+    expect(text(again.get('k'))).toBe('v');
   });
 
   test('bad options are refused before anything opens', async () => {
@@ -304,7 +304,7 @@ test('repairDatabase rebuilds a damaged database from what is intact; a missing 
   const repaired = await openFake(root, locks, 'db1');
   expect(repaired.count()).toBe(report.entries);
   expect(repaired.verify().entries).toBe(report.entries);
-  expect(text(repaired.getCopy('k02999'))).toBe('value 2999'.padEnd(60, '.'));
+  expect(text(repaired.get('k02999'))).toBe('value 2999'.padEnd(60, '.'));
   repaired.close();
   expect((await rejected(repairOn({ root, locks }, 'nope'))).code).toBe('NotFound');
 });
@@ -344,7 +344,7 @@ describe('importDatabase and a tab that goes mid-import', () => {
     expect(seen.every((m) => m === true)).toBe(true);
     expect(marker(root, 'copy')).toBe(false);
     const db = await openFake(root, locks, 'copy', { createIfMissing: false });
-    expect(text(db.getCopy('k499'))).toBe('v499');
+    expect(text(db.get('k499'))).toBe('v499');
   });
 
   test('a backup of more tables than the pool has files, given as one piece, waits for files and imports them all', async () => {
@@ -365,7 +365,7 @@ describe('importDatabase and a tab that goes mid-import', () => {
     expect(report.tableFiles).toBe(tables);
     const db = await openFake(root, locks, 'many', { createIfMissing: false });
     expect(db.count()).toBe(20_000);
-    expect(text(db.getCopy('k19999'))).toMatch(/^value 19999 /);
+    expect(text(db.get('k19999'))).toMatch(/^value 19999 /);
     db.verify();
     db.close();
   });
@@ -392,7 +392,7 @@ describe('importDatabase and a tab that goes mid-import', () => {
     // A database with no mark is left alone.
     fresh.put('kept', bytes('yes'));
     fresh.close();
-    expect(text((await openFake(root, locks, 'half')).getCopy('kept'))).toBe('yes');
+    expect(text((await openFake(root, locks, 'half')).get('kept'))).toBe('yes');
   });
 
   test('a failed import removes the database it made, before it lets go of the lock', async () => {

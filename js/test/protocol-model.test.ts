@@ -468,7 +468,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
 
   // Writes: once at most; acknowledged only if applied; a failure on a leader applied nowhere.
   const ledger = new Map<string, number>();
-  for (const part of text(o.db.getCopy('L') ?? new Uint8Array(0)).split(';')) if (part) ledger.set(part, (ledger.get(part) ?? 0) + 1);
+  for (const part of text(o.db.get('L') ?? new Uint8Array(0)).split(';')) if (part) ledger.set(part, (ledger.get(part) ?? 0) + 1);
   for (const c of calls) {
     const local = c.state === 'err' && LOCAL.includes(c.code!);
     if (c.state === 'err' && !local && !ALLOWED[c.kind].includes(c.code!)) bad.push(`${c.what} failed with ${c.code}: ${c.message}`);

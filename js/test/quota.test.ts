@@ -55,7 +55,7 @@ async function fill(db: Database): Promise<{ acked: number; error: SiltError }> 
 
 function expectAll(db: Database, from: number, to: number): void {
   for (let i = from; i < to; i++) {
-    const v = db.getCopy(key(i));
+    const v = db.get(key(i));
     if (v === undefined || v.length !== 1000 || v[0] !== i % 251) throw new Error(`${key(i)} lost or wrong`);
   }
 }
@@ -74,7 +74,7 @@ test('a full database fails the write with QuotaExceeded, keeps every acknowledg
   expect(acked).toBeGreaterThan(1000);
 
   // The failed write is not there; every acknowledged one is; the tables check out.
-  expect(db.getCopy(key(acked))).toBeUndefined();
+  expect(db.get(key(acked))).toBeUndefined();
   expectAll(db, 0, acked);
   expect(db.verify().tables).toBeGreaterThan(0);
   await db.idle();
@@ -93,7 +93,7 @@ test('a full database fails the write with QuotaExceeded, keeps every acknowledg
   opened.splice(0);
   const again = await openFake(root, locks, OPTIONS);
   expectAll(again, acked - 50, acked);
-  expect(again.getCopy(key(acked))).toBeUndefined();
+  expect(again.get(key(acked))).toBeUndefined();
 
   // Deleting most keys and compacting gives the space back.
   again.deleteRange(key(0), key(acked - 100));
@@ -106,9 +106,9 @@ test('a full database fails the write with QuotaExceeded, keeps every acknowledg
     if (i % 16 === 15) await turn();
   }
   await again.idle();
-  expect(again.getCopy('new-999')?.[0]).toBe(999 % 251);
+  expect(again.get('new-999')?.[0]).toBe(999 % 251);
   expectAll(again, acked - 50, acked);
-  expect(again.getCopy(key(5))).toBeUndefined();
+  expect(again.get(key(5))).toBeUndefined();
   again.verify();
   expect(again.statistics().background.lastError).toBeUndefined();
 });
@@ -119,12 +119,12 @@ test('a batch with puts stops at the reserve; a batch of deletes only may use it
   const { WriteBatch } = await import('../src/index.js');
   const puts = new WriteBatch().delete(key(1)).put('big', new Uint8Array(50_000));
   expect(caught(() => db.write(puts)).code).toBe('QuotaExceeded');
-  expect(db.getCopy(key(1))).toBeDefined(); // atomic: the delete did not happen either
+  expect(db.get(key(1))).toBeDefined(); // atomic: the delete did not happen either
   const deletes = new WriteBatch();
   for (let i = 0; i < acked; i += 2) deletes.delete(key(i));
   db.write(deletes);
-  expect(db.getCopy(key(0))).toBeUndefined();
-  expect(db.getCopy(key(1))).toBeDefined();
+  expect(db.get(key(0))).toBeUndefined();
+  expect(db.get(key(1))).toBeDefined();
 });
 
 describe('maxBytes is checked', () => {

@@ -10,20 +10,20 @@ describe('get: a pinned value', () => {
   test('is a view of wasm memory with the stored bytes, not a copy', async () => {
     const db = await fresh();
     db.put('k', bytes('value'));
-    const v = db.get('k')!;
+    const v = db.getPinned('k')!;
     expect(text(v.bytes)).toBe('value');
     expect(v.bytes.buffer).toBe(memoryBuffer());
     const copy = v.copy();
     expect(copy.buffer).not.toBe(memoryBuffer());
     v.release();
     expect(text(copy)).toBe('value');
-    expect(db.get('missing')).toBeUndefined();
+    expect(db.getPinned('missing')).toBeUndefined();
   });
 
   test('after release() it refuses to give out its view', async () => {
     const db = await fresh();
     db.put('k', bytes('v'));
-    const v = db.get('k')!;
+    const v = db.getPinned('k')!;
     v.release();
     v.release(); // twice is fine
     expect(v.released).toBe(true);
@@ -37,7 +37,7 @@ describe('get: a pinned value', () => {
     const before = pinnedResults();
     let escaped: PinnedValue | undefined;
     {
-      using v = db.get('k')!;
+      using v = db.getPinned('k')!;
       expect(pinnedResults()).toBe(before + 1);
       escaped = v;
     }
@@ -49,7 +49,7 @@ describe('get: a pinned value', () => {
     const db = await fresh();
     for (let i = 0; i < 100; i++) db.put(`k${i}`, bytes(`v${i}`));
     db.flush();
-    using v = db.get('k42')!;
+    using v = db.getPinned('k42')!;
     expect(text(v.bytes)).toBe('v42');
     expect(v.bytes.buffer).toBe(memoryBuffer());
   });
@@ -94,7 +94,7 @@ describe('multiGet', () => {
     for (let i = 0; i < 500; i++) db.put(`k${i}`, bytes(`second-${i}`.repeat(20)));
     await db.compactRange();
     expect([...r].map(text)).toEqual(['first-1', 'first-250', 'first-499']);
-    expect(text(db.getCopy('k250'))).toBe('second-250'.repeat(20));
+    expect(text(db.get('k250'))).toBe('second-250'.repeat(20));
   });
 
   test('refuses bad keys, naming the index, and bad indexes', async () => {
@@ -133,7 +133,7 @@ describe('releasing', () => {
     expect(pinned).toBeGreaterThan(0);
     r.release();
     expect(pinnedResults()).toBe(before + 1); // queued
-    using v = db.get('a')!; // the release rides along with this read
+    using v = db.getPinned('a')!; // the release rides along with this read
     expect(pinnedResults()).toBe(before + 1);
     v.release();
     await new Promise((resolve) => setTimeout(resolve, 0)); // the task ended: sent by itself
@@ -155,7 +155,7 @@ describe('releasing', () => {
     const db = await fresh();
     db.put('a', bytes('1'));
     const before = pinnedResults();
-    const held = Array.from({ length: 500 }, () => db.get('a')!);
+    const held = Array.from({ length: 500 }, () => db.getPinned('a')!);
     expect(pinnedResults()).toBe(before + 500);
     for (const v of held) v.release();
     expect(pinnedResults()).toBeLessThan(before + 500); // full batches went at once
@@ -201,7 +201,7 @@ describe('multiGet unbatched', () => {
       keys.push(keys[0]!); // a duplicate
       using a = db.multiGet(keys, { snapshot: snap });
       using b = db.multiGet(keys, { snapshot: snap, batched: false });
-      const want = keys.map((k) => text(db.getCopy(k, { snapshot: snap })));
+      const want = keys.map((k) => text(db.get(k, { snapshot: snap })));
       expect([...a].map(text)).toEqual(want);
       expect([...b].map(text)).toEqual(want);
     }
@@ -221,7 +221,7 @@ describe('multiGet unbatched', () => {
     }
     using small = db.multiGet(['key-1', 'nope']);
     expect([...small].map(text)).toEqual(['value-1', undefined]);
-    using big = db.get(`key-${'x'.repeat(20_000)}`);
+    using big = db.getPinned(`key-${'x'.repeat(20_000)}`);
     expect(big).toBeUndefined();
   });
 });
@@ -258,7 +258,7 @@ describe('the FinalizationRegistry safety net', () => {
     const collectedBefore = collectedResults();
     (() => {
       for (let i = 0; i < 10; i++) db.multiGet(['a']); // dropped at once
-      db.get('a'); // dropped too
+      db.getPinned('a'); // dropped too
     })();
     expect(pinnedResults()).toBe(before + 11);
     for (let i = 0; i < 50 && pinnedResults() > before; i++) {

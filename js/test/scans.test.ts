@@ -194,36 +194,55 @@ describe('entries one by one', () => {
   });
 });
 
-describe('owned copies cut from shared chunks', () => {
-  test('getCopy values stay right across many chunks, and slice() gives a buffer of its own', async () => {
+describe('copies a caller owns', () => {
+  test('copy(i) values stay right across many shared chunks, and slice() gives a buffer of its own', async () => {
     const db = await fresh();
     const big = 'x'.repeat(3000);
     for (let i = 0; i < 200; i++) db.put(key(i), bytes(`${i}:${big}`));
-    const copies = Array.from({ length: 200 }, (_, i) => db.getCopy(key(i))!);
+    const r = db.multiGet(Array.from({ length: 200 }, (_, i) => key(i)));
+    const copies = r.copies();
+    r.release();
     for (const [i, c] of copies.entries()) expect(text(c)).toBe(`${i}:${big}`);
+    expect(copies[0]!.buffer).toBe(copies[1]!.buffer); // cut from one chunk
     const own = copies[0]!.slice();
     expect(own.byteOffset).toBe(0);
     expect(own.buffer.byteLength).toBe(own.length);
   });
 
-  test('transferring a shared chunk detaches its copies (they read as empty) and later copies are right', async () => {
+  test("get's values have buffers of their own: transferring one leaves every other value whole", async () => {
     const db = await fresh();
     db.put('a', bytes('alpha'));
     db.put('b', bytes('beta'));
-    const a = db.getCopy('a')!;
-    const b = db.getCopy('b')!;
+    const a = db.get('a')!;
+    const b = db.get('b')!;
+    expect(a.buffer).not.toBe(b.buffer);
+    expect(a.byteOffset).toBe(0);
+    expect(a.buffer.byteLength).toBe(a.length);
+    structuredClone(a.buffer, { transfer: [a.buffer] });
+    expect(a.length).toBe(0);
+    expect(text(b)).toBe('beta');
+    expect(text(db.get('a'))).toBe('alpha');
+  });
+
+  test('transferring a shared chunk detaches the copies in it (they read as empty) and later copies are right', async () => {
+    const db = await fresh();
+    db.put('a', bytes('alpha'));
+    db.put('b', bytes('beta'));
+    using r = db.multiGet(['a', 'b']);
+    const a = r.copy(0)!;
+    const b = r.copy(1)!;
     expect(a.buffer).toBe(b.buffer);
     structuredClone(a.buffer, { transfer: [a.buffer] });
     expect(a.length).toBe(0);
     expect(b.length).toBe(0);
-    expect(text(db.getCopy('a'))).toBe('alpha');
-    expect(text(db.getCopy('b'))).toBe('beta');
+    expect(text(r.copy(0))).toBe('alpha');
+    expect(text(r.copy(1))).toBe('beta');
   });
 
   test('a large value gets a buffer of its own', async () => {
     const db = await fresh();
     db.put('big', new Uint8Array(100_000).fill(7));
-    const v = db.getCopy('big')!;
+    const v = db.get('big')!;
     expect(v.length).toBe(100_000);
     expect(v.buffer.byteLength).toBe(100_000);
   });

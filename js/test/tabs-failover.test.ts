@@ -6,6 +6,7 @@
 // (issue 42, items 11, 12 and 16).
 import { afterEach, describe, expect, test } from 'vitest';
 import { WriteBatch } from '../src/batch.js';
+import type { RemoteDatabase, RemoteSnapshot } from '../src/client.js';
 import type { Database } from '../src/database.js';
 import { SiltError } from '../src/errors.js';
 import { openMemory, type IngestReport } from '../src/index.js';
@@ -56,7 +57,7 @@ describe('a write that failed, sent again after a failover', () => {
     const ask2 = serve(l2, ['F']);
     expect(code(await ask2('F', 4, commit, 4))).toBe('Conflict');
     expect(code(await ask2('F', 5, later, 4))).toBe('ok');
-    expect(text(db.getCopy('k'))).toBe('g');
+    expect(text(db.get('k'))).toBe('g');
     expect(l2.counters.duplicateWrites).toBe(1);
     await l2.close();
   });
@@ -77,7 +78,7 @@ describe('a write that failed, sent again after a failover', () => {
     expect(code(await ask2('F', 1, merge, 1))).toBe('InvalidArgument');
     expect(code(await ask2('F', 2, put, 1))).toBe('ok');
     expect(code(await ask2('F', 3, { op: 'delete', key: 'p' }, 1))).toBe('ok');
-    expect(db.getCopy('p')).toBeUndefined(); // neither applied again
+    expect(db.get('p')).toBeUndefined(); // neither applied again
     expect(code(await ask2('F', 4, merge, 1))).toBe('InvalidArgument');
     await l2.close();
   });
@@ -95,7 +96,7 @@ describe('a write that failed, sent again after a failover', () => {
       if (ok) applied.add(id);
     }
     const reserved = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/F')]);
-    expect(db.getCopy(reserved)!.length).toBeLessThanOrEqual(1024 - reserved.length);
+    expect(db.get(reserved)!.length).toBeLessThanOrEqual(1024 - reserved.length);
     await l1.halt();
     const l2 = new Leader(db, 'many', 'L2', undefined);
     const ask2 = serve(l2, ['F']);
@@ -104,7 +105,7 @@ describe('a write that failed, sent again after a failover', () => {
       if (applied.has(id)) expect(code(r) === 'ok' || code(r) === 'LeaderChanged', `${id}`).toBe(true);
       else expect(code(r), `${id}`).not.toBe('ok');
     }
-    for (const id of applied) expect(text(db.getCopy(`k${id}`))).toBe(String(id));
+    for (const id of applied) expect(text(db.get(`k${id}`))).toBe(String(id));
     await l2.close();
   });
 });
@@ -126,7 +127,7 @@ describe('many writes in flight answered nowhere', () => {
     for (const [i, r] of requests.entries()) first.push(await ask('F', i + 1, r, 1));
     expect(first.map(code)).toEqual(requests.map(() => 'ok'));
     const reserved = Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/F')]);
-    expect(db.getCopy(reserved)!.length).toBeLessThanOrEqual(1024 - reserved.length);
+    expect(db.get(reserved)!.length).toBeLessThanOrEqual(1024 - reserved.length);
     await l1.halt();
     const l2 = new Leader(db, 'reports', 'L2', undefined);
     const ask2 = serve(l2, ['F']);
@@ -245,7 +246,7 @@ describe('a synced write sent again after a failover (review 3)', () => {
       }
       const db2 = await openAt(left);
       if (torn) expect(db2.statistics().properties.immutableMemtables).toBe(1);
-      expect(text(db2.getCopy('k'))).toBe('v');
+      expect(text(db2.get('k'))).toBe('v');
       const l2 = new Leader(db2, 'sync', 'L2', undefined);
       // The machine crashes as the answer leaves (before any background work).
       let answer: Response | undefined;
@@ -260,7 +261,7 @@ describe('a synced write sent again after a failover (review 3)', () => {
       expect(l2.counters.duplicateWrites).toBe(1);
       // What was acknowledged with sync is there.
       const db3 = await openAt(image!);
-      expect(text(db3.getCopy('k'))).toBe('v');
+      expect(text(db3.get('k'))).toBe('v');
     },
   );
 });
@@ -308,7 +309,7 @@ describe('an ingest and its write record (item 16)', () => {
     expect(code(again)).toBe('ok');
     expect(counts.ingests).toBe(1);
     expect((again as { value: IngestReport }).value.sequence).toBe(report.sequence);
-    expect(text(db.getCopy('a'))).toBe('later');
+    expect(text(db.get('a'))).toBe('later');
     await l2.close();
   });
 
@@ -326,7 +327,7 @@ describe('an ingest and its write record (item 16)', () => {
     expect(code(again)).toBe('ok');
     expect(counts.ingests).toBe(1);
     expect((again as { value: IngestReport }).value).toMatchObject({ keys: 2, sequence: report.sequence });
-    expect(text(db.getCopy('b'))).toBe('later');
+    expect(text(db.get('b'))).toBe('later');
     await l2.close();
   });
 
@@ -344,7 +345,7 @@ describe('an ingest and its write record (item 16)', () => {
       return ingest(entries, o);
     }) as Database['ingest'];
     (db as { write: Database['write'] }).write = ((b, o) => {
-      if (crash && db.getCopy(recordKey('F')) !== undefined) throw new SiltError('IoError', 'the worker is gone');
+      if (crash && db.get(recordKey('F')) !== undefined) throw new SiltError('IoError', 'the worker is gone');
       return write(b, o);
     }) as Database['write'];
     const l1 = new Leader(db, 'ingest', 'L1', undefined);
@@ -352,14 +353,14 @@ describe('an ingest and its write record (item 16)', () => {
     await l1.halt();
     crash = false;
     // The intent is there, unsettled.
-    expect(parseRecord(db.getCopy(recordKey('F'))).pending).toMatchObject({ id: 1, seq: db.latestSequence });
+    expect(parseRecord(db.get(recordKey('F'))).pending).toMatchObject({ id: 1, seq: db.latestSequence });
     const l2 = new Leader(db, 'ingest', 'L2', undefined);
     // Settled as not applied: the request is not recorded as done.
-    expect(parseRecord(db.getCopy(recordKey('F')))).toMatchObject({ max: 0, pending: undefined, outcomes: [] });
+    expect(parseRecord(db.get(recordKey('F')))).toMatchObject({ max: 0, pending: undefined, outcomes: [] });
     const again = await serve(l2, ['F'])('F', 1, ingestOf(batch()));
     expect(code(again)).toBe('ok');
     expect(ingests).toBe(1);
-    expect(text(db.getCopy('a'))).toBe('1');
+    expect(text(db.get('a'))).toBe('1');
     await l2.close();
   });
 
@@ -422,7 +423,7 @@ describe('requests that use what the old leader held (item 12)', () => {
     const aWorker = o.tabs[0]!.workers[0]!.inner;
     const imported = f.db.import([data]);
     // The import's finish is applied; its answer has not left A's worker when A goes.
-    expect(await o.world.runUntil(() => o.db.getCopy('x') !== undefined)).toBe(true);
+    expect(await o.world.runUntil(() => o.db.get('x') !== undefined)).toBe(true);
     o.world.holds.push((_key, from) => from === aWorker);
     o.kill(o.tabs[0]!);
     const r = await o.world.until(imported);
@@ -455,5 +456,64 @@ describe('requests that use what the old leader held (item 12)', () => {
     const counted = f.db.count({ snapshot: (snapshot as { value: Awaited<ReturnType<typeof f.db.snapshot>> }).value });
     o.kill(o.tabs[0]!);
     expect(await outcome(o, counted)).toBe('LeaderChanged');
+  });
+
+  /**
+   * How `read(db, old)` settles when A goes with it pending: F holds
+   * snapshot `old` (A's first id, taken before k2 was written) and, sent
+   * just before `read`, asks for a new snapshot, which is sent again to B
+   * and gets B's first id: the same number. `read`, sent again, would run
+   * at that new snapshot (or fail with Released), not at `old`.
+   */
+  async function atReusedSnapshot(read: (db: RemoteDatabase, old: RemoteSnapshot) => Promise<unknown>) {
+    const { o, b, f } = await three();
+    expect(await outcome(o, f.db.put('k1', bytes('v1')))).toBe('ok');
+    const taken = await o.world.until(f.db.snapshot());
+    expect(taken?.ok).toBe(true);
+    const old = (taken as { value: RemoteSnapshot }).value;
+    expect(await outcome(o, f.db.put('k2', bytes('v2')))).toBe('ok');
+    const again = f.db.snapshot();
+    const pending = read(f.db, old);
+    o.kill(o.tabs[0]!);
+    const r = await o.world.until(pending);
+    const renewed = await o.world.until(again);
+    expect(b.connection.isLeader).toBe(true);
+    // The new leader did hand out the old snapshot's number again.
+    expect(renewed?.ok && (renewed.value as RemoteSnapshot).id).toBe(old.id);
+    if (r === undefined) return 'pending';
+    return r.ok
+      ? `ok: ${JSON.stringify(r.value, (_k, v) => (v instanceof Uint8Array ? text(v) : v))}`
+      : ((r.error as { code?: string }).code ?? String(r.error));
+  }
+
+  const reads: [string, (db: RemoteDatabase, snapshot: RemoteSnapshot) => Promise<unknown>][] = [
+    ['count', (db, snapshot) => db.count({ snapshot })],
+    ['get', (db, snapshot) => db.get('k2', { snapshot })],
+    ['multiGet', (db, snapshot) => db.multiGet(['k1', 'k2'], { snapshot })],
+    ['iterator', (db, snapshot) => db.iterator({ gte: 'k2', snapshot }).next()],
+  ];
+  test.each(reads)(
+    "a pending %s at a snapshot fails with LeaderChanged, never run at the new leader's snapshot of the same number (issue 33)",
+    async (_name, read) => {
+      expect(await atReusedSnapshot(read)).toBe('LeaderChanged');
+    },
+  );
+
+  test('an export whose next piece was pending fails with LeaderChanged, not Released, and leaves no export in the new leader (issue 33)', async () => {
+    const { o, b, f } = await three();
+    for (let i = 0; i < 20; i++) expect(await outcome(o, f.db.put(`k${i}`, bytes('v'.repeat(100))))).toBe('ok');
+    const reader = f.db.export().getReader();
+    const first = await o.world.until(reader.read());
+    expect(first?.ok && first.value.done).toBe(false);
+    // The stream asks A for its next piece at once (its high-water mark is 1): that exportNext is pending when A goes.
+    const next = reader.read();
+    o.kill(o.tabs[0]!);
+    const r = await o.world.until(next);
+    expect(r).toBeDefined();
+    if (r === undefined) return;
+    expect(r.ok ? `ok: ${r.value.done ? 'done' : `${r.value.value?.length} bytes`}` : (r.error as { code?: string }).code).toBe('LeaderChanged');
+    expect(b.connection.isLeader).toBe(true);
+    await o.world.run(5_000);
+    expect(o.leader!.holding.exports).toBe(0);
   });
 });

@@ -53,7 +53,7 @@ describe('following a leader', () => {
     expect(await outcome(o, tx.get('k'))).toBe('ok');
     tx.put('k', bytes('2'));
     expect(await outcome(o, tx.commit())).toBe('ok');
-    expect(new TextDecoder().decode(o.db.getCopy('k'))).toBe('2');
+    expect(new TextDecoder().decode(o.db.get('k'))).toBe('2');
   });
 
   test("a stale 'leader ready' of a leader that went does not take a follower away from the one that leads: its snapshot there stays good (review 8)", async () => {

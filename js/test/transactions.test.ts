@@ -29,7 +29,7 @@ describe('transactions', () => {
     tx.merge('log', bytes('2'));
     tx.merge('new', bytes('n'));
     expect(text(tx.get('a'))).toBe('mine');
-    expect(text(tx.getCopy('log'))).toBe('12');
+    expect(text(tx.get('log'))).toBe('12');
     expect(tx.get('gone')).toBeUndefined();
     expect(text(tx.get('r/1'))).toBe('after the range delete');
     expect(tx.multiGet(['a', 'gone', 'late', 'log', 'new', 'r/0', 'r/1', 'nothing']).map(text)).toEqual([
@@ -54,16 +54,16 @@ describe('transactions', () => {
     expect(entries(tx.iterator({ gte: 'b', reverse: true, batchSize: 1 }))).toEqual(view.slice(1).reverse());
     expect(caught(() => tx.iterator({ snapshot: db.snapshot() } as object)).code).toBe('InvalidArgument');
     // Nothing outside yet.
-    expect(text(db.getCopy('a'))).toBe('old');
+    expect(text(db.get('a'))).toBe('old');
     // It stays open across awaits.
     await new Promise((r) => setTimeout(r, 5));
     tx.commit();
     expect(tx.ended).toBe(true);
-    expect(text(db.getCopy('a'))).toBe('mine');
-    expect(db.getCopy('gone')).toBeUndefined();
-    expect(text(db.getCopy('log'))).toBe('12');
-    expect(text(db.getCopy('r/1'))).toBe('after the range delete');
-    expect(db.getCopy('r/0')).toBeUndefined();
+    expect(text(db.get('a'))).toBe('mine');
+    expect(db.get('gone')).toBeUndefined();
+    expect(text(db.get('log'))).toBe('12');
+    expect(text(db.get('r/1'))).toBe('after the range delete');
+    expect(db.get('r/0')).toBeUndefined();
     for (const use of [() => tx.put('b', bytes('1')), () => tx.get('a'), () => tx.iterator(), () => tx.commit()]) {
       expect(caught(use).code).toBe('Released');
     }
@@ -84,24 +84,24 @@ describe('transactions', () => {
     const aborted = db.begin();
     await load(aborted);
     aborted.abort();
-    expect(text(db.getCopy('k0001'))).toBe('before');
-    expect(db.getCopy(key(1500))).toBeUndefined();
+    expect(text(db.get('k0001'))).toBe('before');
+    expect(db.get(key(1500))).toBeUndefined();
     const tx = db.begin();
     await load(tx);
     const spills = db.statistics().tickers['silt.transaction.spills'];
     expect(spills).toBeGreaterThan(20);
     // Only the transaction sees its spilled writes.
-    expect(db.getCopy(key(1500))).toBeUndefined();
+    expect(db.get(key(1500))).toBeUndefined();
     expect(db.count()).toBe(1);
-    expect(text(tx.getCopy(key(1500)))).toBe(value);
+    expect(text(tx.get(key(1500)))).toBe(value);
     expect(tx.get(key(150))).toBeUndefined();
     expect(tx.multiGet([key(0), key(150), key(1999)]).map(text)).toEqual([value, undefined, value]);
     expect(entries(tx.iterator({ gte: key(98), lt: key(202) })).map(([k]) => k)).toEqual([key(98), key(99), key(200), key(201)]);
     tx.commit();
     expect(db.statistics().tickers['silt.transaction.published.from.files']).toBe(1);
     expect(db.count()).toBe(1900);
-    expect(text(db.getCopy(key(1)))).toBe(value);
-    expect(db.getCopy(key(150))).toBeUndefined();
+    expect(text(db.get(key(1)))).toBe(value);
+    expect(db.get(key(150))).toBeUndefined();
   });
 
   it('fail with Conflict, writing nothing, when a tracked key or range was written after the snapshot', async () => {
@@ -117,15 +117,15 @@ describe('transactions', () => {
     expect(e.code).toBe('Conflict');
     expect(e.message).toContain('"counter"');
     expect(b.ended).toBe(true);
-    expect(readU64(db.getCopy('counter')!)).toBe(1n);
-    expect(db.getCopy('other')).toBeUndefined();
+    expect(readU64(db.get('counter')!)).toBe(1n);
+    expect(db.get('other')).toBeUndefined();
     // A merge by someone else is a write too.
     const m = db.begin();
     m.getForUpdate('counter');
     db.merge('counter', u64(5));
     m.put('counter', u64(0));
     expect(caught(() => m.commit()).code).toBe('Conflict');
-    expect(readU64(db.getCopy('counter')!)).toBe(6n);
+    expect(readU64(db.get('counter')!)).toBe(6n);
     // A write to an untracked key does not conflict; a range does when written into.
     const c = db.begin();
     c.deleteRange('k/', 'k0');
@@ -159,7 +159,7 @@ describe('transactions', () => {
     });
     expect(runs).toBe(2);
     expect(got).toBe(11);
-    expect(text(db.getCopy('n'))).toBe('11');
+    expect(text(db.get('n'))).toBe('11');
     const thrown = await db
       .transaction(async (tx) => {
         tx.put('never', bytes('1'));
@@ -168,7 +168,7 @@ describe('transactions', () => {
       })
       .catch((e: unknown) => e);
     expect((thrown as Error).message).toBe('app error');
-    expect(db.getCopy('never')).toBeUndefined();
+    expect(db.get('never')).toBeUndefined();
     // abort() inside: nothing written, fn's result returned.
     expect(
       await db.transaction((tx) => {
@@ -177,7 +177,7 @@ describe('transactions', () => {
         return 'aborted';
       }),
     ).toBe('aborted');
-    expect(db.getCopy('never')).toBeUndefined();
+    expect(db.get('never')).toBeUndefined();
     // Always conflicting: Conflict after the retries, saying how many tries.
     let tries = 0;
     const started = Date.now();
@@ -221,11 +221,11 @@ describe('transactions', () => {
         { retries: 1000, backoff: 1 },
       );
     await Promise.all([...Array.from({ length: N }, (_, i) => bump(i)), ...Array.from({ length: 10 }, slow)]);
-    expect(text(db.getCopy('hits'))).toBe(String(N + 10));
+    expect(text(db.get('hits'))).toBe(String(N + 10));
     // null deletes, undefined leaves the value.
     expect(text(await db.update('hits', () => undefined))).toBe(String(N + 10));
     expect(await db.update('hits', () => null)).toBeUndefined();
-    expect(db.getCopy('hits')).toBeUndefined();
+    expect(db.get('hits')).toBeUndefined();
     expect((await rejected(db.update('k', (() => 'text') as unknown as () => Uint8Array))).code).toBe('InvalidArgument');
     expect((await rejected(db.update('k', (async () => bytes('1')) as unknown as () => Uint8Array))).code).toBe('InvalidArgument');
   });
@@ -236,7 +236,7 @@ describe('transactions', () => {
       using tx = db.begin();
       tx.put('scoped', bytes('1'));
     }
-    expect(db.getCopy('scoped')).toBeUndefined();
+    expect(db.get('scoped')).toBeUndefined();
     const tx = db.begin();
     tx.abort();
     tx.abort();
@@ -254,19 +254,19 @@ describe('merge', () => {
     const db = await fresh({ mergeOperator: 'u64add' });
     for (let i = 0; i < 10; i++) db.merge('c', u64(1));
     db.merge('c', u64(-3));
-    expect(readU64(db.getCopy('c')!)).toBe(7n);
+    expect(readU64(db.get('c')!)).toBe(7n);
     db.write(new WriteBatch().merge('c', u64(3)).merge('d', u64(2n ** 64n - 1n)));
-    expect(readU64(db.getCopy('c')!)).toBe(10n);
-    expect(readU64(db.getCopy('d')!)).toBe(2n ** 64n - 1n);
+    expect(readU64(db.get('c')!)).toBe(10n);
+    expect(readU64(db.get('d')!)).toBe(2n ** 64n - 1n);
     db.flush();
     db.merge('c', u64(5));
-    expect(readU64(db.getCopy('c')!)).toBe(15n);
+    expect(readU64(db.get('c')!)).toBe(15n);
     // A bad operand is refused when written, naming the operator.
     const e = caught(() => db.merge('c', bytes('abc')));
     expect(e.code).toBe('InvalidArgument');
     expect(e.message).toContain('u64add');
     expect(caught(() => db.write(new WriteBatch().put('x', bytes('1')).merge('c', bytes('abc')))).code).toBe('InvalidArgument');
-    expect(db.getCopy('x')).toBeUndefined();
+    expect(db.get('x')).toBeUndefined();
     expect(caught(() => u64(1.5)).code).toBe('InvalidArgument');
     expect(caught(() => u64(2n ** 64n)).code).toBe('InvalidArgument');
     expect(caught(() => readU64(bytes('abc'))).code).toBe('InvalidArgument');
@@ -278,7 +278,7 @@ describe('merge', () => {
     db.put('log', bytes('a'));
     db.merge('log', bytes('b'));
     db.write(new WriteBatch().merge('log', bytes('c')).merge('log', bytes('')));
-    expect(text(db.getCopy('log'))).toBe('abc');
+    expect(text(db.get('log'))).toBe('abc');
     const plain = await fresh();
     const e = caught(() => plain.merge('log', bytes('x')));
     expect(e.code).toBe('InvalidArgument');

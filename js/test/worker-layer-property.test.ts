@@ -200,7 +200,7 @@ async function runSequence(seed: number): Promise<void> {
     try {
       for (; i < KEYS; i++) {
         const k = keyOf(i);
-        const got = idOf(db.getCopy(k));
+        const got = idOf(db.get(k));
         const ok = allowed(m, k, m.unclean);
         if (!ok.has(got)) throw new Error(`${where()}: after reopening ${name}, ${k} reads ${got}; allowed: ${[...ok].join(', ')}`);
         const s = state(m, k);
@@ -388,7 +388,7 @@ async function runSequence(seed: number): Promise<void> {
             const keep = rnd() < 0.3;
             try {
               if (rnd() < 0.5) {
-                const got = db.get(k);
+                const got = db.getPinned(k);
                 const ok = allowed(m, k, m.unclean);
                 if (!ok.has(idOf(got?.bytes))) throw new Error(`${where()}: get ${k} of ${name} reads ${idOf(got?.bytes)}; allowed ${[...ok].join(', ')}`);
                 if (got !== undefined) held.push({ views: [{ view: got.bytes, expected: got.bytes.slice() }], result: keep ? got : undefined });

@@ -75,7 +75,7 @@ test('18: a failed importDatabase never removes a database another context made 
   db.close();
   expect(await importing).toBeInstanceOf(Error);
   const again = await openFake(env, 'x', { createIfMissing: false });
-  expect(text(again.getCopy('k'))).toBe('acknowledged');
+  expect(text(again.get('k'))).toBe('acknowledged');
 });
 
 test('19: a view of a get or multiGet result keeps its bytes after the result object is dropped and collected', async () => {
@@ -89,7 +89,7 @@ test('19: a view of a get or multiGet result keeps its bytes after the result ob
   db.flush();
   await db.idle();
   for (let i = 0; i < N; i++) db.put(key(i), value(i, 1)); // half in tables, half in memtables
-  for (let r = 0; r < 2; r++) for (let i = 0; i < N; i++) db.getCopy(key(i));
+  for (let r = 0; r < 2; r++) for (let i = 0; i < N; i++) db.get(key(i));
   // Memory grown once, now: views are not detached by growth later, so
   // they would show whatever the engine put where their values were.
   reserveMemory(32 << 20);
@@ -98,7 +98,7 @@ test('19: a view of a get or multiGet result keeps its bytes after the result ob
   const collectedBefore = collectedResults();
   (() => {
     for (let i = 0; i < N; i += 50) {
-      const a = db.get(key(i))!.bytes; // the PinnedValue is dropped at once
+      const a = db.getPinned(key(i))!.bytes; // the PinnedValue is dropped at once
       held.push({ view: a, expected: a.slice() });
       const b = db.multiGet([key(i + 1), key(i + 2)]).get(1)!; // the MultiGetResult too
       held.push({ view: b, expected: b.slice() });
@@ -109,7 +109,7 @@ test('19: a view of a get or multiGet result keeps its bytes after the result ob
     await sleep(10);
     // Memory freed by unpinning is reused: blocks churn through a small
     // cache, memtables are overwritten, flushed and freed.
-    for (let i = 0; i < N; i++) db.getCopy(key((i * 7919) % N));
+    for (let i = 0; i < N; i++) db.get(key((i * 7919) % N));
     for (let i = 0; i < N; i += 2) db.put(key(i), value(i, round));
     db.flush();
     await db.idle();
@@ -145,7 +145,7 @@ test('20: a database parked after a burst drained its pool reopens in the same w
   expect(env.locks.isHeld('siltdb:parked')).toBe(true);
   try {
     const again = await openFake(env, 'parked', options, true);
-    expect(again.getCopy(key(n - 1))).toEqual(value);
+    expect(again.get(key(n - 1))).toEqual(value);
     expect(again.count()).toBe(n);
   } finally {
     for (const d of opened.splice(0)) d.close();
@@ -202,7 +202,7 @@ test('21: a write refused with PoolExhausted starts a top-up itself', async () =
   expect(caughtCode(() => db.put(key(next), value))).toBe('PoolExhausted');
   await sleep(5);
   db.put(key(next), value);
-  expect(db.getCopy(key(next))).toEqual(value);
+  expect(db.get(key(next))).toEqual(value);
 });
 
 function caughtCode(f: () => void): string | undefined {
@@ -234,7 +234,7 @@ test('22: removeDatabase of a database still open after its wait fails with Data
     if (saved) Object.defineProperty(globalThis, 'navigator', saved);
     else delete (globalThis as { navigator?: unknown }).navigator;
   }
-  expect(text(db.getCopy('k'))).toBe('v'); // left alone
+  expect(text(db.get('k'))).toBe('v'); // left alone
 });
 
 test('23: a tab closed at any point of importDatabase leaves nothing that stops the next importDatabase of that name', async () => {
@@ -332,7 +332,7 @@ test('close() after a failed log sync says the writes acknowledged since may not
   expect(() => db.close()).toThrow(SiltError);
   // A crash then leaves a database that opens (the write may or may not be there).
   const after = await openFake({ root: root.crashImage(), locks: new FakeLocks() }, 'sticky');
-  expect(['acknowledged, not synced', undefined]).toContain(after.getCopy('acked') && text(after.getCopy('acked')!));
+  expect(['acknowledged, not synced', undefined]).toContain(after.get('acked') && text(after.get('acked')!));
 });
 
 test('a reopen syncs the log it replayed, so a clean close stands behind what it showed', async () => {
@@ -347,11 +347,11 @@ test('a reopen syncs the log it replayed, so a clean close stands behind what it
   expect(() => db.close()).toThrow(SiltError); // reported: the write may be lost
   root.faults.hook = undefined;
   const again = await openFake({ root, locks }, 'replayed');
-  expect(text(again.getCopy('k'))).toBe('acknowledged, not synced'); // replayed from the log
+  expect(text(again.get('k'))).toBe('acknowledged, not synced'); // replayed from the log
   opened.splice(0);
   again.close(); // clean
   const after = await openFake({ root: root.crashImage(), locks: new FakeLocks() }, 'replayed');
-  expect(text(after.getCopy('k'))).toBe('acknowledged, not synced');
+  expect(text(after.get('k'))).toBe('acknowledged, not synced');
 });
 
 test('an open that goes on with a log a failed open left syncs it before a manifest names it: a crash leaves a database that opens', async () => {

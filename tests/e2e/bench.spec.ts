@@ -223,7 +223,7 @@ test('the Benchmarks view runs the suite live: table, goals, charts, persistence
   // SQLite measured both ways of multiGet; IndexedDB both ways of scanning.
   const vias = (id: string) => new Set(run.results[id].rows.filter((r) => r.variant).map((r) => r.via));
   expect(vias('sqlite')).toEqual(new Set(['IN (32 ?)', '32 point lookups']));
-  expect(vias('silt')).toEqual(new Set(['view', 'getCopy', 'batch', 'for...of']));
+  expect(vias('silt')).toEqual(new Set(['view', 'owned', 'batch', 'for...of']));
   expect(vias('indexeddb')).toEqual(new Set(['cursor', 'getAll']));
   expect(problems).toEqual([]);
 });

@@ -15,7 +15,7 @@ type Boundary = {
   strides: Record<string, Delta & { sumOk: boolean; found: number; keys: number }>;
   unbatched: Delta;
   get: Delta & { sum: number };
-  controls: { copyAndText: Delta; getCopy: Delta };
+  controls: { copyAndText: Delta; get: Delta };
 };
 
 test('multiGet of 32 keys: one crossing of the boundary per batch, zero value bytes copied', async ({ page }) => {
@@ -43,7 +43,7 @@ test('multiGet of 32 keys: one crossing of the boundary per batch, zero value by
   // 200 bytes; a copying read counts its value, in one call of its own.
   expect(r.controls.copyAndText.copiedBytes).toBe(200);
   expect(r.controls.copyAndText.calls).toBe(1);
-  expect(r.controls.getCopy.copiedBytes).toBe(100);
-  expect(r.controls.getCopy.calls).toBe(1);
-  expect(r.controls.getCopy.byName.database_getTransient).toBe(1);
+  expect(r.controls.get.copiedBytes).toBe(100);
+  expect(r.controls.get.calls).toBe(1);
+  expect(r.controls.get.byName.database_getTransient).toBe(1);
 });

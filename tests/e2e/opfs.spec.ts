@@ -17,7 +17,7 @@ test.beforeEach(async ({ page }) => {
 
 test('round trip on OPFS: batch, deletes, pinned get, multiGet, scans, flush, reopen', async ({ page }) => {
   const r = await runFresh<Record<string, unknown>>(page, 'roundTrip', { name: 'round-trip', n: 500 });
-  expect(r.getCopy).toBe('value-5-xxxxx');
+  expect(r.owned).toBe('value-5-xxxxx');
   expect(r.pinned).toBe('value-6-xxxxxx');
   expect(r.multiGet).toEqual(['value-0-', null, null, `value-499-${'x'.repeat(499 % 50)}`, null]);
   expect(r.scanCount).toBe(500 - 1 - 10);

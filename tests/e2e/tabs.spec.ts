@@ -187,7 +187,7 @@ test('three tabs share one database: every operation works from a follower, and 
       const reverse: string[] = [];
       for await (const [k] of db!.iterator({ gte: 'b/', lt: 'b0', reverse: true, snapshot: snap, batchSize: 2 })) reverse.push(dec.decode(k));
       await snap.release();
-      const multi = (await db!.multiGet(['k/A/001', 'k/B/002', 'k/C/099', 'k/A/000'])).map((v) => (v ? dec.decode(v) : null));
+      const multi = Array.from(await db!.multiGet(['k/A/001', 'k/B/002', 'k/C/099', 'k/A/000']), (v) => (v ? dec.decode(v) : null));
       // An autoRefresh iterator over its own snapshot: writes made meanwhile do not show.
       let refreshed = 0;
       for await (const _ of db!.iterator({ gte: 'k/', lt: 'k0', autoRefresh: true, batchSize: 16 })) {
@@ -710,7 +710,7 @@ test('transactions from three tabs: no update lost, transfers keep the sum, merg
     const { db, lib } = window;
     const values = await db!.multiGet(Array.from({ length: n }, (_, i) => `acct/${i}`));
     return {
-      sum: Number(values.reduce((s, v) => s + lib.readU64(v!), 0n)),
+      sum: Number([...values].reduce((s, v) => s + lib.readU64(v!), 0n)),
       hits: Number(lib.readU64((await db!.get('hits'))!)),
       merged: Number(lib.readU64((await db!.get('merged'))!)),
     };
@@ -736,7 +736,7 @@ test('transactions from three tabs: no update lost, transfers keep the sum, merg
     tx.put('r/1', lib.u64(1));
     tx.delete('r/2');
     tx.merge('r/c', lib.u64(5));
-    const got = [await tx.get('r/1'), await tx.get('r/2'), await tx.getCopy('r/c')].map((v) => (v ? Number(lib.readU64(v)) : null));
+    const got = [await tx.get('r/1'), await tx.get('r/2'), await tx.get('r/c')].map((v) => (v ? Number(lib.readU64(v)) : null));
     const multi = (await tx.multiGet(['r/1', 'r/2', 'r/3', 'r/c'])).map((v) => (v ? Number(lib.readU64(v)) : null));
     const keys: string[] = [];
     for await (const [k] of tx.iterator({ gte: 'r/', lt: 'r0' })) keys.push(dec.decode(k));

@@ -31,14 +31,14 @@ test('siltdb in the browser: round trip, typed errors, Closed after close', asyn
     try {
       db.put('k', enc.encode('v1'));
       db.put(enc.encode('k2'), enc.encode('v2'));
-      const got = dec.decode(db.getCopy(enc.encode('k')));
+      const got = dec.decode(db.get(enc.encode('k')));
       const got2 = db.get('k2').text();
       db.delete('k');
-      const afterDelete = db.getCopy('k') === undefined;
+      const afterDelete = db.get('k') === undefined;
       const badKey = codeOf(() => db.put(12, enc.encode('v')));
       const badValue = codeOf(() => db.put('k', 'v'));
       db.close();
-      const afterClose = codeOf(() => db.getCopy('k2'));
+      const afterClose = codeOf(() => db.get('k2'));
       return { got, got2, afterDelete, badKey, badValue, afterClose };
     } finally {
       db.close();

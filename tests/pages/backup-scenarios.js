@@ -45,7 +45,7 @@ export async function importRoundTrip({ from, to, n }) {
   const dst = await open(to, { createIfMissing: false });
   try {
     const last = `k${String(n - 1).padStart(7, '0')}`;
-    return { report, count: dst.count(), last: new TextDecoder().decode(dst.getCopy(last)), verified: dst.verify().entries, ms };
+    return { report, count: dst.count(), last: new TextDecoder().decode(dst.get(last)), verified: dst.verify().entries, ms };
   } finally {
     dst.close();
   }

@@ -182,7 +182,7 @@ export async function runSequences({ seed, sequences, steps }) {
         if (res.ok) {
           keys.forEach((key, j) => {
             const want = oracle.get(hex(keyOf(key)));
-            const got = res.value[j];
+            const got = res.value.get(j);
             if ((got === undefined) !== (want === undefined) || (got && hex(got) !== hex(want))) problems.push(`${what} multiGet [${j}] wrong`);
           });
         }

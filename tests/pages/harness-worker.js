@@ -30,9 +30,9 @@ const scenarios = {
     db.deleteRange(key(10), key(20));
     db.flush();
     const out = {};
-    out.getCopy = dec.decode(db.getCopy(key(5)));
+    out.owned = dec.decode(db.get(key(5)));
     {
-      using v = db.get(key(6));
+      using v = db.getPinned(key(6));
       out.pinned = v.text();
     }
     {
@@ -47,7 +47,7 @@ const scenarios = {
     out.memoryMode = s.memory.mode;
     db.close();
     const again = await open(name);
-    out.afterReopen = dec.decode(again.getCopy(key(n - 1)));
+    out.afterReopen = dec.decode(again.get(key(n - 1)));
     out.afterReopenCount = [...again.iterator()].length;
     again.close();
     return out;
@@ -93,7 +93,7 @@ const scenarios = {
     const db = await open(name, reopen());
     const missing = [];
     for (let i = 0; i <= acked; i++) {
-      const v = db.getCopy(key(i));
+      const v = db.get(key(i));
       if (i % 3 === 0 && (v === undefined || dec.decode(v) !== valueFor(i))) missing.push(i);
     }
     const total = [...db.iterator()].length;
@@ -214,12 +214,12 @@ const scenarios = {
     await db.idle();
     let wrong = 0;
     for (let i = 0; i < written; i += check) {
-      const got = db.getCopy(key(i));
+      const got = db.get(key(i));
       const want = valueAt(i);
       if (!got || got.length !== want.length || got.some((x, j) => x !== want[j])) wrong++;
     }
     // The first entry of a refused batch: it must not have been written.
-    const refusedPresent = code !== 'none' && db.getCopy(key(written)) !== undefined;
+    const refusedPresent = code !== 'none' && db.get(key(written)) !== undefined;
     const verify = db.verify();
     const after = db.statistics();
     db.close();
@@ -259,7 +259,7 @@ const scenarios = {
     const wrongIn = (d) => {
       let wrong = 0;
       for (let i = 0; i < n + n / 2; i += check) {
-        const got = d.getCopy(key(i));
+        const got = d.get(key(i));
         if (!got || dec.decode(got) !== dec.decode(want(i))) wrong++;
       }
       return wrong;
@@ -299,7 +299,7 @@ const scenarios = {
     const aborted = db.begin();
     await load(aborted);
     aborted.abort();
-    const afterAbort = { count: db.count(), one: dec.decode(db.getCopy(key(1))) };
+    const afterAbort = { count: db.count(), one: dec.decode(db.get(key(1))) };
     const spillsBefore = db.statistics().tickers['silt.transaction.spills'];
     let seenOutside = -1;
     let seenInside = -1;
@@ -308,7 +308,7 @@ const scenarios = {
       seenOutside = db.count();
       let inside = 0;
       for (let i = 0; i < n; i += check) {
-        const got = tx.getCopy(key(i));
+        const got = tx.get(key(i));
         if (got && got.length === valueBytes && got[0] === (i & 0xff)) inside++;
       }
       seenInside = inside;
@@ -317,7 +317,7 @@ const scenarios = {
     const wrongIn = (d) => {
       let wrong = 0;
       for (let i = 0; i < n; i += check) {
-        const got = d.getCopy(key(i));
+        const got = d.get(key(i));
         if (!got || got.length !== valueBytes || got[0] !== (i & 0xff) || got[valueBytes - 1] !== i % 251) wrong++;
       }
       return wrong;
@@ -383,7 +383,7 @@ const scenarios = {
       handlesOpened,
       filesBefore,
       filesAfter: again.statistics().pool.files,
-      last: dec.decode(again.getCopy(key(n - 1))),
+      last: dec.decode(again.get(key(n - 1))),
       count: [...again.iterator()].length,
     };
     again.put('parked', enc.encode('yes'), { sync: true });
@@ -424,7 +424,7 @@ const scenarios = {
   async tryOpen({ name, wait, read }) {
     try {
       const db = await open(name, { wait: !!wait });
-      const value = read ? (db.getCopy(read) ?? null) : undefined;
+      const value = read ? (db.get(read) ?? null) : undefined;
       db.close();
       return read ? `opened ${value === null ? 'missing' : dec.decode(value)}` : 'opened';
     } catch (e) {

@@ -40,7 +40,6 @@ export async function levelsShared(db) {
   await bin.put(new Uint8Array([1, 2]), enc.encode('bytes'));
   out.get = await notes.get('n1');
   out.getMissing = (await notes.get('nope')) ?? null;
-  out.getCopy = await notes.getCopy('n2');
   out.multiGet = (await notes.multiGet(['n2', 'nope', 'n1'])).map((v) => v ?? null);
   out.perCall = await codeOf(() => tags.get('a', { valueEncoding: 'json' }));
   out.tag = await tags.get('a');

@@ -33,7 +33,7 @@ export async function cappedDatabase() {
     }
     const failedVisible = (await db.get(key(acked))) !== undefined;
     const reads = await db.multiGet(Array.from({ length: acked }, (_, i) => key(i)));
-    const lost = reads.filter((v, i) => v === undefined || v[0] !== i % 251 || v.length !== 1000).length;
+    const lost = [...reads].filter((v, i) => v === undefined || v[0] !== i % 251 || v.length !== 1000).length;
     const verified = await db.verify();
     const stats = await db.statistics();
     await db.close();

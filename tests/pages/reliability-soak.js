@@ -150,7 +150,7 @@ export async function soak({ name, seconds, seed, keys, sampleMs }) {
       if (s.until > total) continue;
       for (let n = 0; n < 16; n++) {
         const k = keyOf(int(keys));
-        const got = db.getCopy(k, { snapshot: s.snapshot });
+        const got = db.get(k, { snapshot: s.snapshot });
         expectValue(k, got === undefined ? undefined : dec.decode(got), s.model, 'get at snapshot');
       }
       s.snapshot.release();
@@ -279,11 +279,11 @@ export async function soak({ name, seconds, seed, keys, sampleMs }) {
         } else if (p < 0.85) {
           const k = keyOf(int(keys));
           if (r() < 0.5) {
-            const v = db.getCopy(k);
-            expectValue(k, v === undefined ? undefined : dec.decode(v), mirror, 'getCopy');
+            const v = db.get(k);
+            expectValue(k, v === undefined ? undefined : dec.decode(v), mirror, 'get');
           } else {
-            using v = db.get(k);
-            expectValue(k, v?.text(), mirror, 'get');
+            using v = db.getPinned(k);
+            expectValue(k, v?.text(), mirror, 'getPinned');
           }
           ops.get++;
         } else if (p < 0.9991) {

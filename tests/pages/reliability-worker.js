@@ -170,7 +170,7 @@ const scenarios = {
       const options = { wait: !!wait };
       if (timeoutMs) options.signal = AbortSignal.timeout(timeoutMs);
       const db = await open(name, options);
-      const holder = db.getCopy('holder');
+      const holder = db.get('holder');
       db.close();
       return { outcome: 'opened', ms: performance.now() - t0, sawHolder: holder !== undefined };
     } catch (e) {

@@ -50,7 +50,7 @@ results.checks.push(
   await check('openMemory on the page', async () => {
     const db = await openMemory();
     db.put('k', enc.encode('in memory'));
-    const v = dec.decode(db.getCopy('k'));
+    const v = dec.decode(db.get('k'));
     db.close();
     return v;
   }),

@@ -8,7 +8,7 @@ self.onmessage = async ({ data: scenario }) => {
   try {
     const db = scenario === 'memory' ? await openMemory() : await open('webkit-open', { signal: AbortSignal.timeout(10_000) });
     db.put('k', enc.encode(scenario));
-    const value = dec.decode(db.getCopy('k'));
+    const value = dec.decode(db.get('k'));
     db.close();
     postMessage({
       ok: true,

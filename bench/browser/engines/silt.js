@@ -78,18 +78,18 @@ function scanEntries(db, startKey, n) {
   return sum;
 }
 
-/** A get through a pinned view: read every byte, release. */
+/** A get through a pinned view (`getPinned`): read every byte, release. */
 function getView(db, key) {
-  const v = db.get(key);
+  const v = db.getPinned(key);
   if (v === undefined) return -1;
   const sum = checksum(v.bytes);
   v.release();
   return sum;
 }
 
-/** A get through a copy the caller owns. */
-function getCopy(db, key) {
-  const v = db.getCopy(key);
+/** A get of a value the caller owns (`get`: a copy in a buffer of its own). */
+function getOwned(db, key) {
+  const v = db.get(key);
   return v === undefined ? -1 : checksum(v);
 }
 
@@ -107,7 +107,7 @@ function inWorker(id, label, options, describeOptions) {
     storage: 'OPFS',
     options: {
       ...describeOptions,
-      api: 'open() in the worker; get: a pinned view read byte by byte then released, or getCopy (both measured); multiGet views; scans: iterator({ gte, batchSize: n }).nextBatch() (one bytes array and offsets), or for...of entries (both measured); transfer: begin(), getForUpdate ×2, put ×2, commit(), synchronous; counter: update(key, f) (a transaction), or merge(key, u64 1) with mergeOperator u64add',
+      api: 'open() in the worker; get: a pinned view (getPinned) read byte by byte then released, or get (a value owned by the caller; both measured); multiGet views; scans: iterator({ gte, batchSize: n }).nextBatch() (one bytes array and offsets), or for...of entries (both measured); transfer: begin(), getForUpdate ×2, put ×2, commit(), synchronous; counter: update(key, f) (a transaction), or merge(key, u64 1) with mergeOperator u64add',
       settle: 'await db.idle() after each fill (flushes and compactions caught up; timed apart)',
     },
     files: FILES,
@@ -220,7 +220,7 @@ function inWorker(id, label, options, describeOptions) {
     },
 
     variants: {
-      get: { view: getView, getCopy },
+      get: { view: getView, owned: getOwned },
       scan: { batch: scanBatch, 'for...of': scanEntries },
     },
 
