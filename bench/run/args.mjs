@@ -1,4 +1,5 @@
-// The one argument parser of the benchmark runners (bench/run/*.mjs).
+// The one argument parser of the benchmark runners (bench/run/*.mjs), over
+// Node's `util.parseArgs`.
 //
 // `parseArgs(process.argv.slice(2), flags, usage)` takes `--name value` or
 // `--name=value` for every flag in `flags` (name → default). The default's
@@ -7,28 +8,28 @@
 // boolean flag takes no value (its presence sets it). `--help` prints the
 // usage and exits; anything else is an error that names the flag.
 
+import { parseArgs as parseNodeArgs } from 'node:util';
+
 /** Parses `argv` against `flags`; returns every flag with its value. */
 export function parseArgs(argv, flags, usage) {
+  const options = { help: { type: 'boolean', short: 'h' } };
+  for (const [name, d] of Object.entries(flags)) options[name] = { type: typeof d === 'boolean' ? 'boolean' : 'string' };
+  let values;
+  try {
+    ({ values } = parseNodeArgs({ args: argv, options, strict: true, allowPositionals: false }));
+  } catch (e) {
+    throw new Error(`${e.message}\n${usage}`);
+  }
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
   const out = { ...flags };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--help' || a === '-h') {
-      console.log(usage);
-      process.exit(0);
-    }
-    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(a);
-    if (!m || !(m[1] in flags)) throw new Error(`unknown argument ${JSON.stringify(a)}\n${usage}`);
-    const name = m[1];
-    if (typeof flags[name] === 'boolean') {
-      if (m[2] !== undefined) throw new Error(`--${name} takes no value\n${usage}`);
-      out[name] = true;
-      continue;
-    }
-    const v = m[2] ?? argv[++i];
-    if (v === undefined) throw new Error(`--${name} needs a value\n${usage}`);
+  for (const [name, v] of Object.entries(values)) {
+    if (name === 'help') continue;
     if (typeof flags[name] === 'number') {
       const n = Number(v.replace(/_/g, ''));
-      if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+      if (v === '' || !Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
       out[name] = n;
     } else {
       out[name] = v;
