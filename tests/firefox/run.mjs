@@ -77,7 +77,7 @@ const checks = {
   async 'OPFS round trip: writes, reads every way, reopen'(browser) {
     const { page } = await harness(browser);
     const r = await run(page, 'roundTrip', { name: 'round-trip', n: 500 });
-    assert.equal(r.getCopy, 'value-5-xxxxx');
+    assert.equal(r.owned, 'value-5-xxxxx');
     assert.equal(r.pinned, 'value-6-xxxxxx');
     assert.deepEqual(r.multiGet, ['value-0-', null, null, `value-499-${'x'.repeat(499 % 50)}`, null]);
     assert.equal(r.scanCount, 489);

@@ -34,7 +34,7 @@ self.onmessage = async ({ data: { hide } }) => {
     if (hide !== null) hiders[hide]();
     // The previous visit's worker may hold the lock for a moment after a reload.
     const db = await open('app', { wait: true, signal: AbortSignal.timeout(5_000) });
-    const before = db.getCopy('visits');
+    const before = db.get('visits');
     const visits = before === undefined ? 1 : Number(new TextDecoder().decode(before)) + 1;
     db.put('visits', new TextEncoder().encode(String(visits)), { sync: true });
     const stats = db.statistics();
