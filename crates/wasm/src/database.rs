@@ -74,7 +74,7 @@ pub struct Database {
     pub(crate) exchange: RefCell<Exchange>,
     /// Results JavaScript holds, by handle; kept past `close()`.
     pub(crate) pins: RefCell<PinTable>,
-    /// The value of the last `getCopy`, pinned until the next exchange call
+    /// The value of the last `get`, pinned until the next exchange call
     /// so that JavaScript can copy it out right after the call returns.
     pub(crate) transient: RefCell<Option<PinnedValue>>,
     /// The import in progress (`importStart` .. `importFinish`), if any.
@@ -468,7 +468,7 @@ impl Database {
     /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files
     /// (counts, and `paths`: the logical files their headers name).
     pub fn statistics(&self) -> JsResult<JsValue> {
-        // The last getCopy's value was copied out long ago: it pins nothing.
+        // The last get's value was copied out long ago: it pins nothing.
         self.transient.borrow_mut().take();
         let (properties, tickers, histograms) = self.engine(0, |db| Ok::<_, Error>(engine_statistics(db)))?;
         let n = |x: u64| JsValue::from_f64(x as f64);

@@ -1,5 +1,5 @@
-//! Reads as JavaScript makes them: one call into wasm per `get`,
-//! `getCopy` or `multiGet`, the request and the answer passed through the
+//! Reads as JavaScript makes them: one call into wasm per
+//! `get`, `getPinned` or `multiGet`, the request and the answer passed through the
 //! database's exchange buffer (`exchange.rs`), the values left pinned where
 //! they are (`results.rs`) or, for a copy, pinned only until JavaScript has
 //! copied them (the next call).
@@ -13,7 +13,7 @@ use crate::results::{place, Pinned};
 
 impl Database {
     /// Lets go of the results JavaScript released since the last call, and
-    /// of the last `getCopy`'s value (JavaScript copied it already).
+    /// of the last `get`'s value (JavaScript copied it already).
     fn drain_releases(&self) {
         self.transient.borrow_mut().take();
         let released = self.exchange.borrow_mut().take_releases();
