@@ -29,7 +29,8 @@ const benchDir = fileURLToPath(new URL('../bench/browser/', import.meta.url));
 
 const mounts = [
   { prefix: '/siltdb/dist/', dir: join(jsDir, 'dist') },
-  { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
+  // SILT_PKG_DIR: another build of the wasm (scripts/leak-check.sh's leaking one).
+  { prefix: '/siltdb/pkg/', dir: process.env.SILT_PKG_DIR ?? join(jsDir, 'pkg') },
   { prefix: '/bench/', dir: benchDir },
   { prefix: '/', dir: demoDir },
 ];

@@ -280,6 +280,7 @@ impl Database {
 
     /// Stores `value` under `key`; with `sync`, durable before it returns.
     pub fn put(&self, key: &[u8], value: &[u8], sync: bool) -> JsResult<()> {
+        crate::leak::leak_per_call();
         Ok(self.put_inner(key, value, sync)?)
     }
 
@@ -311,6 +312,7 @@ impl Database {
     /// Applies a batch encoded by siltdb (see `batch.rs`) atomically. A
     /// batch of deletes only may use the space reserve.
     pub fn write(&self, ops: &[u8], sync: bool) -> JsResult<()> {
+        crate::leak::leak_per_call();
         let batch = decode_batch(ops)?;
         // Deletes only, and bookkeeping puts (the engine's rule, Db::write).
         let mut puts = 0;

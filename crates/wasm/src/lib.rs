@@ -26,6 +26,7 @@ mod error;
 mod exchange;
 mod heap;
 mod iterator;
+mod leak;
 #[cfg(target_arch = "wasm32")]
 mod opfs;
 mod options;

@@ -93,6 +93,7 @@ impl Database {
     /// in the exchange header are let go first, whatever happens next.
     #[wasm_bindgen(js_name = getPinned)]
     pub fn get_pinned(&self, key_len: u32, snapshot: u32) -> JsResult<u32> {
+        crate::leak::leak_per_call();
         Ok(self.get_pinned_inner(key_len as usize, snapshot)?)
     }
 
@@ -102,6 +103,7 @@ impl Database {
     /// database. Releases first, as [`Database::get_pinned`].
     #[wasm_bindgen(js_name = getTransient)]
     pub fn get_transient(&self, key_len: u32, snapshot: u32) -> JsResult<()> {
+        crate::leak::leak_per_call();
         Ok(self.get_transient_inner(key_len as usize, snapshot)?)
     }
 
