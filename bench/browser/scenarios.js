@@ -317,7 +317,7 @@ async function blockReadTable({ name, num, reads, reps }) {
         let found = 0;
         const t0 = performance.now();
         for (const k of keys) {
-          const v = db.get(k);
+          const v = db.getPinned(k);
           if (v !== undefined) {
             found += v.bytes.length > 0 ? 1 : 0;
             v.release();

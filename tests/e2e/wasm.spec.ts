@@ -32,7 +32,7 @@ test('siltdb in the browser: round trip, typed errors, Closed after close', asyn
       db.put('k', enc.encode('v1'));
       db.put(enc.encode('k2'), enc.encode('v2'));
       const got = dec.decode(db.get(enc.encode('k')));
-      const got2 = db.get('k2').text();
+      const got2 = db.getPinned('k2').text();
       db.delete('k');
       const afterDelete = db.get('k') === undefined;
       const badKey = codeOf(() => db.put(12, enc.encode('v')));
