@@ -11,7 +11,7 @@
 //    buffer instead; strings crossing the boundary are short (error
 //    messages, property names).
 //
-// 2. Boundary counters (js/src/counters.ts). The glue gets an exported
+// 2. Boundary counters (js/src/boundary/counters.ts). The glue gets an exported
 //    `__siltInstrument` object: every copy the glue makes out of wasm memory
 //    (a returned Vec<u8>/Vec<u32>, a string) adds its bytes to
 //    `copiedBytes`, and when siltdb sets `wrapExports` / `wrapImports`
@@ -33,7 +33,7 @@ const fail = (message) => {
   process.exit(1);
 };
 
-const instrument = `/** siltdb: counters of the boundary (scripts/patch-glue.mjs, js/src/counters.ts). */
+const instrument = `/** siltdb: counters of the boundary (scripts/patch-glue.mjs, js/src/boundary/counters.ts). */
 export const __siltInstrument = { copiedBytes: 0, wrapExports: null, wrapImports: null };
 function __siltCopied(array) {
     __siltInstrument.copiedBytes += array.byteLength;

@@ -86,7 +86,7 @@ export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chro
     await page.goto(`${url}benchmarks/`);
     await waitReady(page);
     const { ua, mem } = await page.evaluate(() => ({ ua: navigator.userAgent, mem: navigator.deviceMemory }));
-    // deviceMemory picks siltdb's default block cache (js/src/open.ts).
+    // deviceMemory picks siltdb's default block cache (js/src/local/open.ts).
     return await f({ page, url, browser: `${version}; ${ua}; deviceMemory ${mem ?? 'n/a'} GiB)` });
   } finally {
     clearTimeout(watchdog);

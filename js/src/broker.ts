@@ -1,5 +1,5 @@
 /**
- * The SharedWorker that introduces followers to leaders (client.ts). A
+ * The SharedWorker that introduces followers to leaders (tabs/connection.ts). A
  * follower sends it one end of a new MessageChannel, named for the leader
  * it wants; the broker hands that port to the leader's page, which passes
  * it on to its worker. From then on the two talk over the port alone, a
@@ -12,7 +12,7 @@
  * know within `WAIT_MS` is told so, and falls back to the BroadcastChannel.
  */
 
-import type { BrokerMessage } from './protocol.js';
+import type { BrokerMessage } from './tabs/protocol.js';
 
 /** How long a follower's request waits for its leader to register. */
 const WAIT_MS = 1_000;

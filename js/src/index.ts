@@ -19,53 +19,41 @@
  */
 
 import { simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
-import { loadWasm } from './wasm.js';
+import { loadWasm } from './boundary/wasm.js';
 
-export { importDatabase, open, openMemory, removeDatabase, repairDatabase, type OpenOptions, type RepairReport } from './open.js';
-export type { ImportReport, ImportSource } from './backup.js';
+export { importDatabase, open, openMemory, removeDatabase, repairDatabase, type OpenOptions, type RepairReport } from './local/open.js';
+export type { ImportReport, ImportSource } from './local/backup.js';
+export { connect, type ConnectOptions } from './tabs/connect.js';
+export { RemoteDatabase, type RemoteCountOptions, type RemoteReadOptions, type RemoteStatistics } from './tabs/remote-database.js';
+export type { RemoteIterator, RemoteIteratorOptions } from './tabs/remote-iterator.js';
+export { RemoteSnapshot } from './tabs/remote-snapshot.js';
+export { WATCH_QUEUE_LIMIT, type Change, type KeyChange, type RangeChange, type Gap, type Watch, type WatchEvent, type WatchOptions } from './tabs/watch.js';
+export { Database } from './local/database.js';
+export type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './local/options.js';
+export type { Statistics, VerifyReport } from './local/statistics.js';
 export {
-  connect,
-  RemoteDatabase,
-  RemoteSnapshot,
-  WATCH_QUEUE_LIMIT,
-  type Change,
-  type KeyChange,
-  type RangeChange,
-  type ConnectOptions,
-  type Gap,
-  type RemoteCountOptions,
-  type RemoteIterator,
-  type RemoteIteratorOptions,
-  type RemoteReadOptions,
-  type RemoteStatistics,
-  type Watch,
-  type WatchEvent,
-  type WatchOptions,
-} from './client.js';
-export {
-  Database,
-  type CountOptions,
-  type GetOptions,
-  type MultiGetOptions,
-  type ReadOptions,
-  type SublevelOptions,
-  type WriteOptions,
-  type Statistics,
-  type VerifyReport,
-} from './database.js';
-export { json, utf8, view, type Encoding, type EncodingOption, type EncodingOptions, type ExportOptions, type KeyOf, type RangeOptions } from './encoding.js';
-export { persist, persisted, type StorageEstimate } from './storage.js';
-export { WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
-export { EntryBatch, EntryIterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './iterator.js';
-export { PinnedValue, type MultiGetResult, type MultiGot } from './results.js';
-export { Snapshot } from './snapshot.js';
-export { Transaction, type CommitOptions, type TransactionOptions, type UpdateResult } from './transaction.js';
-export { RemoteTransaction } from './remote-transaction.js';
-export { readU64, u64 } from './counter.js';
-export type { Key } from './bytes.js';
-export { SILT_ERROR_CODES, SiltError, type EngineErrorCode, type SiltErrorCode } from './errors.js';
-export { configureMemory, memoryMode, type MemoryMode } from './wasm.js';
-export { boundaryCounters, enableBoundaryCounters, type BoundaryCounters } from './counters.js';
+  json,
+  utf8,
+  view,
+  type Encoding,
+  type EncodingOption,
+  type EncodingOptions,
+  type ExportOptions,
+  type KeyOf,
+  type RangeOptions,
+} from './core/encoding.js';
+export { persist, persisted, type StorageEstimate } from './opfs/storage.js';
+export { WriteBatch, type IngestOptions, type IngestReport } from './core/batch.js';
+export { EntryBatch, EntryIterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './local/iterator.js';
+export { PinnedValue, type MultiGetResult, type MultiGot } from './boundary/results.js';
+export { Snapshot } from './local/snapshot.js';
+export { Transaction, type CommitOptions, type TransactionOptions, type UpdateResult } from './local/transaction.js';
+export { RemoteTransaction } from './tabs/remote-transaction.js';
+export { readU64, u64 } from './core/u64.js';
+export type { Key } from './core/bytes.js';
+export { SILT_ERROR_CODES, SiltError, type EngineErrorCode, type SiltErrorCode } from './core/errors.js';
+export { configureMemory, memoryMode, type MemoryMode } from './boundary/wasm.js';
+export { boundaryCounters, enableBoundaryCounters, type BoundaryCounters } from './boundary/counters.js';
 
 /**
  * Whether the loaded WebAssembly module was built with SIMD128 (used by the

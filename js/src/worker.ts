@@ -7,13 +7,13 @@
  * worker's event loop between requests.
  */
 
-import type { Database } from './database.js';
-import { SiltError } from './errors.js';
-import { Leader } from './leader.js';
-import type { LockManagerLike } from './lock.js';
-import { openLeader } from './open.js';
-import { releaseParked } from './parking.js';
-import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './protocol.js';
+import type { Database } from './local/database.js';
+import { SiltError } from './core/errors.js';
+import { Leader } from './tabs/leader.js';
+import type { LockManagerLike } from './core/web-locks.js';
+import { openLeader } from './local/open.js';
+import { releaseParked } from './opfs/parking.js';
+import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: Envelope | WorkerControl }) => void): void;

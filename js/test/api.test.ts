@@ -2,7 +2,7 @@
 // statistics of the worker API, on an in-memory database in Node.
 import { describe, expect, test } from 'vitest';
 import { Snapshot, WriteBatch, type Entry } from '../src/index.js';
-import { defaultBlockCacheCapacity } from '../src/open.js';
+import { defaultBlockCacheCapacity } from '../src/local/open.js';
 import { bytes, caught, fresh, rejected, text } from './helpers.js';
 
 const keys = (entries: Entry[]) => entries.map(([k]) => text(k));

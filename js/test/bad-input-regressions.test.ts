@@ -2,7 +2,7 @@
 // test per bug, named after what it pins.
 import { expect, test } from 'vitest';
 import { memoryMode, openMemory, removeDatabase, WriteBatch } from '../src/index.js';
-import { openOn } from '../src/open.js';
+import { openOn } from '../src/local/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { caught, fresh, rejected } from './helpers.js';
 

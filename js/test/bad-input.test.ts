@@ -26,7 +26,7 @@ import {
   type EntryIterator,
   type Snapshot,
 } from '../src/index.js';
-import { openOn, type OpenOptions } from '../src/open.js';
+import { openOn, type OpenOptions } from '../src/local/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 
 const SOAK = process.env.SILT_SOAK === '1';

@@ -1,4 +1,4 @@
-// The boundary counters (js/src/counters.ts) on the real wasm build in
+// The boundary counters (js/src/boundary/counters.ts) on the real wasm build in
 // Node: what a read costs in calls into wasm and in bytes copied out of
 // it. The same checks run in Chromium on OPFS (tests/e2e/multiget.spec.ts).
 import { beforeAll, expect, test } from 'vitest';

@@ -1,13 +1,13 @@
 // The contract between the wasm module and this package
-// (crates/wasm/src/contract.rs, js/src/contract.ts): what the TypeScript
+// (crates/wasm/src/contract.rs, js/src/boundary/contract.ts): what the TypeScript
 // names must be exactly what the module says, so that neither side can
 // change alone.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { contract, RECOVERIES } from '../src/contract.js';
-import { BINDING_ERROR_CODES, ENGINE_ERROR_CODES, PACKAGE_ERROR_CODES, SILT_ERROR_CODES } from '../src/errors.js';
-import { MIN_POOL_RESERVE } from '../src/open.js';
-import { loadWasm } from '../src/wasm.js';
+import { contract, RECOVERIES } from '../src/boundary/contract.js';
+import { BINDING_ERROR_CODES, ENGINE_ERROR_CODES, PACKAGE_ERROR_CODES, SILT_ERROR_CODES } from '../src/core/errors.js';
+import { MIN_POOL_RESERVE } from '../src/local/open.js';
+import { loadWasm } from '../src/boundary/wasm.js';
 
 beforeAll(loadWasm);
 

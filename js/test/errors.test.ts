@@ -1,6 +1,6 @@
 // How errors thrown by the generated bindings become SiltErrors.
 import { expect, test } from 'vitest';
-import { fromWasm, SiltError } from '../src/errors.js';
+import { fromWasm, SiltError } from '../src/core/errors.js';
 
 test('an Error with a string code keeps its code and message', () => {
   const thrown = Object.assign(new Error('corruption in db/000001.log at offset 7: bad crc'), { code: 'Corruption' });

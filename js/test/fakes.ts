@@ -1,8 +1,8 @@
 // In-memory stand-ins for OPFS and Web Locks, so that the OPFS path of
 // `siltdb` (pool keeper, pooled files through the real wasm build, locks)
 // runs in Node. Real OPFS is tested in Chromium (tests/e2e).
-import type { LockManagerLike } from '../src/lock.js';
-import type { SyncHandleLike } from '../src/pool.js';
+import type { LockManagerLike } from '../src/core/web-locks.js';
+import type { SyncHandleLike } from '../src/opfs/pool.js';
 
 /** The OPFS calls a fault hook can fail. */
 export type FakeOp = 'getDirectoryHandle' | 'getFileHandle' | 'createSyncAccessHandle' | 'removeEntry' | 'read' | 'write' | 'truncate' | 'flush';

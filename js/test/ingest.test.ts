@@ -4,9 +4,9 @@
 // encodings and sublevels, and through the leader that serves connect().
 import { afterEach, describe, expect, test } from 'vitest';
 import { WriteBatch, type Database, type IngestReport } from '../src/index.js';
-import { Leader } from '../src/leader.js';
-import { openOn } from '../src/open.js';
-import type { ChangeHistory, Envelope, Response } from '../src/protocol.js';
+import { Leader } from '../src/tabs/leader.js';
+import { openOn } from '../src/local/open.js';
+import type { ChangeHistory, Envelope, Response } from '../src/tabs/protocol.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, fresh, rejected, text } from './helpers.js';
 

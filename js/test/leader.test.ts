@@ -1,14 +1,14 @@
-// The leader of connect() (src/leader.ts) in Node, on an in-memory
+// The leader of connect() (src/tabs/leader.ts) in Node, on an in-memory
 // database: write records make a write sent again after a failover count
 // once, even when another connection wrote the same key in between;
 // reserved keys stay hidden and whole; change history is contiguous.
 import { describe, expect, it } from 'vitest';
-import { WriteBatch } from '../src/batch.js';
-import { Leader } from '../src/leader.js';
-import { fromWire, names, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/protocol.js';
-import type { Database } from '../src/database.js';
-import { SiltError } from '../src/errors.js';
-import { emptyRecord, parseRecord, recordKey, recordValue } from '../src/write-records.js';
+import { WriteBatch } from '../src/core/batch.js';
+import { Leader } from '../src/tabs/leader.js';
+import { fromWire, names, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/tabs/protocol.js';
+import type { Database } from '../src/local/database.js';
+import { SiltError } from '../src/core/errors.js';
+import { emptyRecord, parseRecord, recordKey, recordValue } from '../src/tabs/write-records.js';
 import { FakeLocks } from './fakes.js';
 import { bytes, fresh, text } from './helpers.js';
 

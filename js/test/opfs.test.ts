@@ -3,7 +3,7 @@
 // The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
 import { afterEach, describe, expect, test } from 'vitest';
 import { open, openMemory, type Database } from '../src/index.js';
-import { importDatabaseOn, openOn, repairOn, type OpenOptions } from '../src/open.js';
+import { importDatabaseOn, openOn, repairOn, type OpenOptions } from '../src/local/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
 

@@ -1,4 +1,4 @@
-// A model-based test of connect()'s tab protocol: the real client.ts,
+// A model-based test of connect()'s tab protocol: the real src/tabs/connection.ts,
 // leader.ts and broker.ts in the simulated browser of tabs-world.ts, on a
 // real in-memory database. Each schedule (a seed) opens a few tabs at once
 // (some without SharedWorker, some with two connect()s), runs random calls
@@ -30,12 +30,13 @@
 // many ran), SILT_MODEL_SEED sets the first seed. A failure names its seed;
 // SILT_MODEL_TRACE=1 and SILT_WORLD_TRACE=1 trace it to /tmp/silt-trace.log.
 import { describe, expect, test } from 'vitest';
-import type { RemoteDatabase, WatchEvent } from '../src/client.js';
-import type { Database } from '../src/database.js';
+import type { RemoteDatabase } from '../src/tabs/remote-database.js';
+import type { WatchEvent } from '../src/tabs/watch.js';
+import type { Database } from '../src/local/database.js';
 import { openMemory } from '../src/index.js';
-import type { EntryIterator } from '../src/iterator.js';
-import { Transaction } from '../src/transaction.js';
-import { isReserved } from '../src/write-records.js';
+import type { EntryIterator } from '../src/local/iterator.js';
+import { Transaction } from '../src/local/transaction.js';
+import { isReserved } from '../src/tabs/write-records.js';
 import { bytes } from './helpers.js';
 import { Origin, type Tab } from './tabs-harness.js';
 import { type Realm, type Rng, traceLine } from './tabs-world.js';

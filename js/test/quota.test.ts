@@ -5,8 +5,8 @@
 // storage estimate in statistics, on a stand-in `navigator.storage`.
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { openMemory, persist, persisted, SiltError, type Database } from '../src/index.js';
-import { openOn, type OpenOptions } from '../src/open.js';
-import { refreshStorageEstimate } from '../src/storage.js';
+import { openOn, type OpenOptions } from '../src/local/open.js';
+import { refreshStorageEstimate } from '../src/opfs/storage.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { caught, rejected } from './helpers.js';
 

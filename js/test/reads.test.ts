@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { enableBoundaryCounters, memoryMode, type PinnedValue } from '../src/index.js';
 import { pinnedResults } from '../pkg/silt_wasm.js';
-import { memoryBuffer } from '../src/wasm.js';
+import { memoryBuffer } from '../src/boundary/wasm.js';
 import { bytes, caught, fresh, text } from './helpers.js';
 
 describe('get: a pinned value', () => {
@@ -253,7 +253,7 @@ describe('the FinalizationRegistry safety net', () => {
     expect(gc, 'vitest runs Node with --expose-gc').toBeTypeOf('function');
     const db = await fresh();
     db.put('a', bytes('1'));
-    const { collectedResults } = await import('../src/results.js');
+    const { collectedResults } = await import('../src/boundary/results.js');
     const before = pinnedResults();
     const collectedBefore = collectedResults();
     (() => {

@@ -11,8 +11,8 @@
 // worker under a lock, as `siltdb:<name>` does, once the previous worker is
 // really gone.
 
-import type { Database } from '../src/database.js';
-import { Leader } from '../src/leader.js';
+import type { Database } from '../src/local/database.js';
+import { Leader } from '../src/tabs/leader.js';
 import { currentWorld, Realm, Rng, TRACE, traceLine, useWorld, type World } from './tabs-world.js';
 
 let objects = 0;

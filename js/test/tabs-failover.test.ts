@@ -1,19 +1,20 @@
-// What a request sent again after a failover does (leader.ts, client.ts):
+// What a request sent again after a failover does (src/tabs/leader.ts, src/tabs/connection.ts):
 // a write that failed is never acknowledged, even when a later write of its
 // connection was applied; requests that use what the old leader held fail
 // with LeaderChanged and leave nothing in the new one; an ingest whose
 // record could not be written is not applied twice and reports what it did
 // (issue 42, items 11, 12 and 16).
 import { afterEach, describe, expect, test } from 'vitest';
-import { WriteBatch } from '../src/batch.js';
-import type { RemoteDatabase, RemoteSnapshot } from '../src/client.js';
-import type { Database } from '../src/database.js';
-import { SiltError } from '../src/errors.js';
+import { WriteBatch } from '../src/core/batch.js';
+import type { RemoteDatabase } from '../src/tabs/remote-database.js';
+import type { RemoteSnapshot } from '../src/tabs/remote-snapshot.js';
+import type { Database } from '../src/local/database.js';
+import { SiltError } from '../src/core/errors.js';
 import { openMemory, type IngestReport } from '../src/index.js';
-import { Leader } from '../src/leader.js';
-import { parseRecord, recordKey } from '../src/write-records.js';
-import { openOn } from '../src/open.js';
-import type { Envelope, Request, Response } from '../src/protocol.js';
+import { Leader } from '../src/tabs/leader.js';
+import { parseRecord, recordKey } from '../src/tabs/write-records.js';
+import { openOn } from '../src/local/open.js';
+import type { Envelope, Request, Response } from '../src/tabs/protocol.js';
 import { domError, FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, fresh, text } from './helpers.js';
 import { Origin, outcome } from './tabs-harness.js';

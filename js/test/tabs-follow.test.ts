@@ -1,13 +1,13 @@
-// How a connection finds and keeps its leader (client.ts), in the simulated
+// How a connection finds and keeps its leader (src/tabs/connection.ts), in the simulated
 // browser of tabs-world.ts: a follower that follows twice before a welcome
 // links on the port that lives; a transaction begun during a failover
 // lives on the new leader; a follower's close() does not wait for a timer;
 // connect() fails, and says what to do, when Web Locks are refused
 // (issue 42, items 10, 13, 14 and 15).
 import { afterEach, describe, expect, test } from 'vitest';
-import { connect } from '../src/client.js';
-import { SiltError } from '../src/errors.js';
-import { names, type RosterMessage } from '../src/protocol.js';
+import { connect } from '../src/tabs/connect.js';
+import { SiltError } from '../src/core/errors.js';
+import { names, type RosterMessage } from '../src/tabs/protocol.js';
 import { bytes } from './helpers.js';
 import { Origin, outcome } from './tabs-harness.js';
 import { FakeWorker } from './tabs-browser.js';

@@ -1,13 +1,15 @@
-// Tabs of one origin sharing a database through the real client.ts
+// Tabs of one origin sharing a database through the real src/tabs/
 // (Connection, RemoteDatabase, connect()) and leader.ts, in the simulated
 // browser of tabs-browser.ts and tabs-world.ts: each tab a realm with its own locks view and
 // a dedicated FakeWorker; one in-memory database that passes from worker
 // to worker. Tests drive the world's scheduler (world.run, world.until).
 
-import { Connection, connect, RemoteDatabase, type ConnectOptions } from '../src/client.js';
-import type { Database } from '../src/database.js';
+import { connect, type ConnectOptions } from '../src/tabs/connect.js';
+import { Connection } from '../src/tabs/connection.js';
+import { RemoteDatabase } from '../src/tabs/remote-database.js';
+import type { Database } from '../src/local/database.js';
 import { openMemory, type OpenOptions } from '../src/index.js';
-import type { Leader } from '../src/leader.js';
+import type { Leader } from '../src/tabs/leader.js';
 import { FakeWorker, install, Storage, uninstall } from './tabs-browser.js';
 import { type Realm, settle, World } from './tabs-world.js';
 

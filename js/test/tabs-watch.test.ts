@@ -4,7 +4,7 @@
 // before its new leader's welcome is neither a gap nor seen twice
 // (issue 42, item 17).
 import { afterEach, describe, expect, test } from 'vitest';
-import type { WatchEvent } from '../src/client.js';
+import type { WatchEvent } from '../src/tabs/watch.js';
 import { bytes } from './helpers.js';
 import { Origin, outcome } from './tabs-harness.js';
 

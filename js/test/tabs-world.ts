@@ -12,7 +12,7 @@
 // and its worker dies with it (tabs-browser.ts).
 
 import { appendFileSync } from 'node:fs';
-import type { LockManagerLike } from '../src/lock.js';
+import type { LockManagerLike } from '../src/core/web-locks.js';
 import type { FakeBroadcastChannel } from './tabs-browser.js';
 
 /** Whether to trace every event (SILT_WORLD_TRACE=1): read once, process.env is slow. */

@@ -1,4 +1,4 @@
-// nextTask() (src/task.ts): a yield to the event loop that browsers do not
+// nextTask() (src/core/task.ts): a yield to the event loop that browsers do not
 // clamp the way they clamp nested setTimeout(0). Its callers (idle(), the
 // background pump, async iteration) rely on it resolving every waiter, in
 // order, and on other tasks running in between.
@@ -25,14 +25,14 @@ async function letsATimerRun(nextTask: () => Promise<void>): Promise<void> {
 
 describe('nextTask', () => {
   test('with setImmediate (Node): every waiter resolves, in order, and timers still run', async () => {
-    const { nextTask } = await import('../src/task.js');
+    const { nextTask } = await import('../src/core/task.js');
     await inOrder(nextTask);
     await letsATimerRun(nextTask);
   });
 
   test('with a MessageChannel (browsers and workers): the same', async () => {
     vi.stubGlobal('setImmediate', undefined);
-    const { nextTask } = await import('../src/task.js');
+    const { nextTask } = await import('../src/core/task.js');
     await inOrder(nextTask);
     await letsATimerRun(nextTask);
   });
@@ -40,7 +40,7 @@ describe('nextTask', () => {
   test('with neither: setTimeout(0), the same', async () => {
     vi.stubGlobal('setImmediate', undefined);
     vi.stubGlobal('MessageChannel', undefined);
-    const { nextTask } = await import('../src/task.js');
+    const { nextTask } = await import('../src/core/task.js');
     await inOrder(nextTask);
     await letsATimerRun(nextTask);
   });

@@ -1,5 +1,5 @@
-// Optimistic transactions and merges of the worker API (src/transaction.ts,
-// src/counter.ts) on an in-memory database: own writes in every read API,
+// Optimistic transactions and merges of the worker API (src/local/transaction.ts,
+// src/core/u64.ts) on an in-memory database: own writes in every read API,
 // conflicts, all or nothing, retries across awaits, update, merge.
 import { describe, expect, it } from 'vitest';
 import { readU64, SiltError, u64, WriteBatch, type Entry, type EntryIterator } from '../src/index.js';

@@ -3,7 +3,7 @@
 // or bundling failure), and a later call may try again. The tests run in
 // order: the module loads once per realm, so only the last one lets it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadWasm } from '../src/wasm.js';
+import { loadWasm } from '../src/boundary/wasm.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -16,8 +16,8 @@
 // runs the one sequence of seed n (the failure message names it).
 import { expect, test } from 'vitest';
 import { openMemory, SILT_ERROR_CODES, SiltError, type Database } from '../src/index.js';
-import { importDatabaseOn, openOn, removeDatabaseOn, type StorageEnv } from '../src/open.js';
-import { releaseParked } from '../src/parking.js';
+import { importDatabaseOn, openOn, removeDatabaseOn, type StorageEnv } from '../src/local/open.js';
+import { releaseParked } from '../src/opfs/parking.js';
 import { domError, FakeDirectory, FakeLocks, type FakeOp, type Faults } from './fakes.js';
 
 const SOAK = process.env.SILT_SOAK === '1';

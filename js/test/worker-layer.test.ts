@@ -7,10 +7,10 @@
 import { afterEach, expect, test } from 'vitest';
 import { reserveMemory } from '../pkg/silt_wasm.js';
 import { removeDatabase, SiltError, type Database } from '../src/index.js';
-import { importDatabaseOn, openOn, type OpenOptions, type StorageEnv } from '../src/open.js';
-import { releaseParked } from '../src/parking.js';
-import { collectedResults } from '../src/results.js';
-import { memoryBytes } from '../src/wasm.js';
+import { importDatabaseOn, openOn, type OpenOptions, type StorageEnv } from '../src/local/open.js';
+import { releaseParked } from '../src/opfs/parking.js';
+import { collectedResults } from '../src/boundary/results.js';
+import { memoryBytes } from '../src/boundary/wasm.js';
 import { domError, FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
 

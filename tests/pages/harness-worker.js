@@ -347,7 +347,7 @@ const scenarios = {
   },
 
   /**
-   * Parking (js/src/parking.ts): closes `name` after writing, then reopens
+   * Parking (js/src/opfs/parking.ts): closes `name` after writing, then reopens
    * it at once in this worker (its files were kept open: fast, same data),
    * then closes it and leaves it parked for the test to claim from another
    * worker. Reports timings and whether the lock is still held.

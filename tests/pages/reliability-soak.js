@@ -82,7 +82,7 @@ async function usage(dir) {
   return u;
 }
 
-/** The OPFS directory siltdb keeps database `name` in (see js/src/open.ts). */
+/** The OPFS directory siltdb keeps database `name` in (see js/src/local/open.ts). */
 async function databaseDirectory(name) {
   const root = await navigator.storage.getDirectory();
   return (await root.getDirectoryHandle('siltdb')).getDirectoryHandle(name);

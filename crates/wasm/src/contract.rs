@@ -3,7 +3,7 @@
 //! pooled files each kind of call needs free, every error code a call can
 //! throw, and the recoveries a failed background step can carry.
 //!
-//! siltdb reads it once, when the module loads (`js/src/contract.ts`), and
+//! siltdb reads it once, when the module loads (`js/src/boundary/contract.ts`), and
 //! uses these numbers instead of its own; `js/test/contract.test.ts` checks
 //! that its `SiltErrorCode` union and recovery names are exactly these, so
 //! neither side can change alone. Returned as JSON text: one crossing, and

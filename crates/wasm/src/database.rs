@@ -556,7 +556,7 @@ impl Database {
 
     /// Closes the database as `close` does, but leaves the pooled files
     /// open: the caller keeps the pool for a reopen (siltdb parks it, see
-    /// js/src/parking.ts) and closes it itself.
+    /// js/src/opfs/parking.ts) and closes it itself.
     #[wasm_bindgen(js_name = closeKeepingPool)]
     pub fn close_keeping_pool(&self) -> JsResult<()> {
         Ok(self.close_inner(false)?)

@@ -1,6 +1,6 @@
 //! Errors as JavaScript values.
 //!
-//! The contract with `siltdb` (js/src/errors.ts): a thrown `Error` whose
+//! The contract with `siltdb` (js/src/core/errors.ts): a thrown `Error` whose
 //! `code` property is a string is an engine or binding error; `code` is
 //! stable across releases, and `message` is readable text that names the
 //! file and offset where that applies. Engine errors carry

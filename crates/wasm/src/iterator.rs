@@ -13,7 +13,7 @@
 //!            data[offsets[2i+1] .. offsets[2i+2]]; offsets[0] = 0
 //! ```
 //! JavaScript copies both out before the next call on the iterator (which
-//! rewrites them); see `js/src/iterator.ts`.
+//! rewrites them); see `js/src/local/iterator.ts`.
 
 use std::rc::Rc;
 

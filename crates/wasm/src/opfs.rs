@@ -2,7 +2,7 @@
 //! the class JavaScript fills it through.
 //!
 //! Only a dedicated worker can have sync access handles, and only
-//! asynchronously; `siltdb` (js/src/opfs.ts) opens them, adds them here,
+//! asynchronously; `siltdb` (js/src/opfs/pool.ts) opens them, adds them here,
 //! tops the pool up between engine calls and holds the database's Web Lock.
 //! Everything below is synchronous.
 

@@ -128,7 +128,7 @@ impl Database {
     /// Commits transaction `id` (which ends, whatever the outcome): `Busy`
     /// if a key or range it tracked was written after its snapshot. With
     /// `record`, a bookkeeping put (key, value) goes into the same batch
-    /// (siltdb's request record, js/src/leader.ts).
+    /// (siltdb's request record, js/src/tabs/leader-writer.ts).
     #[wasm_bindgen(js_name = commitTransaction)]
     pub fn commit_transaction(
         &self,

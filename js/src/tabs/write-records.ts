@@ -28,8 +28,8 @@
  * nothing, and the ingest sent again is acknowledged with what is known.
  */
 
-import type { IngestReport } from './batch.js';
-import { SiltError, SILT_ERROR_CODES } from './errors.js';
+import type { IngestReport } from '../core/batch.js';
+import { SiltError, SILT_ERROR_CODES } from '../core/errors.js';
 
 const utf8 = new TextEncoder();
 

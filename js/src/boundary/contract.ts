@@ -7,7 +7,7 @@
  * fails when the two differ.
  */
 
-import { contract as contractJson } from '../pkg/silt_wasm.js';
+import { contract as contractJson } from '../../pkg/silt_wasm.js';
 
 /** What a failed step of background work means (the engine's `Recovery`). */
 export const RECOVERIES = ['retryLater', 'failAlone', 'stopWrites'] as const;

@@ -1,5 +1,5 @@
 /**
- * `watch` of a `connect()` connection (client.ts): the events it reports,
+ * `watch` of a `connect()` connection (connection.ts): the events it reports,
  * and one watch's state. A connection passes each change record (a
  * committed write, published by the leader on `siltdb:<name>:changes`) to
  * its watches, each of which checks that records come in order, asks the
@@ -8,9 +8,10 @@
  * "Change events", has the design.
  */
 
-import type { Key } from './bytes.js';
-import type { Codec } from './encoding.js';
-import { SiltError } from './errors.js';
+import type { Key } from '../core/bytes.js';
+import type { Codec } from '../core/encoding.js';
+import { SiltError } from '../core/errors.js';
+import { compareBytes } from '../core/bytes.js';
 import type { ChangeHistory, ChangeRecord, Request } from './protocol.js';
 
 /**
@@ -98,12 +99,6 @@ export const WATCH_QUEUE_LIMIT = 10_000;
 export interface WatchHost {
   send(request: Request): Promise<unknown>;
   readonly watchers: Set<Watcher>;
-}
-
-function compare(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
 }
 
 /** A watch's keys: `[lower, upper)`, either end open. */
@@ -235,8 +230,8 @@ export class Watcher {
     const { prefix, end: after } = this.#codec;
     return this.#decoded(seq, () => {
       const change: RangeChange<unknown> = { seq, kind };
-      if (prefix.length === 0 || compare(start, prefix) > 0) change.key = this.#codec.unkey(start.slice());
-      if (after === undefined || compare(end, after) < 0) change.end = this.#codec.unkey(end.slice());
+      if (prefix.length === 0 || compareBytes(start, prefix) > 0) change.key = this.#codec.unkey(start.slice());
+      if (after === undefined || compareBytes(end, after) < 0) change.end = this.#codec.unkey(end.slice());
       return change;
     });
   }
@@ -292,9 +287,9 @@ export class Watcher {
   /** Whether `key` (or `[key, end)`, a range delete) is in this watch's `[lower, upper)`. */
   #matches(key: Uint8Array, end: Uint8Array | undefined): boolean {
     const { lower, upper } = this.#range;
-    if (upper !== undefined && compare(key, upper) >= 0) return false;
+    if (upper !== undefined && compareBytes(key, upper) >= 0) return false;
     if (lower === undefined) return true;
-    return end === undefined ? compare(key, lower) >= 0 : compare(end, lower) > 0;
+    return end === undefined ? compareBytes(key, lower) >= 0 : compareBytes(end, lower) > 0;
   }
 
   #emit(e: WatchEvent<unknown>): void {
@@ -337,5 +332,65 @@ export class Watcher {
       await new Promise<void>((r) => (this.#wake = r));
       this.#wake = undefined;
     }
+  }
+}
+
+/**
+ * @internal What a connection does with the change records it hears on
+ * the changes channel: passes them to its watches, in order, or keeps them
+ * until the leader welcomes it (`link`).
+ */
+export class ChangeFeed {
+  /** The connection's watches. */
+  readonly watchers = new Set<Watcher>();
+  /** The leader this connection was last welcomed by (or led as), and the sequence number that leader opened at. */
+  #linkedTo: string | undefined;
+  #opened = 0;
+  /** Change records from a leader that has not welcomed this connection yet (see `hear`). */
+  #early: ChangeRecord[] = [];
+
+  /**
+   * This connection now sends to `leader` (welcomed, or its own worker
+   * opened the database at `opened`; latest sequence number `seq`): its
+   * watches catch up, and the change records that came before are passed
+   * on, in order: those of earlier leaders that this one has (at or below
+   * `opened`) before, this leader's after.
+   */
+  link(leader: string, seq: number, opened: number): void {
+    const changed = leader !== this.#linkedTo;
+    this.#linkedTo = leader;
+    this.#opened = opened;
+    const early = this.#early;
+    this.#early = [];
+    const kept = early.filter((r) => r.from !== leader && r.last <= opened);
+    const mine = early.filter((r) => r.from === leader);
+    for (const w of this.watchers) {
+      for (const r of kept) w.onRecord(r);
+      w.onLeader(seq, changed ? opened : undefined);
+      for (const r of mine) w.onRecord(r);
+    }
+  }
+
+  /**
+   * A change record: passed to the watches if it comes from the leader
+   * that welcomed this connection, or from an earlier one and is in the
+   * database this one opened (at or below `opened`); kept until the
+   * welcome if this connection has not been welcomed yet (the welcome
+   * starts the catch-up that such a record would otherwise overtake);
+   * dropped if it is from a leader that went with it unsaved. `linked`:
+   * whether the connection is welcomed (or leads); `leader`: the leader it
+   * sends to.
+   */
+  hear(r: ChangeRecord, linked: boolean, leader: string | undefined): void {
+    if (linked && (r.from === leader || r.last <= this.#opened)) {
+      for (const w of this.watchers) w.onRecord(r);
+    } else if (!linked && this.watchers.size > 0 && this.#early.length < WATCH_QUEUE_LIMIT) {
+      this.#early.push(r);
+    }
+  }
+
+  /** Drops the records kept for a welcome (the connection failed or closed). */
+  clear(): void {
+    this.#early = [];
   }
 }

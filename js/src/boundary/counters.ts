@@ -16,8 +16,8 @@
  * loaded, because wrapping every export costs a little on every call.
  */
 
-import { __siltInstrument } from '../pkg/silt_wasm.js';
-import { SiltError } from './errors.js';
+import { __siltInstrument } from '../../pkg/silt_wasm.js';
+import { SiltError } from '../core/errors.js';
 import { isLoaded } from './wasm.js';
 
 /** What `boundaryCounters()` returns. */

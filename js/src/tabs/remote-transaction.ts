@@ -19,14 +19,14 @@
  * again in both cases of failure.
  */
 
-import { WriteBatch } from './batch.js';
-import { show, type Key } from './bytes.js';
-import type { Codec, EncodingOptions, KeyOf, RangeOptions } from './encoding.js';
-import { SiltError } from './errors.js';
-import type { Entry } from './iterator.js';
+import { WriteBatch } from '../core/batch.js';
+import { show, type Key } from '../core/bytes.js';
+import type { Codec, EncodingOptions, KeyOf, RangeOptions } from '../core/encoding.js';
+import { SiltError } from '../core/errors.js';
+import type { Entry } from '../local/iterator.js';
 import type { IteratorRequestOptions, PackedValues, Request, TxnWrites } from './protocol.js';
-import type { CommitOptions } from './transaction.js';
-import type { RemoteIterator, RemoteIteratorOptions } from './client.js';
+import type { CommitOptions } from '../local/transaction.js';
+import type { RemoteIterator, RemoteIteratorOptions } from './remote-iterator.js';
 
 /** @internal What a remote transaction needs of its connection. */
 export interface RemoteTransactionHost {

@@ -6,9 +6,9 @@
  * native engine reads and writes the same bytes.
  */
 
-import type { Database as WasmDatabase, Export as WasmExport } from '../pkg/silt_wasm.js';
-import { describe } from './bytes.js';
-import { fromWasm, SiltError } from './errors.js';
+import type { Database as WasmDatabase, Export as WasmExport } from '../../pkg/silt_wasm.js';
+import { describe } from '../core/bytes.js';
+import { fromWasm, SiltError } from '../core/errors.js';
 
 /** What an import read and wrote. */
 export interface ImportReport {

@@ -3,18 +3,9 @@
  * the database, held from open to close.
  */
 
-import { SiltError } from './errors.js';
+import { SiltError } from '../core/errors.js';
+import { abortReason, type HeldLock, type LockManagerLike } from '../core/web-locks.js';
 import { askHolder } from './parking.js';
-
-/** What siltdb uses of `navigator.locks`. */
-export interface LockManagerLike {
-  request(name: string, options: { ifAvailable?: boolean; signal?: AbortSignal }, callback: (lock: unknown) => Promise<void> | undefined): Promise<unknown>;
-}
-
-export interface HeldLock {
-  /** Releases the lock (once; later calls do nothing). */
-  release(): void;
-}
 
 /**
  * Locks being released by this realm, by name: the lock manager frees a
@@ -59,15 +50,6 @@ export async function acquireLock(locks: LockManagerLike, name: string, wait: bo
   }
   if (got === null) throw locked(name);
   return got;
-}
-
-/**
- * Why `signal` aborted: its reason (an `AbortError` DOMException from
- * `abort()`, a `TimeoutError` from `AbortSignal.timeout()`, or what the
- * app passed to `abort(reason)`).
- */
-export function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 
 /** How long to wait for a parked holder that said it lets go. */

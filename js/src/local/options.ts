@@ -1,12 +1,14 @@
 /**
  * The options of `open()` and `openMemory()`: their types, and the checks
- * that run before anything is opened (also on the page, for `connect()`).
+ * that run before anything is opened (also on the page, for `connect()`);
+ * and the options of one call of a database (a read, a write).
  */
 
-import { OpenOptions as WasmOpenOptions } from '../pkg/silt_wasm.js';
-import { show, type Key } from './bytes.js';
-import { rootCodec, type EncodingOptions } from './encoding.js';
-import { SiltError } from './errors.js';
+import { OpenOptions as WasmOpenOptions } from '../../pkg/silt_wasm.js';
+import { show, type Key } from '../core/bytes.js';
+import { rootCodec, type EncodingOption, type EncodingOptions, type RangeOptions } from '../core/encoding.js';
+import { SiltError } from '../core/errors.js';
+import type { Snapshot } from './snapshot.js';
 
 /** How to open a database. Every field is optional. */
 export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K, V> {
@@ -241,3 +243,47 @@ export function toWasm(c: Checked): WasmOpenOptions {
   w.transactionSpillBytes = c.transactionSpillBytes;
   return w;
 }
+
+/** Options of one write. */
+export interface WriteOptions {
+  /**
+   * Make the write durable before the call returns (default: the
+   * database's `sync` open option, itself false by default). Without it a
+   * crash may lose the latest writes, never part of a batch and never an
+   * older write while keeping a newer one.
+   */
+  sync?: boolean;
+}
+
+/** Options of one read. */
+export interface ReadOptions {
+  /** Read as of this snapshot (default: the latest state). */
+  snapshot?: Snapshot;
+}
+
+/** Options of one `multiGet`. */
+export interface MultiGetOptions extends ReadOptions {
+  /**
+   * Use the engine's batched MultiGet (default true): keys grouped by the
+   * table file that may hold them, each file searched once for its group,
+   * its filter probed for the group at once. With false each key is looked
+   * up on its own, as `get` does, still at one point in time and with one
+   * call into wasm (for comparing the two, as RocksDB's benchmark does).
+   */
+  batched?: boolean;
+}
+
+/** Options of `get` and `multiGet`: a snapshot, and the call's own value encoding. */
+export interface GetOptions<V> extends ReadOptions {
+  /** Decode the value(s) with this encoding instead of the database's. */
+  valueEncoding?: EncodingOption<V>;
+}
+
+/** A range, and the snapshot to read it at (`count`). */
+export interface CountOptions<K> extends RangeOptions<K> {
+  /** Count as of this snapshot (default: now). */
+  snapshot?: Snapshot;
+}
+
+/** Options of `sublevel()`: its encodings (default: those of its parent). */
+export type SublevelOptions<K, V> = EncodingOptions<K, V>;

@@ -4,15 +4,15 @@
  * running background work between batches.
  */
 
-import type { Iterator as WasmIterator } from '../pkg/silt_wasm.js';
-import { show, type Key } from './bytes.js';
-import { checkLimit, Codec, type EncodingOptions, type RangeOptions } from './encoding.js';
-import { copyOut, MAX_POOLED } from './copies.js';
-import { countCopied } from './counters.js';
-import { fromWasm, SiltError } from './errors.js';
-import { memoryBytesView, memoryWords } from './wasm.js';
+import type { Iterator as WasmIterator } from '../../pkg/silt_wasm.js';
+import { show, type Key } from '../core/bytes.js';
+import { checkLimit, Codec, type EncodingOptions, type RangeOptions } from '../core/encoding.js';
+import { copyOut, MAX_POOLED } from '../boundary/copies.js';
+import { countCopied } from '../boundary/counters.js';
+import { fromWasm, SiltError } from '../core/errors.js';
+import { memoryBytesView, memoryWords } from '../boundary/wasm.js';
 import type { Snapshot } from './snapshot.js';
-import { nextTask } from './task.js';
+import { nextTask } from '../core/task.js';
 
 /** Which keys to visit, in which order, as of when, and how to decode them. */
 export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {

@@ -7,20 +7,15 @@
  * page.
  */
 
-import { WriteBatch, type BatchOp } from './batch.js';
-import { countCopied } from './counters.js';
-import { SiltError } from './errors.js';
-import type { EntryBatch } from './iterator.js';
+import { WriteBatch, type BatchOp } from '../core/batch.js';
+import { compareBytes } from '../core/bytes.js';
+import { countCopied } from '../boundary/counters.js';
+import { SiltError } from '../core/errors.js';
+import type { EntryBatch } from '../local/iterator.js';
 import type { ChangeRecord, PackedValues } from './protocol.js';
 import { isReserved, RESERVED, RESERVED_END } from './write-records.js';
 
 const utf8 = new TextEncoder();
-
-function compare(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
 
 /** A reserved key in a request: refused. */
 export function reserved(what: string): SiltError {
@@ -180,7 +175,7 @@ export function pack(bytes: Uint8Array): Packed | 'split' {
 }
 
 function overlapsReserved(start: Uint8Array, end: Uint8Array): boolean {
-  return compare(start, RESERVED_END) < 0 && compare(end, RESERVED) > 0;
+  return compareBytes(start, RESERVED_END) < 0 && compareBytes(end, RESERVED) > 0;
 }
 
 /** Makes update `op` in `to` (a batch, or a transaction). */
@@ -215,8 +210,8 @@ export function putRange(bytes: Uint8Array): [Uint8Array, Uint8Array] | undefine
     if (k + a + b > bytes.length) throw bad();
     const key = bytes.subarray(k, k + a);
     if (key[0] === 0xff && isReserved(key)) throw reserved('the key');
-    if (lo === undefined || compare(key, lo) < 0) lo = key;
-    if (hi === undefined || compare(key, hi) > 0) hi = key;
+    if (lo === undefined || compareBytes(key, lo) < 0) lo = key;
+    if (hi === undefined || compareBytes(key, hi) > 0) hi = key;
     at = k + a + b;
   }
   return lo === undefined ? undefined : [lo.slice(), hi!.slice()];
@@ -228,8 +223,8 @@ export function splitAroundReserved(ops: BatchOp[]): WriteBatch {
   for (const op of ops) {
     if (op.kind !== 'deleteRange' || !overlapsReserved(op.key, op.end)) apply(b, op);
     else {
-      if (compare(op.key, RESERVED) < 0) b.deleteRange(op.key, RESERVED);
-      if (compare(op.end, RESERVED_END) > 0) b.deleteRange(compare(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end);
+      if (compareBytes(op.key, RESERVED) < 0) b.deleteRange(op.key, RESERVED);
+      if (compareBytes(op.end, RESERVED_END) > 0) b.deleteRange(compareBytes(op.key, RESERVED_END) > 0 ? op.key : RESERVED_END, op.end);
     }
   }
   return b;

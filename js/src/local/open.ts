@@ -3,18 +3,20 @@
  * anywhere (`openMemory`).
  */
 
-import { Database as WasmDatabase } from '../pkg/silt_wasm.js';
+import { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
 import { type ImportReport, type ImportSource, importInto } from './backup.js';
-import type { Key } from './bytes.js';
-import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from './encoding.js';
-import { Database, type Closer } from './database.js';
-import { fromWasm, SiltError } from './errors.js';
-import { acquireLock, type HeldLock, type LockManagerLike } from './lock.js';
+import type { Key } from '../core/bytes.js';
+import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
+import type { Closer } from './core.js';
+import { Database } from './database.js';
+import { fromWasm, SiltError } from '../core/errors.js';
+import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
+import { acquireLock } from '../opfs/lock.js';
 import { type Checked, checkName, checkOptions, type OpenOptions, toWasm } from './options.js';
-import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from './parking.js';
-import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from './pool.js';
-import { refreshStorageEstimate } from './storage.js';
-import { loadWasm } from './wasm.js';
+import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
+import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
+import { refreshStorageEstimate } from '../opfs/storage.js';
+import { loadWasm } from '../boundary/wasm.js';
 
 export { checkName, checkOptions, defaultBlockCacheCapacity, MIN_POOL_RESERVE, type OpenOptions } from './options.js';
 
@@ -119,7 +121,7 @@ async function openInBrowser(name: string, options: OpenOptions<unknown, unknown
 
 /**
  * @internal `open` for the worker of the `connect()` connection that leads
- * (client.ts): it waits for the database's lock (the worker that led before
+ * (tabs/connection.ts): it waits for the database's lock (the worker that led before
  * may still be ending), and a close does not park.
  */
 export function openLeader(name: string, options: OpenOptions, onLocked: () => void): Promise<Database> {

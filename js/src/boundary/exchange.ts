@@ -13,12 +13,12 @@
  * even when no read follows.
  */
 
-import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
-import { checkedBytes, describe, keyBytes } from './bytes.js';
+import type { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
+import { checkedBytes, describe, keyBytes } from '../core/bytes.js';
 import { contract } from './contract.js';
 import { copyOut } from './copies.js';
 import { countCopied } from './counters.js';
-import { fromWasm, SiltError } from './errors.js';
+import { fromWasm, SiltError } from '../core/errors.js';
 import { isWasmMemory, memoryBuffer, memoryBytesView, memoryMode } from './wasm.js';
 
 const utf8 = new TextEncoder();

@@ -14,7 +14,7 @@
  * after `PARK_MS` on its own, and when its worker ends.
  */
 
-import type { HeldLock } from './lock.js';
+import type { HeldLock } from '../core/web-locks.js';
 import type { PoolKeeper } from './pool.js';
 
 /** How long a closed database stays parked if nobody reopens it. */

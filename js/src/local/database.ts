@@ -3,17 +3,14 @@
  * zero-copy reads, and background work pumped between calls.
  */
 
-import { heapBytes, reserveMemory, type Database as WasmDatabase, type Iterator as WasmIterator } from '../pkg/silt_wasm.js';
-import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
-import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from './batch.js';
-import { show, successor, valueBytes, type Key } from './bytes.js';
-import { contract, type Recovery } from './contract.js';
-import { fromWasm, SiltError } from './errors.js';
-import { Exchange } from './exchange.js';
+import { heapBytes, reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
+import { collectedResults, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
+import { memoryBytes, memoryMode } from '../boundary/wasm.js';
+import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
+import { compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
 import {
-  Codec,
+  type Codec,
   registerCodec,
-  type EncodingOption,
   type EncodingOptions,
   exportForm,
   type ExportOptions,
@@ -22,389 +19,17 @@ import {
   type RangeOptions,
   type ReadValueOf,
   type ValueTypeOf,
-} from './encoding.js';
-import { EntryIterator, iteratorOptions, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
-import type { PoolKeeper } from './pool.js';
-import { collectedResults, type MultiGot, PinnedMultiGetResult, PinnedValue } from './results.js';
+} from '../core/encoding.js';
+import { fromWasm, SiltError } from '../core/errors.js';
+import type { PoolKeeper } from '../opfs/pool.js';
+import { storageEstimate } from '../opfs/storage.js';
+import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
+import { type Closer, Core, ROOT } from './core.js';
+import { iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
+import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
+import type { Statistics, VerifyReport } from './statistics.js';
 import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
-import { storageEstimate, type StorageEstimate } from './storage.js';
-import { nextTask } from './task.js';
-import { memoryBytes, memoryMode, type MemoryMode } from './wasm.js';
-
-/** Options of one write. */
-export interface WriteOptions {
-  /**
-   * Make the write durable before the call returns (default: the
-   * database's `sync` open option, itself false by default). Without it a
-   * crash may lose the latest writes, never part of a batch and never an
-   * older write while keeping a newer one.
-   */
-  sync?: boolean;
-}
-
-/** Options of one read. */
-export interface ReadOptions {
-  /** Read as of this snapshot (default: the latest state). */
-  snapshot?: Snapshot;
-}
-
-/** Options of one `multiGet`. */
-export interface MultiGetOptions extends ReadOptions {
-  /**
-   * Use the engine's batched MultiGet (default true): keys grouped by the
-   * table file that may hold them, each file searched once for its group,
-   * its filter probed for the group at once. With false each key is looked
-   * up on its own, as `get` does, still at one point in time and with one
-   * call into wasm (for comparing the two, as RocksDB's benchmark does).
-   */
-  batched?: boolean;
-}
-
-/** What `statistics()` returns. */
-export interface Statistics {
-  name: string;
-  /** On OPFS (true) or in memory (false). */
-  persistent: boolean;
-  /** Gauges of the engine (camelCase names). */
-  properties: {
-    superVersionNumber: number;
-    lastSequence: number;
-    memtableBytes: number;
-    immutableMemtables: number;
-    filesPerLevel: number[];
-    bytesPerLevel: number[];
-    tableBytes: number;
-    /** Bytes of every memtable in memory, flushed ones iterators still pin included. */
-    allMemtableBytes: number;
-    /** Bytes of every table file kept, obsolete ones iterators still pin included. */
-    liveTableBytes: number;
-    /** Bytes of blocks and memtable entries pinned by results of `get` / `multiGet`. */
-    pinnedBytes: number;
-    blockCacheUsage: number;
-    blockCacheCapacity: number;
-    /** Bytes the row cache holds (0 without `rowCacheCapacity`). */
-    rowCacheUsage: number;
-    liveSnapshots: number;
-    /** 1 while a flush or compaction is in progress or due. */
-    backgroundWorkPending: number;
-    [name: string]: number | number[];
-  };
-  /** Counters by their RocksDB names, e.g. `rocksdb.block.cache.hit`. */
-  tickers: Record<string, number>;
-  /** Histograms by their RocksDB names, e.g. `rocksdb.db.get.micros`. */
-  histograms: Record<string, { count: number; sum: number; min: number; max: number; p50: number; p95: number; p99: number }>;
-  /**
-   * The OPFS file pool (persistent databases only): pooled files, free
-   * ones, removed ones still open, bytes of logical data, creates refused,
-   * the bytes every pooled file takes on storage (`bytes`, headers
-   * included: what `maxBytes` caps), the cap and the part of it kept for
-   * deletes and compactions (`maxBytes`, `reserveBytes`; only with
-   * `maxBytes`), and the logical files the pooled files' headers name
-   * (`db/000012.sst`).
-   */
-  pool?: {
-    files: number;
-    free: number;
-    removedOpen: number;
-    dataBytes: number;
-    exhausted: number;
-    bytes: number;
-    maxBytes?: number;
-    reserveBytes?: number;
-    paths: string[];
-  };
-  /**
-   * The origin's storage (`navigator.storage.estimate()` and
-   * `persisted()`), where the browser has the Storage API: every database
-   * of the origin and all else it stores. Cached: at most about a second
-   * old when statistics are read regularly (`updatedAt` says when it was
-   * taken); through `connect()` it is fresh.
-   */
-  storage?: StorageEstimate;
-  /** Results pinning values right now (every database of this realm). */
-  pinnedResults: number;
-  /** Results released by garbage collection instead of `release()`. */
-  collectedResults: number;
-  /**
-   * Wasm memory: `bytes` its size, which never shrinks (the most the heap
-   * ever needed at once); `heapBytes` what the module's heap holds now
-   * (allocated and not freed), shared by every database of the worker.
-   */
-  memory: { bytes: number; heapBytes: number; mode: MemoryMode };
-  background: { steps: number; lastError?: { code: string; message: string } };
-}
-
-/** What `verify()` returns: what it read and checked. */
-export interface VerifyReport {
-  /** Table files read. */
-  tables: number;
-  /** Entries checked. */
-  entries: number;
-  /** Bytes of the table files read. */
-  tableBytes: number;
-}
-
-/** Failed steps in a row (that may be retried) before `idle()` gives up. */
-const IDLE_RETRY_ATTEMPTS = 3;
-
-/** Retrying background work that failed and may be retried: first and longest waits. */
-const RETRY_MS = 50;
-const RETRY_MAX_MS = 2_000;
-/** How long after a run of reads background work looks for read-triggered compactions. */
-const READ_KICK_MS = 10;
-
-/**
- * What the engine decided a failed step of background work means (the
- * binding puts it on the error it throws; crates/wasm/src/error.rs):
- * `stopWrites` for anything else, such as a closed database.
- */
-function recoveryOf(e: unknown): Recovery {
-  const r = (e as { recovery?: unknown } | null)?.recovery;
-  return r === 'retryLater' || r === 'failAlone' ? r : 'stopWrites';
-}
-
-/**
- * Runs the engine's background work (flushes, later compactions) in short
- * slices on the event loop, so that requests queued meanwhile run between
- * slices and are never starved.
- */
-class BackgroundPump {
-  #inner: WasmDatabase;
-  #keeper: PoolKeeper | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  /** A run is scheduled (by a timer or for the next task), due at `#due`. */
-  #scheduled = false;
-  /** Bumped to cancel a scheduled run. */
-  #token = 0;
-  #due = 0;
-  #stopped = false;
-  /** Background work stopped writes: nothing more is pumped. */
-  #failed = false;
-  #retryMs = RETRY_MS;
-  steps = 0;
-  lastError: SiltError | undefined;
-  static sliceMs = 4;
-  static budget = 8;
-
-  constructor(inner: WasmDatabase, keeper: PoolKeeper | undefined) {
-    this.#inner = inner;
-    this.#keeper = keeper;
-  }
-
-  /**
-   * Runs background work after `delayMs`, or sooner if already scheduled
-   * later. At 0, in the next task (`nextTask`: a chain of `setTimeout(0)`
-   * would be clamped to 4 ms a step, leaving the worker idle half the time
-   * while work is left).
-   */
-  kick(delayMs = 0): void {
-    if (this.#stopped || this.#failed) return;
-    const at = performance.now() + delayMs;
-    if (this.#scheduled) {
-      if (this.#due <= at) return;
-      this.#cancel();
-    }
-    this.#due = at;
-    this.#scheduled = true;
-    const token = this.#token;
-    const run = () => {
-      if (token === this.#token) this.#run();
-    };
-    if (delayMs <= 0) void nextTask().then(run);
-    else this.#timer = setTimeout(run, delayMs);
-  }
-
-  /** Forgets the scheduled run. */
-  #cancel(): void {
-    this.#token++;
-    this.#scheduled = false;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  stop(): void {
-    this.#stopped = true;
-    this.#cancel();
-  }
-
-  #run(): void {
-    this.#scheduled = false;
-    this.#timer = undefined;
-    if (this.#stopped) return;
-    const { workLeft, waitingForPool } = contract().work;
-    const end = performance.now() + BackgroundPump.sliceMs;
-    let bits = 0;
-    try {
-      do {
-        bits = this.#inner.backgroundWork(BackgroundPump.budget);
-        this.steps++;
-      } while (bits & workLeft && !(bits & waitingForPool) && performance.now() < end);
-    } catch (e) {
-      this.lastError = fromWasm(e);
-      if (recoveryOf(e) === 'stopWrites') {
-        // Every later write reports the error: keep it for statistics()
-        // and stop pumping.
-        this.#failed = true;
-        return;
-      }
-      // The engine kept the work (a file it could not create) or dropped
-      // it for lack of space, and redoes it at a later step.
-      this.#retryLater();
-      return;
-    }
-    this.lastError = undefined;
-    if (bits & waitingForPool && this.#keeper) {
-      this.#keeper.topUp().then(
-        () => {
-          this.#retryMs = RETRY_MS;
-          this.kick();
-        },
-        (e: unknown) => {
-          // Storage refused new files (a full quota, often for a moment):
-          // as the engine's "no file yet", retried later, never given up.
-          this.lastError = fromWasm(e);
-          this.#retryLater();
-        },
-      );
-    } else {
-      this.#retryMs = RETRY_MS;
-      if (bits & workLeft) this.kick();
-    }
-  }
-
-  /** Runs again later, less and less often until it goes through (a write's kick retries at once). */
-  #retryLater(): void {
-    this.kick(this.#retryMs);
-    this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
-  }
-}
-
-/** @internal What happens to a database's files and lock at close (open.ts). */
-export interface Closer {
-  /** Whether to close leaving the pooled files open (to park them). */
-  keepFiles(): boolean;
-  /** The engine closed; `kept`: its files are still open. */
-  closed(kept: boolean): void;
-}
-
-/** @internal What every view of one open database shares (the root and its sublevels). */
-class Core {
-  inner: WasmDatabase;
-  name: string;
-  keeper: PoolKeeper | undefined;
-  sync: boolean;
-  pump: BackgroundPump;
-  closer: Closer;
-  liveIterators = new Set<EntryIterator<unknown, unknown>>();
-  exchange: Exchange;
-
-  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
-    this.inner = inner;
-    this.name = name;
-    this.keeper = keeper;
-    this.sync = sync;
-    this.closer = closer;
-    this.pump = new BackgroundPump(inner, keeper);
-    // Lookups that search several files mark some for read-triggered
-    // compaction: let background work look, now and then, while only reads run.
-    this.exchange = new Exchange(inner, () => this.pump.kick(READ_KICK_MS));
-    // Memtables recovered from a WAL whose tail a crash tore are flushed
-    // in the background from the start, not at the first write.
-    this.pump.kick();
-  }
-
-  syncOf(options: WriteOptions | undefined): boolean {
-    if (options?.sync === undefined) return this.sync;
-    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
-    return options.sync;
-  }
-
-  snapshotOf(options: { snapshot?: Snapshot } | undefined): number {
-    const s = options?.snapshot;
-    if (s === undefined) return 0;
-    if (!(s instanceof Snapshot)) throw new SiltError('InvalidArgument', 'snapshot must be a Snapshot of this database');
-    return s.idFor(this);
-  }
-
-  /** After a call that may have filled a memtable or used pooled files. */
-  afterWrite(): void {
-    this.pump.kick();
-    this.keeper?.topUpIfLow();
-  }
-
-  call<T>(f: () => T): T {
-    try {
-      return f();
-    } catch (e) {
-      throw fromWasm(e);
-    }
-  }
-
-  /**
-   * A write: `call(f)`, then `afterWrite()`, also when it failed (a write
-   * refused with `PoolExhausted` starts the top-up that lets it through
-   * after an await).
-   */
-  write<T>(f: () => T): T {
-    try {
-      return f();
-    } catch (e) {
-      throw fromWasm(e);
-    } finally {
-      this.afterWrite();
-    }
-  }
-
-  /** An iterator of the package around `inner`, closed with the database. */
-  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): EntryIterator<K, V> {
-    // The engine deletes the files only an old version held as soon as the
-    // iterator lets go of it: at a refresh, or when it is released.
-    const it: EntryIterator<K, V> = new EntryIterator<K, V>(
-      inner,
-      batchSize,
-      () => this.liveIterators.delete(it as EntryIterator<unknown, unknown>),
-      codec,
-      limit,
-    );
-    this.liveIterators.add(it as EntryIterator<unknown, unknown>);
-    return it;
-  }
-
-  /** Deletes `[lower, upper)`, or from `lower` past the last key (`upper` undefined): one range tombstone. */
-  clear(lower: Uint8Array, upper: Uint8Array | undefined, sync: boolean): void {
-    let end = upper;
-    if (end === undefined) {
-      // Unbounded: the tombstone ends just past the last key there is.
-      const last = this.call(() => this.inner.iterator(lower, undefined, true, 0, false));
-      const it = new EntryIterator<Uint8Array, Uint8Array>(last, 1, () => {}, ROOT, 1);
-      const first = it.next();
-      it.release();
-      if (first.done) return;
-      end = successor(first.value[0]);
-    }
-    const e = end;
-    this.write(() => this.inner.deleteRange(lower, e, sync));
-  }
-}
-
-/** The codec of a database of bytes: keys and values as they are. */
-const ROOT = Codec.root(undefined);
-
-/** Options of `get` and `multiGet`: a snapshot, and the call's own value encoding. */
-export interface GetOptions<V> extends ReadOptions {
-  /** Decode the value(s) with this encoding instead of the database's. */
-  valueEncoding?: EncodingOption<V>;
-}
-
-/** A range, and the snapshot to read it at (`count`). */
-export interface CountOptions<K> extends RangeOptions<K> {
-  /** Count as of this snapshot (default: now). */
-  snapshot?: Snapshot;
-}
-
-/** Options of `sublevel()`: its encodings (default: those of its parent). */
-export type SublevelOptions<K, V> = EncodingOptions<K, V>;
 
 /**
  * An open Silt database, in the thread that opened it: or one of its
@@ -918,35 +543,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
    * topped up: what a worker awaits between bursts of synchronous writes.
    */
   async idle(): Promise<void> {
-    const core = this.#core;
-    const { workLeft, waitingForPool } = contract().work;
-    let failures = 0;
-    for (;;) {
-      if (this.closed) return;
-      await core.keeper?.topUp();
-      let bits: number;
-      try {
-        bits = core.inner.backgroundWork(BackgroundPump.budget);
-        failures = 0;
-      } catch (e) {
-        // A step that may be retried: out of space, the engine drops the
-        // flush or compaction and the next step does the next job (a
-        // compaction started before a delete gives way to the one that
-        // drops the deleted data); a file it could not create, it keeps.
-        // Failing three times in a row means that no job goes through.
-        if (recoveryOf(e) === 'stopWrites' || ++failures >= IDLE_RETRY_ATTEMPTS) throw fromWasm(e);
-        await nextTask();
-        continue;
-      }
-      if (!(bits & workLeft)) return;
-      if (bits & waitingForPool) {
-        // The keeper always keeps enough free files for a step; if a step
-        // still waits, the top-up failed (kept in lastError).
-        if (core.keeper?.lastError) throw core.keeper.lastError;
-        throw new SiltError('PoolExhausted', 'background work is waiting for free pooled files that the pool keeper did not provide');
-      }
-      await nextTask();
-    }
+    await this.#core.pump.idle();
   }
 
   /**
@@ -983,13 +580,6 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
 }
 
 const EMPTY = new Uint8Array(0);
-
-/** Byte order of two keys. */
-export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
 
 /** Runs `f`, turning a synchronous throw (bad input) into a rejection. */
 async function callAsync<T>(f: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * Messages of `connect()`: between a connection and the worker that leads
  * (worker.ts, leader.ts), and between the connections of one database in
- * every tab, iframe and worker of the origin (client.ts). docs/tabs.md
+ * every tab, iframe and worker of the origin (connection.ts). docs/tabs.md
  * describes the protocol as a whole.
  *
  * Channels (BroadcastChannel names; `<name>` is the database's):
@@ -20,9 +20,9 @@
  * so the leader learns when a follower is gone).
  */
 
-import type { Key } from './bytes.js';
-import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from './errors.js';
-import type { OpenOptions } from './open.js';
+import type { Key } from '../core/bytes.js';
+import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from '../core/errors.js';
+import type { OpenOptions } from '../local/open.js';
 
 export type IteratorRequestOptions = {
   gt?: Key;
@@ -58,7 +58,7 @@ export type Request =
   | { op: 'clear'; lower: Uint8Array; upper?: Uint8Array; sync?: boolean }
   | { op: 'count'; lower?: Uint8Array; upper?: Uint8Array; snapshot: number }
   | { op: 'approximateSize'; lower?: Uint8Array; upper?: Uint8Array }
-  /** Backups: an export read piece by piece, an import pushed piece by piece (leader.ts). */
+  /** Backups: an export read piece by piece, an import pushed piece by piece (leader-requests.ts). */
   | { op: 'exportStart'; lower?: Uint8Array; upper?: Uint8Array; form?: 'tables' | 'entries' }
   | { op: 'exportNext'; export: number }
   | { op: 'exportRelease'; export: number }
@@ -90,7 +90,7 @@ export type Request =
 
 /**
  * What a request needs of the leader it was made for, for a connection
- * whose leader went with the request unanswered (client.ts):
+ * whose leader went with the request unanswered (connection.ts):
  * - `'none'`: it means the same to any leader: it is sent to the new one.
  * - `'uses'`: it uses, or makes, something that lives in that leader alone
  *   (a snapshot, iterator, transaction, export or import there, named by a

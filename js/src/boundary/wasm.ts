@@ -24,8 +24,8 @@
  * every file read and write then goes through a bounce buffer.
  */
 
-import init from '../pkg/silt_wasm.js';
-import { SiltError } from './errors.js';
+import init from '../../pkg/silt_wasm.js';
+import { SiltError } from '../core/errors.js';
 
 /** How views of wasm memory behave when it grows (see the module doc). */
 export type MemoryMode = 'resizable' | 'fixed';
@@ -117,7 +117,7 @@ function hasSimd128(): boolean {
 async function instantiate(): Promise<void> {
   let exports: { memory: WebAssembly.Memory };
   if (isNode()) {
-    const wasmUrl = new URL('../pkg/silt_wasm_bg.wasm', import.meta.url);
+    const wasmUrl = new URL('../../pkg/silt_wasm_bg.wasm', import.meta.url);
     // Not an import, which bundlers building for the browser would try to
     // resolve (and warn about) though the browser never takes this path.
     const { readFile } = nodeBuiltin<{ readFile(path: URL): Promise<Uint8Array> }>('node:fs/promises');

@@ -2,8 +2,8 @@
  * Snapshots: a consistent view of a database as of one moment.
  */
 
-import type { Database as WasmDatabase } from '../pkg/silt_wasm.js';
-import { SiltError } from './errors.js';
+import type { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
+import { SiltError } from '../core/errors.js';
 
 const safetyNet = new FinalizationRegistry<{ db: WasmDatabase; id: number }>(({ db, id }) => {
   db.releaseSnapshot(id);

@@ -4,7 +4,7 @@
  */
 
 import { SiltError } from './errors.js';
-import { isWasmMemory } from './wasm.js';
+import { isWasmMemory } from '../boundary/wasm.js';
 
 /** A key: bytes, or a string stored as its UTF-8 encoding. */
 export type Key = Uint8Array | string;
@@ -133,6 +133,13 @@ export function successor(key: Uint8Array): Uint8Array {
   const out = new Uint8Array(key.length + 1);
   out.set(key);
   return out;
+}
+
+/** Byte order of two keys: bytewise, a key before the longer keys it is a prefix of. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
 }
 
 export { describe, show };

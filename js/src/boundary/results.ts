@@ -20,10 +20,10 @@
  * `Blob`, `crypto.subtle`): hand them `copy()`, or use `text()`.
  */
 
-import { show } from './bytes.js';
+import { show } from '../core/bytes.js';
 import { copyOut } from './copies.js';
 import { countCopied } from './counters.js';
-import { SiltError } from './errors.js';
+import { SiltError } from '../core/errors.js';
 import { ABSENT, type BatchAnswer, type Exchange } from './exchange.js';
 import { memoryBuffer, memoryWords } from './wasm.js';
 

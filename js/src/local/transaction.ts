@@ -12,10 +12,10 @@
  * work (crates/engine/src/db/transaction.rs).
  */
 
-import type { Database as WasmDatabase, Iterator as WasmIterator } from '../pkg/silt_wasm.js';
-import { show, successor, valueBytes, type Key } from './bytes.js';
-import type { Codec, EncodingOptions, KeyOf } from './encoding.js';
-import { fromWasm, SiltError, type SiltErrorCode } from './errors.js';
+import type { Database as WasmDatabase, Iterator as WasmIterator } from '../../pkg/silt_wasm.js';
+import { show, successor, valueBytes, type Key } from '../core/bytes.js';
+import type { Codec, EncodingOptions, KeyOf } from '../core/encoding.js';
+import { fromWasm, SiltError, type SiltErrorCode } from '../core/errors.js';
 import { type EntryIterator, type IteratorOptions, iteratorOptions } from './iterator.js';
 
 /** How a commit writes (as `WriteOptions`). */

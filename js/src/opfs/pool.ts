@@ -10,8 +10,8 @@
  * docs/format.md) say which logical file each holds.
  */
 
-import { OpfsPool } from '../pkg/silt_wasm.js';
-import { fromWasm, SiltError } from './errors.js';
+import { OpfsPool } from '../../pkg/silt_wasm.js';
+import { fromWasm, SiltError } from '../core/errors.js';
 
 /** The synchronous methods of a `FileSystemSyncAccessHandle` the pool uses. */
 export interface SyncHandleLike {

@@ -1,0 +1,130 @@
+/**
+ * What every view of one open database shares, the root and its sublevels
+ * (database.ts): the engine, the pool keeper, the background pump, the
+ * exchange buffer and the live iterators.
+ */
+
+import type { Database as WasmDatabase, Iterator as WasmIterator } from '../../pkg/silt_wasm.js';
+import { Exchange } from '../boundary/exchange.js';
+import { show, successor } from '../core/bytes.js';
+import { Codec } from '../core/encoding.js';
+import { fromWasm, SiltError } from '../core/errors.js';
+import type { PoolKeeper } from '../opfs/pool.js';
+import { BackgroundPump } from './background-pump.js';
+import { EntryIterator } from './iterator.js';
+import type { WriteOptions } from './options.js';
+import { Snapshot } from './snapshot.js';
+
+/** How long after a run of reads background work looks for read-triggered compactions. */
+const READ_KICK_MS = 10;
+
+/** The codec of a database of bytes: keys and values as they are. */
+export const ROOT = Codec.root(undefined);
+
+/** @internal What happens to a database's files and lock at close (open.ts). */
+export interface Closer {
+  /** Whether to close leaving the pooled files open (to park them). */
+  keepFiles(): boolean;
+  /** The engine closed; `kept`: its files are still open. */
+  closed(kept: boolean): void;
+}
+
+/** @internal What every view of one open database shares (the root and its sublevels). */
+export class Core {
+  inner: WasmDatabase;
+  name: string;
+  keeper: PoolKeeper | undefined;
+  sync: boolean;
+  pump: BackgroundPump;
+  closer: Closer;
+  liveIterators = new Set<EntryIterator<unknown, unknown>>();
+  exchange: Exchange;
+
+  constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
+    this.inner = inner;
+    this.name = name;
+    this.keeper = keeper;
+    this.sync = sync;
+    this.closer = closer;
+    this.pump = new BackgroundPump(inner, keeper);
+    // Lookups that search several files mark some for read-triggered
+    // compaction: let background work look, now and then, while only reads run.
+    this.exchange = new Exchange(inner, () => this.pump.kick(READ_KICK_MS));
+    // Memtables recovered from a WAL whose tail a crash tore are flushed
+    // in the background from the start, not at the first write.
+    this.pump.kick();
+  }
+
+  syncOf(options: WriteOptions | undefined): boolean {
+    if (options?.sync === undefined) return this.sync;
+    if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
+    return options.sync;
+  }
+
+  snapshotOf(options: { snapshot?: Snapshot } | undefined): number {
+    const s = options?.snapshot;
+    if (s === undefined) return 0;
+    if (!(s instanceof Snapshot)) throw new SiltError('InvalidArgument', 'snapshot must be a Snapshot of this database');
+    return s.idFor(this);
+  }
+
+  /** After a call that may have filled a memtable or used pooled files. */
+  afterWrite(): void {
+    this.pump.kick();
+    this.keeper?.topUpIfLow();
+  }
+
+  call<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw fromWasm(e);
+    }
+  }
+
+  /**
+   * A write: `call(f)`, then `afterWrite()`, also when it failed (a write
+   * refused with `PoolExhausted` starts the top-up that lets it through
+   * after an await).
+   */
+  write<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw fromWasm(e);
+    } finally {
+      this.afterWrite();
+    }
+  }
+
+  /** An iterator of the package around `inner`, closed with the database. */
+  track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): EntryIterator<K, V> {
+    // The engine deletes the files only an old version held as soon as the
+    // iterator lets go of it: at a refresh, or when it is released.
+    const it: EntryIterator<K, V> = new EntryIterator<K, V>(
+      inner,
+      batchSize,
+      () => this.liveIterators.delete(it as EntryIterator<unknown, unknown>),
+      codec,
+      limit,
+    );
+    this.liveIterators.add(it as EntryIterator<unknown, unknown>);
+    return it;
+  }
+
+  /** Deletes `[lower, upper)`, or from `lower` past the last key (`upper` undefined): one range tombstone. */
+  clear(lower: Uint8Array, upper: Uint8Array | undefined, sync: boolean): void {
+    let end = upper;
+    if (end === undefined) {
+      // Unbounded: the tombstone ends just past the last key there is.
+      const last = this.call(() => this.inner.iterator(lower, undefined, true, 0, false));
+      const it = new EntryIterator<Uint8Array, Uint8Array>(last, 1, () => {}, ROOT, 1);
+      const first = it.next();
+      it.release();
+      if (first.done) return;
+      end = successor(first.value[0]);
+    }
+    const e = end;
+    this.write(() => this.inner.deleteRange(lower, e, sync));
+  }
+}

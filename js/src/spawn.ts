@@ -1,0 +1,47 @@
+/**
+ * The two workers a `connect()` connection starts: siltdb's own worker
+ * (worker.ts), once it leads, and the SharedWorker that hands out ports
+ * (broker.ts).
+ *
+ * This file stays at the root of the package, beside those two, because
+ * their URLs are relative to the file that builds them
+ * (`new URL('./worker.js', import.meta.url)`). Browsers, Vite and webpack
+ * resolve that from here; esbuild leaves it alone, so in an esbuild bundle
+ * it resolves next to the app's bundle, where the plugin (esbuild.ts) puts
+ * `worker.js` and `broker.js`. Only a URL without a folder in it works for
+ * both: moved into tabs/, this file would need `../worker.js`, which the
+ * esbuild bundle would look for above its `outdir`.
+ */
+
+import type { BrokerMessage } from './tabs/protocol.js';
+
+/**
+ * Starts siltdb's worker, which opens the database and leads. Written out
+ * as `new Worker(new URL(...))`, the pattern bundlers recognise to bundle
+ * worker.js as a worker of its own.
+ */
+export function startLeaderWorker(): Worker {
+  return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'siltdb' });
+}
+
+/**
+ * This realm's port to the broker, which introduces followers to the
+ * leader's worker with a MessagePort (measured about three times faster
+ * than a BroadcastChannel); `onError` when the SharedWorker fails.
+ * `undefined` where there is no SharedWorker, or a bundler did not ship
+ * broker.js: the channel it is then. Written out as
+ * `new SharedWorker(new URL(...))`, the pattern bundlers recognise to
+ * bundle broker.js as a worker of its own.
+ */
+export function connectToBroker(onMessage: (m: BrokerMessage) => void, onError: () => void): MessagePort | undefined {
+  if (typeof SharedWorker !== 'function') return undefined;
+  try {
+    const shared = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker' });
+    shared.addEventListener('error', onError);
+    shared.port.addEventListener('message', (ev: MessageEvent<BrokerMessage>) => onMessage(ev.data));
+    shared.port.start();
+    return shared.port;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,594 @@
+/**
+ * The connection behind `connect()`: one database shared by every page,
+ * iframe and worker of an origin, with Promises (its handles:
+ * remote-database.ts).
+ *
+ * Each realm has one connection per database, however many `connect()`
+ * calls share it. Every connection queues for the database's Web Lock; the
+ * one whose realm holds it starts a worker (worker.ts) that opens the
+ * database and leads: it serves its own page through the worker's port and
+ * every other connection (a follower) through a MessagePort that a
+ * SharedWorker (broker.ts) handed over, or, where there is none, a
+ * BroadcastChannel of that follower's (protocol.ts, leader.ts). When the leader's realm goes, the
+ * lock passes to the next connection in the queue, which leads from then
+ * on; followers attach to it and send again what had no answer. Writes are
+ * recorded with their request ids, so nothing is applied twice. Snapshots
+ * and iterators lived in the old leader: using one afterwards fails with
+ * `LeaderChanged`. docs/tabs.md has the whole design.
+ *
+ * Values come back as copies the caller owns.
+ */
+
+import { show } from '../core/bytes.js';
+import { SiltError } from '../core/errors.js';
+import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
+import type { OpenOptions } from '../local/options.js';
+import { connectToBroker, startLeaderWorker } from '../spawn.js';
+import { leaderChanged, locksRefused, lostWithLeader, whatOf } from './connection-errors.js';
+import {
+  fromWire,
+  leaderStateOf,
+  names,
+  type BrokerMessage,
+  type ChangeRecord,
+  type Envelope,
+  type Request,
+  type Response,
+  type RosterMessage,
+  type Welcome,
+  type WorkerReport,
+} from './protocol.js';
+import { ChangeFeed, type Watcher } from './watch.js';
+
+/** How long a new leader's worker may wait for the database's lock before a held lock is taken for an exclusive `open()`. */
+const LEADER_SILENCE_MS = 1_000;
+/** How long a follower waits for the leader's welcome before asking again. */
+const WELCOME_MS = 1_000;
+
+/** A request: `epoch`, the leader it was made for (its snapshot's or iterator's, or the one followed when it was made). */
+type Pending = { id: number; request: Request; epoch: number; resolve(v: unknown): void; reject(e: SiltError): void };
+
+function randomId(): string {
+  const c = (globalThis as { crypto?: Crypto }).crypto;
+  if (c?.randomUUID) return c.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+/**
+ * The connections of each realm, by database name. Keyed by the realm's
+ * `navigator.locks` (each realm has its own): one map in a browser realm;
+ * the Node tests run several simulated realms in one.
+ */
+const realms = new WeakMap<LockManagerLike, Map<string, Connection>>();
+
+/** @internal The connections of the realm of `locks` (connect.ts finds and adds its connection there). */
+export function connectionsOf(locks: LockManagerLike): Map<string, Connection> {
+  let m = realms.get(locks);
+  if (m === undefined) {
+    m = new Map();
+    realms.set(locks, m);
+  }
+  return m;
+}
+
+/** @internal One realm's connection to one database; `RemoteDatabase`s share it. */
+export class Connection {
+  readonly name: string;
+  /** This connection's id (its requests', its write records', its client lock's). */
+  readonly client = randomId();
+  #names: ReturnType<typeof names>;
+  #options: Omit<OpenOptions, 'signal' | 'wait'>;
+  #wait: boolean;
+  #given: Worker | undefined;
+  #locks: LockManagerLike;
+  #roster: BroadcastChannel;
+  #changes: BroadcastChannel;
+  #parking: BroadcastChannel;
+  #own: BroadcastChannel | undefined;
+  /** This realm's port to the broker (broker.ts), where SharedWorker exists. */
+  #broker: MessagePort | undefined;
+  /** The follower's line to the leader's worker: a port from the broker, or `own`. */
+  #via: MessagePort | 'channel' | undefined;
+  /**
+   * The port of the latest attempt to follow, until it is welcomed: an
+   * attempt made again (a `leader` heard again before the welcome) closes
+   * the one before, and a welcome on any other port is not taken.
+   */
+  #attempt: MessagePort | undefined;
+  /** The leader this connection asked to serve it over its channel (it keeps to the channel with that leader). */
+  #helloFor: string | undefined;
+  /** What passes the change records heard to this connection's watches (watch.ts). */
+  readonly #feed = new ChangeFeed();
+  #worker: Worker | undefined;
+  #role: 'none' | 'follower' | 'leading' | 'leader' = 'none';
+  /** The leader requests go to (this connection's id when it leads). */
+  #leader: string | undefined;
+  /** Numbers of this connection's transactions. */
+  #nextTransaction = 1;
+  /** Whether the leader has welcomed this connection (requests can go out). */
+  #linked = false;
+  /** Grows at each change of leader; snapshots and iterators remember theirs. */
+  epoch = 0;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #dead: SiltError | undefined;
+  #lock: HeldLock | undefined;
+  #candidacy = new AbortController();
+  #releaseClientLock: (() => void) | undefined;
+  #welcomeTimer: ReturnType<typeof setTimeout> | undefined;
+  #ready: Promise<void>;
+  #settleReady!: (error?: SiltError) => void;
+  #isReady = false;
+  #closing = false;
+  /** While leading: whether the worker holds the database's lock, and whether an `open()` keeps it. */
+  #workerLocked = false;
+  #blocked = false;
+  #onResume: (() => void) | undefined;
+  refs = 0;
+
+  constructor(name: string, options: Omit<OpenOptions, 'signal'>, given: Worker | undefined, locks: LockManagerLike) {
+    this.name = name;
+    this.#names = names(name);
+    const { wait, ...rest } = options;
+    this.#options = rest;
+    this.#wait = wait ?? false;
+    this.#given = given;
+    this.#locks = locks;
+    this.#ready = new Promise<void>((resolve, reject) => {
+      this.#settleReady = (error) => {
+        if (this.#isReady) return;
+        this.#isReady = true;
+        if (error) reject(error);
+        else resolve();
+      };
+    });
+    this.#ready.catch(() => {});
+    this.#roster = new BroadcastChannel(this.#names.roster);
+    this.#roster.addEventListener('message', (ev: MessageEvent<RosterMessage>) => this.#onRoster(ev.data));
+    this.#changes = new BroadcastChannel(this.#names.changes);
+    this.#changes.addEventListener('message', (ev: MessageEvent<ChangeRecord>) => this.#feed.hear(ev.data, this.#linked, this.#leader));
+    // The broker introduces followers to the leader's worker (spawn.ts).
+    this.#broker = connectToBroker(
+      (m) => {
+        if (m.t === 'attach' && this.#role === 'leader') this.#worker?.postMessage({ t: 'attach', client: m.client, port: m.port }, [m.port]);
+      },
+      () => {
+        this.#broker = undefined;
+      },
+    );
+    // A page frozen (a hidden tab, bfcache) may have missed change records:
+    // its watches check when it resumes.
+    const doc = (globalThis as { document?: EventTarget & { visibilityState?: string } }).document;
+    if (doc !== undefined) {
+      this.#onResume = () => {
+        if (doc.visibilityState !== 'hidden') for (const w of this.watchers) void w.check();
+      };
+      doc.addEventListener('resume', this.#onResume);
+      doc.addEventListener('visibilitychange', this.#onResume);
+    }
+    // Exclusive open()s ask whoever holds the lock to let go if only parked
+    // (parking.ts): a leader is not parked.
+    this.#parking = new BroadcastChannel(`siltdb:${name}`);
+    this.#parking.addEventListener('message', (ev: MessageEvent<{ t?: string; id?: string }>) => {
+      if (ev.data?.t === 'ask' && (this.#role === 'leader' || this.#role === 'leading')) this.#parking.postMessage({ t: 'busy', id: ev.data.id });
+    });
+  }
+
+  /** This connection's watches. */
+  get watchers(): Set<Watcher> {
+    return this.#feed.watchers;
+  }
+
+  /** Whether this connection's worker leads. */
+  get isLeader(): boolean {
+    return this.#role === 'leader';
+  }
+
+  /** Resolves once requests can be served (this connection leads, or a leader welcomed it). */
+  get ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** Takes this connection's locks and looks for the leader; a failure fails the connection (and `ready`). */
+  async start(): Promise<void> {
+    // Held while this connection lives: the leader learns it went when the
+    // lock comes free.
+    try {
+      await new Promise<void>((granted, failed) => {
+        this.#locks
+          .request(this.#names.clientLock(this.client), {}, () => {
+            granted();
+            return new Promise<void>((r) => (this.#releaseClientLock = r));
+          })
+          .catch(failed);
+      });
+    } catch (e) {
+      this.#fail(locksRefused(e));
+      return;
+    }
+    if (this.#dead !== undefined) {
+      this.#releaseClientLock?.();
+      return;
+    }
+    // In the queue to lead: the connection that holds `siltdb:<name>:lead`
+    // leads. Its worker then takes the database's own lock, which the worker
+    // that led before holds until it is really gone: two workers never have
+    // the database open at once, even while a closed tab's worker ends.
+    try {
+      this.#locks
+        .request(this.#names.leadLock, { signal: this.#candidacy.signal }, () => {
+          if (this.#closing || this.#dead !== undefined) return undefined;
+          return new Promise<void>((release) => this.#lead({ release }));
+        })
+        .catch((e: unknown) => {
+          if (!this.#candidacy.signal.aborted) this.#fail(locksRefused(e));
+        });
+    } catch (e) {
+      this.#fail(locksRefused(e));
+      return;
+    }
+    this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
+  }
+
+  /**
+   * This connection leads, but its worker has not had the database's lock
+   * for `LEADER_SILENCE_MS`: a worker holds it with `open()`. Tell the
+   * connections that wait for this one, and fail unless told to wait.
+   */
+  async #checkExclusive(): Promise<void> {
+    if (this.#role !== 'leading' || this.#workerLocked) return;
+    const query = (this.#locks as { query?: () => Promise<{ held?: { name?: string }[] }> }).query;
+    const state = query ? await query.call(this.#locks).catch(() => undefined) : undefined;
+    const held = state?.held?.some((l) => l.name === `siltdb:${this.name}`) ?? true;
+    if (!held || this.#role !== 'leading' || this.#workerLocked) return;
+    this.#blocked = true;
+    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, blocked: true } satisfies RosterMessage);
+    if (!this.#isReady && !this.#wait) this.#fail(this.#exclusive());
+  }
+
+  #exclusive(): SiltError {
+    return new SiltError(
+      'DatabaseLocked',
+      `database "${this.name}" is open with open() in a worker, which keeps it to itself (its Web Lock is held, and no connect() leads it); ` +
+        'connect() with { wait: true } waits until it is closed',
+    );
+  }
+
+  #onRoster(m: RosterMessage): void {
+    if (this.#dead !== undefined) return;
+    switch (m.t) {
+      case 'who':
+        if (this.#role === 'leader' || this.#role === 'leading') {
+          this.#roster.postMessage({
+            t: 'leader',
+            leader: this.client,
+            ready: this.#role === 'leader',
+            ...(this.#blocked ? { blocked: true } : {}),
+          } satisfies RosterMessage);
+        }
+        return;
+      case 'leader':
+        if (m.leader === this.client) return;
+        // The tab that leads waits for a worker's open(): so would this.
+        if (m.blocked && !this.#isReady && !this.#wait && this.#role === 'none') this.#fail(this.#exclusive());
+        if (m.ready && this.#mayFollow(m.leader)) {
+          // The leader followed, not welcomed yet: attempt again; another: if it lives.
+          if (m.leader === this.#leader) this.#follow(m.leader);
+          else this.#followIfAlive(m.leader);
+        }
+        return;
+      case 'hello':
+        if (this.#role === 'leader' && m.leader === this.client) this.#worker?.postMessage({ t: 'attach', client: m.client });
+        return;
+    }
+  }
+
+  /** Whether a `leader` message of `leader` (ready) would make this connection follow it. */
+  #mayFollow(leader: string): boolean {
+    return this.#dead === undefined && (this.#role === 'none' || this.#role === 'follower') && (leader !== this.#leader || !this.#linked);
+  }
+
+  /**
+   * Follows `leader`, another than the one followed now, if it lives (its
+   * client lock is held). A `leader` message may arrive late (a
+   * BroadcastChannel keeps no order across senders), from a leader that
+   * has gone since: following it would leave the leader that leads now,
+   * and coming back to that one would count as a change of leader (its
+   * snapshots and iterators failing with `LeaderChanged`, requests sent to
+   * it twice). A connection that leads holds its client lock until it
+   * goes, so a free lock means that leader is gone.
+   */
+  #followIfAlive(leader: string): void {
+    try {
+      this.#locks
+        .request(this.#names.clientLock(leader), { ifAvailable: true }, (lock) => {
+          if (lock === null && this.#mayFollow(leader)) this.#follow(leader);
+          return undefined;
+        })
+        .catch(() => {});
+    } catch {
+      // Locks refused now: the connection learns it where it takes its own.
+    }
+  }
+
+  /** Sends requests to leader `leader` from now on (once it welcomes this connection). */
+  #follow(leader: string): void {
+    if (this.#leader !== leader) {
+      this.#leader = leader;
+      this.#helloFor = undefined;
+      this.epoch++;
+    }
+    this.#role = 'follower';
+    this.#linked = false;
+    if (this.#via instanceof MessagePort) this.#via.close();
+    this.#via = undefined;
+    // An attempt before this one, not welcomed: its port goes (the leader
+    // closes it anyway once this attempt's port reaches it).
+    this.#attempt?.close();
+    this.#attempt = undefined;
+    // Once this leader is asked over the channel, always over the channel:
+    // a port attached after a hello would be closed by the leader when the
+    // hello reaches it, under a follower that took that port's welcome.
+    if (this.#broker !== undefined && this.#helloFor !== leader) {
+      // A port straight to the leader's worker, through the broker.
+      const { port1: port, port2 } = new MessageChannel();
+      this.#attempt = port;
+      port.addEventListener('message', (ev: MessageEvent<Response | Welcome | { t: 'unknown' }>) => {
+        const m = ev.data;
+        if (!('t' in m)) this.#onResponse(m);
+        else if (m.t === 'welcome') {
+          if (port === this.#attempt) this.#welcomed(m, port);
+        } else if (m.t === 'unknown' && port === this.#attempt && this.#leader === leader && !this.#linked) {
+          // The broker does not know that leader: its channel, then.
+          this.#attempt = undefined;
+          port.close();
+          this.#hello(leader);
+        }
+      });
+      port.start();
+      this.#broker.postMessage({ t: 'connect', name: this.name, leader, client: this.client, port: port2 } satisfies BrokerMessage, [port2]);
+    } else {
+      this.#hello(leader);
+    }
+    clearTimeout(this.#welcomeTimer);
+    this.#welcomeTimer = setTimeout(
+      () => {
+        // No welcome: that leader went meanwhile, or it is slow. Ask who
+        // leads now (an answer from the same leader makes a new attempt).
+        if (this.#role === 'follower' && !this.#linked && this.#dead === undefined) {
+          this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
+        }
+      },
+      this.#broker !== undefined ? 2 * WELCOME_MS : WELCOME_MS,
+    );
+  }
+
+  /** Asks leader `leader` to serve this connection over its BroadcastChannel. */
+  #hello(leader: string): void {
+    this.#helloFor = leader;
+    if (this.#own === undefined) {
+      const own = new BroadcastChannel(this.#names.client(this.client));
+      own.addEventListener('message', (ev: MessageEvent<Response | Welcome>) => {
+        const m = ev.data;
+        if ('t' in m) {
+          if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
+        } else this.#onResponse(m);
+      });
+      this.#own = own;
+    }
+    this.#roster.postMessage({ t: 'hello', client: this.client, leader } satisfies RosterMessage);
+  }
+
+  #welcomed(m: Welcome, via: MessagePort | 'channel'): void {
+    if (this.#role !== 'follower' || m.leader !== this.#leader || this.#linked) return;
+    clearTimeout(this.#welcomeTimer);
+    this.#linked = true;
+    this.#via = via;
+    this.#attempt = undefined;
+    this.#settleReady();
+    this.#resend();
+    this.#feed.link(m.leader, m.seq, m.opened);
+  }
+
+  /** This connection holds the lead lock: start the worker, which opens the database, and lead. */
+  #lead(lock: HeldLock): void {
+    if (this.#closing || this.#dead !== undefined) {
+      lock.release();
+      return;
+    }
+    this.#lock = lock;
+    this.#role = 'leading';
+    this.#workerLocked = false;
+    this.#blocked = false;
+    this.#leader = this.client;
+    this.#linked = false;
+    this.epoch++;
+    clearTimeout(this.#welcomeTimer);
+    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false } satisfies RosterMessage);
+    setTimeout(() => void this.#checkExclusive(), LEADER_SILENCE_MS);
+    let worker: Worker;
+    try {
+      worker = this.#given ?? startLeaderWorker();
+    } catch (e) {
+      this.#fail(new SiltError('InitFailed', `the siltdb worker could not be started: ${String(e)}`, { cause: e }));
+      return;
+    }
+    this.#worker = worker;
+    worker.addEventListener('message', (ev: MessageEvent<Response | WorkerReport>) => {
+      // What a worker sent before this connection failed (its crash) is not news.
+      if (this.#dead !== undefined) return;
+      const m = ev.data;
+      if (!('t' in m)) {
+        this.#onResponse(m);
+        return;
+      }
+      if (m.t === 'locked') {
+        this.#workerLocked = true;
+        this.#blocked = false;
+      } else if (m.t === 'opened') {
+        this.#role = 'leader';
+        this.#linked = true;
+        this.#broker?.postMessage({ t: 'lead', name: this.name, leader: this.client } satisfies BrokerMessage);
+        this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq } satisfies RosterMessage);
+        this.#settleReady();
+        this.#resend();
+        this.#feed.link(this.client, m.seq, m.opened ?? m.seq);
+      } else if (m.t === 'openFailed') {
+        this.#fail(fromWire(m.error));
+      }
+    });
+    worker.addEventListener('error', (event: ErrorEvent) => {
+      event.preventDefault();
+      const code = this.#role === 'leading' ? 'InitFailed' : 'Internal';
+      this.#fail(new SiltError(code, `the siltdb worker failed: ${event.message || 'it could not be loaded'}`));
+    });
+    try {
+      worker.postMessage({ t: 'open', name: this.name, options: this.#options, leader: this.client });
+    } catch (e) {
+      this.#fail(new SiltError('InvalidArgument', `the options cannot be sent to the database's worker: ${String(e)}`, { cause: e }));
+    }
+  }
+
+  #onResponse(r: Response): void {
+    // An answer from a leader that has since been replaced: the request was
+    // sent again to the new one, whose answer counts.
+    if (r.from !== this.#leader) return;
+    const p = this.#pending.get(r.id);
+    if (p === undefined) return;
+    this.#pending.delete(r.id);
+    if (r.ok) p.resolve(r.value);
+    else p.reject(fromWire(r.error));
+  }
+
+  /**
+   * Sends every unanswered request to the (new) leader, in order; those
+   * made for a leader before it that use what lived there fail (or, to let
+   * go of it, resolve) instead (`leaderStateOf`, protocol.ts).
+   */
+  #resend(): void {
+    for (const p of [...this.#pending.values()].sort((a, b) => a.id - b.id)) {
+      const state = p.epoch === this.epoch ? 'none' : leaderStateOf(p.request);
+      if (state !== 'none') {
+        this.#pending.delete(p.id);
+        if (state === 'releases') p.resolve(undefined);
+        else p.reject(lostWithLeader(p.request));
+        continue;
+      }
+      this.#post(p);
+    }
+  }
+
+  #post(p: Pending): void {
+    // Every request below the first still pending has its answer.
+    const floor = this.#pending.keys().next().value ?? p.id;
+    const envelope: Envelope = { id: p.id, client: this.client, request: p.request, floor };
+    try {
+      if (this.#role === 'leader') this.#worker!.postMessage(envelope);
+      else if (this.#via instanceof MessagePort) this.#via.postMessage(envelope);
+      else this.#own!.postMessage(envelope);
+    } catch (e) {
+      // What the structured clone refuses (a function, a Symbol) never
+      // reached the leader, which goes on serving.
+      this.#pending.delete(p.id);
+      const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
+      p.reject(new SiltError('InvalidArgument', `the arguments of ${p.request.op} cannot be sent to the database's worker: ${detail}`, { cause: e }));
+    }
+  }
+
+  /** The id of the leader this connection sends to ('' while it knows none). */
+  get leaderId(): string {
+    return this.#leader ?? '';
+  }
+
+  /** A number for a new transaction of this connection. */
+  transactionId(): number {
+    return this.#nextTransaction++;
+  }
+
+  /** Sends `request` to the leader; `epoch` (for snapshot and iterator requests) is the leader they were made on. */
+  send(request: Request, epoch?: number): Promise<unknown> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    if (epoch !== undefined && epoch !== this.epoch) {
+      return Promise.reject(leaderChanged(whatOf(request)));
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      // Made for the leader followed now (or the one its snapshot or
+      // iterator lives in), even if it waits for that leader's welcome.
+      const p: Pending = { id, request, epoch: epoch ?? this.epoch, resolve, reject };
+      this.#pending.set(id, p);
+      if (this.#linked) this.#post(p);
+    });
+  }
+
+  /** The connection cannot go on: every pending and later call fails with `error`. */
+  #fail(error: SiltError): void {
+    if (this.#dead) return;
+    this.#dead = error;
+    this.#settleReady(error);
+    this.#teardown();
+    for (const p of this.#pending.values()) p.reject(error);
+    this.#pending.clear();
+    // A watch closed by its app (or with the connection) ends; one whose
+    // connection failed throws why.
+    for (const w of [...this.watchers]) w.fail(error);
+  }
+
+  #teardown(): void {
+    clearTimeout(this.#welcomeTimer);
+    this.#candidacy.abort();
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    this.#lock?.release();
+    this.#lock = undefined;
+    this.#releaseClientLock?.();
+    this.#roster.close();
+    this.#changes.close();
+    this.#parking.close();
+    this.#own?.close();
+    if (this.#via instanceof MessagePort) this.#via.close();
+    this.#attempt?.close();
+    this.#feed.clear();
+    if (this.#role === 'leader') this.#broker?.postMessage({ t: 'unlead', name: this.name, leader: this.client } satisfies BrokerMessage);
+    this.#broker?.close();
+    if (this.#onResume !== undefined) {
+      const doc = (globalThis as { document?: EventTarget }).document;
+      doc?.removeEventListener('resume', this.#onResume);
+      doc?.removeEventListener('visibilitychange', this.#onResume);
+    }
+    this.#forget();
+  }
+
+  /** This realm's `connect()` calls no longer find this connection. */
+  #forget(): void {
+    const connections = connectionsOf(this.#locks);
+    if (connections.get(this.name) === this) connections.delete(this.name);
+  }
+
+  /** Closes the connection: a follower says goodbye; a leader closes the database and lets the next connection lead. */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    this.#forget();
+    for (const w of [...this.watchers]) w.close();
+    try {
+      if (this.#role === 'leader' && this.#worker !== undefined) {
+        const worker = this.#worker;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          worker.addEventListener('message', (ev: MessageEvent<WorkerReport>) => {
+            if ((ev.data as { t?: string }).t === 'closed') {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          worker.postMessage({ t: 'close' });
+        });
+      } else if (this.#role === 'follower' && this.#linked) {
+        await Promise.race([this.send({ op: 'bye' }).catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
+      }
+    } finally {
+      this.#fail(new SiltError('Closed', 'the database was closed'));
+    }
+  }
+}

@@ -1,0 +1,370 @@
+/**
+ * The leader: the worker of one `connect()` connection, whose page holds
+ * the database's Web Lock, serves every connection of the origin to that
+ * database: its own page through the worker's port, and each follower (a
+ * connection in another tab, iframe or worker) through a MessagePort the
+ * broker handed over (broker.ts), or else a BroadcastChannel of its own
+ * (protocol.ts). Requests run one at a time, in arrival order.
+ *
+ * Writes are applied exactly once across failovers: each carries its
+ * connection's request id, and the leader writes that id into the same
+ * atomic batch, under a reserved key of the connection, with the outcomes
+ * a re-send must repeat (write-records.ts). A write sent again to a new
+ * leader after the old one went (its answer lost) is answered from that
+ * record: acknowledged without being applied again if it was applied, its
+ * failure again if it failed, run if it was not. An ingest, which cannot
+ * carry the record, is written between two records (`LeaderWriter.ingest`).
+ * A record goes when its connection closes or dies (its client lock is then
+ * free).
+ *
+ * Every committed write is published as a change record on the changes
+ * channel and kept in a bounded history for `watch({ since })`.
+ *
+ * This file keeps the connections (who is attached, on which line, what
+ * each holds, whether it lives) and the queue of their requests;
+ * leader-requests.ts serves each request, and leader-writer.ts writes with
+ * the records and publishes the changes.
+ */
+
+import type { Database } from '../local/database.js';
+import { SiltError } from '../core/errors.js';
+import type { LockManagerLike } from '../core/web-locks.js';
+import type { Client, LeaderCounters } from './leader-clients.js';
+import { LeaderRequests } from './leader-requests.js';
+import { LeaderWriter } from './leader-writer.js';
+import { names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
+import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
+
+export { isReserved, RESERVED } from './write-records.js';
+export type { LeaderCounters } from './leader-clients.js';
+
+export class Leader {
+  #db: Database;
+  #id: string;
+  #names: ReturnType<typeof names>;
+  #locks: LockManagerLike | undefined;
+  #clients = new Map<string, Client>();
+  /** The database's writes, with the connections' write records (leader-writer.ts). */
+  #writer: LeaderWriter;
+  /** How each request is served (leader-requests.ts). */
+  #requests: LeaderRequests;
+  /**
+   * Connections whose client lock this leader waits for (while they live),
+   * and those of them that said goodbye (already dropped).
+   */
+  #watched = new Set<string>();
+  #gone = new Set<string>();
+  #queue: Promise<void> = Promise.resolve();
+  #closed = false;
+  readonly counters: LeaderCounters = { duplicateWrites: 0, attached: 0, dropped: 0 };
+
+  constructor(db: Database, name: string, id: string, locks: LockManagerLike | undefined) {
+    this.#db = db;
+    this.#id = id;
+    this.#names = names(name);
+    this.#locks = locks;
+    this.#writer = new LeaderWriter(db, this.#names.changes, id);
+    this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size }));
+  }
+
+  /** The sequence number of the last write. */
+  get latest(): number {
+    return this.#db.latestSequence;
+  }
+
+  /**
+   * The latest sequence number of the database as this leader found it:
+   * what a crash of the previous leader left. Writes a watcher saw above
+   * it were lost with that leader.
+   */
+  get opened(): number {
+    return this.#writer.opened;
+  }
+
+  /** @internal What this leader holds for connections now (for tests: nothing may be left behind). */
+  get holding(): {
+    clients: string[];
+    snapshots: number;
+    iterators: number;
+    transactions: number;
+    exports: number;
+    importer: string | undefined;
+    watched: number;
+    gone: number;
+  } {
+    let snapshots = 0;
+    let iterators = 0;
+    let transactions = 0;
+    let exports = 0;
+    for (const c of this.#clients.values()) {
+      snapshots += c.snapshots.size;
+      iterators += c.iterators.size;
+      transactions += c.transactions.size;
+      exports += c.exports.size;
+    }
+    return {
+      clients: [...this.#clients.keys()],
+      snapshots,
+      iterators,
+      transactions,
+      exports,
+      importer: this.#requests.importer,
+      watched: this.#watched.size,
+      gone: this.#gone.size,
+    };
+  }
+
+  /**
+   * Drops the write records of connections that are gone (their client
+   * lock is free), and watches the others'. A failure to write leaves the
+   * records as they are (for the next sweep): it does not stop this
+   * leader from serving.
+   */
+  async sweep(): Promise<void> {
+    if (this.#locks === undefined) return;
+    const gone: Uint8Array[] = [];
+    const alive: string[] = [];
+    // The records' keys first: no iterator held across the awaits below.
+    const keys = this.#writer.recordKeys();
+    for (const k of keys) {
+      const client = new TextDecoder().decode(k.subarray(RECORDS.length));
+      const free = await new Promise<boolean>((resolve) => {
+        this.#locks!.request(this.#names.clientLock(client), { ifAvailable: true }, (lock) => {
+          resolve(lock !== null);
+          return undefined;
+        }).catch(() => resolve(false));
+      });
+      if (free) {
+        gone.push(k);
+        this.#writer.forgetRecord(client);
+      } else alive.push(client);
+    }
+    if (gone.length > 0) this.#writer.deleteRecords(gone);
+    for (const client of alive) this.#watchLiveness(client);
+  }
+
+  /** Serves this worker's own page as connection `id`. */
+  addLocal(id: string, post: (r: Response, transfer: Transferable[]) => void): void {
+    this.#clients.set(id, {
+      id,
+      snapshots: new Map(),
+      iterators: new Map(),
+      transactions: new Map(),
+      exports: new Map(),
+      post,
+      channel: undefined,
+      port: undefined,
+    });
+  }
+
+  /**
+   * Attaches follower `client`: serves it over `port` (a MessagePort the
+   * broker handed over), or over its BroadcastChannel, and welcomes it. A
+   * follower that attaches again keeps its snapshots and iterators, on its
+   * new line.
+   */
+  attach(client: string, port?: MessagePort): void {
+    if (this.#closed) return;
+    let c = this.#clients.get(client);
+    if (c === undefined) {
+      c = {
+        id: client,
+        snapshots: new Map(),
+        iterators: new Map(),
+        transactions: new Map(),
+        exports: new Map(),
+        post: () => {},
+        channel: undefined,
+        port: undefined,
+      };
+      this.#clients.set(client, c);
+      this.counters.attached++;
+      this.#watchLiveness(client);
+    }
+    const state = c;
+    const serve = (ev: MessageEvent<Envelope>) => {
+      const m = ev.data;
+      if (typeof m?.id === 'number' && m.request !== undefined) this.enqueue(state, m);
+    };
+    if (port !== undefined) {
+      state.port?.close();
+      state.port = port;
+      state.post = (r, transfer) => port.postMessage(r, transfer);
+      port.addEventListener('message', serve);
+      port.start();
+      port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
+      return;
+    }
+    if (typeof BroadcastChannel !== 'function') return;
+    if (state.channel === undefined) {
+      const channel = new BroadcastChannel(this.#names.client(client));
+      channel.addEventListener('message', serve);
+      state.channel = channel;
+    }
+    const channel = state.channel;
+    // A follower says hello on the channel only when it has no port to this
+    // leader. No transfer list on a BroadcastChannel: buffers are cloned.
+    state.port?.close();
+    state.port = undefined;
+    state.post = (r) => channel.postMessage(r);
+    channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
+  }
+
+  /** When `client`'s lock comes free, it is gone: drop what it held. */
+  #watchLiveness(client: string): void {
+    if (this.#locks === undefined || this.#watched.has(client)) return;
+    this.#watched.add(client);
+    this.#locks
+      .request(this.#names.clientLock(client), {}, () => {
+        // Gone: nothing of it is kept here any more (a goodbye dropped it already).
+        this.#watched.delete(client);
+        const bye = this.#gone.delete(client);
+        if (!this.#closed && (!bye || this.#clients.has(client))) this.#enqueueTask(() => this.#drop(client, true));
+        return undefined;
+      })
+      .catch(() => {
+        this.#watched.delete(client);
+        this.#gone.delete(client);
+      });
+  }
+
+  /** Forgets connection `client`: its snapshots, iterators, channel and (with `record`) its write record. */
+  #drop(client: string, record: boolean): void {
+    const c = this.#clients.get(client);
+    if (c !== undefined) {
+      for (const s of c.snapshots.values()) s.release();
+      for (const it of c.iterators.values()) it.release();
+      for (const t of c.transactions.values()) t.tx.abort();
+      for (const r of c.exports.values()) r.cancel().catch(() => {});
+      if (this.#requests.importer === c.id) this.#requests.abortImport();
+      c.channel?.close();
+      c.port?.close();
+      this.#clients.delete(client);
+      this.counters.dropped++;
+    }
+    this.#writer.forget(client, record);
+  }
+
+  #enqueueTask(task: () => void | Promise<void>): void {
+    this.#queue = this.#queue.then(async () => {
+      if (this.#closed) return;
+      try {
+        await task();
+      } catch {
+        // A background task (dropping a gone connection) that fails leaves
+        // the record for the next leader's sweep.
+      }
+    });
+  }
+
+  /** Queues one request of `client`; its response goes back to it. */
+  enqueue(client: Client | string, envelope: Envelope): void {
+    const c = typeof client === 'string' ? this.#clients.get(client) : client;
+    if (c === undefined) return;
+    this.#queue = this.#queue.then(async () => {
+      // Dropped meanwhile (gone, or said goodbye): nobody waits for the
+      // answer, and nothing may be made or written for it any more.
+      if (!this.#closed && this.#clients.get(c.id) !== c) return;
+      let response: Response;
+      let transfer: Transferable[] = [];
+      try {
+        if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+        const [value, t] = await this.#serve(c, envelope);
+        response = { id: envelope.id, from: this.#id, ok: true, value };
+        transfer = t;
+      } catch (e) {
+        response = { id: envelope.id, from: this.#id, ok: false, error: toWire(e) };
+      }
+      try {
+        c.post(response, transfer);
+      } catch {
+        // The follower's channel was closed meanwhile.
+      }
+      // A follower's goodbye: answered first, then its line closes.
+      if (envelope.request.op === 'bye' && response.ok && (c.channel !== undefined || c.port !== undefined) && !this.#closed) {
+        if (this.#watched.has(c.id)) this.#gone.add(c.id);
+        try {
+          this.#drop(c.id, true);
+        } catch {
+          // Its record is left for the sweep of a later leader.
+        }
+      }
+    });
+  }
+
+  /**
+   * Serves request `id` of `c`. A write sent before (again, after a
+   * failover, or twice) is answered from the connection's write record
+   * (write-records.ts): its recorded outcome again, acknowledged if it was
+   * applied, or run if it was not. A write that fails is recorded as
+   * failed, so that sent again it fails again.
+   */
+  async #serve(c: Client, envelope: Envelope): Promise<[unknown, Transferable[]]> {
+    const { id, request: r } = envelope;
+    if (!WRITES.has(r.op)) {
+      const known = this.#writer.known(c.id);
+      if (known !== undefined) advanceFloor(known, envelope.floor);
+      return this.#requests.handleWaitingForFiles(c, id, r);
+    }
+    const a = this.#writer.recordOf(c.id);
+    advanceFloor(a, envelope.floor);
+    const done = repeat(a, id);
+    if (done !== undefined) {
+      this.counters.duplicateWrites++;
+      if ('sync' in r && r.sync === true) this.#writer.makeDurable(c.id);
+      // An ingest whose report went for room: what is known of it.
+      if (r.op === 'ingest' && done.value === undefined) return [knownReport(r.count, done.sequence), []];
+      return [done.value, []];
+    }
+    try {
+      return await this.#requests.handleWaitingForFiles(c, id, r);
+    } catch (e) {
+      recordFailure(a, id, e);
+      throw e;
+    }
+  }
+
+  /** Stops serving: every connection's state goes (the database is closed next). */
+  async close(): Promise<void> {
+    await this.#queue;
+    // This worker's own page closes cleanly: its write record goes (a
+    // follower's goes with its goodbye, or when it is gone).
+    try {
+      if (!this.#db.closed) this.#drop(this.#id, true);
+    } catch {
+      // Left for the next leader's sweep.
+    }
+    this.#stop();
+  }
+
+  /**
+   * Stops at once, as a worker that is terminated does: requests that have
+   * not started are not served, nothing more is answered or written, and
+   * what connections held here (snapshots, iterators, transactions, an
+   * export or import) is let go; write records stay, for the next leader.
+   * Resolves once the request being served, if any, has ended.
+   */
+  async halt(): Promise<void> {
+    this.#stop();
+    await this.#queue;
+  }
+
+  #stop(): void {
+    if (this.#closed && this.#clients.size === 0) return;
+    this.#closed = true;
+    for (const c of this.#clients.values()) {
+      for (const s of c.snapshots.values()) s.release();
+      for (const it of c.iterators.values()) it.release();
+      for (const t of c.transactions.values()) t.tx.abort();
+      for (const r of c.exports.values()) r.cancel().catch(() => {});
+      if (this.#requests.importer === c.id) this.#requests.abortImport();
+      c.channel?.close();
+      c.port?.close();
+    }
+    this.#clients.clear();
+    this.#writer.close();
+  }
+}
+
+/** Requests that write: recorded with the connection's write record, answered from it when sent again. */
+const WRITES = new Set<Request['op']>(['put', 'delete', 'deleteRange', 'merge', 'write', 'clear', 'ingest', 'txnCommit']);

@@ -1,0 +1,582 @@
+/**
+ * `RemoteDatabase`: a database shared through `connect()`, used with
+ * Promises. Each call checks its arguments and encodes them here, then
+ * sends one request to the leader over the realm's connection
+ * (connection.ts); values come back as copies the caller owns.
+ */
+
+import { chunksOf, type ImportReport, type ImportSource } from '../local/backup.js';
+import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
+import { show, valueBytes, type Key } from '../core/bytes.js';
+import {
+  type Codec,
+  registerCodec,
+  codecOf,
+  type EncodingOption,
+  type EncodingOptions,
+  exportForm,
+  type ExportOptions,
+  type KeyOf,
+  type KeyTypeOf,
+  type RangeOptions,
+  type ReadValueOf,
+  type ValueTypeOf,
+} from '../core/encoding.js';
+import { SiltError } from '../core/errors.js';
+import type { WriteOptions, SublevelOptions } from '../local/options.js';
+import type { Statistics, VerifyReport } from '../local/statistics.js';
+import type { EntryBatch, Entry } from '../local/iterator.js';
+import { HeldMultiGetResult, type MultiGot } from '../boundary/results.js';
+import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
+import type { Connection } from './connection.js';
+import { leaderChanged } from './connection-errors.js';
+import type { PackedValues, Request, SnapshotInfo } from './protocol.js';
+import { checkIteratorOptions, entryOf, type RemoteIterator, type RemoteIteratorOptions, remoteIterator, ROOT } from './remote-iterator.js';
+import { RemoteSnapshot } from './remote-snapshot.js';
+import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
+import { type Range, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
+
+/** Read options of a connection. */
+export interface RemoteReadOptions<V = Uint8Array> {
+  snapshot?: RemoteSnapshot;
+  /** Decode the value(s) with this encoding instead of the database's. */
+  valueEncoding?: EncodingOption<V>;
+}
+
+/** A range, and the snapshot to count it at. */
+export interface RemoteCountOptions<K> extends RangeOptions<K> {
+  snapshot?: RemoteSnapshot;
+}
+
+/** Statistics of a connection: the database's, and the leader's. */
+export interface RemoteStatistics extends Statistics {
+  tabs: {
+    /** Writes sent again after a failover and found already applied (acknowledged, not applied twice). */
+    duplicateWrites: number;
+    /** Followers that attached to this leader. */
+    attached: number;
+    /** Connections the leader forgot because they closed or went. */
+    dropped: number;
+    /** Connections the leader serves now, its own page included. */
+    connections: number;
+  };
+}
+
+function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
+  if (o?.sync === undefined) return {};
+  if (typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
+  return { sync: o.sync };
+}
+
+/** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
+async function call<T>(f: () => Promise<T>): Promise<T> {
+  return f();
+}
+
+/** Values the leader packed (`PackedValues`), as views of its one buffer. */
+function unpack({ bytes, lens }: PackedValues): (Uint8Array | undefined)[] {
+  const out: (Uint8Array | undefined)[] = [];
+  let at = 0;
+  for (const len of lens) {
+    if (len < 0) out.push(undefined);
+    else {
+      out.push(bytes.subarray(at, at + len));
+      at += len;
+    }
+  }
+  return out;
+}
+
+function watchRange(o: WatchOptions<unknown>, codec: Codec): Range {
+  // Both ends half-open: [lower, upper).
+  const { lower, upper } = codec.bounds(o);
+  return { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
+}
+
+/** What the handles of one `connect()` call share: the root and its sublevels. */
+interface Handle {
+  closed: boolean;
+}
+
+/**
+ * A database shared by every tab through `connect()`, used with Promises.
+ * Calls of one connection run in the order they are made. Values returned
+ * are copies owned by the caller.
+ */
+export class RemoteDatabase<K = Key, V = Uint8Array> {
+  #connection: Connection;
+  #handle: Handle;
+  #codec: Codec;
+
+  /** @internal */
+  constructor(connection: Connection, codec: Codec = ROOT, handle: Handle = { closed: false }) {
+    this.#connection = connection;
+    this.#codec = codec;
+    this.#handle = handle;
+    registerCodec(this, codec);
+  }
+
+  get name(): string {
+    return this.#connection.name;
+  }
+
+  /** The names of the sublevels from the database down to this one (empty for the database itself). */
+  get path(): readonly string[] {
+    return this.#codec.path;
+  }
+
+  /**
+   * The sublevel `name` (see `Database.sublevel`): the same connection,
+   * over the keys behind the sublevel's prefix, with its own encodings
+   * (default: this one's).
+   */
+  sublevel<const O extends EncodingOptions<never, never>>(
+    name: string,
+    options: O,
+  ): RemoteDatabase<KeyTypeOf<O['keyEncoding'], K>, ValueTypeOf<O['valueEncoding'], V>>;
+  /** The sublevel `name`, of the key and value types given as type parameters. */
+  sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV>;
+  sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV> {
+    return new RemoteDatabase<SK, SV>(this.#connection, this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined), this.#handle);
+  }
+
+  #decoded<T>(v: Uint8Array | undefined, c: Codec): T | undefined {
+    return (v === undefined || c.plainValues ? v : c.unvalue(v)) as T | undefined;
+  }
+
+  #reads(options: RemoteReadOptions<unknown> | undefined): Codec {
+    return options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
+  }
+
+  /** Whether this realm's worker serves the database now (for every tab), rather than another tab's. */
+  get isLeader(): boolean {
+    return this.#connection.isLeader;
+  }
+
+  #send(request: Request, epoch?: number): Promise<unknown> {
+    if (this.#handle.closed) return Promise.reject(new SiltError('Closed', 'the database was closed'));
+    return this.#connection.send(request, epoch);
+  }
+
+  #snapshot(s: RemoteSnapshot | undefined): { snapshot: number; epoch?: number } {
+    if (s === undefined) return { snapshot: 0 };
+    if (!(s instanceof RemoteSnapshot) || !s.connectionIs(this.#connection))
+      throw new SiltError('InvalidArgument', 'snapshot must be a RemoteSnapshot of this connection');
+    if (s.id === 0) throw new SiltError('Released', 'this snapshot was released');
+    if (s.epoch !== this.#connection.epoch) throw leaderChanged('this snapshot');
+    return { snapshot: s.id, epoch: s.epoch };
+  }
+
+  put(key: K, value: V, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'put', key: this.#codec.key(key), value: this.#codec.value(value), ...syncOf(options) });
+    });
+  }
+
+  delete(key: K, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'delete', key: this.#codec.key(key), ...syncOf(options) });
+    });
+  }
+
+  /** Records a merge operand for `key` (needs the database's `mergeOperator`; see `Database.merge`). */
+  merge(key: K, operand: Uint8Array, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'merge', key: this.#codec.key(key), value: valueBytes(operand, 'operand'), ...syncOf(options) });
+    });
+  }
+
+  /** Removes every key from `start` (included) to `end` (excluded). */
+  deleteRange(start: K, end: K, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'deleteRange', start: this.#codec.key(start, 'start'), end: this.#codec.key(end, 'end'), ...syncOf(options) });
+    });
+  }
+
+  /** Removes every key in `range` (default: every key of this database or sublevel) with one range tombstone. */
+  clear(range: RangeOptions<K> = {}, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+      const { lower, upper } = this.#codec.bounds(range);
+      await this.#send({ op: 'clear', lower: lower ?? new Uint8Array(0), ...(upper === undefined ? {} : { upper }), ...syncOf(options) });
+    });
+  }
+
+  /** The number of keys in `range` (default: every key of this database or sublevel), exact (see `Database.count`). */
+  count(range: RemoteCountOptions<K> = {}): Promise<number> {
+    return call(async () => {
+      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `count() takes a range object, got ${show(range)}`);
+      const { lower, upper } = this.#codec.bounds(range);
+      const { snapshot, epoch } = this.#snapshot(range.snapshot);
+      return (await this.#send({ op: 'count', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), snapshot }, epoch)) as number;
+    });
+  }
+
+  /** About how many bytes of storage the keys in `range` take, from the indexes (see `Database.approximateSize`). */
+  approximateSize(range: RangeOptions<K> = {}): Promise<number> {
+    return call(async () => {
+      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `approximateSize() takes a range object, got ${show(range)}`);
+      const { lower, upper } = this.#codec.bounds(range);
+      return (await this.#send({ op: 'approximateSize', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) })) as number;
+    });
+  }
+
+  /**
+   * A backup as of now (see `Database.export`: the same forms and
+   * defaults), as a stream of bytes read from the leader piece by piece.
+   * If the tab that leads goes while it is read, the stream fails with
+   * `LeaderChanged`: start it again.
+   */
+  export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
+    const form = exportForm(options);
+    const { lower, upper } = this.#codec.bounds(options);
+    const epoch = this.#connection.epoch;
+    const started = this.#send(
+      { op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), ...(form ? { form } : {}) },
+      epoch,
+    ) as Promise<number>;
+    started.catch(() => {}); // (its failure is the first pull's)
+    let done = false;
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          try {
+            const id = await started;
+            const piece = (await this.#send({ op: 'exportNext', export: id }, epoch)) as Uint8Array | undefined;
+            if (piece === undefined) {
+              done = true;
+              controller.close();
+            } else {
+              controller.enqueue(piece);
+            }
+          } catch (e) {
+            done = true;
+            controller.error(e);
+          }
+        },
+        cancel: async () => {
+          if (done) return;
+          done = true;
+          const id = await started.catch(() => undefined);
+          if (id !== undefined && epoch === this.#connection.epoch) await this.#send({ op: 'exportRelease', export: id }, epoch).catch(() => {});
+        },
+      },
+      { highWaterMark: 1 },
+    );
+  }
+
+  /**
+   * Fills this database, which must be empty, from an export (see
+   * `Database.import`): the pieces go to the leader, which checks every
+   * chunk and makes the data visible at the end, all at once. On the
+   * database itself, not a sublevel.
+   */
+  import(source: ImportSource): Promise<ImportReport> {
+    return call(async () => {
+      if (this.#codec.prefix.length > 0) {
+        throw new SiltError('InvalidArgument', 'import() fills the database itself, not a sublevel: the exported keys carry their sublevel prefixes');
+      }
+      const epoch = this.#connection.epoch;
+      await this.#send({ op: 'importStart' }, epoch);
+      let pushing = true;
+      try {
+        for await (const chunk of chunksOf(source)) {
+          const bytes = chunk.slice(); // transferred to the worker
+          await this.#send({ op: 'importPush', bytes }, epoch);
+        }
+        pushing = false;
+        return (await this.#send({ op: 'importFinish' }, epoch)) as ImportReport;
+      } catch (e) {
+        if (pushing) await this.#send({ op: 'importAbort' }, epoch).catch(() => {});
+        throw e;
+      }
+    });
+  }
+
+  /** Compacts every key from `begin` to `end` (both included, both optional: the first or last key of this database or sublevel). */
+  compactRange(begin?: K, end?: K): Promise<void> {
+    return call(async () => {
+      const c = this.#codec;
+      const b = begin === undefined ? (c.prefix.length > 0 ? c.prefix : undefined) : c.key(begin, 'begin');
+      const e = end === undefined ? c.end : c.key(end, 'end');
+      await this.#send({ op: 'compactRange', ...(b === undefined ? {} : { begin: b }), ...(e === undefined ? {} : { end: e }) });
+    });
+  }
+
+  /** A new batch of updates in this database's (or sublevel's) keys and encodings; `db.write(batch)` applies it. */
+  batch(): WriteBatch<K, V> {
+    return WriteBatch.withCodec<K, V>(this.#codec);
+  }
+
+  /** Applies every update of `batch` atomically (it may span sublevels). */
+  write(batch: WriteBatch<unknown, unknown>, options?: WriteOptions): Promise<void> {
+    return call(async () => {
+      if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
+      await this.#send({ op: 'write', batch: batch.encoded().slice(), count: batch.length, ...syncOf(options) });
+    });
+  }
+
+  /**
+   * Loads `entries` (pairs `[key, value]`, or a `WriteBatch` of puts) as new
+   * table files in one atomic, durable step, as `Database.ingest` does in
+   * the worker (see there). Watchers see it as one change of kind
+   * `'ingest'` over the range of its keys.
+   */
+  ingest(entries: WriteBatch<K, V> | Iterable<readonly [K, V]>, options?: IngestOptions): Promise<IngestReport> {
+    return call(async () => {
+      const sorted = ingestSorted(options);
+      const batch = ingestBatch(entries, () => this.batch());
+      return (await this.#send({ op: 'ingest', batch: batch.encoded().slice(), count: batch.length, sorted })) as IngestReport;
+    });
+  }
+
+  /**
+   * The value of `key`, or `undefined`: a value the caller owns, as in a
+   * worker. Bytes come in a buffer of their own, safe to keep and to
+   * transfer; with a value encoding, the decoded value.
+   */
+  get<const O extends RemoteReadOptions<unknown> = RemoteReadOptions<V>>(key: K, options?: O): Promise<ReadValueOf<O, V> | undefined> {
+    return call(async () => {
+      const c = this.#reads(options as RemoteReadOptions<unknown>);
+      const k = c.key(key);
+      const { snapshot, epoch } = this.#snapshot(options?.snapshot);
+      return this.#decoded<ReadValueOf<O, V>>((await this.#send({ op: 'get', key: k, snapshot }, epoch)) as Uint8Array | undefined, c);
+    });
+  }
+
+  /**
+   * The values of `keys`, read at one point in time, in order, as in a
+   * worker: with bytes values a `MultiGetResult` (here its values are
+   * copies, sent in one buffer; release it or `using` as in a worker), with
+   * a value encoding an array of decoded values.
+   */
+  multiGet<const O extends RemoteReadOptions<unknown> = RemoteReadOptions<V>>(keys: K[], options?: O): Promise<MultiGot<ReadValueOf<O, V>>> {
+    return call(async () => {
+      if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
+      const c = this.#reads(options as RemoteReadOptions<unknown>);
+      const bytesKeys = keys.map((k, i) => c.key(k, `keys[${i}]`)); // checks every key here, with its index in the message
+      const { snapshot, epoch } = this.#snapshot(options?.snapshot);
+      const values = unpack((await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues);
+      return (c.plainValues ? new HeldMultiGetResult(values) : values.map((v) => this.#decoded<unknown>(v, c))) as MultiGot<ReadValueOf<O, V>>;
+    });
+  }
+
+  snapshot(): Promise<RemoteSnapshot> {
+    return call(async () => {
+      const info = (await this.#send({ op: 'snapshot' })) as SnapshotInfo;
+      return new RemoteSnapshot(this.#connection, info, this.#connection.epoch);
+    });
+  }
+
+  /** The sequence number of the last write (for `watch({ since })`). */
+  latestSequence(): Promise<number> {
+    return call(async () => (await this.#send({ op: 'latestSequence' })) as number);
+  }
+
+  /**
+   * An async iterator over the keys within `options`' bounds; entries come
+   * over in batches. Breaking out of `for await` releases it. If the tab
+   * that leads goes meanwhile, the next step fails with `LeaderChanged`.
+   */
+  iterator<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+    const { snapshot, ...rest } = options;
+    const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
+    const { request, limit } = checkIteratorOptions(rest as RemoteIteratorOptions<unknown, unknown>, c);
+    const snap = this.#snapshot(snapshot);
+    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot }, snap.epoch, false, entryOf<KeyOf<K>, IV>(c), limit, c.prefix.length);
+  }
+
+  /** The keys within `options`' range, in order (async). */
+  keys(options: RemoteIteratorOptions<K, V> = {}): RemoteIterator<KeyOf<K>> {
+    return this.#projection(options, (c) => (b, i) => c.keys.decode(b.keyAt(i)) as KeyOf<K>);
+  }
+
+  /** The values of the keys within `options`' range, in key order (async). */
+  values<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<IV> {
+    return this.#projection(options, (c) => (b, i) => c.values.decode(b.valueAt(i)) as IV);
+  }
+
+  /** The same as `iterator(options)`. */
+  entries<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
+    return this.iterator<IV>(options);
+  }
+
+  #projection<T>(options: RemoteIteratorOptions<unknown, unknown>, pick: (c: Codec) => (b: EntryBatch, i: number) => T): RemoteIterator<T> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+    const { snapshot, ...rest } = options;
+    const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
+    const { request, limit } = checkIteratorOptions(rest, c);
+    const snap = this.#snapshot(snapshot);
+    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot }, snap.epoch, false, pick(c), limit, c.prefix.length);
+  }
+
+  /** An iterator the leader opens for `request` (see `remoteIterator`). */
+  #iterator<T>(
+    request: Request,
+    epoch: number | undefined,
+    eager: boolean,
+    pick: (b: EntryBatch, i: number) => T,
+    limit: number,
+    prefix: number,
+  ): RemoteIterator<T> {
+    return remoteIterator((r, e) => this.#send(r, e), this.#connection, request, epoch, eager, pick, limit, prefix);
+  }
+
+  /**
+   * Begins an optimistic transaction, run by the leader for this
+   * connection (see `RemoteTransaction`): it may stay open across any
+   * `await`; commit or abort it. `transaction(fn)` does that and retries.
+   */
+  begin(): RemoteTransaction<K, V> {
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
+    const c = this.#connection;
+    const host: RemoteTransactionHost = {
+      send: (request, epoch) => this.#send(request, epoch),
+      iterator: (request, epoch, codec, limit) => this.#iterator(request, epoch, true, entryOf(codec), limit, codec.prefix.length),
+      iteratorOptions: (o, codec) => {
+        if (typeof o !== 'object' || o === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+        return checkIteratorOptions(o, codec);
+      },
+      codecOf: (db) => {
+        if (!(db instanceof RemoteDatabase) || !RemoteDatabase.#sameConnection(db, this as RemoteDatabase<unknown, unknown>)) {
+          throw new SiltError('InvalidArgument', 'tx.in() takes a sublevel of the database the transaction is on');
+        }
+        return codecOf(db, 'tx.in()');
+      },
+      unpack,
+      epoch: c.epoch,
+      leader: c.leaderId,
+      sync: (o) => {
+        if (o?.sync !== undefined && typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
+        return syncOf(o);
+      },
+    };
+    return new RemoteTransaction<K, V>(host, c.transactionId(), this.#codec);
+  }
+
+  static #sameConnection(a: RemoteDatabase<unknown, unknown>, b: RemoteDatabase<unknown, unknown>): boolean {
+    return a.#connection === b.#connection;
+  }
+
+  /**
+   * Runs `fn` in a transaction and commits it when `fn` returns (or its
+   * Promise resolves: `fn` may await anything), returning what `fn`
+   * returned. On a conflict (`Conflict`), or when the tab that led went
+   * (`LeaderChanged`), `fn` runs again in a new transaction, up to
+   * `retries` times with a growing backoff; then that error is thrown. If
+   * `fn` throws (or calls `tx.abort()`), nothing is written.
+   */
+  transaction<T>(fn: (tx: RemoteTransaction<K, V>) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
+    return call(async () => {
+      if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
+      return withRetries(
+        options,
+        async (commit) => {
+          const tx = this.begin();
+          try {
+            const result = await fn(tx);
+            if (!tx.ended) await tx.commit(commit);
+            return result;
+          } finally {
+            tx.abort();
+          }
+        },
+        ['Conflict', 'LeaderChanged'],
+      );
+    });
+  }
+
+  /**
+   * Reads `key`, passes its value (a copy, or `undefined`) to `f`, and
+   * writes what `f` returns (a value; `null` deletes the key; `undefined`
+   * leaves it), in a transaction retried on conflict. Resolves to the new
+   * value.
+   */
+  update(key: K, f: (value: V | undefined) => UpdateResult<V>, options?: TransactionOptions): Promise<V | undefined> {
+    return call(async () => {
+      this.#codec.key(key); // checked now
+      if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
+      return this.transaction((tx) => updateIn(tx, key, f, this.#codec.plainValues), options);
+    });
+  }
+
+  /**
+   * Committed changes to keys in `options`' range, from every tab, in
+   * commit order: an async iterable (`for await (const e of db.watch())`),
+   * or, given `callback`, calls to it. Each change once, with its sequence
+   * number; a `Gap` where changes could not be had (see `Gap`). A watch that
+   * is not read holds at most `WATCH_QUEUE_LIMIT` events, then one `Gap`
+   * instead: it never slows writers or grows without bound. Its `ended`
+   * rejects if the connection fails (`for await` throws then too).
+   */
+  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'watch options must be an object');
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
+    if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
+    const since = options.since;
+    if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
+      throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
+    }
+    const w = new Watcher(this.#connection, this.#codec, watchRange(options, this.#codec), since, callback as ((e: WatchEvent<unknown>) => void) | undefined);
+    this.#connection.watchers.add(w);
+    const watch: Watch<KeyOf<K>> = {
+      next: () => w.next() as Promise<IteratorResult<WatchEvent<KeyOf<K>>, undefined>>,
+      return: async () => {
+        w.close();
+        return { done: true, value: undefined };
+      },
+      close: () => w.close(),
+      ended: w.ended,
+      [Symbol.asyncIterator]() {
+        return watch;
+      },
+      [Symbol.asyncDispose]: async () => w.close(),
+    };
+    return watch;
+  }
+
+  flush(): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'flush' });
+    });
+  }
+
+  /** Resolves when the leader's background work has caught up. */
+  idle(): Promise<void> {
+    return call(async () => {
+      await this.#send({ op: 'idle' });
+    });
+  }
+
+  /** Statistics; `storage` is a fresh estimate, taken for this call. */
+  statistics(): Promise<RemoteStatistics> {
+    return call(async () => (await this.#send({ op: 'statistics' })) as RemoteStatistics);
+  }
+
+  /**
+   * Reads every table file and checks every checksum and key (see
+   * `Database.verify`); rejects with the first damage found.
+   */
+  verify(): Promise<VerifyReport> {
+    return call(async () => (await this.#send({ op: 'verify' })) as VerifyReport);
+  }
+
+  /**
+   * Lets go of this handle. The connection closes with the realm's last
+   * handle: a follower leaves; a leader closes the database (its Web Lock
+   * is released, and another tab's connection leads). Closing twice does
+   * nothing.
+   */
+  async close(): Promise<void> {
+    if (this.#handle.closed) return;
+    this.#handle.closed = true;
+    if (--this.#connection.refs === 0) await this.#connection.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
