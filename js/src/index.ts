@@ -41,6 +41,7 @@ export {
   type ExportOptions,
   type KeyOf,
   type RangeOptions,
+  type ReadValueOf,
 } from './core/encoding.js';
 export { persist, persisted, type StorageEstimate } from './opfs/storage.js';
 export { WriteBatch, type IngestOptions, type IngestReport } from './core/batch.js';

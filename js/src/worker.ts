@@ -34,7 +34,7 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
     leader = new Leader(db, m.name, m.leader, scope.navigator?.locks);
     leader.addLocal(m.leader, (r, transfer) => scope.postMessage(r, transfer));
     await leader.sweep();
-    scope.postMessage({ t: 'opened', seq: db.latestSequence, opened: leader.opened });
+    scope.postMessage({ t: 'opened', seq: db.latestSequence(), opened: leader.opened });
   } catch (e) {
     try {
       db?.close();

@@ -42,7 +42,7 @@ describe('ingest in the worker', () => {
     expect(report.files).toBeGreaterThan(0);
     expect(report.flushedMemtables).toBe(true); // key(5) was in the memtable
     expect(report.sequence).toBe(2);
-    expect(db.latestSequence).toBe(2);
+    expect(db.latestSequence()).toBe(2);
     expect(text(db.get(key(7)))).toBe('second-7');
     expect(text(db.get(key(5)))).toBe('first-5');
     expect(text(db.get(key(5), { snapshot: snap }))).toBe('before');
@@ -73,7 +73,7 @@ describe('ingest in the worker', () => {
   test('refused, writing nothing: out of order when told sorted, a delete, a bad entry, not iterable, bad options', async () => {
     const db = await fresh();
     opened.push(db);
-    const seq = db.latestSequence;
+    const seq = db.latestSequence();
     const out = await rejected(
       db.ingest(
         [
@@ -91,7 +91,7 @@ describe('ingest in the worker', () => {
     expect((await rejected(db.ingest([['x']] as unknown as [string, Uint8Array][]))).message).toMatch(/entry 0 must be a \[key, value\] pair/);
     expect((await rejected(db.ingest(42 as unknown as []))).code).toBe('InvalidArgument');
     expect((await rejected(db.ingest([], { sorted: 'yes' } as unknown as { sorted: boolean }))).message).toMatch(/sorted must be a boolean/);
-    expect(db.latestSequence).toBe(seq);
+    expect(db.latestSequence()).toBe(seq);
     expect(db.get('x')).toBeUndefined();
     // An empty ingest does nothing.
     expect((await db.ingest([])).keys).toBe(0);
@@ -144,7 +144,7 @@ describe('ingest through the leader (connect)', () => {
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     };
-    const start = db.latestSequence;
+    const start = db.latestSequence();
     const b = new WriteBatch();
     for (const k of ['m', 'c', 'x']) b.put(k, bytes(`v-${k}`));
     const report = (await ask(1, { op: 'ingest', batch: b.encoded().slice(), count: b.length, sorted: false })) as IngestReport;

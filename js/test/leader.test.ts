@@ -199,13 +199,13 @@ describe('the leader', () => {
     const db = await fresh();
     const leader = new Leader(db, 'history', 'A', undefined);
     const ask = serve(leader, ['A']);
-    const start = db.latestSequence;
+    const start = db.latestSequence();
     value(await ask('A', 1, { op: 'put', key: 'a', value: bytes('1') }));
     value(await ask('A', 2, { op: 'delete', key: 'a' }));
     value(await ask('A', 3, { op: 'deleteRange', start: 'a', end: 'c' }));
     const h = value(await ask('A', 4, { op: 'changes', since: start })) as ChangeHistory;
     expect(h.base).toBe(start);
-    expect(h.latest).toBe(db.latestSequence);
+    expect(h.latest).toBe(db.latestSequence());
     const kind = { 0: 'delete', 1: 'put', 3: 'deleteRange' } as Record<number, string>;
     const described = h.records.map((r) =>
       Array.from(
@@ -242,7 +242,7 @@ describe('the leader', () => {
     // An empty batch is a write too (it takes its record's sequence number).
     value(await ask('A', 10, { op: 'write', batch: new Uint8Array(0), count: 0 }));
     const now = value(await ask('A', 9, { op: 'changes', since: null })) as ChangeHistory;
-    expect(now).toEqual({ base: db.latestSequence, latest: db.latestSequence, records: [] });
+    expect(now).toEqual({ base: db.latestSequence(), latest: db.latestSequence(), records: [] });
     await leader.close();
   });
 
@@ -252,7 +252,7 @@ describe('the leader', () => {
     const ask = serve(leader, ['A', 'B']);
     const writes = (b: WriteBatch) => ({ writes: { batch: b.encoded().slice(), count: b.length } });
     value(await ask('A', 1, { op: 'put', key: 'n', value: bytes('0') }));
-    const start = db.latestSequence;
+    const start = db.latestSequence();
     // A and B both read n for update (both numbered 1: per connection).
     value(await ask('A', 2, { op: 'txnBegin', txn: 1 }));
     value(await ask('B', 1, { op: 'txnBegin', txn: 1 }));
@@ -353,7 +353,7 @@ describe('the leader', () => {
     // F's ingest 1 left an intent, at the last sequence number: not applied.
     const key = recordKey('F');
     const b = new WriteBatch();
-    WriteBatch.putBookkeeping(b, key, recordValue(emptyRecord(), key.length, 0, { id: 1, seq: db.latestSequence + 1, count: 2 }));
+    WriteBatch.putBookkeeping(b, key, recordValue(emptyRecord(), key.length, 0, { id: 1, seq: db.latestSequence() + 1, count: 2 }));
     db.write(b);
     // Every write fails for now (storage said no).
     const write = db.write.bind(db);

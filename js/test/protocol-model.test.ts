@@ -142,7 +142,7 @@ class Instrument {
     const begin = db.begin.bind(db);
     (db as { write: Database['write'] }).write = ((b, opts) => {
       this.#gate();
-      const first = db.latestSequence + 1;
+      const first = db.latestSequence() + 1;
       const r = write(b, opts);
       const encoded = (b as { encoded(): Uint8Array }).encoded();
       this.#count(encoded);
@@ -171,9 +171,9 @@ class Instrument {
     }) as Database['begin'];
     // A transaction's commit: its updates, then its write record.
     Transaction.commitWith = (tx, options, key, value) => {
-      const first = db.latestSequence + 1;
+      const first = db.latestSequence() + 1;
       commitWith(tx, options, key, value);
-      for (let q = first; q < db.latestSequence; q++) this.updates.set(q, 'transaction');
+      for (let q = first; q < db.latestSequence(); q++) this.updates.set(q, 'transaction');
     };
   }
 
@@ -277,7 +277,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
         if (s.dbs.length === 0) {
           // From now on (the database as the test sees it): every update
           // after this is one of its events or in one of its gaps.
-          s.since = o.db.latestSequence;
+          s.since = o.db.latestSequence();
           const watch = db.watch({ since: s.since }, (e) => s.events.push(e));
           watch.ended.then(
             () => (s.watchEnded = 'closed'),

@@ -314,7 +314,7 @@ export class FakeWorker extends Target {
       this.#local = m.leader;
       leader.addLocal(m.leader, (r, transfer) => this.#post(r, transfer));
       await leader.sweep();
-      this.#post({ t: 'opened', seq: this.storage.db.latestSequence, opened: leader.opened });
+      this.#post({ t: 'opened', seq: this.storage.db.latestSequence(), opened: leader.opened });
     } catch (e) {
       if (TRACE) traceLine('openFailed', e);
       this.#post({ t: 'openFailed', error: { code: 'Internal', message: String(e) } });

@@ -155,7 +155,7 @@ describe('many writes in flight answered nowhere', () => {
       expect(code(r)).toBe('ok');
       sequences[i] = (r as { value: IngestReport }).value.sequence;
     }
-    const sequence = db.latestSequence;
+    const sequence = db.latestSequence();
     await l1.halt();
     const l2 = new Leader(db, 'reports', 'L2', undefined);
     const ask2 = serve(l2, ['F']);
@@ -168,7 +168,7 @@ describe('many writes in flight answered nowhere', () => {
       expect([sequences[i], 0]).toContain(report.sequence);
       if (i === n) expect(report.sequence).toBe(sequences[i]);
     }
-    expect(db.latestSequence).toBe(sequence); // nothing ingested again
+    expect(db.latestSequence()).toBe(sequence); // nothing ingested again
     await l2.close();
   });
 });
@@ -354,7 +354,7 @@ describe('an ingest and its write record (item 16)', () => {
     await l1.halt();
     crash = false;
     // The intent is there, unsettled.
-    expect(parseRecord(db.get(recordKey('F'))).pending).toMatchObject({ id: 1, seq: db.latestSequence });
+    expect(parseRecord(db.get(recordKey('F'))).pending).toMatchObject({ id: 1, seq: db.latestSequence() });
     const l2 = new Leader(db, 'ingest', 'L2', undefined);
     // Settled as not applied: the request is not recorded as done.
     expect(parseRecord(db.get(recordKey('F')))).toMatchObject({ max: 0, pending: undefined, outcomes: [] });

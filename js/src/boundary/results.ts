@@ -26,6 +26,7 @@ import { countCopied } from './counters.js';
 import { SiltError } from '../core/errors.js';
 import { ABSENT, type BatchAnswer, type Exchange } from './exchange.js';
 import { memoryBuffer, memoryWords } from './wasm.js';
+import { dispose } from '../core/dispose.js';
 
 /** Results freed by the safety net rather than by `release()`. */
 let collected = 0;
@@ -149,7 +150,7 @@ class Pinned {
     return view;
   }
 
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.release();
   }
 }
@@ -367,7 +368,7 @@ export class HeldMultiGetResult implements MultiGetResult {
     this.#values = undefined;
   }
 
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.release();
   }
 

@@ -7,20 +7,6 @@
  * stable name to branch on. Messages are for people and may change.
  */
 
-// `Symbol.dispose` and `Symbol.asyncDispose` (explicit resource
-// management: `using`) are missing in some browsers siltdb supports. The
-// package's classes name their dispose methods with them, and its own code
-// uses `using`: without them, `[Symbol.dispose]` would name a method
-// "undefined" and `using` would throw. Every module with such a class
-// imports this one, so this runs before any of them is defined; the symbols
-// are the registered ones that polyfills (core-js, TypeScript's helpers)
-// use, so an app's later polyfill agrees with them.
-{
-  const S = Symbol as unknown as { dispose?: symbol; asyncDispose?: symbol };
-  if (typeof S.dispose !== 'symbol') Object.defineProperty(Symbol, 'dispose', { value: Symbol.for('Symbol.dispose') });
-  if (typeof S.asyncDispose !== 'symbol') Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('Symbol.asyncDispose') });
-}
-
 /**
  * Codes the engine reports (`silt_engine::Error::CODES`). A test
  * (js/test/contract.test.ts) checks this list against the wasm module's

@@ -30,6 +30,7 @@ import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOp
 import { Snapshot } from './snapshot.js';
 import type { Statistics, VerifyReport } from './statistics.js';
 import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
+import { dispose } from '../core/dispose.js';
 
 /**
  * An open Silt database, in the thread that opened it: or one of its
@@ -69,9 +70,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
   /**
    * The sequence number of the last write (0 for a new database). Each
    * update of a write takes the next number, in order; `connect()`'s change
-   * events (`watch`) carry them.
+   * events (`watch`) carry them. A method, as through `connect()`.
    */
-  get latestSequence(): number {
+  latestSequence(): number {
     return this.#core.call(() => this.#core.inner.latestSequence);
   }
 
@@ -574,7 +575,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     }
   }
 
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.close();
   }
 }

@@ -13,6 +13,7 @@ import { fromWasm, SiltError } from '../core/errors.js';
 import { memoryBytesView, memoryWords } from '../boundary/wasm.js';
 import type { Snapshot } from './snapshot.js';
 import { nextTask } from '../core/task.js';
+import { dispose } from '../core/dispose.js';
 
 /** Which keys to visit, in which order, as of when, and how to decode them. */
 export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
@@ -492,7 +493,7 @@ export class EntryIterator<K = Uint8Array, V = Uint8Array> implements IterableIt
     this.release();
   }
 
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.release();
   }
 }
@@ -551,7 +552,7 @@ class Projection<T> implements KeyIterator<T> {
     this.#it.release();
   }
 
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.release();
   }
 }

@@ -4,6 +4,7 @@
 
 import type { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
 import { SiltError } from '../core/errors.js';
+import { dispose } from '../core/dispose.js';
 
 const safetyNet = new FinalizationRegistry<{ db: WasmDatabase; id: number }>(({ db, id }) => {
   db.releaseSnapshot(id);
@@ -46,7 +47,7 @@ export class Snapshot {
     this.#id = 0;
   }
 
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.release();
   }
 }

@@ -17,6 +17,7 @@ import { show, successor, valueBytes, type Key } from '../core/bytes.js';
 import type { Codec, EncodingOptions, KeyOf } from '../core/encoding.js';
 import { fromWasm, SiltError, type SiltErrorCode } from '../core/errors.js';
 import { type EntryIterator, type IteratorOptions, iteratorOptions } from './iterator.js';
+import { dispose } from '../core/dispose.js';
 
 /** How a commit writes (as `WriteOptions`). */
 export interface CommitOptions {
@@ -275,7 +276,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
   }
 
   /** `using tx = db.begin()`: aborted at the end of the scope unless committed. */
-  [Symbol.dispose](): void {
+  [dispose](): void {
     this.abort();
   }
 }

@@ -137,13 +137,17 @@ export class LeaderRequests {
       case 'multiGet': {
         const keys = r.keys.map(keyOf);
         for (const k of keys) if (isReserved(k)) throw reserved('a key');
-        using result = db.multiGet(keys, snapshotOf(c, r.snapshot));
-        return packValues(Array.from({ length: result.length }, (_, i) => result.get(i)));
+        const result = db.multiGet(keys, snapshotOf(c, r.snapshot));
+        try {
+          return packValues(Array.from({ length: result.length }, (_, i) => result.get(i)));
+        } finally {
+          result.release();
+        }
       }
       case 'snapshot': {
         const sid = this.#nextId++;
         c.snapshots.set(sid, db.snapshot());
-        const info: SnapshotInfo = { id: sid, seq: db.latestSequence };
+        const info: SnapshotInfo = { id: sid, seq: db.latestSequence() };
         return [info, []];
       }
       case 'releaseSnapshot':
@@ -195,7 +199,7 @@ export class LeaderRequests {
       case 'verify':
         return [db.verify(), []];
       case 'latestSequence':
-        return [db.latestSequence, []];
+        return [db.latestSequence(), []];
       case 'clear': {
         let upper = r.upper;
         if (upper === undefined) {

@@ -47,7 +47,7 @@ export class LeaderWriter {
   constructor(db: Database, changes: string, id: string) {
     this.#db = db;
     this.#id = id;
-    this.#base = db.latestSequence;
+    this.#base = db.latestSequence();
     this.#opened = this.#base;
     this.#changes = typeof BroadcastChannel === 'function' ? new BroadcastChannel(changes) : undefined;
     this.#settleIntents();
@@ -184,10 +184,10 @@ export class LeaderWriter {
       const key = recordKey(client);
       WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
     }
-    const first = this.#db.latestSequence + 1;
+    const first = this.#db.latestSequence() + 1;
     this.#db.write(b);
     this.#dirty.clear();
-    this.#publish({ first, last: this.#db.latestSequence, ...NOTHING, from: this.#id });
+    this.#publish({ first, last: this.#db.latestSequence(), ...NOTHING, from: this.#id });
   }
 
   /**
@@ -213,9 +213,9 @@ export class LeaderWriter {
   /** Writes `b` and publishes `changes`, its updates but the record. */
   #commit(b: WriteBatch, changes: Packed, options: { sync?: boolean } = {}): void {
     this.#writeDirty();
-    const first = this.#db.latestSequence + 1;
+    const first = this.#db.latestSequence() + 1;
     this.#db.write(b, options);
-    this.#publish({ first, last: this.#db.latestSequence, ...changes, from: this.#id });
+    this.#publish({ first, last: this.#db.latestSequence(), ...changes, from: this.#id });
   }
 
   #publish(record: ChangeRecord): void {
@@ -235,7 +235,7 @@ export class LeaderWriter {
 
   /** The change records after `since` that this leader keeps, for `watch({ since })` (none for `null`: the latest sequence number only). */
   history(since: number | null): ChangeHistory {
-    const latest = this.#db.latestSequence;
+    const latest = this.#db.latestSequence();
     if (since === null) return { base: latest, latest, records: [] };
     return { base: this.#base, latest, records: this.#history.filter((r) => r.last > since) };
   }
@@ -255,7 +255,7 @@ export class LeaderWriter {
     let first = 0;
     try {
       this.#writeDirty();
-      first = this.#db.latestSequence + 1;
+      first = this.#db.latestSequence() + 1;
       Transaction.commitWith(t.tx, sync === undefined ? {} : { sync }, key, recordValue(a, key.length, id));
     } finally {
       // The connection's transaction ends with its commit, whatever the
@@ -265,7 +265,7 @@ export class LeaderWriter {
       c.transactions.delete(txn);
     }
     a.max = id;
-    this.#publish({ first, last: this.#db.latestSequence, ...changes, from: this.#id });
+    this.#publish({ first, last: this.#db.latestSequence(), ...changes, from: this.#id });
   }
 
   /**
@@ -297,21 +297,21 @@ export class LeaderWriter {
       return report;
     }
     this.#writeDirty();
-    const seq = db.latestSequence + 1;
+    const seq = db.latestSequence() + 1;
     const intent = { id, seq, count };
     const b = new WriteBatch();
     WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, intent));
     db.write(b);
-    this.#publish({ first: seq, last: db.latestSequence, ...NOTHING, from: this.#id });
+    this.#publish({ first: seq, last: db.latestSequence(), ...NOTHING, from: this.#id });
     a.pending = intent;
     let report: IngestReport;
     try {
       report = await db.ingest(WriteBatch.fromEncoded(bytes, count), { sorted });
     } catch (e) {
       a.pending = undefined;
-      const first = db.latestSequence + 1;
+      const first = db.latestSequence() + 1;
       this.#rewrite(client);
-      if (db.latestSequence >= first) this.#publish({ first, last: db.latestSequence, ...NOTHING, from: this.#id });
+      if (db.latestSequence() >= first) this.#publish({ first, last: db.latestSequence(), ...NOTHING, from: this.#id });
       throw e;
     }
     a.pending = undefined;
@@ -327,7 +327,7 @@ export class LeaderWriter {
     keys.set(end, lo.length);
     this.#publish({
       first: report.sequence,
-      last: db.latestSequence,
+      last: db.latestSequence(),
       kinds: new Uint8Array([INGEST]),
       bounds: new Uint32Array([0, lo.length, keys.length]),
       keys,

@@ -69,7 +69,7 @@ export class Leader {
 
   /** The sequence number of the last write. */
   get latest(): number {
-    return this.#db.latestSequence;
+    return this.#db.latestSequence();
   }
 
   /**

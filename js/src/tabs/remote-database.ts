@@ -35,6 +35,7 @@ import { checkIteratorOptions, entryOf, type RemoteIterator, type RemoteIterator
 import { RemoteSnapshot } from './remote-snapshot.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
 import { type Range, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
+import { asyncDispose } from '../core/dispose.js';
 
 /** Read options of a connection. */
 export interface RemoteReadOptions<V = Uint8Array> {
@@ -533,7 +534,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
       [Symbol.asyncIterator]() {
         return watch;
       },
-      [Symbol.asyncDispose]: async () => w.close(),
+      [asyncDispose]: async () => w.close(),
     };
     return watch;
   }
@@ -576,7 +577,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> {
     if (--this.#connection.refs === 0) await this.#connection.close();
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
+  [asyncDispose](): Promise<void> {
     return this.close();
   }
 }

@@ -11,6 +11,7 @@ import { SiltError } from '../core/errors.js';
 import { checkBatchSize, EntryBatch, type Entry } from '../local/iterator.js';
 import type { IteratorRequestOptions, Request } from './protocol.js';
 import type { RemoteSnapshot } from './remote-snapshot.js';
+import { asyncDispose } from '../core/dispose.js';
 
 /** Options of the iterators of a connection (as a worker's `IteratorOptions`); the snapshot is a `RemoteSnapshot`. */
 export interface RemoteIteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
@@ -131,7 +132,7 @@ export function remoteIterator<T>(
     [Symbol.asyncIterator]() {
       return it;
     },
-    [Symbol.asyncDispose]: release,
+    [asyncDispose]: release,
   };
   if (eager) open().catch(() => {}); // (its failure is the first step's)
   return it;

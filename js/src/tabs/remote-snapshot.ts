@@ -2,6 +2,7 @@
 
 import type { SnapshotInfo } from './protocol.js';
 import type { Connection } from './connection.js';
+import { asyncDispose } from '../core/dispose.js';
 
 /** A snapshot held by the leader of a connection. */
 export class RemoteSnapshot {
@@ -35,7 +36,7 @@ export class RemoteSnapshot {
     await this.#connection.send({ op: 'releaseSnapshot', snapshot: id }, this.epoch);
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
+  [asyncDispose](): Promise<void> {
     return this.release();
   }
 }

@@ -27,6 +27,7 @@ import type { Entry } from '../local/iterator.js';
 import type { IteratorRequestOptions, PackedValues, Request, TxnWrites } from './protocol.js';
 import type { CommitOptions } from '../local/transaction.js';
 import type { RemoteIterator, RemoteIteratorOptions } from './remote-iterator.js';
+import { asyncDispose } from '../core/dispose.js';
 
 /** @internal What a remote transaction needs of its connection. */
 export interface RemoteTransactionHost {
@@ -232,7 +233,7 @@ export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposab
   }
 
   /** `await using tx = db.begin()`: aborted at the end of the scope unless committed. */
-  async [Symbol.asyncDispose](): Promise<void> {
+  async [asyncDispose](): Promise<void> {
     this.abort();
   }
 }
