@@ -8,10 +8,8 @@
 // OPFS in memory behind IPC, and a 4 KiB sync read costs ~300 µs instead of
 // ~2 µs, which would measure the IPC rather than the engines.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { chromiumArgs, executablePath, startDemoServer } from '../../scripts/browser.mjs';
 import { chromiumVersion } from './machine.mjs';
@@ -36,9 +34,9 @@ export async function waitReady(page) {
 
 /** Debian's Firefox ESR through puppeteer-core (WebDriver BiDi), with `profile` kept on disk. */
 async function launchFirefox(profile) {
-  // puppeteer-core is a dependency of the tests' workspace (tests/firefox).
-  const resolved = createRequire(new URL('../../tests/package.json', import.meta.url)).resolve('puppeteer-core');
-  const m = await import(pathToFileURL(resolved).href);
+  // puppeteer-core is a dev dependency of the root package (for bench/) and
+  // of the tests' workspace (tests/firefox); resolved from here either way.
+  const m = await import('puppeteer-core');
   const puppeteer = typeof m.default?.launch === 'function' ? m.default : m.default.default;
   const browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true, userDataDir: profile, protocolTimeout: 30 * 60_000 });
   const page = (await browser.pages())[0] ?? (await browser.newPage());
