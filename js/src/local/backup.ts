@@ -1,7 +1,7 @@
 /**
  * Backups: a database (or a range of it) as one versioned byte stream, and
  * a new database built from one. The format is the engine's
- * (crates/engine/src/db/backup.rs, `docs/format.md`): a header, chunks of
+ * (crates/engine/src/db/backup/, `docs/format.md`): a header, chunks of
  * sorted entries each with a CRC32C, and an end record with the count; the
  * native engine reads and writes the same bytes.
  */
