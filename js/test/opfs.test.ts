@@ -2,7 +2,7 @@
 // real wasm build) on in-memory stand-ins for OPFS and navigator.locks.
 // The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
 import { afterEach, describe, expect, test } from 'vitest';
-import { open, openMemory, type Database } from '../src/index.js';
+import { open, openMemory, SiltError, type Database } from '../src/index.js';
 import { importDatabaseOn, openOn, repairOn, type OpenOptions } from '../src/local/open.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
@@ -233,6 +233,13 @@ describe('the file pool', () => {
     }
     expect((err as { code: string }).code).toBe('PoolExhausted');
     expect(db.statistics().background.lastError?.code).toBe('QuotaExceeded');
+    // The message gives the cause, not advice that cannot help (letting
+    // the event loop run tops nothing up when storage refuses files).
+    const message = (err as Error).message;
+    expect(message).toContain('the pool could not add files');
+    expect(message).toContain('QuotaExceeded');
+    expect(message).not.toMatch(/let the worker's event loop run|larger pool/);
+    expect((err as Error).cause).toBeInstanceOf(SiltError);
   });
 
   test('pooled files freed by flushes and compactions are reused, so the pool stays small', async () => {

@@ -91,10 +91,26 @@ export class Core {
     try {
       return f();
     } catch (e) {
-      throw fromWasm(e);
+      throw this.#poolCause(fromWasm(e));
     } finally {
       this.afterWrite();
     }
+  }
+
+  /**
+   * A write's `PoolExhausted` when the pool's last top-up failed (storage
+   * refused new files): the engine's advice, to let the event loop run
+   * for a top-up, cannot help then, so the error says why instead, with
+   * the top-up's error as its cause.
+   */
+  #poolCause(e: SiltError): SiltError {
+    const cause = this.keeper?.lastError;
+    if (e.code !== 'PoolExhausted' || cause === undefined) return e;
+    return new SiltError(
+      'PoolExhausted',
+      `a write needs a new file, no pooled OPFS file is free, and the pool could not add files: ${cause.code}: ${cause.message}`,
+      { cause },
+    );
   }
 
   /** An iterator of the package around `inner`, closed with the database. */
