@@ -29,7 +29,11 @@ class FakeFile {
   /** The bytes as of the last flush: what a crash leaves. */
   durable = new Uint8Array(0);
   open = false;
+  /** Removed from its directory: as in OPFS, its handles then find nothing. */
+  removed = false;
 }
+
+const notFound = (what: string) => Object.assign(new Error(`${what} was removed`), { name: 'NotFoundError' });
 
 class FakeSyncHandle implements SyncHandleLike {
   #file: FakeFile;
@@ -91,6 +95,8 @@ export class FakeDirectory {
   handleError: Error | undefined;
   /** Failures to inject, shared by every directory and handle of this tree. */
   readonly faults: Faults;
+  /** Removed from its parent: as in OPFS, every call on a handle of it then fails with NotFoundError. */
+  removed = false;
 
   constructor(faults: Faults = { hook: undefined }) {
     this.faults = faults;
@@ -98,6 +104,7 @@ export class FakeDirectory {
 
   async getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<FakeDirectory> {
     this.faults.hook?.('getDirectoryHandle', name);
+    if (this.removed) throw notFound('the directory');
     let d = this.dirs.get(name);
     if (!d) {
       if (!options?.create) throw Object.assign(new Error(`no directory ${name}`), { name: 'NotFoundError' });
@@ -109,6 +116,7 @@ export class FakeDirectory {
 
   async getFileHandle(name: string, options?: { create?: boolean }) {
     this.faults.hook?.('getFileHandle', name);
+    if (this.removed) throw notFound('the directory');
     let f = this.files.get(name);
     if (!f) {
       if (!options?.create) throw Object.assign(new Error(`no file ${name}`), { name: 'NotFoundError' });
@@ -123,6 +131,7 @@ export class FakeDirectory {
       async createSyncAccessHandle(): Promise<SyncHandleLike> {
         if (handleError) throw handleError;
         faults.hook?.('createSyncAccessHandle', name);
+        if (file.removed) throw notFound(`file ${name}`);
         if (file.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
         file.open = true;
         return new FakeSyncHandle(file, name, faults);
@@ -131,15 +140,30 @@ export class FakeDirectory {
   }
 
   async *keys(): AsyncIterable<string> {
+    if (this.removed) throw notFound('the directory');
     yield* [...this.files.keys(), ...this.dirs.keys()];
+  }
+
+  /** Whether a file of this tree has an open sync access handle. */
+  #anyOpen(): boolean {
+    return [...this.files.values()].some((f) => f.open) || [...this.dirs.values()].some((d) => d.#anyOpen());
+  }
+
+  /** Marks this tree removed (its handles then find nothing). */
+  #remove(): void {
+    this.removed = true;
+    for (const f of this.files.values()) f.removed = true;
+    for (const d of this.dirs.values()) d.#remove();
   }
 
   async removeEntry(name: string, options?: { recursive?: boolean }): Promise<void> {
     this.faults.hook?.('removeEntry', name);
+    if (this.removed) throw notFound('the directory');
     const f = this.files.get(name);
     if (f) {
       if (f.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
       this.files.delete(name);
+      f.removed = true;
       return;
     }
     const d = this.dirs.get(name);
@@ -147,8 +171,10 @@ export class FakeDirectory {
     if (!options?.recursive && (d.files.size > 0 || d.dirs.size > 0)) {
       throw Object.assign(new Error('directory not empty'), { name: 'InvalidModificationError' });
     }
-    if ([...d.files.values()].some((x) => x.open)) throw Object.assign(new Error('a file is open'), { name: 'NoModificationAllowedError' });
+    // Any open file in the tree, nested ones included, refuses the removal.
+    if (d.#anyOpen()) throw Object.assign(new Error('a file is open'), { name: 'NoModificationAllowedError' });
     this.dirs.delete(name);
+    d.#remove();
   }
 
   /** What a crash would leave: every file's flushed bytes, nothing open (a tree of its own, sharing `faults`). */
