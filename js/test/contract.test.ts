@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { contract, RECOVERIES } from '../src/boundary/contract.js';
+import { BATCH_TAGS } from '../src/core/batch.js';
 import { BINDING_ERROR_CODES, ENGINE_ERROR_CODES, PACKAGE_ERROR_CODES, SILT_ERROR_CODES } from '../src/core/errors.js';
 import { MIN_POOL_RESERVE } from '../src/local/open.js';
 import { loadWasm } from '../src/boundary/wasm.js';
@@ -46,6 +47,20 @@ describe('the contract with the wasm module', () => {
     const needs = contract().poolNeeds;
     expect(Object.keys(needs).sort()).toEqual(['background', 'open', 'write']);
     expect(MIN_POOL_RESERVE).toBe(Math.max(...Object.values(needs)));
+  });
+});
+
+describe('the batch encoding', () => {
+  test("the tags of a batch's updates are the wasm module's (crates/wasm/src/batch.rs)", () => {
+    const rust = readFileSync(new URL('../../crates/wasm/src/batch.rs', import.meta.url), 'utf8');
+    const consts = Object.fromEntries([...rust.matchAll(/^const ([A-Z_]+): u8 = (0x[0-9a-f]+);$/gm)].map((m) => [m[1], Number(m[2])]));
+    expect(consts).toEqual({
+      DELETE: BATCH_TAGS.delete,
+      PUT: BATCH_TAGS.put,
+      MERGE: BATCH_TAGS.merge,
+      DELETE_RANGE: BATCH_TAGS.deleteRange,
+      BOOKKEEPING_PUT: BATCH_TAGS.bookkeepingPut,
+    });
   });
 });
 

@@ -87,7 +87,17 @@ interface Figures {
   imports: { ok: number; failed: number };
 }
 
-const figures: Figures = { sequences: 0, ops: 0, injected: 0, errors: new Map(), viewsChecked: 0, viewsDetached: 0, crashes: 0, reopened: 0, imports: { ok: 0, failed: 0 } };
+const figures: Figures = {
+  sequences: 0,
+  ops: 0,
+  injected: 0,
+  errors: new Map(),
+  viewsChecked: 0,
+  viewsDetached: 0,
+  crashes: 0,
+  reopened: 0,
+  imports: { ok: 0, failed: 0 },
+};
 
 /** Awaits `p`, failing if it does not settle in time. */
 async function settles<T>(what: string, p: Promise<T>): Promise<T> {

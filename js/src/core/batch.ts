@@ -19,11 +19,16 @@ export type BatchOp =
   | { kind: 'merge'; key: Uint8Array; value: Uint8Array }
   | { kind: 'deleteRange'; key: Uint8Array; end: Uint8Array };
 
-const PUT = 0x01;
-const DELETE = 0x00;
-const MERGE = 0x02;
-const DELETE_RANGE = 0x03;
-const BOOKKEEPING_PUT = 0x81;
+/**
+ * The tag byte of each kind of update in an encoded batch: the one copy in
+ * TypeScript (the leader's change records read them too). The wasm
+ * module's are crates/wasm/src/batch.rs's; js/test/contract.test.ts fails
+ * when the two differ. A page encodes batches without loading the module,
+ * so they cannot be read from it.
+ */
+export const BATCH_TAGS = { delete: 0x00, put: 0x01, merge: 0x02, deleteRange: 0x03, bookkeepingPut: 0x81 } as const;
+
+const { put: PUT, delete: DELETE, merge: MERGE, deleteRange: DELETE_RANGE, bookkeepingPut: BOOKKEEPING_PUT } = BATCH_TAGS;
 
 /** The encoded updates, shared by a batch and its views in other sublevels (`in`). */
 class Data {

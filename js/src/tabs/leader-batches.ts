@@ -7,7 +7,7 @@
  * page.
  */
 
-import { WriteBatch, type BatchOp } from '../core/batch.js';
+import { BATCH_TAGS, WriteBatch, type BatchOp } from '../core/batch.js';
 import { compareBytes } from '../core/bytes.js';
 import { countCopied } from '../boundary/counters.js';
 import { SiltError } from '../core/errors.js';
@@ -87,10 +87,7 @@ export function recordBytes(r: ChangeRecord): number {
 
 /** A change record's kind for an ingest (a key range, as a delete range's). */
 export const INGEST = 0x04;
-const PUT = 0x01;
-const DELETE = 0x00;
-const MERGE = 0x02;
-const DELETE_RANGE = 0x03;
+const { put: PUT, delete: DELETE, merge: MERGE, deleteRange: DELETE_RANGE } = BATCH_TAGS;
 
 /** A write batch that WriteBatch did not encode. */
 function malformed(): SiltError {
