@@ -7,7 +7,7 @@
 // worker's extra, `getPinned`, on its own. The type-level checks are
 // compiled by `tsc -p js/tsconfig.test.json` (in `npm test`).
 import { afterEach, describe, expect, expectTypeOf, test } from 'vitest';
-import { type Database, type MultiGetResult, openMemory, PinnedValue, type RemoteDatabase } from '../src/index.js';
+import { boundaryCounters, type Database, type MultiGetResult, openMemory, PinnedValue, type RemoteDatabase } from '../src/index.js';
 import { bytes, text } from './helpers.js';
 import { Origin } from './tabs-harness.js';
 
@@ -18,6 +18,9 @@ interface Api {
   getText(key: string): Promise<string | undefined>;
   multiGet(keys: string[]): Promise<MultiGetResult>;
   multiGetText(keys: string[]): Promise<(string | undefined)[]>;
+  has(key: string): Promise<boolean>;
+  hasMany(keys: string[]): Promise<boolean[]>;
+  del(key: string): Promise<void>;
 }
 
 function worker(db: Database): Api {
@@ -27,6 +30,9 @@ function worker(db: Database): Api {
     getText: async (k) => db.get(k, { valueEncoding: 'utf8' }),
     multiGet: async (ks) => db.multiGet(ks),
     multiGetText: async (ks) => db.multiGet(ks, { valueEncoding: 'utf8' }),
+    has: async (k) => db.has(k),
+    hasMany: async (ks) => db.hasMany(ks),
+    del: async (k) => db.delete(k),
   };
 }
 
@@ -44,6 +50,9 @@ function remote(o: Origin, db: RemoteDatabase): Api {
     getText: (k) => run(db.get(k, { valueEncoding: 'utf8' })),
     multiGet: (ks) => run(db.multiGet(ks)),
     multiGetText: (ks) => run(db.multiGet(ks, { valueEncoding: 'utf8' })),
+    has: (k) => run(db.has(k)),
+    hasMany: (ks) => run(db.hasMany(ks)),
+    del: (k) => run(db.delete(k)),
   };
 }
 
@@ -108,6 +117,20 @@ describe.each(apis)('reads through %s', (_, make) => {
     expect(text(kept)).toBe('alpha'); // a copy outlives its result
   });
 
+  test('has and hasMany say which keys have a value, deleted ones not, and copy no value out', async () => {
+    const db = await make();
+    await db.put('a', bytes('alpha'));
+    await db.put('c', bytes('x'.repeat(10_000)));
+    await db.put('gone', bytes('soon'));
+    expect(await db.has('gone')).toBe(true);
+    await db.del('gone');
+    expect(await db.has('a')).toBe(true);
+    expect(await db.has('b')).toBe(false);
+    expect(await db.has('gone')).toBe(false);
+    expect(await db.hasMany(['a', 'b', 'c', 'gone'])).toEqual([true, false, true, false]);
+    expect(await db.hasMany([])).toEqual([]);
+  });
+
   test("a call's own value encoding decodes get and multiGet", async () => {
     const db = await make();
     await db.put('a', bytes('alpha'));
@@ -117,6 +140,20 @@ describe.each(apis)('reads through %s', (_, make) => {
 });
 
 describe('the worker only', () => {
+  test('has and hasMany copy no value out of wasm memory, and read at a snapshot', async () => {
+    const db = await openMemory();
+    db.put('a', bytes('x'.repeat(5_000)));
+    const snap = db.snapshot();
+    db.delete('a');
+    const before = boundaryCounters().copiedBytes;
+    expect(db.has('a')).toBe(false);
+    expect(db.has('a', { snapshot: snap })).toBe(true);
+    expect(db.hasMany(['a', 'b'], { snapshot: snap })).toEqual([true, false]);
+    expect(boundaryCounters().copiedBytes).toBe(before);
+    snap.release();
+    db.close();
+  });
+
   test('getPinned reads without a copy: a PinnedValue released by using or release()', async () => {
     const db = await openMemory();
     db.put('a', bytes('alpha'));

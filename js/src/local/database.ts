@@ -3,9 +3,8 @@
  * zero-copy reads, and background work pumped between calls.
  */
 
-import { heapBytes, reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
-import { collectedResults, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
-import { memoryBytes, memoryMode } from '../boundary/wasm.js';
+import { reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
+import { type MultiGetResult, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
 import { compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
 import {
@@ -21,14 +20,14 @@ import {
   type ValueTypeOf,
 } from '../core/encoding.js';
 import { fromWasm, SiltError } from '../core/errors.js';
+import type { Operations } from '../core/operations.js';
 import type { PoolKeeper } from '../opfs/pool.js';
-import { storageEstimate } from '../opfs/storage.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { type Closer, Core, ROOT } from './core.js';
 import { iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
 import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
-import type { Statistics, VerifyReport } from './statistics.js';
+import { type Statistics, statisticsOf, type VerifyReport } from './statistics.js';
 import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import { dispose } from '../core/dispose.js';
 
@@ -46,7 +45,7 @@ import { dispose } from '../core/dispose.js';
  * open (`keyEncoding`, `valueEncoding`) make them: by default keys are
  * `Uint8Array`s or strings and values `Uint8Array`s.
  */
-export class Database<K = Key, V = Uint8Array> implements Disposable {
+export class Database<K = Key, V = Uint8Array> implements Disposable, Operations<K, Snapshot> {
   #core: Core;
   #codec: Codec;
 
@@ -253,6 +252,25 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
     const exchange = core.exchange;
     const handle = exchange.get(c.plainKeys ? key : c.key(key), snapshot);
     return handle === 0 ? undefined : new PinnedValue(exchange, handle, exchange.offset, exchange.length);
+  }
+
+  /** Whether `key` has a value (see `Operations.has`): its handle is let go of at once, nothing copied. */
+  has(key: K, options?: ReadOptions): boolean {
+    const core = this.#core;
+    const exchange = core.exchange;
+    const handle = exchange.get(this.#codec.plainKeys ? key : this.#codec.key(key), options === undefined ? 0 : core.snapshotOf(options));
+    if (handle !== 0) exchange.release(handle);
+    return handle !== 0;
+  }
+
+  /** Whether each of `keys` has a value (see `Operations.hasMany`): one batched MultiGet, nothing copied. */
+  hasMany(keys: K[], options?: ReadOptions): boolean[] {
+    const r = this.multiGet(keys, { ...options, valueEncoding: 'view' }) as unknown as MultiGetResult;
+    try {
+      return Array.from({ length: r.length }, (_, i) => r.has(i));
+    } finally {
+      r.release();
+    }
   }
 
   /**
@@ -520,23 +538,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable {
 
   /** Counters and gauges: engine, block cache, bloom filters, pool, memory, storage. */
   statistics(): Statistics {
-    const core = this.#core;
-    core.exchange.flush(); // released results count as released
-    const s = core.call(() => core.inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
-    const lastError = core.pump.lastError ?? core.keeper?.lastError;
-    const storage = storageEstimate();
-    return {
-      name: core.name,
-      persistent: core.keeper !== undefined,
-      ...s,
-      ...(storage ? { storage } : {}),
-      collectedResults: collectedResults(),
-      memory: { bytes: memoryBytes(), heapBytes: heapBytes(), mode: memoryMode() },
-      background: {
-        steps: core.pump.steps,
-        ...(lastError ? { lastError: { code: lastError.code, message: lastError.message } } : {}),
-      },
-    };
+    return statisticsOf(this.#core);
   }
 
   /**

@@ -1,7 +1,10 @@
 /** What a worker's database reports of itself: `statistics()` and `verify()`. */
 
-import type { MemoryMode } from '../boundary/wasm.js';
-import type { StorageEstimate } from '../opfs/storage.js';
+import { heapBytes } from '../../pkg/silt_wasm.js';
+import { collectedResults } from '../boundary/results.js';
+import { memoryBytes, memoryMode, type MemoryMode } from '../boundary/wasm.js';
+import { storageEstimate, type StorageEstimate } from '../opfs/storage.js';
+import type { Core } from './core.js';
 
 /** What `statistics()` returns. */
 export interface Statistics {
@@ -85,4 +88,24 @@ export interface VerifyReport {
   entries: number;
   /** Bytes of the table files read. */
   tableBytes: number;
+}
+
+/** The statistics of the database `core` runs (`Database.statistics`). */
+export function statisticsOf(core: Core): Statistics {
+  core.exchange.flush(); // released results count as released
+  const s = core.call(() => core.inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
+  const lastError = core.pump.lastError ?? core.keeper?.lastError;
+  const storage = storageEstimate();
+  return {
+    name: core.name,
+    persistent: core.keeper !== undefined,
+    ...s,
+    ...(storage ? { storage } : {}),
+    collectedResults: collectedResults(),
+    memory: { bytes: memoryBytes(), heapBytes: heapBytes(), mode: memoryMode() },
+    background: {
+      steps: core.pump.steps,
+      ...(lastError ? { lastError: { code: lastError.code, message: lastError.message } } : {}),
+    },
+  };
 }

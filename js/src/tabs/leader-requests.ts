@@ -17,6 +17,7 @@ import { refreshStorageEstimate } from '../opfs/storage.js';
 import { type Client, type LeaderCounters, snapshotOf, transactionOf } from './leader-clients.js';
 import { keyOf, packValues, reserved, withoutReserved } from './leader-batches.js';
 import type { LeaderWriter } from './leader-writer.js';
+import { type LeaderSide, OPERATIONS, type OperationRequest } from './operations.js';
 import type { Request, SnapshotInfo } from './protocol.js';
 import { isReserved, RESERVED, RESERVED_END } from './write-records.js';
 
@@ -319,6 +320,23 @@ export class LeaderRequests {
       case 'bye':
         // Dropped once answered (enqueue).
         return [undefined, []];
+      default:
+        return this.#operation(c, r);
     }
+  }
+
+  /** An operation of operations.ts's table, served as it declares. */
+  #operation(c: Client, r: OperationRequest): [unknown, Transferable[]] {
+    const side: LeaderSide = {
+      db: this.#db,
+      key: (k, what) => {
+        const key = keyOf(k);
+        if (isReserved(key)) throw reserved(what);
+        return key;
+      },
+      snapshotOf: (id) => snapshotOf(c, id),
+    };
+    const operation = OPERATIONS[r.op] as { serve(leader: LeaderSide, r: OperationRequest): [unknown, Transferable[]] };
+    return operation.serve(side, r);
   }
 }

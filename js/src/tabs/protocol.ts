@@ -22,7 +22,11 @@
 
 import type { Key } from '../core/bytes.js';
 import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from '../core/errors.js';
+import type { OperationName } from '../core/operations.js';
 import type { OpenOptions } from '../local/open.js';
+import { atSnapshot, isOperation, type LeaderState, OPERATIONS, type OperationRequest } from './operations.js';
+
+export type { LeaderState } from './operations.js';
 
 export type IteratorRequestOptions = {
   gt?: Key;
@@ -86,30 +90,19 @@ export type Request =
   | { op: 'txnCommit'; txn: number; leader: string; writes?: TxnWrites; sync?: boolean }
   | { op: 'txnAbort'; txn: number }
   /** The follower leaves: its snapshots, iterators and write record go. */
-  | { op: 'bye' };
+  | { op: 'bye' }
+  /** The operations declared in operations.ts (has, hasMany). */
+  | OperationRequest;
 
-/**
- * What a request needs of the leader it was made for, for a connection
- * whose leader went with the request unanswered (connection.ts):
- * - `'none'`: it means the same to any leader: it is sent to the new one.
- * - `'uses'`: it uses, or makes, something that lives in that leader alone
- *   (a snapshot, iterator, transaction, export or import there, named by a
- *   number that leader handed out; the new leader's numbers start again
- *   and may name another thing of its own): it fails with `LeaderChanged`.
- * - `'releases'`: it only lets go of such a thing: with that leader gone,
- *   nothing is left to let go of, and it succeeds.
- */
-export type LeaderState = 'none' | 'uses' | 'releases';
-
-/** A read at snapshot `snapshot` (0: none, the latest state) uses the leader's state only with a snapshot, that leader's. */
-const atSnapshot = (r: { snapshot: number }): LeaderState => (r.snapshot === 0 ? 'none' : 'uses');
+/** The kinds of request written here by hand (not in operations.ts's table). */
+type HandWrittenOp = Exclude<Request['op'], OperationName>;
 
 /**
  * `LeaderState` of every kind of request, or how to tell it from the
  * request: one entry per `op`, so a new kind of request cannot go without
  * (the compiler refuses a table that lacks one).
  */
-const LEADER_STATE: { readonly [O in Request['op']]: LeaderState | ((r: Extract<Request, { op: O }>) => LeaderState) } = {
+const LEADER_STATE: { readonly [O in HandWrittenOp]: LeaderState | ((r: Extract<Request, { op: O }>) => LeaderState) } = {
   // Writes: the write record answers one sent again, never applied twice.
   put: 'none',
   delete: 'none',
@@ -158,7 +151,7 @@ const LEADER_STATE: { readonly [O in Request['op']]: LeaderState | ((r: Extract<
 
 /** What request `r` needs of the leader it was made for (see `LeaderState`). */
 export function leaderStateOf(r: Request): LeaderState {
-  const rule = LEADER_STATE[r.op] as LeaderState | ((r: Request) => LeaderState);
+  const rule = (isOperation(r.op) ? OPERATIONS[r.op].state : LEADER_STATE[r.op]) as LeaderState | ((r: Request) => LeaderState);
   return typeof rule === 'function' ? rule(r) : rule;
 }
 

@@ -12,7 +12,6 @@ import {
   type Codec,
   registerCodec,
   codecOf,
-  type EncodingOption,
   type EncodingOptions,
   exportForm,
   type ExportOptions,
@@ -24,7 +23,7 @@ import {
 } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
 import type { WriteOptions, SublevelOptions } from '../local/options.js';
-import type { Statistics, VerifyReport } from '../local/statistics.js';
+import type { VerifyReport } from '../local/statistics.js';
 import type { EntryBatch, Entry } from '../local/iterator.js';
 import { HeldMultiGetResult, type MultiGot } from '../boundary/results.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
@@ -36,32 +35,11 @@ import { RemoteSnapshot } from './remote-snapshot.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
 import { type Range, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
 import { asyncDispose } from '../core/dispose.js';
+import type { OperationName, RemoteOperations } from '../core/operations.js';
+import { OPERATIONS, type PageSide } from './operations.js';
+import type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
 
-/** Read options of a connection. */
-export interface RemoteReadOptions<V = Uint8Array> {
-  snapshot?: RemoteSnapshot;
-  /** Decode the value(s) with this encoding instead of the database's. */
-  valueEncoding?: EncodingOption<V>;
-}
-
-/** A range, and the snapshot to count it at. */
-export interface RemoteCountOptions<K> extends RangeOptions<K> {
-  snapshot?: RemoteSnapshot;
-}
-
-/** Statistics of a connection: the database's, and the leader's. */
-export interface RemoteStatistics extends Statistics {
-  tabs: {
-    /** Writes sent again after a failover and found already applied (acknowledged, not applied twice). */
-    duplicateWrites: number;
-    /** Followers that attached to this leader. */
-    attached: number;
-    /** Connections the leader forgot because they closed or went. */
-    dropped: number;
-    /** Connections the leader serves now, its own page included. */
-    connections: number;
-  };
-}
+export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
 
 function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
   if (o?.sync === undefined) return {};
@@ -104,10 +82,38 @@ interface Handle {
  * Calls of one connection run in the order they are made. Values returned
  * are copies owned by the caller.
  */
-export class RemoteDatabase<K = Key, V = Uint8Array> {
+export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations<K, RemoteSnapshot> {
   #connection: Connection;
   #handle: Handle;
   #codec: Codec;
+
+  // The operations of tabs/operations.ts: their types from core/operations.ts
+  // (the compiler refuses one missing here), their methods installed from
+  // the table below, each a request the leader serves as the table says.
+  declare has: RemoteOperations<K, RemoteSnapshot>['has'];
+  declare hasMany: RemoteOperations<K, RemoteSnapshot>['hasMany'];
+
+  static {
+    for (const name of Object.keys(OPERATIONS) as OperationName[]) {
+      Object.defineProperty(RemoteDatabase.prototype, name, {
+        value(this: RemoteDatabase<unknown, unknown>, ...args: unknown[]): Promise<unknown> {
+          return this.#operation(name, args);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+
+  /** Operation `name` of the table, asked with `args`. */
+  #operation(name: OperationName, args: unknown[]): Promise<unknown> {
+    return call(async () => {
+      const page: PageSide = { codec: this.#codec, snapshot: (s) => this.#snapshot(s as RemoteSnapshot | undefined) };
+      const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => { wire: object; epoch?: number | undefined };
+      const { wire, epoch } = ask(page, ...args);
+      return this.#send({ op: name, ...wire } as Request, epoch);
+    });
+  }
 
   /** @internal */
   constructor(connection: Connection, codec: Codec = ROOT, handle: Handle = { closed: false }) {
