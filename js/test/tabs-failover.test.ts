@@ -492,6 +492,9 @@ describe('requests that use what the old leader held (item 12)', () => {
     ['get', (db, snapshot) => db.get('k2', { snapshot })],
     ['multiGet', (db, snapshot) => db.multiGet(['k1', 'k2'], { snapshot })],
     ['iterator', (db, snapshot) => db.iterator({ gte: 'k2', snapshot }).next()],
+    // Operations of tabs/operations.ts: their rule comes from the table.
+    ['has', (db, snapshot) => db.has('k2', { snapshot })],
+    ['hasMany', (db, snapshot) => db.hasMany(['k1', 'k2'], { snapshot })],
   ];
   test.each(reads)(
     "a pending %s at a snapshot fails with LeaderChanged, never run at the new leader's snapshot of the same number (issue 33)",
