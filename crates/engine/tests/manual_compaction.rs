@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use silt_engine::fs::MemFs;
+use silt_engine::fs::{Fs, MemFs};
 use silt_engine::{Db, IngestOptions, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
 
 const W: WriteOptions = WriteOptions { sync: false };
@@ -139,4 +139,51 @@ fn compact_range_never_puts_l0_under_a_level_left_above_a_base_that_moved_down()
     db.compact_range(Some(b"a"), Some(b"b")).unwrap();
     assert_eq!(db.get(&r, b"k").unwrap().as_deref(), Some(&b"v2"[..]), "levels {:?}", levels(&db));
     assert_eq!(scan_value(&db, b"k").as_deref(), Some(&b"v2"[..]));
+}
+
+/// The compaction drop counter of a full compact_range over two L0 tables
+/// that each hold every key, the first output's create refused once with
+/// `PoolExhausted` when `refuse_first_create` (the step is retried once the
+/// cap is lifted, as siltdb retries after topping its pool up).
+fn drops_of_a_compaction(refuse_first_create: bool) -> (u64, u64) {
+    let mem = MemFs::new();
+    let fs = Arc::new(silt_engine::fs::FaultFs::new(Arc::new(mem.clone())));
+    let opts = Options { level0_file_num_compaction_trigger: 8, ..options() };
+    let db = Db::open(fs.clone(), "db", opts).unwrap();
+    for round in 0..2u64 {
+        for k in 0..50u64 {
+            db.put(&W, format!("k{k:03}").as_bytes(), &round.to_le_bytes()).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    if refuse_first_create {
+        fs.set_file_cap(Some(("db", mem.list("db").unwrap().len())));
+    }
+    db.start_compact_range(None, None).unwrap();
+    let (mut refused, mut steps) = (0, 0);
+    while db.manual_compaction_pending() {
+        match db.do_background_work(1) {
+            Ok(_) => {}
+            Err(f) if matches!(f.error, silt_engine::Error::PoolExhausted { .. }) => {
+                refused += 1;
+                fs.set_file_cap(None);
+            }
+            Err(f) => panic!("{}", f.error),
+        }
+        steps += 1;
+        assert!(steps < 10_000);
+    }
+    for k in 0..50u64 {
+        assert_eq!(get(&db, format!("k{k:03}").as_bytes()), Some(1u64.to_le_bytes().to_vec()));
+    }
+    (db.statistics().ticker("rocksdb.compaction.key.drop.new"), refused)
+}
+
+#[test]
+fn a_compaction_output_created_again_after_pool_exhausted_counts_its_drops_once() {
+    let (plain, refused_plain) = drops_of_a_compaction(false);
+    let (retried, refused) = drops_of_a_compaction(true);
+    assert_eq!((refused_plain, refused), (0, 1), "the first create was refused once");
+    assert_eq!(plain, 50, "each key's older version is dropped once");
+    assert_eq!(retried, plain, "the group buffered across the retry is resolved once");
 }
