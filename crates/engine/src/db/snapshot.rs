@@ -83,3 +83,30 @@ impl std::fmt::Debug for Snapshot {
         f.debug_struct("Snapshot").field("seq", &self.seq).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42, item 8: the number is read while the list is locked, so a
+    /// flush or compaction that reads the list (`sequences`) meanwhile waits
+    /// for the snapshot to be in it. Read before the lock, a job starting in
+    /// between saw no snapshot and could drop the version at that number.
+    #[test]
+    fn a_snapshots_number_is_read_while_nobody_can_read_the_list_without_it() {
+        let list = Arc::new(SnapshotList::default());
+        let other = list.clone();
+        let snap = Snapshot::of_current(
+            || {
+                // What a job reading the list from another thread now finds.
+                assert!(other.live.try_lock().is_err(), "the list could be read before the snapshot was in it");
+                7
+            },
+            list.clone(),
+        );
+        assert_eq!(snap.sequence(), 7);
+        assert_eq!(list.sequences(), vec![7]);
+        drop(snap);
+        assert!(list.sequences().is_empty());
+    }
+}
