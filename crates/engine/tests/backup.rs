@@ -301,3 +301,40 @@ fn a_dropped_importer_deletes_its_files() {
     import(&db, &stream).unwrap();
     assert_eq!(db.count(&ReadOptions::default()).unwrap(), 2000);
 }
+
+/// Issue 42, item 9: an `append` merge can grow a value past `MAX_VALUE_LEN`
+/// (64 MiB), which no import takes. An entries export of it would be a
+/// backup that cannot be restored: the export fails instead, naming the
+/// key and saying what to do. The tables form, which keeps the value in a
+/// table file, exports and imports it.
+#[test]
+fn a_value_merges_grew_past_the_limit_fails_an_entries_export_and_passes_a_tables_one() {
+    let options = || Options { merge_operator: Some(Arc::new(silt_engine::AppendOperator)), ..Options::default() };
+    let src = Db::open(Arc::new(MemFs::new()), "db", options()).unwrap();
+    let w = silt_engine::WriteOptions::default();
+    src.put(&w, b"before", b"1").unwrap();
+    let part = vec![7u8; 24 << 20];
+    for _ in 0..3 {
+        src.merge(&w, b"log", &part).unwrap();
+    }
+    src.put(&w, b"z", b"2").unwrap();
+    let grown = src.get(&ReadOptions::default(), b"log").unwrap().unwrap();
+    assert_eq!(grown.len(), 72 << 20);
+
+    let mut e = src.export(&ExportOptions { form: ExportForm::Entries, ..ExportOptions::default() }).unwrap();
+    let err = loop {
+        match e.next_chunk(256 * 1024) {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("an entries export of a value past the limit went through"),
+            Err(err) => break err,
+        }
+    };
+    assert_eq!(err.code(), "InvalidArgument", "{err}");
+    let message = err.to_string();
+    assert!(message.contains("\"log\"") && message.contains("tables"), "{message}");
+
+    let dst = Db::open(Arc::new(MemFs::new()), "db", options()).unwrap();
+    import(&dst, &export(&src, ExportForm::Tables)).unwrap();
+    assert_eq!(dst.get(&ReadOptions::default(), b"log").unwrap().as_deref(), Some(&grown[..]));
+    assert_eq!(dst.get(&ReadOptions::default(), b"z").unwrap().as_deref(), Some(&b"2"[..]));
+}

@@ -211,9 +211,22 @@ impl Exporter {
                     let k = it.key();
                     let skipped = skip.as_ref().is_some_and(|(lo, hi)| k >= lo.as_slice() && k < hi.as_slice());
                     if !skipped {
+                        let v = it.value();
+                        if v.len() > MAX_VALUE_LEN {
+                            // Merges (an `append`) can grow a value past what
+                            // a put may write, and no import takes it: fail
+                            // now rather than hand out a backup that cannot
+                            // be restored.
+                            return Err(Error::InvalidArgument(format!(
+                                "key {:?} holds a value of {} bytes, made by merges, past the {MAX_VALUE_LEN} \
+                                 an entry of a backup may hold: export with the tables form (it keeps the value \
+                                 in a table file), or rewrite the value smaller first",
+                                String::from_utf8_lossy(k),
+                                v.len()
+                            )));
+                        }
                         put_varint32(&mut payload, k.len() as u32);
                         payload.extend_from_slice(k);
-                        let v = it.value();
                         put_varint32(&mut payload, v.len() as u32);
                         payload.extend_from_slice(v);
                         self.count += 1;
