@@ -173,8 +173,27 @@ export class FakeDirectory {
     }
     // Any open file in the tree, nested ones included, refuses the removal.
     if (d.#anyOpen()) throw Object.assign(new Error('a file is open'), { name: 'NoModificationAllowedError' });
+    // Not atomic, as in OPFS: entry by entry (each a call a fault can
+    // fail), the directory itself last. A failure leaves what was not yet
+    // removed.
+    await d.#empty();
     this.dirs.delete(name);
     d.#remove();
+  }
+
+  /** Removes every entry of this directory, one call each, nested directories first emptied. */
+  async #empty(): Promise<void> {
+    for (const [n, sub] of [...this.dirs]) {
+      await sub.#empty();
+      this.faults.hook?.('removeEntry', n);
+      this.dirs.delete(n);
+      sub.#remove();
+    }
+    for (const [n, f] of [...this.files]) {
+      this.faults.hook?.('removeEntry', n);
+      this.files.delete(n);
+      f.removed = true;
+    }
   }
 
   /** What a crash would leave: every file's flushed bytes, nothing open (a tree of its own, sharing `faults`). */

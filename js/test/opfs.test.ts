@@ -3,7 +3,8 @@
 // The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
 import { afterEach, describe, expect, test } from 'vitest';
 import { open, openMemory, SiltError, type Database } from '../src/index.js';
-import { importDatabaseOn, openOn, repairOn, type OpenOptions } from '../src/local/open.js';
+import { importDatabaseOn, openOn, removeDatabaseOn, repairOn, type OpenOptions } from '../src/local/open.js';
+import { releaseParked } from '../src/opfs/parking.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
 
@@ -409,5 +410,30 @@ describe('importDatabase and a tab that goes mid-import', () => {
     expect(['Corruption', 'ChecksumMismatch', 'InvalidArgument']).toContain(err.code);
     expect(root.dirs.get('siltdb')!.dirs.has('bad')).toBe(false);
     expect(locks.isHeld('siltdb:bad')).toBe(false);
+  });
+});
+
+describe('removeDatabase', () => {
+  test('cut short after some of its files went (the worker terminated), the next open finds a new database, not a broken one', async () => {
+    for (const after of [1, 3, 8]) {
+      const root = new FakeDirectory();
+      const locks = new FakeLocks();
+      const db = await openFake(root, locks, 'gone', { writeBufferSize: 64 * 1024 });
+      for (let i = 0; i < 3000; i++) db.put(`k${i}`, new Uint8Array(100).fill(i % 251));
+      db.flush();
+      db.close();
+      releaseParked('gone');
+      // The removal dies after `after` files: what a terminated worker leaves.
+      let removed = 0;
+      root.faults.hook = (op) => {
+        if (op === 'removeEntry' && ++removed > after) throw Object.assign(new Error('the worker was terminated'), { name: 'AbortError' });
+      };
+      await rejected(removeDatabaseOn({ root, locks }, 'gone'));
+      root.faults.hook = undefined;
+      const again = await openFake(root, locks, 'gone');
+      expect(again.count(), `cut after ${after} removals`).toBe(0);
+      again.verify();
+      again.close();
+    }
   });
 });

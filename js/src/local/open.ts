@@ -26,11 +26,12 @@ export interface StorageEnv {
   locks: LockManagerLike;
 }
 
-/** An OPFS directory as the marker of an unfinished import uses it. */
+/** An OPFS directory as the markers of an unfinished import or removal use it. */
 interface MarkableDirectory {
   getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<MarkableDirectory>;
   getFileHandle(name: string, options?: { create?: boolean }): Promise<unknown>;
   removeEntry(name: string, options?: { recursive?: boolean }): Promise<void>;
+  keys(): AsyncIterable<string>;
 }
 
 /**
@@ -40,6 +41,14 @@ interface MarkableDirectory {
  * the next `open()` removes it, as if it had never been made.
  */
 const IMPORT_MARKER = 'import-unfinished';
+
+/**
+ * A file in a database's directory while it is being removed: OPFS removes
+ * a directory entry by entry, so a removal cut short (its tab or worker
+ * went) would leave part of a database. Made first and removed last, it
+ * tells the next `open()` to finish the removal (as `IMPORT_MARKER` does).
+ */
+const REMOVE_MARKER = 'remove-unfinished';
 
 /** The OPFS directory that holds one directory per database. */
 const ROOT_DIR = 'siltdb';
@@ -173,8 +182,8 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
     if (keeper === undefined) {
       const create = o.createIfMissing ?? true;
       let dir = await directoryOf(env, name, create);
-      if (await importUnfinished(dir)) {
-        await removeUnfinishedImport(env, name);
+      if (await leftUnfinished(dir)) {
+        await removeUnfinished(env, name);
         dir = await directoryOf(env, name, create);
       }
       keeper = await PoolKeeper.open(dir, reserve);
@@ -222,7 +231,7 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
     try {
       // Nothing of an import that never began is kept: removed while the
       // lock is still held (left marked if that fails: the next open removes it).
-      if (marked) await removeUnfinishedImport(env, name);
+      if (marked) await removeUnfinished(env, name);
     } catch {
       // The open's own error says more.
     } finally {
@@ -260,46 +269,74 @@ function openError(e: SiltError, name: string, keeper: PoolKeeper): SiltError {
 /** @internal The OPFS directory that holds every database (for `removeDatabase`). */
 export { ROOT_DIR };
 
-/** Whether the database in `dir` was left by an import that never finished (`IMPORT_MARKER`). */
-async function importUnfinished(dir: DirectoryLike): Promise<boolean> {
-  return domCall('checking the database for an unfinished import', async () => {
-    try {
-      await dir.getFileHandle(IMPORT_MARKER);
-      return true;
-    } catch (e) {
-      if ((e as { name?: unknown }).name === 'NotFoundError') return false;
-      throw e;
+/** Whether the database in `dir` was left by an import or a removal that never finished (`IMPORT_MARKER`, `REMOVE_MARKER`). */
+async function leftUnfinished(dir: DirectoryLike): Promise<boolean> {
+  return domCall('checking the database for an unfinished import or removal', async () => {
+    for (const marker of [IMPORT_MARKER, REMOVE_MARKER]) {
+      try {
+        await dir.getFileHandle(marker);
+        return true;
+      } catch (e) {
+        if ((e as { name?: unknown }).name !== 'NotFoundError') throw e;
+      }
     }
+    return false;
   });
 }
 
-/** Removes database `name`, which an import left unfinished. REQUIRES: its lock held. */
-async function removeUnfinishedImport(env: StorageEnv, name: string): Promise<void> {
-  await removeDirectory(env, name, `removing database "${name}", left by an import that never finished`);
+/** Removes database `name`, which an import or a removal left unfinished. REQUIRES: its lock held. */
+async function removeUnfinished(env: StorageEnv, name: string): Promise<void> {
+  await removeDirectory(env, name, `removing database "${name}", left by an import or a removal that never finished`);
 }
 
 /**
- * Removes the directory of database `name` (gone already is fine).
- * REQUIRES: its lock held.
+ * Removes the directory of database `name` (gone already is fine):
+ * marked `REMOVE_MARKER` first, then every other entry, the directory
+ * itself last, so that a removal cut short leaves the marker and the next
+ * open finishes it. A marker storage refuses to make (a full origin) does
+ * not stop the removal. REQUIRES: its lock held.
  */
 async function removeDirectory(env: StorageEnv, name: string, what: string): Promise<void> {
   await domCall(what, async () => {
     const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as MarkableDirectory;
-    // We hold its lock: a file still open can only belong to a context
-    // that went (a terminated worker lets go of its handles shortly after).
-    const deadline = Date.now() + HANDLE_RETRY_MS;
-    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
-      try {
-        await top.removeEntry(name, { recursive: true });
-        return;
-      } catch (e) {
-        const errName = (e as { name?: unknown }).name;
-        if (errName === 'NotFoundError') return;
-        if (errName !== 'NoModificationAllowedError' || Date.now() > deadline) throw e;
-        await new Promise((r) => setTimeout(r, delay));
-      }
+    let dir: MarkableDirectory;
+    try {
+      dir = await top.getDirectoryHandle(name);
+    } catch (e) {
+      if ((e as { name?: unknown }).name === 'NotFoundError') return;
+      throw e;
     }
+    try {
+      await dir.getFileHandle(REMOVE_MARKER, { create: true });
+    } catch {
+      // Removed all the same, without the marker's guard.
+    }
+    const names: string[] = [];
+    for await (const n of dir.keys()) if (n !== REMOVE_MARKER && n !== IMPORT_MARKER) names.push(n);
+    for (const n of names) await removeEntryOf(dir, n);
+    await removeEntryOf(top, name);
   });
+}
+
+/**
+ * `dir.removeEntry(name, { recursive: true })`, gone already being fine.
+ * We hold the database's lock: a file still open can only belong to a
+ * context that went (a terminated worker lets go of its handles shortly
+ * after), so an open file is waited for, up to `HANDLE_RETRY_MS`.
+ */
+async function removeEntryOf(dir: MarkableDirectory, name: string): Promise<void> {
+  const deadline = Date.now() + HANDLE_RETRY_MS;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    try {
+      await dir.removeEntry(name, { recursive: true });
+      return;
+    } catch (e) {
+      const errName = (e as { name?: unknown }).name;
+      if (errName === 'NotFoundError') return;
+      if (errName !== 'NoModificationAllowedError' || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 /** Marks the database in `dir` as being imported into (`IMPORT_MARKER`), or clears the mark. REQUIRES: its lock held. */
@@ -460,7 +497,7 @@ async function abandonImport(env: StorageEnv, name: string, db: Database): Promi
     // Its handles are closed all the same.
   }
   try {
-    await removeUnfinishedImport(env, name);
+    await removeUnfinished(env, name);
   } catch {
     // Marked: the next open removes it.
   }
