@@ -397,6 +397,7 @@ test('failover at seeded random points: the leader closed, reloaded or crashed m
   // there), so 30 s a round.
   test.setTimeout(rounds * 30_000);
   const rnd = schedule(seedFor('failover'));
+  const started = Date.now();
   let nextTab = 0;
   const newTab = async () => {
     const p = await tab(context, 'failover', `T${nextTab++}`);
@@ -413,6 +414,8 @@ test('failover at seeded random points: the leader closed, reloaded or crashed m
     // What the victim had acknowledged so far (anything later is not checked).
     gone.push(await collect(victim));
     const how = (['close', 'reload', 'crash'] as const)[Math.floor(rnd() * 3)]!;
+    // Where a run that outlives its watchdog was (a slow machine, or a hang).
+    console.log(`failover round ${round}: ${how} the leader (tab ${i}), ${Math.round((Date.now() - started) / 1000)} s in`);
     if (how === 'close') await victim.close({ runBeforeUnload: false });
     else if (how === 'crash') {
       const crashed = victim.waitForEvent('crash', { timeout: 10_000 });
