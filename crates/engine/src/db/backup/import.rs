@@ -36,7 +36,7 @@ const FILES_KEPT: usize = 2;
 /// Entries an import gathers before writing them as table files.
 const RUN_BYTES: usize = 8 << 20;
 /// The name errors give the stream (it is not a file of the database).
-const STREAM: &str = "export stream";
+pub(super) const STREAM: &str = "export stream";
 
 /// What an import read and wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -90,6 +90,8 @@ pub struct Importer {
     /// (with their levels), and what the end record says.
     table: Option<ImportTable>,
     tables: Vec<(usize, FileMeta)>,
+    /// The tables of `tables`, opened (in the same order), for the read-order check at the end.
+    opened: Vec<Arc<Table>>,
     sequence: u64,
     merge_operator: String,
     allocated: Vec<u64>,
@@ -141,6 +143,7 @@ impl Db {
             outputs: Vec::new(),
             table: None,
             tables: Vec::new(),
+            opened: Vec::new(),
             sequence: 0,
             merge_operator: String::new(),
             allocated: Vec::new(),
@@ -455,6 +458,7 @@ impl Importer {
         self.report.entries += table.property(b"silt.num.entries")?.unwrap_or(0);
         self.report.table_files += 1;
         self.tables.push((t.level, t.meta));
+        self.opened.push(table);
         Ok(())
     }
 
@@ -557,6 +561,8 @@ impl Importer {
                 ));
             }
         }
+        super::read_order::check_read_order(&self.tables, &self.opened)?;
+        self.opened.clear();
         if let Some(m) = self.tables.iter().map(|(_, m)| m).find(|m| m.largest_seq > self.sequence) {
             return Err(Error::corruption(
                 STREAM,

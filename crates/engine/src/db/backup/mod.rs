@@ -26,6 +26,7 @@
 mod export;
 mod format;
 mod import;
+mod read_order;
 mod run;
 #[cfg(test)]
 mod tests;
