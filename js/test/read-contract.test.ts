@@ -129,6 +129,7 @@ describe.each(apis)('reads through %s', (_, make) => {
     expect(await db.has('gone')).toBe(false);
     expect(await db.hasMany(['a', 'b', 'c', 'gone'])).toEqual([true, false, true, false]);
     expect(await db.hasMany([])).toEqual([]);
+    await expect(db.hasMany('a' as unknown as string[])).rejects.toMatchObject({ code: 'InvalidArgument' });
   });
 
   test("a call's own value encoding decodes get and multiGet", async () => {

@@ -12,7 +12,8 @@
  * left out.
  */
 
-import type { Key } from '../core/bytes.js';
+import { type Key, show } from '../core/bytes.js';
+import { SiltError } from '../core/errors.js';
 import type { Codec } from '../core/encoding.js';
 import type { OperationName } from '../core/operations.js';
 import type { Database } from '../local/database.js';
@@ -81,7 +82,7 @@ export const OPERATIONS = {
   }),
   hasMany: op({
     ask: (page, keys: unknown, options?: { snapshot?: unknown }) => {
-      if (!Array.isArray(keys)) return { wire: { keys: keys as Key[], snapshot: 0 } }; // refused by the leader's check below
+      if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
       const { snapshot, epoch } = at(page, options);
       return { wire: { keys: keys.map((k, i) => page.codec.key(k, `keys[${i}]`)), snapshot }, epoch };
     },
