@@ -137,18 +137,7 @@ export class WriteBatch<K = Key, V = Uint8Array> {
 
   /** Removes every key from `start` (included) to `end` (excluded). */
   deleteRange(start: K, end: K): this {
-    const s = this.#codec.key(start, 'start');
-    const e = this.#codec.key(end, 'end');
-    this.#reserve(9 + s.length + e.length);
-    this.#d.buf[this.#d.len++] = DELETE_RANGE;
-    this.#u32(s.length);
-    this.#u32(e.length);
-    this.#d.buf.set(s, this.#d.len);
-    this.#d.len += s.length;
-    this.#d.buf.set(e, this.#d.len);
-    this.#d.len += e.length;
-    this.#d.count++;
-    return this;
+    return this.#pair(DELETE_RANGE, this.#codec.key(start, 'start'), this.#codec.key(end, 'end'));
   }
 
   /** Updates in the batch. */

@@ -232,13 +232,7 @@ export class Leader {
   #drop(client: string, record: boolean): void {
     const c = this.#clients.get(client);
     if (c !== undefined) {
-      for (const s of c.snapshots.values()) s.release();
-      for (const it of c.iterators.values()) it.release();
-      for (const t of c.transactions.values()) t.tx.abort();
-      for (const r of c.exports.values()) r.cancel().catch(() => {});
-      if (this.#requests.importer === c.id) this.#requests.abortImport();
-      c.channel?.close();
-      c.port?.close();
+      this.#letGo(c);
       this.#clients.delete(client);
       this.counters.dropped++;
     }
@@ -352,17 +346,20 @@ export class Leader {
   #stop(): void {
     if (this.#closed && this.#clients.size === 0) return;
     this.#closed = true;
-    for (const c of this.#clients.values()) {
-      for (const s of c.snapshots.values()) s.release();
-      for (const it of c.iterators.values()) it.release();
-      for (const t of c.transactions.values()) t.tx.abort();
-      for (const r of c.exports.values()) r.cancel().catch(() => {});
-      if (this.#requests.importer === c.id) this.#requests.abortImport();
-      c.channel?.close();
-      c.port?.close();
-    }
+    for (const c of this.#clients.values()) this.#letGo(c);
     this.#clients.clear();
     this.#writer.close();
+  }
+
+  /** Lets go of everything connection `c` holds here: snapshots, iterators, transactions, exports, its import, its channel and port. */
+  #letGo(c: Client): void {
+    for (const s of c.snapshots.values()) s.release();
+    for (const it of c.iterators.values()) it.release();
+    for (const t of c.transactions.values()) t.tx.abort();
+    for (const r of c.exports.values()) r.cancel().catch(() => {});
+    if (this.#requests.importer === c.id) this.#requests.abortImport();
+    c.channel?.close();
+    c.port?.close();
   }
 }
 
