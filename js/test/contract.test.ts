@@ -1,14 +1,18 @@
 // The contract between the wasm module and this package
 // (crates/wasm/src/contract.rs, js/src/boundary/contract.ts): what the TypeScript
-// names must be exactly what the module says, so that neither side can
-// change alone.
+// names (error codes, recoveries, the fields of every report) must be
+// exactly what the module says, so that neither side can change alone.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { contract, RECOVERIES } from '../src/boundary/contract.js';
+import { REPORT_FIELDS, type ReportName } from '../src/boundary/report-fields.js';
 import { BATCH_TAGS } from '../src/core/batch.js';
 import { BINDING_ERROR_CODES, ENGINE_ERROR_CODES, PACKAGE_ERROR_CODES, SILT_ERROR_CODES } from '../src/core/errors.js';
-import { MIN_POOL_RESERVE } from '../src/local/open.js';
+import { openMemory } from '../src/index.js';
+import { importDatabaseOn, MIN_POOL_RESERVE, openOn, repairOn } from '../src/local/open.js';
 import { loadWasm } from '../src/boundary/wasm.js';
+import { FakeDirectory, FakeLocks } from './fakes.js';
+import { bytes } from './helpers.js';
 
 beforeAll(loadWasm);
 
@@ -47,6 +51,58 @@ describe('the contract with the wasm module', () => {
     const needs = contract().poolNeeds;
     expect(Object.keys(needs).sort()).toEqual(['background', 'open', 'write']);
     expect(MIN_POOL_RESERVE).toBe(Math.max(...Object.values(needs)));
+  });
+});
+
+const REPORTS = Object.keys(REPORT_FIELDS) as ReportName[];
+
+/** Fails unless `object` has every field `report` requires and (unless `more`) no field it does not list. */
+function expectShape(report: ReportName, object: object, { more = false } = {}): void {
+  const fields: readonly string[] = REPORT_FIELDS[report];
+  const keys = Object.keys(object);
+  const lacking = fields.filter((f) => !f.endsWith('?') && !keys.includes(f));
+  const unlisted = more ? [] : keys.filter((k) => !fields.includes(k) && !fields.includes(`${k}?`));
+  expect({ lacking, unlisted }, report).toEqual({ lacking: [], unlisted: [] });
+}
+
+describe('the reports the module builds (crates/wasm/src/contract.rs)', () => {
+  test('are the ones this package lists', () => {
+    expect(Object.keys(contract().reports).sort()).toEqual([...REPORTS].sort());
+  });
+
+  test.each(REPORTS)("%s: the module's fields are exactly its TypeScript type's, each marked `?` on both sides or neither", (report) => {
+    expect([...contract().reports[report]].sort()).toEqual([...REPORT_FIELDS[report]].sort());
+  });
+
+  test('every object a call returns has the fields its type requires, and an optional one only where it says', async () => {
+    const root = new FakeDirectory();
+    const locks = new FakeLocks();
+    // A size cap: the pool reports maxBytes and reserveBytes.
+    const db = await openOn({ root, locks }, 'shapes', { maxBytes: 4 << 20 });
+    expectShape('ingest', await db.ingest(['a', 'b'].map((k) => [k, bytes(k)] as const)));
+    expectShape('verify', db.verify());
+    const stats = db.statistics();
+    // siltdb adds fields of its own to the module's.
+    expectShape('statistics', stats, { more: true });
+    expectShape('pool', stats.pool!);
+    expect(Object.keys(stats.pool!)).toEqual(expect.arrayContaining(['maxBytes', 'reserveBytes']));
+    expect(Object.keys(stats.histograms).length).toBeGreaterThan(0);
+    for (const h of Object.values(stats.histograms)) expectShape('histogram', h);
+    const backup: Uint8Array[] = [];
+    for await (const chunk of db.export() as unknown as AsyncIterable<Uint8Array>) backup.push(chunk);
+    db.close();
+    expectShape('import', await importDatabaseOn({ root, locks }, 'copy', backup, {}));
+    expectShape('repair', await repairOn({ root, locks }, 'shapes'));
+    // No cap: no maxBytes, no reserveBytes.
+    const uncapped = await openOn({ root, locks }, 'shapes', {});
+    const pool = Object.keys(uncapped.statistics().pool!);
+    expect(pool).not.toContain('maxBytes');
+    expect(pool).not.toContain('reserveBytes');
+    uncapped.close();
+    // In memory: no pool.
+    const memory = await openMemory();
+    expect(Object.keys(memory.statistics())).not.toContain('pool');
+    memory.close();
   });
 });
 

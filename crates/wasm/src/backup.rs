@@ -6,6 +6,7 @@
 use silt_engine::{ExportForm, ExportOptions, Exporter};
 use wasm_bindgen::prelude::*;
 
+use crate::contract::ImportReport;
 use crate::database::{Database, BACKGROUND_RESERVE};
 use crate::error::{BindingError, JsResult};
 
@@ -108,22 +109,20 @@ impl Database {
         Ok(wants_files)
     }
 
-    /// Ends the import: `{ entries, tableFiles, tableBytes, streamBytes }`,
-    /// or the error that left nothing of it visible.
+    /// Ends the import: `{ entries, tableFiles, tableBytes, streamBytes }`
+    /// (`contract::ImportReport`), or the error that left nothing of it
+    /// visible.
     #[wasm_bindgen(js_name = importFinish)]
     pub fn import_finish(&self) -> JsResult<JsValue> {
         let imp = self.importer.borrow_mut().take().ok_or_else(no_import)?;
         let report = self.engine(BACKGROUND_RESERVE, |db| imp.finish(db))?;
-        let out = js_sys::Object::new();
-        for (k, v) in [
-            ("entries", report.entries),
-            ("tableFiles", report.table_files),
-            ("tableBytes", report.table_bytes),
-            ("streamBytes", report.stream_bytes),
-        ] {
-            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v as f64));
+        Ok(ImportReport {
+            entries: report.entries,
+            table_files: report.table_files,
+            table_bytes: report.table_bytes,
+            stream_bytes: report.stream_bytes,
         }
-        Ok(out.into())
+        .into())
     }
 
     /// Gives the import up, deleting what it wrote.

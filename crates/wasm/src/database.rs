@@ -10,10 +10,12 @@ use silt_engine::{BatchOp, Db, Error, Options, PinnedValue, ReadOptions, Snapsho
 use wasm_bindgen::prelude::*;
 
 use crate::batch::{decode_batch, decode_puts};
+use crate::contract::{Histogram, IngestReport, PoolStatistics, Statistics, VerifyReport};
 use crate::error::{BindingError, Code, JsResult};
 use crate::exchange::Exchange;
 use crate::iterator::Iterator;
 use crate::pool::{PoolControl, ReserveGuard};
+use crate::report::{FieldValue, Named};
 use crate::results::{pinned_results, PinTable};
 
 // Free pooled files the binding needs before it lets the engine start a
@@ -343,32 +345,24 @@ impl Database {
 
     /// Adds the puts of a batch encoded by siltdb as new table files, in
     /// one atomic, durable step (the engine's `Db::ingest`): `{ keys, files,
-    /// bytes, level, sequence, flushedMemtables }`. With `sorted`, keys out
-    /// of order are refused (`InvalidArgument`) instead of sorted. Fails
-    /// with `PoolExhausted` before writing anything unless enough pooled
-    /// files are free (`ingestFilesNeeded`).
+    /// bytes, level, sequence, flushedMemtables }` (`contract::IngestReport`).
+    /// With `sorted`, keys out of order are refused (`InvalidArgument`)
+    /// instead of sorted. Fails with `PoolExhausted` before writing anything
+    /// unless enough pooled files are free (`ingestFilesNeeded`).
     pub fn ingest(&self, ops: &[u8], sorted: bool) -> JsResult<JsValue> {
         let entries = decode_puts(ops)?;
         let need = self.ingest_files_needed(ops.len() as f64) as usize;
         let report =
             self.engine_checked(need, "ingest", |db| db.ingest_pairs(entries, &silt_engine::IngestOptions { sorted }))?;
-        let out = js_sys::Object::new();
-        for (k, v) in [
-            ("keys", report.keys as f64),
-            ("files", report.files as f64),
-            ("bytes", report.bytes as f64),
-            ("level", report.level as f64),
-            ("sequence", report.sequence as f64),
-        ] {
-            // Setting a property on a fresh plain object cannot fail.
-            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v));
+        Ok(IngestReport {
+            keys: report.keys,
+            files: report.files,
+            bytes: report.bytes,
+            level: report.level,
+            sequence: report.sequence,
+            flushed_memtables: report.flushed_memtables,
         }
-        let _ = js_sys::Reflect::set(
-            &out,
-            &JsValue::from_str("flushedMemtables"),
-            &JsValue::from_bool(report.flushed_memtables),
-        );
-        Ok(out.into())
+        .into())
     }
 
     /// Takes a snapshot; returns its id (never 0).
@@ -464,7 +458,8 @@ impl Database {
         Ok(bits)
     }
 
-    /// Statistics: `{ properties, tickers, histograms, pool?, pinnedResults }`.
+    /// Statistics: `{ properties, tickers, histograms, pinnedResults, pool? }`
+    /// (`contract::Statistics`).
     /// `properties` are gauges of the database (camelCase names),
     /// `tickers` counters by their RocksDB names (`rocksdb.block.cache.hit`,
     /// `rocksdb.bloom.filter.useful`, ...), `pool` the OPFS pool's files
@@ -473,71 +468,30 @@ impl Database {
         // The last get's value was copied out long ago: it pins nothing.
         self.transient.borrow_mut().take();
         let (properties, tickers, histograms) = self.engine(0, |db| Ok::<_, Error>(engine_statistics(db)))?;
-        let n = |x: u64| JsValue::from_f64(x as f64);
-        let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
-            // Setting a property on a fresh plain object cannot fail.
-            let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), v);
-        };
-        let props = js_sys::Object::new();
-        for (k, v) in properties {
-            set(&props, k, &v.into_js());
-        }
-        let ticks = js_sys::Object::new();
-        for (k, v) in tickers {
-            set(&ticks, k, &n(v));
-        }
-        let hists = js_sys::Object::new();
-        for h in histograms {
-            let ho = js_sys::Object::new();
-            set(&ho, "count", &n(h.count));
-            set(&ho, "sum", &n(h.sum));
-            set(&ho, "min", &n(h.min));
-            set(&ho, "max", &n(h.max));
-            set(&ho, "p50", &JsValue::from_f64(h.p50));
-            set(&ho, "p95", &JsValue::from_f64(h.p95));
-            set(&ho, "p99", &JsValue::from_f64(h.p99));
-            set(&hists, h.name, &ho);
-        }
-        let out = js_sys::Object::new();
-        set(&out, "properties", &props);
-        set(&out, "tickers", &ticks);
-        set(&out, "histograms", &hists);
-        set(&out, "pinnedResults", &n(pinned_results() as u64));
-        if let Some(pool) = &self.pool {
+        let pool = self.pool.as_ref().map(|pool| {
             let s = pool.stats();
-            let po = js_sys::Object::new();
-            for (k, v) in [
-                ("files", s.files as u64),
-                ("free", s.free as u64),
-                ("removedOpen", s.removed_open as u64),
-                ("dataBytes", s.data_bytes),
-                ("exhausted", s.exhausted),
-                ("bytes", s.bytes),
-            ] {
-                set(&po, k, &n(v));
+            PoolStatistics {
+                files: s.files,
+                free: s.free,
+                removed_open: s.removed_open,
+                data_bytes: s.data_bytes,
+                exhausted: s.exhausted,
+                bytes: s.bytes,
+                max_bytes: s.max_bytes,
+                reserve_bytes: s.max_bytes.map(|_| s.reserve_bytes),
+                paths: pool.paths(),
             }
-            if let Some(max) = s.max_bytes {
-                set(&po, "maxBytes", &n(max));
-                set(&po, "reserveBytes", &n(s.reserve_bytes));
-            }
-            let paths: js_sys::Array = pool.paths().iter().map(|p| JsValue::from_str(p)).collect();
-            set(&po, "paths", &paths);
-            set(&out, "pool", &po);
-        }
-        Ok(out.into())
+        });
+        Ok(Statistics { properties, tickers, histograms, pinned_results: pinned_results(), pool }.into())
     }
 
     /// Reads every block of every table file and checks every checksum and
-    /// key: `{ tables, entries, tableBytes }`, or the first damage found
-    /// (`Corruption` / `ChecksumMismatch`, with file and offset).
+    /// key: `{ tables, entries, tableBytes }` (`contract::VerifyReport`), or
+    /// the first damage found (`Corruption` / `ChecksumMismatch`, with file
+    /// and offset).
     pub fn verify(&self) -> JsResult<JsValue> {
-        let report = self.engine(0, |db| db.verify())?;
-        let out = js_sys::Object::new();
-        for (k, v) in [("tables", report.tables), ("entries", report.entries), ("tableBytes", report.table_bytes)] {
-            // Setting a property on a fresh plain object cannot fail.
-            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v as f64));
-        }
-        Ok(out.into())
+        let r = self.engine(0, |db| db.verify())?;
+        Ok(VerifyReport { tables: r.tables, entries: r.entries, table_bytes: r.table_bytes }.into())
     }
 
     /// Free pooled files right now (`undefined` for an in-memory database).
@@ -612,17 +566,19 @@ pub(crate) enum Prop {
     List(Vec<u64>),
 }
 
-impl Prop {
-    fn into_js(self) -> JsValue {
+impl FieldValue for Prop {
+    fn into_js(self) -> Option<JsValue> {
         match self {
-            Prop::Num(x) => JsValue::from_f64(x as f64),
-            Prop::List(xs) => xs.into_iter().map(|x| JsValue::from_f64(x as f64)).collect::<js_sys::Array>().into(),
+            Prop::Num(x) => x.into_js(),
+            Prop::List(xs) => {
+                Some(xs.into_iter().map(|x| JsValue::from_f64(x as f64)).collect::<js_sys::Array>().into())
+            }
         }
     }
 }
 
 /// Gauges, counters and histograms, by their JavaScript names.
-pub(crate) type EngineStatistics = (Vec<(&'static str, Prop)>, Vec<(&'static str, u64)>, Vec<Hist>);
+pub(crate) type EngineStatistics = (Named<Prop>, Named<u64>, Named<Histogram>);
 
 /// The engine's gauges, counters and histograms, named for JavaScript.
 /// The one place that knows which engine call provides which statistic.
@@ -649,28 +605,11 @@ pub(crate) fn engine_statistics(db: &Db) -> EngineStatistics {
     let hists = stats
         .histograms
         .iter()
-        .map(|h| Hist {
-            name: h.name,
-            count: h.count,
-            sum: h.sum,
-            min: h.min,
-            max: h.max,
-            p50: h.p50,
-            p95: h.p95,
-            p99: h.p99,
+        .map(|h| {
+            let summary =
+                Histogram { count: h.count, sum: h.sum, min: h.min, max: h.max, p50: h.p50, p95: h.p95, p99: h.p99 };
+            (h.name, summary)
         })
         .collect();
     (props, stats.tickers, hists)
-}
-
-/// A histogram's summary (the engine's `HistogramSummary`).
-pub(crate) struct Hist {
-    name: &'static str,
-    count: u64,
-    sum: u64,
-    min: u64,
-    max: u64,
-    p50: f64,
-    p95: f64,
-    p99: f64,
 }

@@ -12,7 +12,9 @@
 //!   `exchange.rs` and `results.rs`: zero-copy reads in one call each;
 //! - `heap.rs`: the allocator, counting the heap's live bytes;
 //! - `contract.rs`: the numbers and names siltdb's TypeScript reads instead
-//!   of keeping its own copies (offsets, bits, error codes).
+//!   of keeping its own copies (offsets, bits, error codes, the fields of
+//!   every report); `report.rs`: how a report declared there becomes the
+//!   object a call returns.
 //!
 //! Errors cross the boundary as a JavaScript `Error` whose `code` property
 //! is stable (the engine's [`silt_engine::Error::code`] or the binding's own,
@@ -32,6 +34,7 @@ mod opfs;
 mod options;
 pub mod pool;
 mod reads;
+mod report;
 mod results;
 mod transactions;
 

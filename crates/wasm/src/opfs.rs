@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use wasm_bindgen::prelude::*;
 
+use crate::contract::RepairReport;
 use crate::database::Database;
 use crate::error::JsResult;
 use crate::options::OpenOptions;
@@ -172,30 +173,24 @@ impl OpfsPool {
     /// (the engine's `repair`; the caller holds the database's Web Lock and
     /// the database is not open). Returns what it salvaged and lost:
     /// `{ tablesIntact, tablesDamaged, tablesLost, blocksLost, walRecords,
-    /// walsDamaged, entries, rangeDeletions, problems }`.
+    /// walsDamaged, entries, rangeDeletions, problems }`
+    /// (`contract::RepairReport`).
     pub fn repair(&self, dir: &str, options: &crate::options::OpenOptions) -> JsResult<JsValue> {
         let fs: Arc<dyn silt_engine::fs::Fs> = Arc::new(self.pool.clone());
         let r = silt_engine::repair(fs, dir, &options.to_engine(crate::clock()))
             .map_err(crate::error::BindingError::from)?;
-        let out = js_sys::Object::new();
-        for (k, v) in [
-            ("tablesIntact", r.tables_intact),
-            ("tablesDamaged", r.tables_damaged),
-            ("tablesLost", r.tables_lost),
-            ("blocksLost", r.blocks_lost),
-            ("walRecords", r.wal_records),
-            ("walsDamaged", r.wals_damaged),
-            ("entries", r.entries),
-            ("rangeDeletions", r.range_deletions),
-        ] {
-            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &JsValue::from_f64(v as f64));
+        Ok(RepairReport {
+            tables_intact: r.tables_intact,
+            tables_damaged: r.tables_damaged,
+            tables_lost: r.tables_lost,
+            blocks_lost: r.blocks_lost,
+            wal_records: r.wal_records,
+            wals_damaged: r.wals_damaged,
+            entries: r.entries,
+            range_deletions: r.range_deletions,
+            problems: r.problems,
         }
-        let problems = js_sys::Array::new();
-        for p in &r.problems {
-            problems.push(&JsValue::from_str(p));
-        }
-        let _ = js_sys::Reflect::set(&out, &JsValue::from_str("problems"), &problems);
-        Ok(out.into())
+        .into())
     }
 
     /// Runs the engine's fs contract suite on this pool inside `dir`;

@@ -2,8 +2,10 @@
  * The contract with the wasm module, read from it once instead of kept in a
  * copy here (crates/wasm/src/contract.rs): the exchange buffer's offsets,
  * the bits `backgroundWork` returns, the pooled files each kind of call
- * needs free, and the names of error codes and recoveries. The names are
- * also in this package's types (errors.ts, below); js/test/contract.test.ts
+ * needs free, the names of error codes and recoveries, and the fields of
+ * the reports its calls return. The names are also in this package's types
+ * (errors.ts; `RECOVERIES` below; `REPORT_FIELDS` in report-fields.ts,
+ * checked against the report interfaces by the compiler); js/test/contract.test.ts
  * fails when the two differ.
  */
 
@@ -24,6 +26,8 @@ export interface Contract {
   errorCodes: string[];
   /** Every recovery a failed step of background work can carry. */
   recoveries: string[];
+  /** The fields of each report the module builds, by report, as `FieldName` (report-fields.ts) writes them. */
+  reports: Record<string, string[]>;
 }
 
 let loaded: Contract | undefined;

@@ -90,10 +90,17 @@ export interface VerifyReport {
   tableBytes: number;
 }
 
+/**
+ * The part of `Statistics` the wasm module builds: its fields are checked
+ * against the module's (`REPORT_FIELDS.statistics` in boundary/report-fields.ts),
+ * so a field `statisticsOf` adds must be named here.
+ */
+export type ModuleStatistics = Omit<Statistics, 'name' | 'persistent' | 'storage' | 'collectedResults' | 'memory' | 'background'>;
+
 /** The statistics of the database `core` runs (`Database.statistics`). */
 export function statisticsOf(core: Core): Statistics {
   core.exchange.flush(); // released results count as released
-  const s = core.call(() => core.inner.statistics()) as Omit<Statistics, 'name' | 'persistent' | 'memory' | 'background' | 'collectedResults'>;
+  const s = core.call(() => core.inner.statistics()) as ModuleStatistics;
   const lastError = core.pump.lastError ?? core.keeper?.lastError;
   const storage = storageEstimate();
   return {
