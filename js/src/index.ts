@@ -43,7 +43,16 @@ export {
   type RangeOptions,
   type ReadValueOf,
 } from './core/encoding.js';
-export type { OperationName, Operations, RemoteOperations, SnapshotOption } from './core/operations.js';
+export type {
+  CountRange,
+  OperationName,
+  Operations,
+  PlainOperationName,
+  RemoteOperations,
+  RemoteReads,
+  SnapshotOption,
+  ValueReadOptions,
+} from './core/operations.js';
 export { persist, persisted, type StorageEstimate } from './opfs/storage.js';
 export { WriteBatch, type IngestOptions, type IngestReport } from './core/batch.js';
 export { EntryBatch, EntryIterator, type IteratorOptions, type Entry, type KeyIterator, type ValueIterator } from './local/iterator.js';

@@ -2,10 +2,11 @@
 // leader.ts and broker.ts in the simulated browser of tabs-world.ts, on a
 // real in-memory database. Each schedule (a seed) opens a few tabs at once
 // (some without SharedWorker, some with two connect()s), runs random calls
-// in them (pipelined writes, batches, ingests, clears, transactions, a
-// commit with a write sent behind it, reads at snapshots, iterators,
-// exports, imports, watches), and injects faults at message boundaries and
-// at the database's writes: the leading tab closed or crashed (its worker
+// in them (pipelined writes, merges, batches, ingests, clears and range
+// deletes, transactions, a commit with a write sent behind it, reads of
+// every kind (get, has, hasMany, multiGet) now and at snapshots, counts,
+// sizes, compactions, iterators, exports, imports, watches), and injects
+// faults at message boundaries and at the database's writes: the leading tab closed or crashed (its worker
 // crashing with it, in the middle of a request), a worker crashing alone,
 // a tab closing cleanly, a tab opening. Messages, lock grants and timers
 // run in an order the seed picks. Then it checks:
@@ -318,6 +319,19 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
     },
     (s, db) => {
       const t = String(next++);
+      track(s, 'write', 'deleteRange', [t], db.deleteRange(`c:${t}`, `c:${t}~`));
+    },
+    (s, db) => {
+      const t = String(next++);
+      const p = db.merge(`t:${t}`, bytes('m'));
+      track(s, 'write', 'merge', [t], p);
+      p.then(
+        () => s.own.push(t),
+        () => {},
+      );
+    },
+    (s, db) => {
+      const t = String(next++);
       track(
         s,
         'ingest',
@@ -372,12 +386,28 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
     (s, db) => {
       if (s.own.length === 0) return;
       const t = rng.pick(s.own);
+      const key = `t:${t}`;
+      // Read back by each read of the operations' table: every one must find it.
+      const found = async (): Promise<boolean> => {
+        switch (rng.int(4)) {
+          case 0:
+            return (await db.get(key)) !== undefined;
+          case 1:
+            return db.has(key);
+          case 2:
+            return (await db.hasMany(['nothing', key]))[1] === true;
+          default: {
+            using r = await db.multiGet([key, 'nothing']);
+            return r.has(0) && !r.has(1);
+          }
+        }
+      };
       track(
         s,
         'own',
-        `get t:${t}`,
+        `read t:${t}`,
         [],
-        db.get(`t:${t}`).then((v) => (v === undefined ? Promise.reject(new Error(`own write t:${t} not read back`)) : v)),
+        found().then((ok) => (ok ? ok : Promise.reject(new Error(`own write t:${t} not read back`)))),
       );
     },
     (s, db) => {
@@ -386,6 +416,9 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
         try {
           await db.get('shared', { snapshot: snap });
           await db.count({ snapshot: snap });
+          await db.has('shared', { snapshot: snap });
+          await db.hasMany(['shared', 'nothing'], { snapshot: snap });
+          (await db.multiGet(['shared'], { snapshot: snap })).release();
           for await (const _ of db.iterator({ snapshot: snap, limit: 3, batchSize: 1 })) void _;
         } finally {
           await snap.release();
@@ -406,8 +439,17 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       track(s, 'import', 'import', [], db.import([image]));
     },
     (s, db) => {
-      const r = rng.int(4);
-      track(s, 'misc', 'misc', [], r === 0 ? db.statistics() : r === 1 ? db.latestSequence() : r === 2 ? db.count() : db.flush());
+      const misc = [
+        () => db.statistics(),
+        () => db.latestSequence(),
+        () => db.count(),
+        () => db.flush(),
+        () => db.approximateSize(),
+        () => db.verify(),
+        () => db.idle(),
+        () => db.compactRange('t:', 't:~'),
+      ];
+      track(s, 'misc', 'misc', [], rng.pick(misc)());
     },
   ];
 

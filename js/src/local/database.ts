@@ -45,7 +45,7 @@ import { dispose } from '../core/dispose.js';
  * open (`keyEncoding`, `valueEncoding`) make them: by default keys are
  * `Uint8Array`s or strings and values `Uint8Array`s.
  */
-export class Database<K = Key, V = Uint8Array> implements Disposable, Operations<K, Snapshot> {
+export class Database<K = Key, V = Uint8Array> implements Disposable, Operations<K, V, Snapshot> {
   #core: Core;
   #codec: Codec;
 

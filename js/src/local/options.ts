@@ -6,8 +6,9 @@
 
 import { OpenOptions as WasmOpenOptions } from '../../pkg/silt_wasm.js';
 import { show, type Key } from '../core/bytes.js';
-import { rootCodec, type EncodingOption, type EncodingOptions, type RangeOptions } from '../core/encoding.js';
+import { rootCodec, type EncodingOptions } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
+import type { CountRange, ValueReadOptions } from '../core/call-options.js';
 import type { Snapshot } from './snapshot.js';
 
 /** How to open a database. Every field is optional. */
@@ -244,16 +245,7 @@ export function toWasm(c: Checked): WasmOpenOptions {
   return w;
 }
 
-/** Options of one write. */
-export interface WriteOptions {
-  /**
-   * Make the write durable before the call returns (default: the
-   * database's `sync` open option, itself false by default). Without it a
-   * crash may lose the latest writes, never part of a batch and never an
-   * older write while keeping a newer one.
-   */
-  sync?: boolean;
-}
+export type { WriteOptions } from '../core/call-options.js';
 
 /** Options of one read. */
 export interface ReadOptions {
@@ -274,16 +266,10 @@ export interface MultiGetOptions extends ReadOptions {
 }
 
 /** Options of `get` and `multiGet`: a snapshot, and the call's own value encoding. */
-export interface GetOptions<V> extends ReadOptions {
-  /** Decode the value(s) with this encoding instead of the database's. */
-  valueEncoding?: EncodingOption<V>;
-}
+export interface GetOptions<V> extends ValueReadOptions<V, Snapshot> {}
 
 /** A range, and the snapshot to read it at (`count`). */
-export interface CountOptions<K> extends RangeOptions<K> {
-  /** Count as of this snapshot (default: now). */
-  snapshot?: Snapshot;
-}
+export interface CountOptions<K> extends CountRange<K, Snapshot> {}
 
 /** Options of `sublevel()`: its encodings (default: those of its parent). */
 export type SublevelOptions<K, V> = EncodingOptions<K, V>;

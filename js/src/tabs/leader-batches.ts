@@ -12,7 +12,7 @@ import { compareBytes } from '../core/bytes.js';
 import { countCopied } from '../boundary/counters.js';
 import { SiltError } from '../core/errors.js';
 import type { EntryBatch } from '../local/iterator.js';
-import type { ChangeRecord, PackedValues } from './protocol.js';
+import type { ChangeRecord, PackedValues } from './wire.js';
 import { isReserved, RESERVED, RESERVED_END } from './write-records.js';
 
 const utf8 = new TextEncoder();

@@ -10,7 +10,7 @@ import type { EntryIterator } from '../local/iterator.js';
 import type { Snapshot } from '../local/snapshot.js';
 import type { Transaction } from '../local/transaction.js';
 import { apply, reserved, splitAroundReserved } from './leader-batches.js';
-import type { Response, TxnWrites } from './protocol.js';
+import type { Response, TxnWrites } from './wire.js';
 import { isReserved } from './write-records.js';
 
 /**

@@ -15,7 +15,7 @@ import type { Database } from '../local/database.js';
 import { Transaction } from '../local/transaction.js';
 import { type Client, transactionOf } from './leader-clients.js';
 import { INGEST, NOTHING, pack, type Packed, putRange, recordBytes, splitAroundReserved } from './leader-batches.js';
-import type { ChangeHistory, ChangeRecord, TxnWrites } from './protocol.js';
+import type { ChangeHistory, ChangeRecord, TxnWrites } from './wire.js';
 import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
 
 /** How much change history the leader keeps for `watch({ since })`. */

@@ -6,8 +6,8 @@
  */
 
 import { chunksOf, type ImportReport, type ImportSource } from '../local/backup.js';
-import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
-import { show, valueBytes, type Key } from '../core/bytes.js';
+import { WriteBatch } from '../core/batch.js';
+import { show, type Key } from '../core/bytes.js';
 import {
   type Codec,
   registerCodec,
@@ -17,27 +17,23 @@ import {
   type ExportOptions,
   type KeyOf,
   type KeyTypeOf,
-  type RangeOptions,
-  type ReadValueOf,
   type ValueTypeOf,
 } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
 import type { WriteOptions, SublevelOptions } from '../local/options.js';
-import type { VerifyReport } from '../local/statistics.js';
 import type { EntryBatch, Entry } from '../local/iterator.js';
-import { HeldMultiGetResult, type MultiGot } from '../boundary/results.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
 import type { Connection } from './connection.js';
 import { leaderChanged } from './connection-errors.js';
-import type { PackedValues, Request, SnapshotInfo } from './protocol.js';
+import type { Request } from './protocol.js';
 import { checkIteratorOptions, entryOf, type RemoteIterator, type RemoteIteratorOptions, remoteIterator, ROOT } from './remote-iterator.js';
 import { RemoteSnapshot } from './remote-snapshot.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
 import { type Range, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
 import { asyncDispose } from '../core/dispose.js';
-import type { OperationName, RemoteOperations } from '../core/operations.js';
-import { OPERATIONS, type PageSide } from './operations.js';
-import type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
+import type { Operations, RemoteOperations } from '../core/operations.js';
+import { type Asked, OPERATIONS, type PageSide, type TableName, unpack } from './operations.js';
+import type { RemoteStatistics } from './remote-options.js';
 
 export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
 
@@ -50,20 +46,6 @@ function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
 async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
-}
-
-/** Values the leader packed (`PackedValues`), as views of its one buffer. */
-function unpack({ bytes, lens }: PackedValues): (Uint8Array | undefined)[] {
-  const out: (Uint8Array | undefined)[] = [];
-  let at = 0;
-  for (const len of lens) {
-    if (len < 0) out.push(undefined);
-    else {
-      out.push(bytes.subarray(at, at + len));
-      at += len;
-    }
-  }
-  return out;
 }
 
 function watchRange(o: WatchOptions<unknown>, codec: Codec): Range {
@@ -82,19 +64,58 @@ interface Handle {
  * Calls of one connection run in the order they are made. Values returned
  * are copies owned by the caller.
  */
-export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations<K, RemoteSnapshot> {
+export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations<K, V, RemoteSnapshot> {
   #connection: Connection;
   #handle: Handle;
   #codec: Codec;
 
   // The operations of tabs/operations.ts: their types from core/operations.ts
-  // (the compiler refuses one missing here), their methods installed from
-  // the table below, each a request the leader serves as the table says.
-  declare has: RemoteOperations<K, RemoteSnapshot>['has'];
-  declare hasMany: RemoteOperations<K, RemoteSnapshot>['hasMany'];
+  // (the compiler refuses one missing here: see `Operations` for what each
+  // does), their methods installed from the table below, each a request
+  // the leader serves as the table says.
+  /** {@link Operations.put}, through the leader. */
+  declare put: RemoteOperations<K, V, RemoteSnapshot>['put'];
+  /** {@link Operations.delete}, through the leader. */
+  declare delete: RemoteOperations<K, V, RemoteSnapshot>['delete'];
+  /** {@link Operations.merge}, through the leader. */
+  declare merge: RemoteOperations<K, V, RemoteSnapshot>['merge'];
+  /** {@link Operations.deleteRange}, through the leader. */
+  declare deleteRange: RemoteOperations<K, V, RemoteSnapshot>['deleteRange'];
+  /** {@link Operations.clear}, through the leader. */
+  declare clear: RemoteOperations<K, V, RemoteSnapshot>['clear'];
+  /** {@link Operations.write}, through the leader. */
+  declare write: RemoteOperations<K, V, RemoteSnapshot>['write'];
+  /** {@link Operations.ingest}, through the leader. */
+  declare ingest: RemoteOperations<K, V, RemoteSnapshot>['ingest'];
+  /** {@link Operations.get}, through the leader. */
+  declare get: RemoteOperations<K, V, RemoteSnapshot>['get'];
+  /** {@link Operations.multiGet}, through the leader. */
+  declare multiGet: RemoteOperations<K, V, RemoteSnapshot>['multiGet'];
+  /** {@link Operations.has}, through the leader. */
+  declare has: RemoteOperations<K, V, RemoteSnapshot>['has'];
+  /** {@link Operations.hasMany}, through the leader. */
+  declare hasMany: RemoteOperations<K, V, RemoteSnapshot>['hasMany'];
+  /** {@link Operations.count}, through the leader. */
+  declare count: RemoteOperations<K, V, RemoteSnapshot>['count'];
+  /** {@link Operations.approximateSize}, through the leader. */
+  declare approximateSize: RemoteOperations<K, V, RemoteSnapshot>['approximateSize'];
+  /** {@link Operations.snapshot}, through the leader. */
+  declare snapshot: RemoteOperations<K, V, RemoteSnapshot>['snapshot'];
+  /** {@link Operations.latestSequence}, through the leader. */
+  declare latestSequence: RemoteOperations<K, V, RemoteSnapshot>['latestSequence'];
+  /** {@link Operations.flush}, through the leader. */
+  declare flush: RemoteOperations<K, V, RemoteSnapshot>['flush'];
+  /** {@link Operations.idle}, through the leader. */
+  declare idle: RemoteOperations<K, V, RemoteSnapshot>['idle'];
+  /** {@link Operations.compactRange}, through the leader. */
+  declare compactRange: RemoteOperations<K, V, RemoteSnapshot>['compactRange'];
+  /** {@link Operations.verify}, through the leader. */
+  declare verify: RemoteOperations<K, V, RemoteSnapshot>['verify'];
+  /** Statistics: the database's (`storage` a fresh estimate, taken for this call), and the leader's (`tabs`). */
+  declare statistics: () => Promise<RemoteStatistics>;
 
   static {
-    for (const name of Object.keys(OPERATIONS) as OperationName[]) {
+    for (const name of Object.keys(OPERATIONS) as TableName[]) {
       Object.defineProperty(RemoteDatabase.prototype, name, {
         value(this: RemoteDatabase<unknown, unknown>, ...args: unknown[]): Promise<unknown> {
           return this.#operation(name, args);
@@ -106,13 +127,22 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
   }
 
   /** Operation `name` of the table, asked with `args`. */
-  #operation(name: OperationName, args: unknown[]): Promise<unknown> {
+  #operation(name: TableName, args: unknown[]): Promise<unknown> {
     return call(async () => {
-      const page: PageSide = { codec: this.#codec, snapshot: (s) => this.#snapshot(s as RemoteSnapshot | undefined) };
-      const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => { wire: object; epoch?: number | undefined };
-      const { wire, epoch } = ask(page, ...args);
-      return this.#send({ op: name, ...wire } as Request, epoch);
+      const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => Asked<object>;
+      const { wire, epoch, answer } = ask(this.#page, ...args);
+      const value = await this.#send({ op: name, ...wire } as Request, epoch);
+      return answer === undefined ? value : answer(value);
     });
+  }
+
+  /** What the operations' page side has of this handle. */
+  get #page(): PageSide {
+    return {
+      codec: this.#codec,
+      snapshot: (s) => this.#snapshot(s as RemoteSnapshot | undefined),
+      snapshotFrom: (info) => new RemoteSnapshot(this.#connection, info, this.#connection.epoch),
+    };
   }
 
   /** @internal */
@@ -147,14 +177,6 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     return new RemoteDatabase<SK, SV>(this.#connection, this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined), this.#handle);
   }
 
-  #decoded<T>(v: Uint8Array | undefined, c: Codec): T | undefined {
-    return (v === undefined || c.plainValues ? v : c.unvalue(v)) as T | undefined;
-  }
-
-  #reads(options: RemoteReadOptions<unknown> | undefined): Codec {
-    return options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
-  }
-
   /** Whether this realm's worker serves the database now (for every tab), rather than another tab's. */
   get isLeader(): boolean {
     return this.#connection.isLeader;
@@ -172,60 +194,6 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     if (s.id === 0) throw new SiltError('Released', 'this snapshot was released');
     if (s.epoch !== this.#connection.epoch) throw leaderChanged('this snapshot');
     return { snapshot: s.id, epoch: s.epoch };
-  }
-
-  put(key: K, value: V, options?: WriteOptions): Promise<void> {
-    return call(async () => {
-      await this.#send({ op: 'put', key: this.#codec.key(key), value: this.#codec.value(value), ...syncOf(options) });
-    });
-  }
-
-  delete(key: K, options?: WriteOptions): Promise<void> {
-    return call(async () => {
-      await this.#send({ op: 'delete', key: this.#codec.key(key), ...syncOf(options) });
-    });
-  }
-
-  /** Records a merge operand for `key` (needs the database's `mergeOperator`; see `Database.merge`). */
-  merge(key: K, operand: Uint8Array, options?: WriteOptions): Promise<void> {
-    return call(async () => {
-      await this.#send({ op: 'merge', key: this.#codec.key(key), value: valueBytes(operand, 'operand'), ...syncOf(options) });
-    });
-  }
-
-  /** Removes every key from `start` (included) to `end` (excluded). */
-  deleteRange(start: K, end: K, options?: WriteOptions): Promise<void> {
-    return call(async () => {
-      await this.#send({ op: 'deleteRange', start: this.#codec.key(start, 'start'), end: this.#codec.key(end, 'end'), ...syncOf(options) });
-    });
-  }
-
-  /** Removes every key in `range` (default: every key of this database or sublevel) with one range tombstone. */
-  clear(range: RangeOptions<K> = {}, options?: WriteOptions): Promise<void> {
-    return call(async () => {
-      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
-      const { lower, upper } = this.#codec.bounds(range);
-      await this.#send({ op: 'clear', lower: lower ?? new Uint8Array(0), ...(upper === undefined ? {} : { upper }), ...syncOf(options) });
-    });
-  }
-
-  /** The number of keys in `range` (default: every key of this database or sublevel), exact (see `Database.count`). */
-  count(range: RemoteCountOptions<K> = {}): Promise<number> {
-    return call(async () => {
-      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `count() takes a range object, got ${show(range)}`);
-      const { lower, upper } = this.#codec.bounds(range);
-      const { snapshot, epoch } = this.#snapshot(range.snapshot);
-      return (await this.#send({ op: 'count', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), snapshot }, epoch)) as number;
-    });
-  }
-
-  /** About how many bytes of storage the keys in `range` take, from the indexes (see `Database.approximateSize`). */
-  approximateSize(range: RangeOptions<K> = {}): Promise<number> {
-    return call(async () => {
-      if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `approximateSize() takes a range object, got ${show(range)}`);
-      const { lower, upper } = this.#codec.bounds(range);
-      return (await this.#send({ op: 'approximateSize', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) })) as number;
-    });
   }
 
   /**
@@ -302,84 +270,9 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     });
   }
 
-  /** Compacts every key from `begin` to `end` (both included, both optional: the first or last key of this database or sublevel). */
-  compactRange(begin?: K, end?: K): Promise<void> {
-    return call(async () => {
-      const c = this.#codec;
-      const b = begin === undefined ? (c.prefix.length > 0 ? c.prefix : undefined) : c.key(begin, 'begin');
-      const e = end === undefined ? c.end : c.key(end, 'end');
-      await this.#send({ op: 'compactRange', ...(b === undefined ? {} : { begin: b }), ...(e === undefined ? {} : { end: e }) });
-    });
-  }
-
   /** A new batch of updates in this database's (or sublevel's) keys and encodings; `db.write(batch)` applies it. */
   batch(): WriteBatch<K, V> {
     return WriteBatch.withCodec<K, V>(this.#codec);
-  }
-
-  /** Applies every update of `batch` atomically (it may span sublevels). */
-  write(batch: WriteBatch<unknown, unknown>, options?: WriteOptions): Promise<void> {
-    return call(async () => {
-      if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
-      await this.#send({ op: 'write', batch: batch.encoded().slice(), count: batch.length, ...syncOf(options) });
-    });
-  }
-
-  /**
-   * Loads `entries` (pairs `[key, value]`, or a `WriteBatch` of puts) as new
-   * table files in one atomic, durable step, as `Database.ingest` does in
-   * the worker (see there). Watchers see it as one change of kind
-   * `'ingest'` over the range of its keys.
-   */
-  ingest(entries: WriteBatch<K, V> | Iterable<readonly [K, V]>, options?: IngestOptions): Promise<IngestReport> {
-    return call(async () => {
-      const sorted = ingestSorted(options);
-      const batch = ingestBatch(entries, () => this.batch());
-      return (await this.#send({ op: 'ingest', batch: batch.encoded().slice(), count: batch.length, sorted })) as IngestReport;
-    });
-  }
-
-  /**
-   * The value of `key`, or `undefined`: a value the caller owns, as in a
-   * worker. Bytes come in a buffer of their own, safe to keep and to
-   * transfer; with a value encoding, the decoded value.
-   */
-  get<const O extends RemoteReadOptions<unknown> = RemoteReadOptions<V>>(key: K, options?: O): Promise<ReadValueOf<O, V> | undefined> {
-    return call(async () => {
-      const c = this.#reads(options as RemoteReadOptions<unknown>);
-      const k = c.key(key);
-      const { snapshot, epoch } = this.#snapshot(options?.snapshot);
-      return this.#decoded<ReadValueOf<O, V>>((await this.#send({ op: 'get', key: k, snapshot }, epoch)) as Uint8Array | undefined, c);
-    });
-  }
-
-  /**
-   * The values of `keys`, read at one point in time, in order, as in a
-   * worker: with bytes values a `MultiGetResult` (here its values are
-   * copies, sent in one buffer; release it or `using` as in a worker), with
-   * a value encoding an array of decoded values.
-   */
-  multiGet<const O extends RemoteReadOptions<unknown> = RemoteReadOptions<V>>(keys: K[], options?: O): Promise<MultiGot<ReadValueOf<O, V>>> {
-    return call(async () => {
-      if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
-      const c = this.#reads(options as RemoteReadOptions<unknown>);
-      const bytesKeys = keys.map((k, i) => c.key(k, `keys[${i}]`)); // checks every key here, with its index in the message
-      const { snapshot, epoch } = this.#snapshot(options?.snapshot);
-      const values = unpack((await this.#send({ op: 'multiGet', keys: bytesKeys, snapshot }, epoch)) as PackedValues);
-      return (c.plainValues ? new HeldMultiGetResult(values) : values.map((v) => this.#decoded<unknown>(v, c))) as MultiGot<ReadValueOf<O, V>>;
-    });
-  }
-
-  snapshot(): Promise<RemoteSnapshot> {
-    return call(async () => {
-      const info = (await this.#send({ op: 'snapshot' })) as SnapshotInfo;
-      return new RemoteSnapshot(this.#connection, info, this.#connection.epoch);
-    });
-  }
-
-  /** The sequence number of the last write (for `watch({ since })`). */
-  latestSequence(): Promise<number> {
-    return call(async () => (await this.#send({ op: 'latestSequence' })) as number);
   }
 
   /**
@@ -543,32 +436,6 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
       [asyncDispose]: async () => w.close(),
     };
     return watch;
-  }
-
-  flush(): Promise<void> {
-    return call(async () => {
-      await this.#send({ op: 'flush' });
-    });
-  }
-
-  /** Resolves when the leader's background work has caught up. */
-  idle(): Promise<void> {
-    return call(async () => {
-      await this.#send({ op: 'idle' });
-    });
-  }
-
-  /** Statistics; `storage` is a fresh estimate, taken for this call. */
-  statistics(): Promise<RemoteStatistics> {
-    return call(async () => (await this.#send({ op: 'statistics' })) as RemoteStatistics);
-  }
-
-  /**
-   * Reads every table file and checks every checksum and key (see
-   * `Database.verify`); rejects with the first damage found.
-   */
-  verify(): Promise<VerifyReport> {
-    return call(async () => (await this.#send({ op: 'verify' })) as VerifyReport);
   }
 
   /**

@@ -1,20 +1,14 @@
 /** The options and reports of `connect()`'s `RemoteDatabase` (remote-database.ts). */
 
-import type { EncodingOption, RangeOptions } from '../core/encoding.js';
+import type { CountRange, ValueReadOptions } from '../core/call-options.js';
 import type { Statistics } from '../local/statistics.js';
 import type { RemoteSnapshot } from './remote-snapshot.js';
 
-/** Read options of a connection. */
-export interface RemoteReadOptions<V = Uint8Array> {
-  snapshot?: RemoteSnapshot;
-  /** Decode the value(s) with this encoding instead of the database's. */
-  valueEncoding?: EncodingOption<V>;
-}
+/** Read options of a connection: a snapshot, and the call's own value encoding. */
+export interface RemoteReadOptions<V = Uint8Array> extends ValueReadOptions<V, RemoteSnapshot> {}
 
 /** A range, and the snapshot to count it at. */
-export interface RemoteCountOptions<K> extends RangeOptions<K> {
-  snapshot?: RemoteSnapshot;
-}
+export interface RemoteCountOptions<K> extends CountRange<K, RemoteSnapshot> {}
 
 /** Statistics of a connection: the database's, and the leader's. */
 export interface RemoteStatistics extends Statistics {

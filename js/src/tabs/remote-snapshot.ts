@@ -1,6 +1,6 @@
 /** Snapshots through `connect()`: held by the leader, lost with it. */
 
-import type { SnapshotInfo } from './protocol.js';
+import type { SnapshotInfo } from './wire.js';
 import type { Connection } from './connection.js';
 import { asyncDispose } from '../core/dispose.js';
 

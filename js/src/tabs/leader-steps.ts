@@ -1,0 +1,297 @@
+/**
+ * The steps of a connection's sessions in the leader, declared as the
+ * operations are (operations.ts), each once: its request's fields, how the
+ * leader serves it, and what it needs of the leader it was made for. They
+ * have no page method of their own: the page's iterators
+ * (remote-iterator.ts), transactions (remote-transaction.ts), snapshots,
+ * exports and imports (remote-database.ts) send them. Their bodies reach
+ * the leader's state through `StepSide` alone, so that the page, which
+ * needs only their `state`, loads no code of the worker's database. With the
+ * operations' table they make the protocol's `Request`, the leader's
+ * dispatch and the re-send rule (protocol.ts).
+ */
+
+import type { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
+import { countCopied } from '../boundary/counters.js';
+import { WriteBatch } from '../core/batch.js';
+import type { Key } from '../core/bytes.js';
+import { fromWasm, SiltError } from '../core/errors.js';
+import { exportStream } from '../local/backup.js';
+import type { Database } from '../local/database.js';
+import type { EntryBatch } from '../local/iterator.js';
+import { type Client, transactionOf } from './leader-clients.js';
+import { keyOf, packValues, reserved, withoutReserved } from './leader-batches.js';
+import { atSnapshot, type LeaderSide, type LeaderState, type Served } from './operations.js';
+import type { IteratorRequestOptions, TxnWrites } from './wire.js';
+import { isReserved, RESERVED, RESERVED_END } from './write-records.js';
+
+/** What a step's leader side has besides an operation's. */
+export interface StepSide extends LeaderSide {
+  /** The asking connection, and the number of its request. */
+  client: Client;
+  id: number;
+  /** A new number for something the leader keeps for a connection. */
+  nextId(): number;
+  /** The engine and pool under the leader's database (`Database.internals`). */
+  internals(): ReturnType<typeof Database.internals>;
+  /** The import in progress: the connection that runs it. */
+  imports: { importer: string | undefined; abortImport(): void };
+  /** Commits transaction `txn` of the asking connection, as its request's write. */
+  commit(txn: number, leader: string, writes: TxnWrites | undefined, sync: boolean | undefined): void;
+  /** The change records after `since` (see `LeaderWriter.history`). */
+  history(since: number | null): unknown;
+}
+
+/** One step: its request's fields `W`. */
+interface Step<W extends object> {
+  serve(leader: StepSide, r: W): Served | Promise<Served>;
+  state: LeaderState | ((r: W) => LeaderState);
+}
+
+const step = <W extends object>(s: Step<W>): Step<W> => s;
+
+const none = (): Served => [undefined, []];
+
+/** The engine and pool of the database, for the asking connection's import (which must be in progress). */
+function importOf(s: StepSide): ReturnType<typeof Database.internals> {
+  if (s.imports.importer !== s.client.id) throw new SiltError('InvalidArgument', 'no import of this connection is in progress');
+  return s.internals();
+}
+
+export const STEPS = {
+  releaseSnapshot: step({
+    serve: (s, r: { snapshot: number }) => {
+      s.client.snapshots.get(r.snapshot)?.release();
+      s.client.snapshots.delete(r.snapshot);
+      return none();
+    },
+    state: 'releases',
+  }),
+  /** Opens an iterator at the latest state (its number comes with the answer, from whichever leader), or at a snapshot. */
+  iterator: step({
+    serve: (s, r: { options: IteratorRequestOptions; snapshot: number }) => {
+      const iid = s.nextId();
+      s.client.iterators.set(iid, s.db.iterator({ ...r.options, ...s.snapshotOf(r.snapshot) }));
+      return [iid, []];
+    },
+    state: atSnapshot,
+  }),
+  next: step({
+    serve: (s, r: { iterator: number }) => {
+      const c = s.client;
+      const it = c.iterators.get(r.iterator);
+      if (it === undefined) throw new SiltError('Released', 'this iterator was released');
+      for (;;) {
+        let batch: EntryBatch | undefined;
+        try {
+          batch = it.nextBatch();
+        } catch (e) {
+          it.release();
+          c.iterators.delete(r.iterator);
+          throw e;
+        }
+        if (batch === undefined) {
+          it.release();
+          c.iterators.delete(r.iterator);
+          return none();
+        }
+        const shown = withoutReserved(batch);
+        if (shown === undefined) continue; // every entry was a record
+        // Views of the iterator's batch memory (copied out of wasm memory):
+        // transferred to the page, the iterator makes new memory.
+        return [shown, [shown.bytes.buffer]];
+      }
+    },
+    state: 'uses',
+  }),
+  releaseIterator: step({
+    serve: (s, r: { iterator: number }) => {
+      s.client.iterators.get(r.iterator)?.release();
+      s.client.iterators.delete(r.iterator);
+      return none();
+    },
+    state: 'releases',
+  }),
+  /** Backups: an export read piece by piece, an import pushed piece by piece, on the leader that started it. */
+  exportStart: step({
+    serve: (s, r: { lower?: Uint8Array; upper?: Uint8Array; form?: 'tables' | 'entries' }) => {
+      const eid = s.nextId();
+      // The write records are not the app's data: left out of the
+      // entries form. The tables form copies the files, records and all
+      // (records of connections of another database, never sent again).
+      const { inner } = s.internals();
+      const tables = r.form === 'tables' || (r.form === undefined && r.lower === undefined && r.upper === undefined);
+      let exp: ReturnType<WasmDatabase['exportStart']>;
+      try {
+        exp = tables ? inner.exportStart(r.lower, r.upper, undefined, undefined, r.form) : inner.exportStart(r.lower, r.upper, RESERVED, RESERVED_END, r.form);
+      } catch (e) {
+        throw fromWasm(e);
+      }
+      s.client.exports.set(eid, exportStream(exp, () => {}).getReader());
+      return [eid, []];
+    },
+    state: 'uses',
+  }),
+  exportNext: step({
+    serve: async (s, r: { export: number }) => {
+      const exports = s.client.exports;
+      const reader = exports.get(r.export);
+      if (reader === undefined) throw new SiltError('Released', 'this export was released');
+      let piece: ReadableStreamReadResult<Uint8Array>;
+      try {
+        piece = await reader.read();
+      } catch (e) {
+        exports.delete(r.export);
+        throw e;
+      }
+      if (piece.done) {
+        exports.delete(r.export);
+        return none();
+      }
+      return [piece.value, [piece.value.buffer]];
+    },
+    state: 'uses',
+  }),
+  exportRelease: step({
+    serve: (s, r: { export: number }) => {
+      s.client.exports
+        .get(r.export)
+        ?.cancel()
+        .catch(() => {});
+      s.client.exports.delete(r.export);
+      return none();
+    },
+    state: 'releases',
+  }),
+  importStart: step({
+    serve: (s, _r: object) => {
+      if (s.imports.importer !== undefined) throw new SiltError('Busy', 'another connection is importing into this database');
+      try {
+        s.internals().inner.importStart();
+      } catch (e) {
+        throw fromWasm(e);
+      }
+      s.imports.importer = s.client.id;
+      return none();
+    },
+    state: 'uses',
+  }),
+  importPush: step({
+    serve: async (s, r: { bytes: Uint8Array }) => {
+      const { inner, ready } = importOf(s);
+      await ready();
+      try {
+        inner.importPush(r.bytes);
+      } catch (e) {
+        s.imports.importer = undefined; // the engine ended it
+        throw fromWasm(e);
+      }
+      return none();
+    },
+    state: 'uses',
+  }),
+  importFinish: step({
+    serve: async (s, _r: object) => {
+      const { inner, ready, afterWrite } = importOf(s);
+      s.imports.importer = undefined;
+      await ready();
+      let report: unknown;
+      try {
+        report = inner.importFinish();
+      } catch (e) {
+        throw fromWasm(e);
+      }
+      afterWrite();
+      return [report, []];
+    },
+    state: 'uses',
+  }),
+  importAbort: step({
+    serve: (s, _r: object) => {
+      if (s.imports.importer === s.client.id) s.imports.abortImport();
+      return none();
+    },
+    state: 'releases',
+  }),
+  /** Change records after `since` (null: none, only where history starts now); sequence numbers are the database's. */
+  changes: step({
+    serve: (s, r: { since: number | null }) => [s.history(r.since), []],
+    state: 'none',
+  }),
+  /**
+   * Transactions (remote-transaction.ts): numbered by the connection, and
+   * living in the leader they began on. `writes` (a `WriteBatch`
+   * encoding, with `count` updates) are the transaction's writes made
+   * since its last request, applied to it first.
+   */
+  txnBegin: step({
+    serve: (s, r: { txn: number }) => {
+      const c = s.client;
+      if (c.transactions.has(r.txn)) throw new SiltError('InvalidArgument', `transaction ${r.txn} of this connection is open already`);
+      c.transactions.set(r.txn, { tx: s.db.begin(), writes: new WriteBatch() });
+      return none();
+    },
+    state: 'uses',
+  }),
+  txnGet: step({
+    serve: (s, r: { txn: number; key: Key; forUpdate: boolean; writes?: TxnWrites }) => {
+      const t = transactionOf(s.client, r.txn, r.writes);
+      const key = keyOf(r.key);
+      if (isReserved(key)) throw reserved('the key');
+      const v = r.forUpdate ? t.tx.getForUpdate(key) : t.tx.get(key);
+      if (v === undefined) return none();
+      countCopied(v.length);
+      return [v, [v.buffer]];
+    },
+    state: 'uses',
+  }),
+  txnMultiGet: step({
+    serve: (s, r: { txn: number; keys: Key[]; writes?: TxnWrites }) => {
+      const t = transactionOf(s.client, r.txn, r.writes);
+      const keys = r.keys.map(keyOf);
+      for (const k of keys) if (isReserved(k)) throw reserved('a key');
+      return packValues(t.tx.multiGet(keys));
+    },
+    state: 'uses',
+  }),
+  txnIterator: step({
+    serve: (s, r: { txn: number; options: IteratorRequestOptions; writes?: TxnWrites }) => {
+      const t = transactionOf(s.client, r.txn, r.writes);
+      const iid = s.nextId();
+      s.client.iterators.set(iid, t.tx.iterator(r.options));
+      return [iid, []];
+    },
+    state: 'uses',
+  }),
+  /**
+   * `leader`: the leader the transaction began on. Sent again to a new
+   * leader after a failover (as writes are): answered from its write
+   * record (acknowledged if applied, its failure again if it failed), else
+   * `LeaderChanged` (nothing applied).
+   */
+  txnCommit: step({
+    serve: (s, r: { txn: number; leader: string; writes?: TxnWrites; sync?: boolean }) => {
+      s.commit(r.txn, r.leader, r.writes, r.sync);
+      return none();
+    },
+    state: 'none',
+  }),
+  txnAbort: step({
+    serve: (s, r: { txn: number }) => {
+      s.client.transactions.get(r.txn)?.tx.abort();
+      s.client.transactions.delete(r.txn);
+      return none();
+    },
+    state: 'releases',
+  }),
+  /** The follower leaves: its snapshots, iterators and write record go (dropped once answered: leader.ts). */
+  bye: step({
+    serve: (_s, _r: object) => none(),
+    state: 'none',
+  }),
+};
+
+/** A request of a step declared here. */
+export type StepRequest = {
+  [O in keyof typeof STEPS]: { op: O } & Parameters<(typeof STEPS)[O]['serve']>[1];
+}[keyof typeof STEPS];
