@@ -379,3 +379,49 @@ export class HeldMultiGetResult implements MultiGetResult {
 
 /** What `multiGet` returns: a `MultiGetResult` for bytes, else the decoded values. */
 export type MultiGot<V> = [V] extends [Uint8Array] ? MultiGetResult : (V | undefined)[];
+
+/**
+ * @internal The values of a `multiGet` decoded by the app's own value
+ * encoding, as an array (what the types promise when that encoding's
+ * values are not `Uint8Array`s) that also answers as a `MultiGetResult`
+ * (what they promise when they are: `Encoding<Uint8Array>`, say a
+ * decryption, types them like the default bytes; which one it is, only the
+ * encoding's author knows, so the result is both). Releasing it only marks
+ * it released: its values are the caller's.
+ */
+export function decodedValues<T>(values: (T | undefined)[]): (T | undefined)[] & MultiGetResult {
+  let released = false;
+  const at = (i: number) => {
+    checkIndex(i, values.length);
+    return values[i];
+  };
+  const bytes = (i: number): Uint8Array | undefined => {
+    const v: unknown = at(i);
+    if (v === undefined || v instanceof Uint8Array) return v;
+    throw new SiltError('InvalidArgument', `value ${i} was decoded to ${show(v)}, not bytes: read it as values[${i}]`);
+  };
+  const methods: Omit<MultiGetResult, 'length' | typeof Symbol.iterator> = {
+    get released() {
+      return released;
+    },
+    get: (i) => bytes(i),
+    has: (i) => at(i) !== undefined,
+    copy: (i) => bytes(i)?.slice(),
+    text: (i) => {
+      const v = bytes(i);
+      return v === undefined ? undefined : utf8.decode(v);
+    },
+    copies: () => values.map((_, i) => bytes(i)?.slice()),
+    release: () => {
+      released = true;
+    },
+    [dispose]: () => {
+      released = true;
+    },
+  };
+  for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(methods))) {
+    Object.defineProperty(values, name, { ...d, enumerable: false });
+  }
+  Object.defineProperty(values, dispose, { value: methods[dispose], enumerable: false, configurable: true, writable: true });
+  return values as (T | undefined)[] & MultiGetResult;
+}

@@ -240,6 +240,12 @@ export class Codec {
    * make new values.
    */
   readonly sharesBytes: boolean;
+  /**
+   * Values are decoded by the app's own encoding, whose values may be
+   * bytes or anything else: `multiGet` answers with an array that is also
+   * a `MultiGetResult` (`decodedValues`).
+   */
+  readonly customValues: boolean;
   /** The path of sublevel names. */
   readonly path: readonly string[];
 
@@ -258,6 +264,7 @@ export class Codec {
     this.plainKeys = keys === view && prefix.length === 0;
     this.plainValues = values === view;
     this.sharesBytes = values !== utf8 && values !== json;
+    this.customValues = this.sharesBytes && !this.plainValues;
   }
 
   static root(options: EncodingOptions<unknown, unknown> | undefined): Codec {

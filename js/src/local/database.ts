@@ -4,7 +4,7 @@
  */
 
 import { reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
-import { type MultiGetResult, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
+import { decodedValues, type MultiGetResult, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
 import { compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
 import {
@@ -299,7 +299,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
         const v = result.get(i);
         out[i] = v === undefined ? undefined : c.unvalue(v);
       }
-      return out as unknown as MultiGot<ReadValueOf<O, V>>;
+      return (c.customValues ? decodedValues(out) : out) as unknown as MultiGot<ReadValueOf<O, V>>;
     } finally {
       result.release();
     }

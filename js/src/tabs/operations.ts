@@ -14,7 +14,7 @@
  * page method, in leader-steps.ts.
  */
 
-import { HeldMultiGetResult } from '../boundary/results.js';
+import { decodedValues, HeldMultiGetResult } from '../boundary/results.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
 import { compareBytes, type Key, show, successor, valueBytes } from '../core/bytes.js';
 import type { Codec, RangeOptions } from '../core/encoding.js';
@@ -264,7 +264,9 @@ export const OPERATIONS = {
       const { snapshot, epoch } = at(page, options);
       const answer = (v: unknown) => {
         const values = unpack(v as PackedValues);
-        return c.plainValues ? new HeldMultiGetResult(values) : values.map((x) => decoded(x, c));
+        if (c.plainValues) return new HeldMultiGetResult(values);
+        const out = values.map((x) => decoded(x, c));
+        return c.customValues ? decodedValues(out) : out;
       };
       return { wire: { keys: wire, snapshot }, epoch, answer };
     },
