@@ -7,6 +7,8 @@
 //   /bench/        bench/browser/ (the browser suite: workloads, engines, worker, runner;
 //                  leveldb/dist/: LevelDB-in-wasm once `npm run bench:setup` built it)
 //   /test-pages/   tests/pages/ (the browser tests' harness; SILT_TEST_PAGES=1)
+//   /test-scenarios/  js/test/scenarios/ (the scenarios both APIs share, run by
+//                  the harness as by vitest; SILT_TEST_PAGES=1)
 //   /test-pkg/     target/test-pkg/ (the test-only wasm build, scripts/build.sh --tests; SILT_TEST_PAGES=1)
 //   /vendor/sqlite-wasm/  @sqlite.org/sqlite-wasm's dist/ (the benchmark's SQLite engine)
 //   /vendor/chart/        chart.js's dist/ (the benchmark page's charts)
@@ -49,10 +51,13 @@ for (const [prefix, pkg] of [
   }
 }
 const benchEnginesDir = join(benchDir, 'engines');
-// The browser tests' harness pages (tests/pages) and the test-only wasm
-// build (scripts/build.sh --tests), only when asked for.
+// The browser tests' harness pages (tests/pages), the scenarios both APIs
+// share (js/test/scenarios: plain ES modules, the same files vitest runs)
+// and the test-only wasm build (scripts/build.sh --tests), only when asked
+// for.
 if (process.env.SILT_TEST_PAGES === '1') {
   mounts.unshift({ prefix: '/test-pages/', dir: fileURLToPath(new URL('../tests/pages/', import.meta.url)) });
+  mounts.unshift({ prefix: '/test-scenarios/', dir: join(jsDir, 'test/scenarios') });
   mounts.unshift({ prefix: '/test-pkg/', dir: fileURLToPath(new URL('../target/test-pkg/', import.meta.url)) });
 }
 

@@ -1,122 +1,25 @@
-// Writes, batches, range deletes, snapshots, iterators, background work and
-// statistics of the worker API, on an in-memory database in Node.
+// What the worker API has beyond the scenarios both APIs share
+// (scenarios/index.js): synchronous iteration and its `released` flag,
+// background work and statistics, on an in-memory database in Node.
 import { describe, expect, test } from 'vitest';
-import { Snapshot, WriteBatch, type Entry } from '../src/index.js';
+import type { Entry } from '../src/index.js';
 import { defaultBlockCacheCapacity } from '../src/local/open.js';
 import { bytes, caught, fresh, rejected, text } from './helpers.js';
 
 const keys = (entries: Entry[]) => entries.map(([k]) => text(k));
 
-describe('write batches', () => {
-  test('apply puts, deletes and range deletes in order, atomically', async () => {
-    const db = await fresh();
-    for (const k of ['a', 'b', 'c', 'd', 'e']) db.put(k, bytes('old'));
-    const batch = new WriteBatch().put('a', bytes('new')).delete('b').deleteRange('c', 'e').put('d', bytes('again'));
-    expect(batch.length).toBe(4);
-    db.write(batch);
-    expect(keys([...db.iterator()])).toEqual(['a', 'd', 'e']);
-    expect(text(db.get('a'))).toBe('new');
-    expect(text(db.get('d'))).toBe('again');
-  });
-
-  test('a batch with one bad key writes nothing', async () => {
-    const db = await fresh();
-    const batch = new WriteBatch().put('ok', bytes('1')).put(new Uint8Array(70_000), bytes('2'));
-    expect(caught(() => db.write(batch)).code).toBe('InvalidArgument');
-    expect(db.get('ok')).toBeUndefined();
-  });
-
-  test('refuses what is not a WriteBatch, and bad ops when they are added', async () => {
-    const db = await fresh();
-    expect(caught(() => db.write([] as unknown as WriteBatch)).code).toBe('InvalidArgument');
-    expect(caught(() => new WriteBatch().put('k', 'v' as unknown as Uint8Array)).code).toBe('InvalidArgument');
-    expect(caught(() => new WriteBatch().delete(1 as unknown as string)).code).toBe('InvalidArgument');
-  });
-
-  test('grows past its first buffer and can be cleared and reused', async () => {
-    const db = await fresh();
-    const batch = new WriteBatch();
-    for (let i = 0; i < 1000; i++) batch.put(`k${i}`, bytes(`v${i}`));
-    db.write(batch);
-    batch.clear();
-    expect(batch.length).toBe(0);
-    db.write(batch.put('k5', bytes('x')));
-    expect(text(db.get('k999'))).toBe('v999');
-    expect(text(db.get('k5'))).toBe('x');
-  });
-});
-
-test('deleteRange removes [start, end) and nothing else, also from flushed tables', async () => {
-  const db = await fresh();
-  for (let i = 0; i < 100; i++) db.put(`k${String(i).padStart(3, '0')}`, bytes('v'));
-  db.flush();
-  db.deleteRange('k010', 'k090');
-  const left = keys([...db.iterator()]);
-  expect(left.length).toBe(20);
-  expect(left).toContain('k009');
-  expect(left).toContain('k090');
-  expect(left).not.toContain('k010');
-  expect(db.get('k050')).toBeUndefined();
-});
-
-describe('snapshots', () => {
-  test('see the state as of when they were taken, for gets and scans', async () => {
-    const db = await fresh();
-    db.put('a', bytes('1'));
-    using snap = db.snapshot();
-    db.put('a', bytes('2'));
-    db.put('b', bytes('3'));
-    expect(text(db.get('a', { snapshot: snap }))).toBe('1');
-    expect(db.get('b', { snapshot: snap })).toBeUndefined();
-    expect(keys([...db.iterator({ snapshot: snap })])).toEqual(['a']);
-    expect(text(db.get('a'))).toBe('2');
-    expect(db.statistics().properties.liveSnapshots).toBe(1);
-  });
-
-  test('released or foreign snapshots are refused', async () => {
-    const db = await fresh();
-    const other = await fresh();
-    const snap = db.snapshot();
-    expect(snap).toBeInstanceOf(Snapshot);
-    expect(caught(() => other.get('a', { snapshot: snap })).code).toBe('InvalidArgument');
-    snap.release();
-    expect(caught(() => db.get('a', { snapshot: snap })).code).toBe('Released');
-    expect(caught(() => db.iterator({ snapshot: snap })).code).toBe('Released');
-    expect(caught(() => db.get('a', { snapshot: {} as Snapshot })).code).toBe('InvalidArgument');
-    expect(db.statistics().properties.liveSnapshots).toBe(0);
-  });
-});
-
-describe('iterators', () => {
+describe('iterators in a worker', () => {
   async function abc() {
     const db = await fresh();
     for (const k of ['a', 'b', 'c', 'd', 'e']) db.put(k, bytes(k.toUpperCase()));
     return db;
   }
 
-  test.each([
-    [{}, ['a', 'b', 'c', 'd', 'e']],
-    [{ gte: 'b' }, ['b', 'c', 'd', 'e']],
-    [{ gt: 'b' }, ['c', 'd', 'e']],
-    [{ lt: 'd' }, ['a', 'b', 'c']],
-    [{ lte: 'd' }, ['a', 'b', 'c', 'd']],
-    [{ gt: 'a', lte: 'c' }, ['b', 'c']],
-    [{ gte: 'bb', lt: 'dd' }, ['c', 'd']],
-    [{ reverse: true }, ['e', 'd', 'c', 'b', 'a']],
-    [{ reverse: true, gt: 'b', lte: 'd' }, ['d', 'c']],
-    [{ gte: 'x' }, []],
-  ])('%j gives %j', async (options, want) => {
+  test('iterate synchronously with for...of, in batches of any size', async () => {
     const db = await abc();
-    const got = [...db.iterator({ ...options, batchSize: 2 })];
-    expect(keys(got)).toEqual(want);
-    for (const [k, v] of got) expect(text(v)).toBe(text(k)!.toUpperCase());
-  });
-
-  test('entries are copies that outlive the iterator and later writes', async () => {
-    const db = await abc();
-    const all = [...db.iterator()];
-    db.put('a', bytes('changed'));
-    expect(text(all[0]![1])).toBe('A');
+    const got = [...db.iterator({ gt: 'a', lte: 'd', batchSize: 2 })];
+    expect(keys(got)).toEqual(['b', 'c', 'd']);
+    expect(got.map(([, v]) => text(v))).toEqual(['B', 'C', 'D']);
   });
 
   test('are async-iterable, and let timers run between batches', async () => {
@@ -132,7 +35,7 @@ describe('iterators', () => {
     expect(ticks).toBeGreaterThan(0);
   });
 
-  test('breaking out of a loop releases the iterator', async () => {
+  test('say whether they let go (released): once a loop breaks out, sync or async, once exhausted, and once their database closes', async () => {
     const db = await abc();
     const it = db.iterator();
     for (const [k] of it) if (text(k) === 'b') break;
@@ -141,78 +44,15 @@ describe('iterators', () => {
     const it2 = db.iterator();
     for await (const [k] of it2) if (text(k) === 'b') break;
     expect(it2.released).toBe(true);
-  });
-
-  test('release() lets go at once, and the iterator refuses to go on', async () => {
-    const db = await abc();
-    const it = db.iterator();
-    it.next();
-    it.release();
-    it.release();
-    expect(it.released).toBe(true);
-    expect(caught(() => it.next()).code).toBe('Released');
-    expect(caught(() => [...it]).code).toBe('Released');
-  });
-
-  test('an exhausted iterator has let go; a fresh one sees later writes', async () => {
-    const db = await abc();
-    const it = db.iterator();
-    expect([...it].length).toBe(5);
-    expect(it.released).toBe(true);
-    expect(it.next().done).toBe(true);
-    db.delete('c');
-    expect(keys([...db.iterator()])).toEqual(['a', 'b', 'd', 'e']);
-  });
-
-  test('an iterator keeps its view while the database changes under it', async () => {
-    const db = await fresh({ writeBufferSize: 64 * 1024 });
-    for (let i = 0; i < 2000; i++) db.put(`k${String(i).padStart(4, '0')}`, bytes(`v${i}`));
-    const it = db.iterator({ batchSize: 10 });
-    const first = it.next().value!;
-    for (let i = 0; i < 2000; i++) db.put(`k${String(i).padStart(4, '0')}`, bytes('x'.repeat(100)));
-    db.flush();
-    await db.compactRange();
-    const rest = [...it];
-    expect(rest.length).toBe(1999);
-    expect(text(first[1])).toBe('v0');
-    expect(rest.every(([k, v]) => text(v) === `v${Number(text(k)!.slice(1))}`)).toBe(true);
-  });
-
-  test('bad options are refused', async () => {
-    const db = await abc();
-    expect(caught(() => db.iterator({ gt: 'a', gte: 'a' })).code).toBe('InvalidArgument');
-    expect(caught(() => db.iterator({ lt: 'a', lte: 'a' })).code).toBe('InvalidArgument');
-    expect(caught(() => db.iterator({ gte: 5 as unknown as string })).code).toBe('InvalidArgument');
-    expect(caught(() => db.iterator({ batchSize: 0 })).code).toBe('InvalidArgument');
-    expect(caught(() => db.iterator({ reverse: 'yes' as unknown as boolean })).code).toBe('InvalidArgument');
-  });
-
-  test('closing the database releases its open iterators; their next step fails with Closed', async () => {
-    const db = await abc();
-    const it = db.iterator({ batchSize: 2 });
-    it.next(); // a batch of two is waiting in JavaScript
-    const done = db.iterator();
-    expect([...done].length).toBe(5);
+    const exhausted = db.iterator();
+    expect([...exhausted].length).toBe(5);
+    expect(exhausted.released).toBe(true);
+    const open = db.iterator({ batchSize: 2 });
+    open.next();
+    expect(open.released).toBe(false);
     db.close();
-    expect(it.released).toBe(true);
-    expect(caught(() => it.next()).code).toBe('Closed');
-    expect(caught(() => it.next()).code).toBe('Closed'); // every step, not only the first
-    expect(done.next().done).toBe(true); // it had ended before the close
-  });
-
-  test('an async loop that outlives close() ends with a Closed SiltError, and releases nothing twice', async () => {
-    const db = await fresh();
-    for (let i = 0; i < 100; i++) db.put(`k${String(i).padStart(3, '0')}`, bytes(String(i)));
-    const seen: string[] = [];
-    const loop = (async () => {
-      for await (const [k] of db.iterator({ batchSize: 10, autoRefresh: true })) {
-        seen.push(text(k)!);
-        if (seen.length === 15) db.close();
-      }
-    })();
-    const err = await rejected(loop);
-    expect(err.code).toBe('Closed');
-    expect(seen.length).toBe(15);
+    expect(open.released).toBe(true);
+    expect(caught(() => open.next()).code).toBe('Closed');
   });
 });
 

@@ -1,6 +1,7 @@
-// Scans: the batch API (transient batches, offsets, views), entries read
-// one by one (owned copies), seek() on a live iterator, batch sizes, and
-// the shared chunks owned copies are cut from, against the real wasm build.
+// The worker's scans: the batch API (transient batches, offsets, views),
+// entries read one by one, seek() on a live iterator, batch sizes, and the
+// shared chunks owned copies are cut from, against the real wasm build.
+// (Scans both APIs share: scenarios/iterators.js.)
 import { describe, expect, test } from 'vitest';
 import { EntryBatch, type Database } from '../src/index.js';
 import { bytes, caught, fresh, text } from './helpers.js';
@@ -170,16 +171,6 @@ describe('seek on a live iterator', () => {
 });
 
 describe('entries one by one', () => {
-  test('are copies the caller owns: all of a long scan stay right after it', async () => {
-    const db = await filled(3000);
-    const all = [...db.iterator()];
-    expect(all.length).toBe(3000);
-    for (const [i, [k, v]] of all.entries()) {
-      expect(text(k)).toBe(key(i));
-      expect(text(v)).toBe(value(i));
-    }
-  });
-
   test('nextBatch after next() hands out the rest of the current batch first', async () => {
     const db = await filled(40);
     const it = db.iterator({ batchSize: 10 });
@@ -209,21 +200,6 @@ describe('copies a caller owns', () => {
     expect(own.buffer.byteLength).toBe(own.length);
   });
 
-  test("get's values have buffers of their own: transferring one leaves every other value whole", async () => {
-    const db = await fresh();
-    db.put('a', bytes('alpha'));
-    db.put('b', bytes('beta'));
-    const a = db.get('a')!;
-    const b = db.get('b')!;
-    expect(a.buffer).not.toBe(b.buffer);
-    expect(a.byteOffset).toBe(0);
-    expect(a.buffer.byteLength).toBe(a.length);
-    structuredClone(a.buffer, { transfer: [a.buffer] });
-    expect(a.length).toBe(0);
-    expect(text(b)).toBe('beta');
-    expect(text(db.get('a'))).toBe('alpha');
-  });
-
   test('transferring a shared chunk detaches the copies in it (they read as empty) and later copies are right', async () => {
     const db = await fresh();
     db.put('a', bytes('alpha'));
@@ -237,13 +213,5 @@ describe('copies a caller owns', () => {
     expect(b.length).toBe(0);
     expect(text(r.copy(0))).toBe('alpha');
     expect(text(r.copy(1))).toBe('beta');
-  });
-
-  test('a large value gets a buffer of its own', async () => {
-    const db = await fresh();
-    db.put('big', new Uint8Array(100_000).fill(7));
-    const v = db.get('big')!;
-    expect(v.length).toBe(100_000);
-    expect(v.buffer.byteLength).toBe(100_000);
   });
 });

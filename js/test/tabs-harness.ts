@@ -40,6 +40,16 @@ export class Origin {
     return new Origin(w, new Storage(db as Database));
   }
 
+  /**
+   * Another database of this origin's simulated browser: a new name and
+   * in-memory database on the same world, so that one scenario can connect
+   * to several. `dispose()` only the first origin (it puts the globals
+   * back); close a sibling's `db` yourself.
+   */
+  async sibling(options: OpenOptions = {}): Promise<Origin> {
+    return new Origin(this.world, new Storage((await openMemory(options)) as Database));
+  }
+
   get db(): Database {
     return this.storage.db;
   }

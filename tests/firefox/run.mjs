@@ -3,8 +3,9 @@
 // profile so that OPFS is on disk as a user's is. It runs the scenarios the
 // Chromium tests run (tests/pages/*: the same pages and workers) and checks
 // the same results: OPFS round trips and persistence across a reload, the
-// Web Lock between a worker and a page and stale locks of pages gone,
-// encodings and sublevels through open() and connect() alike, iterators and
+// Web Lock between a worker and a page and stale locks of pages gone, the
+// scenarios both APIs share (js/test/scenarios) through open() and
+// connect() alike, on databases and on sublevels, iterators and
 // autoRefresh scans, kills (the random-kill test's body is shared with
 // Chromium's: tests/reliability.mjs), quota, bad input, and backups, among
 // them that Firefox writes the export Chromium wrote (the fixture the native
@@ -22,11 +23,16 @@ import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { root, runChecks, startServer, watchdog, writeReport } from '../browser-run.mjs';
 import { hold, killRounds, tryOpen } from '../reliability.mjs';
+import { suites } from '../../js/test/scenarios/index.js';
+import { namesOf, problems } from '../../js/test/scenarios/run.js';
 
 const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
 const PORT = Number(process.env.SILT_FIREFOX_PORT ?? 8788);
 const BASE = `http://127.0.0.1:${PORT}`;
-const dog = watchdog('firefox', 8);
+// The shared scenarios (four checks of 60-odd scenarios, each opening
+// databases of its own) took 3.3 of these minutes on the 2-core machine,
+// and up to 9 beside a loaded Playwright run (2026-11-29).
+const dog = watchdog('firefox', 16);
 
 async function harness(browser) {
   const page = await browser.newPage();
@@ -118,25 +124,6 @@ const checks = {
       }
     });
     assert.equal(code, 'DatabaseLocked');
-  },
-
-  async 'encodings, sublevels, ranges, counts and clears: the same through open() in a worker and connect() on a page'(browser) {
-    const { page } = await harness(browser);
-    const inWorker = await run(page, 'levelsInWorker', { name: 'levels-worker' });
-    const onPage = await page.evaluate(async () => {
-      const { connect } = await import('/siltdb/dist/index.js');
-      const { levelsShared } = await import('/test-pages/levels-scenarios.js');
-      const db = await connect('levels-page', { keyEncoding: 'utf8', valueEncoding: 'json', mergeOperator: 'append' });
-      try {
-        return await levelsShared(db);
-      } finally {
-        await db.close();
-      }
-    });
-    assert.deepEqual(onPage, inWorker);
-    assert.deepEqual(inWorker.counts, [6, 3, 1, 0, 1]);
-    assert.deepEqual(inWorker.afterTx, [{ title: 'second', n: 3 }, 'gamma']);
-    assert.equal(inWorker.sizes, true);
   },
 
   async 'connect() in two tabs: one leads, the other reads its writes and watches them, and takes over when the leader closes'(browser) {
@@ -329,6 +316,37 @@ const checks = {
     assert.deepEqual(d, { code: 'ChecksumMismatch', after: 'NotFound', count: 5000 });
   },
 };
+
+// The scenarios both APIs share (js/test/scenarios, the files vitest and
+// tests/e2e/scenarios.spec.ts run): through open() in a worker and
+// connect() on a page, each on databases and on sublevels of them.
+for (const [api, through] of [
+  ['worker', 'open() in a worker'],
+  ['connect', 'connect() on a page'],
+]) {
+  for (const sublevel of [false, true]) {
+    checks[`the shared scenarios through ${through}${sublevel ? ', on sublevels' : ''}`] = async (browser) => {
+      const { page } = await harness(browser);
+      const got = [];
+      for (const [suite] of suites) {
+        const args = { suites: [suite], sublevel };
+        const part =
+          api === 'worker'
+            ? await run(page, 'sharedSuiteInWorker', args)
+            : await page.evaluate(async (a) => (await import('/test-pages/shared-scenarios.js')).sharedSuiteOnPage(a), args);
+        got.push(...part);
+      }
+      assert.deepEqual(
+        got.map((o) => o.name),
+        namesOf(suites, sublevel),
+      );
+      assert.deepEqual(problems(got), []);
+      const total = Math.round(got.reduce((n, o) => n + o.ms, 0));
+      const slowest = [...got].sort((a, b) => b.ms - a.ms).slice(0, 3);
+      console.log(`    ${got.length} scenarios in ${total} ms; slowest: ${slowest.map((o) => `${o.name} (${Math.round(o.ms)} ms)`).join('; ')}`);
+    };
+  }
+}
 
 let results = [];
 let server;

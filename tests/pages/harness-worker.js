@@ -5,8 +5,8 @@
 import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltdb/dist/index.js';
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
-import { levelsInWorker } from './levels-scenarios.js';
 import * as backupScenarios from './backup-scenarios.js';
+import { sharedSuiteInWorker } from './shared-scenarios.js';
 import { serve } from './worker-rpc.js';
 
 const enc = new TextEncoder();
@@ -437,7 +437,8 @@ const scenarios = {
 let held;
 
 // Iterators (iterator-scenarios.js), the boundary counters (boundary-scenarios.js),
-// and the encodings-and-sublevels scenario shared with connect() (levels-scenarios.js).
-Object.assign(scenarios, iteratorScenarios, boundaryScenarios, backupScenarios, { levelsInWorker });
+// backups (backup-scenarios.js), and the scenarios both APIs share, through
+// open() here (shared-scenarios.js; through connect() on the page).
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios, backupScenarios, { sharedSuiteInWorker });
 
 serve(scenarios);
