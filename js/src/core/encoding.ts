@@ -213,10 +213,21 @@ export interface ExportOptions<K> extends RangeOptions<K> {
 }
 
 /** The form `options` asks for: checked, or undefined (the default for its range). */
-export function exportForm(options: { form?: unknown }): 'tables' | 'entries' | undefined {
+export function exportForm(
+  options: { form?: unknown },
+  bounds: { lower?: Uint8Array | undefined; upper?: Uint8Array | undefined },
+): 'tables' | 'entries' | undefined {
   const f = options.form;
-  if (f === undefined || f === 'tables' || f === 'entries') return f;
-  throw new SiltError('InvalidArgument', `export form must be 'tables' or 'entries', got ${show(f)}`);
+  if (f !== undefined && f !== 'tables' && f !== 'entries') throw new SiltError('InvalidArgument', `export form must be 'tables' or 'entries', got ${show(f)}`);
+  // Refused when called in both APIs (the engine refuses it too, but
+  // through connect() only at the stream's first read).
+  if (f === 'tables' && (bounds.lower !== undefined || bounds.upper !== undefined)) {
+    throw new SiltError(
+      'InvalidArgument',
+      'an export in the tables form is of a whole database: leave out the range (and export the database, not a sublevel), or ask for the entries form',
+    );
+  }
+  return f;
 }
 
 /**

@@ -414,6 +414,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   iterator<IV = V>(options: IteratorOptions<K, IV> = {}): EntryIterator<KeyOf<K>, IV> {
     const core = this.#core;
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
     const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options, c);
     const snapshot = core.snapshotOf(options);
@@ -475,8 +476,8 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
-    const form = exportForm(options);
     const { lower, upper } = this.#codec.bounds(options);
+    const form = exportForm(options, { lower, upper });
     const core = this.#core;
     const exp = core.call(() => core.inner.exportStart(lower, upper, undefined, undefined, form));
     return exportStream(exp, () => {});

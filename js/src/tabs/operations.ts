@@ -153,6 +153,16 @@ const rangeRead = (lower: Uint8Array | undefined, upper: Uint8Array | undefined)
 /** No answer (a fresh list of buffers each time: the leader may add to it). */
 const none = (): Served => [undefined, []];
 
+/** Whether `db` has no key in [lower, upper): one seek. */
+function noKeyIn(db: Database, lower: Uint8Array, upper: Uint8Array): boolean {
+  const it = db.keys({ gte: lower, lt: upper, limit: 1 });
+  try {
+    return it.next().done === true;
+  } finally {
+    it.release();
+  }
+}
+
 export const OPERATIONS = {
   put: op({
     ask: (page, key: unknown, value: unknown, options?: WriteOptions) => ({
@@ -332,7 +342,11 @@ export const OPERATIONS = {
       const below = r.upper === undefined || compareBytes(RESERVED, r.upper) < 0 ? RESERVED : r.upper;
       const above = r.lower === undefined || compareBytes(r.lower, RESERVED_END) < 0 ? RESERVED_END : r.lower;
       const over = r.upper === undefined || compareBytes(RESERVED_END, r.upper) < 0;
-      return [size(r.lower, below) + (over ? size(above, r.upper) : 0), []];
+      // Below the records, a range with no key of the app in it is 0, as in
+      // a worker (else a table block holding records could count, whole).
+      const from = r.lower ?? new Uint8Array(0);
+      const empty = compareBytes(from, below) >= 0 || noKeyIn(leader.db, from, below);
+      return [(empty ? 0 : size(r.lower, below)) + (over ? size(above, r.upper) : 0), []];
     },
     state: 'none',
   }),

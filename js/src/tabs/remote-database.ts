@@ -205,8 +205,8 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
   export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
-    const form = exportForm(options);
     const { lower, upper } = this.#codec.bounds(options);
+    const form = exportForm(options, { lower, upper });
     const epoch = this.#connection.epoch;
     const started = this.#send(
       { op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), ...(form ? { form } : {}) },
@@ -322,7 +322,17 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     limit: number,
     prefix: number,
   ): RemoteIterator<T> {
-    return remoteIterator((r, e) => this.#send(r, e), this.#connection, request, epoch, eager, pick, limit, prefix);
+    return remoteIterator(
+      (r, e) => this.#send(r, e),
+      this.#connection,
+      request,
+      epoch,
+      eager,
+      pick,
+      limit,
+      prefix,
+      () => this.#handle.closed,
+    );
   }
 
   /**

@@ -71,7 +71,11 @@ export function entryOf<K, V>(c: Codec): (b: EntryBatch, i: number) => Entry<K, 
  * An iterator the leader opens for `request` (at the first step, or now
  * with `eager`), read through `next` requests made with `epoch` (through
  * `send`, on `connection`), handing out `pick(batch, i)` for each entry,
- * at most `limit`.
+ * at most `limit`. It ends as a worker's does: once ended (read to its end,
+ * its limit reached, `return()`, a `break`) every step is `done`; once
+ * released, every step fails with `Released`, and once its database handle
+ * is closed (`closed()`) with `Closed`, entries of a batch already fetched
+ * included.
  */
 export function remoteIterator<T>(
   send: (request: Request, epoch?: number) => Promise<unknown>,
@@ -82,57 +86,82 @@ export function remoteIterator<T>(
   pick: (b: EntryBatch, i: number) => T,
   limit: number,
   prefix: number,
+  closed: () => boolean,
 ): RemoteIterator<T> {
   let opened: Promise<{ id: number; epoch: number }> | undefined;
   let pending: EntryBatch | undefined;
   let at = 0;
-  let done = false;
+  /** `open`; `ended` (every step done); `released` (every step fails). */
+  let state: 'open' | 'ended' | 'released' = 'open';
+  const stateNow = () => state;
+  /** The leader's iterator is let go of (or was never made, or went with its leader). */
+  let gone = false;
   const open = (): Promise<{ id: number; epoch: number }> =>
     (opened ??= (async () => {
       const id = (await send(request, epoch)) as number;
       return { id, epoch: connection.epoch };
     })());
-  const release = async (): Promise<void> => {
-    if (done) return;
-    done = true;
+  /** Lets go of the leader's iterator, once. */
+  const letGo = async (): Promise<void> => {
+    pending = undefined;
+    if (gone) return;
+    gone = true;
     if (opened === undefined) return;
     const o = await opened.catch(() => undefined); // never opened: nothing to release
-    if (o !== undefined && o.epoch === connection.epoch) await send({ op: 'releaseIterator', iterator: o.id }, o.epoch);
+    if (o !== undefined && o.epoch === connection.epoch && !closed()) await send({ op: 'releaseIterator', iterator: o.id }, o.epoch);
+  };
+  const end = async (): Promise<IteratorResult<T, undefined>> => {
+    if (state === 'open') state = 'ended';
+    await letGo();
+    return { done: true, value: undefined };
   };
   let left = limit;
   const it: RemoteIterator<T> = {
     next: async (): Promise<IteratorResult<T, undefined>> => {
-      if (left <= 0) {
-        await release();
-        return { done: true, value: undefined };
+      if (state === 'ended') return { done: true, value: undefined };
+      if (closed()) {
+        pending = undefined;
+        throw new SiltError('Closed', 'the database was closed');
       }
-      if ((pending === undefined || at >= pending.length) && !done) {
+      if (state === 'released') throw new SiltError('Released', 'this iterator was released');
+      if (left <= 0) return end();
+      if (pending === undefined || at >= pending.length) {
         const { id, epoch } = await open();
         let batch: { bytes: Uint8Array; offsets: Uint32Array } | undefined;
         try {
           batch = (await send({ op: 'next', iterator: id }, epoch)) as typeof batch;
         } catch (e) {
-          done = true;
+          // The leader let go of a failed iterator itself.
+          gone = true;
+          pending = undefined;
+          if (state === 'open') state = 'ended';
           throw e;
         }
+        if (batch === undefined) {
+          // The leader let go of an exhausted iterator itself.
+          gone = true;
+          return end();
+        }
+        // Released or closed while this step waited: the batch is not handed out.
+        if (closed()) throw new SiltError('Closed', 'the database was closed');
+        const now = stateNow(); // (return() or release() may have changed it while this step waited)
+        if (now === 'ended') return { done: true, value: undefined };
+        if (now === 'released') throw new SiltError('Released', 'this iterator was released');
         at = 0;
-        pending = batch === undefined ? undefined : new EntryBatch(batch.bytes, batch.offsets, prefix);
-        // The leader let go of an exhausted (or failed) iterator itself.
-        if (batch === undefined) done = true;
+        pending = new EntryBatch(batch.bytes, batch.offsets, prefix);
       }
-      if (pending === undefined || at >= pending.length) return { done: true, value: undefined };
       left--;
       return { done: false, value: pick(pending, at++) };
     },
-    return: async (): Promise<IteratorResult<T, undefined>> => {
-      await release();
-      return { done: true, value: undefined };
+    return: end,
+    release: async (): Promise<void> => {
+      if (state === 'open') state = 'released';
+      await letGo();
     },
-    release,
     [Symbol.asyncIterator]() {
       return it;
     },
-    [asyncDispose]: release,
+    [asyncDispose]: () => it.release(),
   };
   if (eager) open().catch(() => {}); // (its failure is the first step's)
   return it;

@@ -143,10 +143,6 @@ export default [
     },
     {
       rootOnly: true,
-      differs: {
-        connect:
-          "export({ gte, form: 'tables' }) through connect() returns a stream that fails with InvalidArgument at its first read (the leader refuses it); a worker's export() throws at the call. Read with new Response(stream).arrayBuffer() in Chromium, that failure becomes a TypeError ('Failed to fetch')",
-      },
     },
   ),
 
