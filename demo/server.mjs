@@ -17,6 +17,11 @@
 //
 // PORT picks the port (default 8080; 0 = any free port). The URL is printed
 // once listening, as "Silt demo: http://127.0.0.1:PORT/".
+//
+// Every file is sent with `cache-control: no-store` (an edit shows at once),
+// unless SILT_HTTP_MAX_AGE is a number of seconds: then with
+// `max-age=<that>` and its Last-Modified, so that a return visit finds the
+// files in the browser's HTTP cache (bench/run/page.mjs's cold start).
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -72,6 +77,14 @@ const types = {
   '.wasm': 'application/wasm',
 };
 
+const maxAge = process.env.SILT_HTTP_MAX_AGE;
+if (maxAge !== undefined && !/^\d+$/.test(maxAge)) {
+  console.error(`SILT_HTTP_MAX_AGE must be a number of seconds, got ${JSON.stringify(maxAge)}`);
+  process.exit(2);
+}
+/** How long the browser may keep a file (see SILT_HTTP_MAX_AGE above). */
+const caching = maxAge === undefined ? { 'cache-control': 'no-store' } : { 'cache-control': `max-age=${maxAge}` };
+
 /** The file a URL path names, or undefined if it is outside every mount. */
 function resolve(pathname) {
   const mount = mounts.find((m) => pathname.startsWith(m.prefix));
@@ -119,7 +132,8 @@ const server = createServer(async (req, res) => {
   res.writeHead(200, {
     'content-type': types[extname(file)] ?? 'application/octet-stream',
     'content-length': info.size,
-    'cache-control': 'no-store',
+    ...caching,
+    ...(maxAge === undefined ? {} : { 'last-modified': info.mtime.toUTCString() }),
   });
   if (req.method === 'HEAD') return res.end();
   createReadStream(file)

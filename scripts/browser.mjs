@@ -17,12 +17,19 @@ export const chromiumArgs = [
 
 /**
  * Starts demo/server.mjs (from the repository root) on a free port; with
- * `testPages`, tests/pages is served at /test-pages/ too. Resolves to the
- * server process and its URL once it listens.
+ * `testPages`, tests/pages is served at /test-pages/ too; with `httpMaxAge`
+ * (seconds), files may be kept in the browser's HTTP cache that long
+ * (otherwise never). Resolves to the server process and its URL once it
+ * listens.
  */
-export function startDemoServer({ testPages = false } = {}) {
+export function startDemoServer({ testPages = false, httpMaxAge } = {}) {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, PORT: '0', ...(testPages ? { SILT_TEST_PAGES: '1' } : {}) };
+    const env = {
+      ...process.env,
+      PORT: '0',
+      ...(testPages ? { SILT_TEST_PAGES: '1' } : {}),
+      ...(httpMaxAge === undefined ? {} : { SILT_HTTP_MAX_AGE: String(httpMaxAge) }),
+    };
     const server = spawn(process.execPath, ['demo/server.mjs'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     server.stdout.on('data', (d) => {

@@ -48,6 +48,13 @@ export function keyOf(i) {
   return k;
 }
 
+/**
+ * Key `i` as db_bench once printed it (`%016d`): 16 decimal digits, as a
+ * string, so byte order is numeric order too. The page benchmark's keys
+ * (bench/run/page.mjs): what a page passes to each peer's API as it is.
+ */
+export const keyTextOf = (i) => String(i).padStart(KEY_BYTES, '0');
+
 /** The index of a key made by `keyOf` (for adapters and checks). */
 export function indexOf(key) {
   const dv = new DataView(key.buffer, key.byteOffset, key.byteLength);

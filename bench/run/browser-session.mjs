@@ -50,10 +50,13 @@ const FIREFOX = process.env.SILT_FIREFOX ?? '/usr/bin/firefox-esr';
  * the browser and the server and deletes the profile, whatever happened.
  * `browser` describes Chromium (version, path, user agent) for the results.
  * A watchdog ends the process after `timeoutMin` minutes, so that a wedged
- * browser never holds a machine.
+ * browser never holds a machine. `path` opens another page than the
+ * Benchmarks page (it must set `document.body.dataset.state` to 'ready' as
+ * that one does); `httpMaxAge` lets the browser keep the served files in
+ * its HTTP cache that many seconds (startDemoServer).
  */
-export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chromium' }) {
-  const { server, url } = await startDemoServer();
+export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chromium', path = 'benchmarks/', httpMaxAge }) {
+  const { server, url } = await startDemoServer({ httpMaxAge });
   const watchdog = setTimeout(() => {
     log(`watchdog: giving up after ${timeoutMin} minutes`);
     server.kill('SIGKILL');
@@ -81,7 +84,7 @@ export async function withBenchPage(f, { timeoutMin, log, browser: which = 'chro
       else if (m.type() === 'error' || m.type() === 'warning' || m.type() === 'warn') log(`console ${m.type()}: ${t}`);
     });
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
-    await page.goto(`${url}benchmarks/`);
+    await page.goto(`${url}${path}`);
     await waitReady(page);
     const { ua, mem } = await page.evaluate(() => ({ ua: navigator.userAgent, mem: navigator.deviceMemory }));
     // deviceMemory picks siltdb's default block cache (js/src/local/open.ts).

@@ -24,7 +24,9 @@
 //                            [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
 //   node bench/run/suite.mjs --render     (browser.md and browser-1000000.md again from their JSON)
 //
-// Then, unless --skip-tabs, the tabs scenario (bench/run/tabs.mjs, docs/bench/tabs.md).
+// Then, unless --skip-tabs, the tabs scenario (bench/run/tabs.mjs, docs/bench/tabs.md), and unless
+// --skip-page, the page path (bench/run/page.mjs, docs/bench/page.md: a page's calls from its main
+// thread beside the floor, IndexedDB and SQLite-wasm, and cold starts).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +39,7 @@ import { sortEngines } from '../browser/runner.js';
 import { metaMarkdown, startRun } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render] [--skip-tabs] [--browser chromium|firefox]';
+  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render] [--skip-tabs] [--skip-page] [--browser chromium|firefox]';
 const FLAGS = {
   num: 100_000,
   reads: 10_000,
@@ -49,6 +51,7 @@ const FLAGS = {
   'timeout-min': 30,
   render: false,
   'skip-tabs': false,
+  'skip-page': false,
   browser: 'chromium',
 };
 
@@ -171,6 +174,11 @@ async function main() {
   if (!o['skip-tabs'] && which === 'chromium') {
     log('the tabs scenario: node bench/run/tabs.mjs');
     execFileSync(process.execPath, [fileURLToPath(new URL('./tabs.mjs', import.meta.url))], { stdio: 'inherit' });
+  }
+  // Then the page path (bench/run/page.mjs): a page's calls from its main thread, and cold starts.
+  if (!o['skip-page'] && which === 'chromium') {
+    log('the page path: node bench/run/page.mjs');
+    execFileSync(process.execPath, [fileURLToPath(new URL('./page.mjs', import.meta.url))], { stdio: 'inherit' });
   }
 }
 
