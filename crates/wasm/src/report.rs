@@ -81,7 +81,7 @@ impl<T: FieldValue> FieldValue for Option<T> {
 
 /// Declares a report:
 ///
-/// ```ignore
+/// ```text
 /// report! {
 ///     /// What it reports.
 ///     pub(crate) struct VerifyReport {
