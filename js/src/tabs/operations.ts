@@ -106,8 +106,8 @@ interface AnyOperation {
 /** A read at the snapshot in `options`, on the page. */
 const at = (page: PageSide, options: { snapshot?: unknown } | undefined) => page.snapshot(options?.snapshot);
 
-/** The `sync` of a write's options, checked. */
-function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
+/** The `sync` of a write's options, checked (a transaction's commit's too: remote-database.ts). */
+export function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
   if (o?.sync === undefined) return {};
   if (typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
   return { sync: o.sync };

@@ -20,7 +20,7 @@ import {
   type ValueTypeOf,
 } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
-import type { WriteOptions, SublevelOptions } from '../local/options.js';
+import type { SublevelOptions } from '../local/options.js';
 import type { EntryBatch, Entry } from '../local/iterator.js';
 import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
 import type { Connection } from './connection.js';
@@ -32,16 +32,10 @@ import { RemoteTransaction, type RemoteTransactionHost } from './remote-transact
 import { type Range, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
 import { asyncDispose } from '../core/dispose.js';
 import type { Operations, RemoteOperations } from '../core/operations.js';
-import { type Asked, OPERATIONS, type PageSide, type TableName, unpack } from './operations.js';
+import { type Asked, OPERATIONS, type PageSide, syncOf, type TableName, unpack } from './operations.js';
 import type { RemoteStatistics } from './remote-options.js';
 
 export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
-
-function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
-  if (o?.sync === undefined) return {};
-  if (typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
-  return { sync: o.sync };
-}
 
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
 async function call<T>(f: () => Promise<T>): Promise<T> {
@@ -359,10 +353,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
       unpack,
       epoch: c.epoch,
       leader: c.leaderId,
-      sync: (o) => {
-        if (o?.sync !== undefined && typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
-        return syncOf(o);
-      },
+      sync: syncOf,
     };
     return new RemoteTransaction<K, V>(host, c.transactionId(), this.#codec);
   }
