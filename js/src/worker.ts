@@ -17,7 +17,7 @@ import { toWire, type Envelope, type Response, type WorkerControl, type WorkerRe
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: Envelope | WorkerControl }) => void): void;
-  postMessage(message: Response | WorkerReport, transfer?: Transferable[]): void;
+  postMessage(message: Response | Response[] | WorkerReport, transfer?: Transferable[]): void;
   navigator?: { locks?: LockManagerLike };
 }
 const scope = globalThis as unknown as WorkerScope;
@@ -68,6 +68,11 @@ async function stop(): Promise<void> {
 }
 
 scope.addEventListener('message', ({ data }) => {
+  if (Array.isArray(data)) {
+    if (leader !== undefined) leader.receive(local, data);
+    else for (const e of data) scope.postMessage({ id: e.id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
+    return;
+  }
   if ('t' in data) {
     if (data.t === 'open') void start(data);
     else if (data.t === 'attach') leader?.attach(data.client, data.port);
@@ -78,5 +83,5 @@ scope.addEventListener('message', ({ data }) => {
     scope.postMessage({ id: data.id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
     return;
   }
-  leader.enqueue(local, data);
+  leader.receive(local, data);
 });

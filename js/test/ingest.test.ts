@@ -79,9 +79,9 @@ describe('ingest through the leader (connect)', () => {
     opened.push(db);
     const leader = new Leader(db, 'ingest', 'A', undefined);
     const responses: Response[] = [];
-    leader.addLocal('A', (r) => responses.push(r));
+    leader.addLocal('A', (r) => responses.push(...[r].flat()));
     const ask = async (id: number, request: Envelope['request']): Promise<unknown> => {
-      leader.enqueue('A', { id, client: 'A', request });
+      leader.receive('A', { id, client: 'A', request });
       for (;;) {
         const at = responses.findIndex((x) => x.id === id);
         if (at >= 0) {

@@ -17,12 +17,12 @@ function serve(leader: Leader, names: string[]) {
   const responses = new Map<string, Response[]>();
   for (const n of names) {
     responses.set(n, []);
-    leader.addLocal(n, (r) => responses.get(n)!.push(r));
+    leader.addLocal(n, (r) => responses.get(n)!.push(...[r].flat()));
   }
   /** Sends request `id` of `client` and waits for its answer. */
   const ask = async (client: string, id: number, request: Request): Promise<Response> => {
     const envelope: Envelope = { id, client, request };
-    leader.enqueue(client, envelope);
+    leader.receive(client, envelope);
     for (;;) {
       const r = responses.get(client)!.find((x) => x.id === id);
       if (r !== undefined) {
@@ -324,8 +324,8 @@ describe('the leader', () => {
       await new Promise((r) => setTimeout(r, 5));
       freeF(); // F's tab closed: its drop is queued behind the idle
       await new Promise((r) => setTimeout(r, 5));
-      leader.enqueue('F', { id: 1, client: 'F', request: { op: 'snapshot' }, floor: 1 });
-      leader.enqueue('F', { id: 2, client: 'F', request: { op: 'put', key: 'f', value: bytes('1') }, floor: 1 });
+      leader.receive('F', { id: 1, client: 'F', request: { op: 'snapshot' }, floor: 1 });
+      leader.receive('F', { id: 2, client: 'F', request: { op: 'put', key: 'f', value: bytes('1') }, floor: 1 });
       go();
       value(await held);
       await new Promise((r) => setTimeout(r, 20));
@@ -403,5 +403,37 @@ describe('the leader', () => {
     expect(unknown.code).toBe('Internal');
     expect(unknown.message).toBe('SomethingNew: what it said');
     expect((unknown.cause as Error & { code?: string }).code).toBe('SomethingNew');
+  });
+});
+
+describe('a request sent again to the same leader', () => {
+  // A follower that left for another leader (a late `leader` message of
+  // one that had just gone) and came back sends again what had no answer.
+  it('is answered as the first time: nothing is made twice, and an iterator read whose answer moved entries is not served again', async () => {
+    const db = await fresh();
+    for (const k of ['a', 'b', 'c']) db.put(k, bytes(k));
+    const leader = new Leader(db, 'again', 'L', undefined);
+    const ask = serve(leader, ['F']);
+    const snap = value(await ask('F', 1, { op: 'snapshot' }));
+    expect(value(await ask('F', 1, { op: 'snapshot' }))).toEqual(snap);
+    const it = value(await ask('F', 2, { op: 'iterator', options: { batchSize: 1 }, snapshot: 0 }));
+    expect(value(await ask('F', 2, { op: 'iterator', options: { batchSize: 1 }, snapshot: 0 }))).toBe(it);
+    value(await ask('F', 3, { op: 'txnBegin', txn: 1 }));
+    value(await ask('F', 3, { op: 'txnBegin', txn: 1 }));
+    expect(leader.holding).toMatchObject({ snapshots: 1, iterators: 1, transactions: 1 });
+    // The first batch's answer was lost (it moved its entries): sent again,
+    // it fails, rather than skip them with the second batch.
+    value(await ask('F', 4, { op: 'next', iterator: it as number }));
+    const again = await ask('F', 4, { op: 'next', iterator: it as number });
+    expect(again).toMatchObject({ ok: false, error: { code: 'LeaderChanged' } });
+    // Requests below the floor will not come again: their answers go (so
+    // the first snapshot's request, were it sent again, would be served again).
+    const late: Envelope = { id: 6, client: 'F', request: { op: 'latestSequence' }, floor: 6 };
+    leader.receive('F', late);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(value(await ask('F', 1, { op: 'snapshot' }))).not.toEqual(snap);
+    expect(leader.holding.snapshots).toBe(2);
+    await leader.close();
+    db.close();
   });
 });

@@ -37,7 +37,7 @@ import type { Database } from '../src/local/database.js';
 import { openMemory } from '../src/index.js';
 import type { EntryIterator } from '../src/local/iterator.js';
 import { Transaction } from '../src/local/transaction.js';
-import { isReserved } from '../src/tabs/write-records.js';
+import { isReserved, RECORDS, RESERVED_END } from '../src/tabs/write-records.js';
 import { bytes } from './helpers.js';
 import { Origin, type Tab } from './tabs-harness.js';
 import { type Realm, type Rng, traceLine } from './tabs-world.js';
@@ -54,11 +54,13 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 /** Codes any call may end with when its own connection ends (closed here, or its worker died). */
 const LOCAL = ['Closed', 'Internal', 'InitFailed'];
 
-type Kind = 'write' | 'txn' | 'commit' | 'ingest' | 'read' | 'own' | 'state' | 'import' | 'misc' | 'connect' | 'close';
+type Kind = 'write' | 'refused' | 'txn' | 'commit' | 'ingest' | 'read' | 'own' | 'state' | 'import' | 'misc' | 'connect' | 'close';
 
 /** Codes a call of each kind may fail with, besides `LOCAL`. */
 const ALLOWED: Record<Kind, string[]> = {
   write: [],
+  // A write the leader refuses (a key past the engine's limit): it must fail.
+  refused: ['InvalidArgument'],
   ingest: [],
   txn: ['Conflict', 'LeaderChanged'],
   commit: ['Conflict', 'LeaderChanged'],
@@ -351,6 +353,18 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       track(s, 'write', 'put', [b], db.put(`t:${b}`, bytes('p')));
     },
     (s, db) => {
+      // Issued together (one message: outbox.ts), reads among writes, one
+      // write the leader refuses: it fails alone, the others apply, each
+      // with its own answer.
+      const a = String(next++);
+      const b = String(next++);
+      track(s, 'write', 'put', [a], db.put(`t:${a}`, bytes('p')));
+      track(s, 'read', 'get', [], db.get('shared'));
+      track(s, 'refused', 'put', [], db.put(new Uint8Array(70_000).fill(0x61), bytes('x')));
+      track(s, 'write', 'merge', [b], db.merge(`t:${b}`, bytes('m')));
+      track(s, 'read', 'has', [], db.has(`t:${a}`));
+    },
+    (s, db) => {
       const attempts: string[] = [];
       const t = String(next++);
       const p = db.transaction(
@@ -515,6 +529,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
   for (const c of calls) {
     const local = c.state === 'err' && LOCAL.includes(c.code!);
     if (c.state === 'err' && !local && !ALLOWED[c.kind].includes(c.code!)) bad.push(`${c.what} failed with ${c.code}: ${c.message}`);
+    if (c.kind === 'refused' && c.state === 'ok') bad.push(`${c.what} of a key past the limit was acknowledged`);
     for (const t of c.tokens) {
       const n = inst.applied.get(t) ?? 0;
       if (n > 1) bad.push(`${c.what} ${t} applied ${n} times`);
@@ -586,7 +601,8 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
     for (const db of s.dbs) track(s, 'close', 'close', [], db.close());
   }
   await w.run(300_000);
-  const records = () => [...o.db.keys({ gte: new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]) })].length;
+  // Write records (the change history a leader hands over is not one: it stays, bounded).
+  const records = () => [...o.db.keys({ gte: RECORDS, lt: RESERVED_END })].length;
   if (records() > 0) {
     // Records of tabs that died while no tab led: the next leader sweeps them.
     const sweeper = open();

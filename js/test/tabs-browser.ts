@@ -13,6 +13,7 @@
 
 import type { Database } from '../src/local/database.js';
 import { Leader } from '../src/tabs/leader.js';
+import type { Envelope } from '../src/tabs/protocol.js';
 import { currentWorld, Realm, Rng, TRACE, traceLine, useWorld, type World } from './tabs-world.js';
 
 let objects = 0;
@@ -23,7 +24,7 @@ export function show(m: unknown): string {
     return (
       JSON.stringify(m, (k, v) =>
         v instanceof FakePort ? `port${v.id}` : k === 'bytes' || k === 'keys' || k === 'batch' || (k === 'value' && typeof v === 'object') ? '…' : v,
-      )?.slice(0, 200) ?? ''
+      )?.slice(0, 3000) ?? ''
     );
   } catch {
     return '(unprintable)';
@@ -87,6 +88,7 @@ export class FakeBroadcastChannel extends Target {
     const w = this.#world;
     // One copy for every receiver (none of them changes what it receives).
     const data = clone(m);
+    if (TRACE) traceLine(`bc ${this.id} ${this.name} ${this.realm.name}`, show(m));
     for (const other of w.channels) {
       if (other === this || other.closed || other.name !== this.name) continue;
       w.enqueue(`bc:${this.id}>${other.id}`, this.realm, () => {
@@ -284,19 +286,26 @@ export class FakeWorker extends Target {
     });
   }
 
-  #onMessage(data: Record<string, unknown>): void {
+  #onMessage(data: Record<string, unknown> | unknown[]): void {
+    if (Array.isArray(data)) {
+      // Calls issued together (outbox.ts), as worker.ts takes them.
+      const envelopes = data as Envelope[];
+      if (this.leader !== undefined) this.leader.receive(this.#local, envelopes);
+      else for (const e of envelopes) this.#post({ id: e.id, from: this.#local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
+      return;
+    }
     if (typeof data.t === 'string') {
       if (data.t === 'open') void this.#open(data as { name: string; leader: string });
       else if (data.t === 'attach') this.leader?.attach(data.client as string, data.port as MessagePort | undefined);
       else if (data.t === 'close') void this.#close();
       return;
     }
-    const envelope = data as unknown as Parameters<Leader['enqueue']>[1];
+    const envelope = data as unknown as Envelope;
     if (this.leader === undefined) {
       this.#post({ id: envelope.id, from: this.#local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
       return;
     }
-    this.leader.enqueue(this.#local, envelope);
+    this.leader.receive(this.#local, envelope);
   }
 
   async #open(m: { name: string; leader: string }): Promise<void> {

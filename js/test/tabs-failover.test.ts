@@ -24,10 +24,10 @@ function serve(leader: Leader, names: string[]) {
   const responses = new Map<string, Response[]>();
   for (const n of names) {
     responses.set(n, []);
-    leader.addLocal(n, (r) => responses.get(n)!.push(r));
+    leader.addLocal(n, (r) => responses.get(n)!.push(...[r].flat()));
   }
   return async (client: string, id: number, request: Request, floor = id): Promise<Response> => {
-    leader.enqueue(client, { id, client, request, floor } as Envelope);
+    leader.receive(client, { id, client, request, floor } as Envelope);
     for (;;) {
       const list = responses.get(client)!;
       const at = list.findIndex((x) => x.id === id);
@@ -254,9 +254,9 @@ describe('a synced write sent again after a failover (review 3)', () => {
       let image: FakeDirectory | undefined;
       l2.addLocal('F', (r) => {
         image = left.crashImage();
-        answer = r;
+        answer = [r].flat()[0];
       });
-      l2.enqueue('F', { id: 2, client: 'F', request: write, floor: 2 });
+      l2.receive('F', { id: 2, client: 'F', request: write, floor: 2 });
       while (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 1));
       expect(code(answer)).toBe('ok');
       expect(l2.counters.duplicateWrites).toBe(1);

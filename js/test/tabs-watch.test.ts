@@ -2,7 +2,9 @@
 // browser of tabs-world.ts: the leader forgets connections that went; a
 // watch whose connection fails throws; a change record that reaches a page
 // before its new leader's welcome is neither a gap nor seen twice
-// (issue 42, item 17).
+// (issue 42, item 17); a catch-up with a new leader that overtakes the old
+// leader's last change records, after a clean close, is no gap either: the
+// old leader handed its history over (handover.ts).
 import { afterEach, describe, expect, test } from 'vitest';
 import type { WatchEvent } from '../src/tabs/watch.js';
 import { bytes } from './helpers.js';
@@ -13,6 +15,26 @@ afterEach(async () => {
   await origin?.dispose();
   origin = undefined;
 });
+
+/** Tabs A (leading), B and F, opened in order; F watches everything and has seen its own put of `a`. */
+async function threeTabs(seed: number) {
+  const o = await Origin.create(seed, 'fifo');
+  origin = o;
+  const aTab = o.tab('A');
+  const a = o.open(aTab);
+  expect(await outcome(o, a.connection.ready)).toBe('ok');
+  const bTab = o.tab('B');
+  const b = o.open(bTab);
+  expect(await outcome(o, b.connection.ready)).toBe('ok');
+  const f = o.open(o.tab('F'));
+  expect(await outcome(o, f.connection.ready)).toBe('ok');
+  const events: WatchEvent[] = [];
+  f.db.watch({}, (e) => events.push(e));
+  expect(await outcome(o, f.db.put('a', bytes('1')))).toBe('ok');
+  await o.world.run(1_000);
+  expect(events.map((e) => e.kind)).toEqual(['put']);
+  return { o, a, aTab, b, bTab, f, events };
+}
 
 describe('the leader and connections that come and go', () => {
   test('keeps nothing of a connection once it has gone: its liveness watch and its goodbye are forgotten', async () => {
@@ -68,20 +90,7 @@ describe('watch', () => {
   });
 
   test('a change that reaches a page before its new leader welcomes it is reported once, with no gap', async () => {
-    const o = await Origin.create(5, 'fifo');
-    origin = o;
-    const a = o.open(o.tab('A'));
-    expect(await outcome(o, a.connection.ready)).toBe('ok');
-    const bTab = o.tab('B');
-    const b = o.open(bTab);
-    expect(await outcome(o, b.connection.ready)).toBe('ok');
-    const f = o.open(o.tab('F'));
-    expect(await outcome(o, f.connection.ready)).toBe('ok');
-    const events: WatchEvent[] = [];
-    f.db.watch({}, (e) => events.push(e));
-    expect(await outcome(o, f.db.put('a', bytes('1')))).toBe('ok');
-    await o.world.run(1_000);
-    expect(events.map((e) => e.kind)).toEqual(['put']);
+    const { o, b, bTab, f, events } = await threeTabs(5);
     // A goes; B leads. B's worker welcomes F, but the welcome is slow:
     // meanwhile B writes, and its change record reaches F first.
     const bWorker = () => bTab.workers[0]!.inner;
@@ -102,5 +111,23 @@ describe('watch', () => {
     expect(events.filter((e) => e.kind === 'gap')).toEqual([]);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(events.map((e) => ('key' in e ? new TextDecoder().decode(e.key as Uint8Array) : e.kind))).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  test("a new leader's catch-up that overtakes the old leader's last change records is no gap: a clean close hands the history over", async () => {
+    const { o, a, aTab, b, f, events } = await threeTabs(6);
+    // A writes; its change records to F are slow (held): F hears of them
+    // only after A has closed and F has caught up with B, the new leader.
+    const aWorker = aTab.workers[0]!.inner;
+    o.world.holds.push((key, from) => key.startsWith('bc:') && from === aWorker);
+    expect(await outcome(o, a.db.put('x', bytes('2')))).toBe('ok');
+    expect(await outcome(o, a.db.put('y', bytes('3')))).toBe('ok');
+    expect(await outcome(o, a.db.close())).toBe('ok');
+    expect(await outcome(o, b.connection.ready)).toBe('ok');
+    expect(await outcome(o, f.db.put('z', bytes('4')))).toBe('ok');
+    await o.world.run(5_000);
+    o.world.holds.length = 0;
+    await o.world.run(5_000);
+    expect(events.filter((e) => e.kind === 'gap')).toEqual([]);
+    expect(events.map((e) => ('key' in e ? new TextDecoder().decode(e.key as Uint8Array) : e.kind))).toEqual(['a', 'x', 'y', 'z']);
   });
 });

@@ -9,7 +9,8 @@ import { Codec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '.
 import { SiltError } from '../core/errors.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
 import { checkName, checkOptions, type OpenOptions } from '../local/options.js';
-import { Connection, connectionsOf } from './connection.js';
+import { Connection } from './connection.js';
+import { connectionsOf } from './realms.js';
 import { RemoteDatabase } from './remote-database.js';
 
 /** Options of `connect`: those of `open`, and how to start the worker. */
@@ -55,7 +56,7 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options: Co
     );
   }
   if (signal?.aborted) throw abortReason(signal);
-  const connections = connectionsOf(g.navigator.locks);
+  const connections = connectionsOf<Connection>(g.navigator.locks);
   let c = connections.get(name);
   if (c === undefined) {
     c = new Connection(name, openOptions, given, g.navigator.locks);

@@ -4,6 +4,7 @@
  * iterator, transaction, export or import went (`LeaderChanged`).
  */
 
+import { show } from '../core/bytes.js';
 import { SiltError } from '../core/errors.js';
 import type { Request } from './protocol.js';
 
@@ -46,4 +47,10 @@ export function whatOf(r: Request): string {
   if (r.op.startsWith('export')) return 'this export';
   if (r.op.startsWith('import')) return 'this import';
   return 'this snapshot';
+}
+
+/** Request `r`, whose arguments the structured clone refused (`e`), was not sent. */
+export function notSent(r: Request, e: unknown): SiltError {
+  const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
+  return new SiltError('InvalidArgument', `the arguments of ${r.op} cannot be sent to the database's worker: ${detail}`, { cause: e });
 }

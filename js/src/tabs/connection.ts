@@ -19,25 +19,25 @@
  * Values come back as copies the caller owns.
  */
 
-import { show } from '../core/bytes.js';
 import { SiltError } from '../core/errors.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import type { OpenOptions } from '../local/options.js';
 import { connectToBroker, startLeaderWorker } from '../spawn.js';
-import { leaderChanged, locksRefused, lostWithLeader, whatOf } from './connection-errors.js';
+import { leaderChanged, locksRefused, lostWithLeader, notSent, whatOf } from './connection-errors.js';
 import {
   fromWire,
   leaderStateOf,
   names,
   type BrokerMessage,
   type ChangeRecord,
-  type Envelope,
   type Request,
   type Response,
   type RosterMessage,
   type Welcome,
   type WorkerReport,
 } from './protocol.js';
+import { Outbox } from './outbox.js';
+import { connectionsOf, randomId } from './realms.js';
 import { ChangeFeed, type Watcher } from './watch.js';
 
 /** How long a new leader's worker may wait for the database's lock before a held lock is taken for an exclusive `open()`. */
@@ -47,29 +47,6 @@ const WELCOME_MS = 1_000;
 
 /** A request: `epoch`, the leader it was made for (its snapshot's or iterator's, or the one followed when it was made). */
 type Pending = { id: number; request: Request; epoch: number; resolve(v: unknown): void; reject(e: SiltError): void };
-
-function randomId(): string {
-  const c = (globalThis as { crypto?: Crypto }).crypto;
-  if (c?.randomUUID) return c.randomUUID();
-  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-}
-
-/**
- * The connections of each realm, by database name. Keyed by the realm's
- * `navigator.locks` (each realm has its own): one map in a browser realm;
- * the Node tests run several simulated realms in one.
- */
-const realms = new WeakMap<LockManagerLike, Map<string, Connection>>();
-
-/** @internal The connections of the realm of `locks` (connect.ts finds and adds its connection there). */
-export function connectionsOf(locks: LockManagerLike): Map<string, Connection> {
-  let m = realms.get(locks);
-  if (m === undefined) {
-    m = new Map();
-    realms.set(locks, m);
-  }
-  return m;
-}
 
 /** @internal One realm's connection to one database; `RemoteDatabase`s share it. */
 export class Connection {
@@ -107,8 +84,15 @@ export class Connection {
   #nextTransaction = 1;
   /** Whether the leader has welcomed this connection (requests can go out). */
   #linked = false;
-  /** Grows at each change of leader; snapshots and iterators remember theirs. */
+  /**
+   * The number of the leader followed; snapshots and iterators remember
+   * theirs. A leader followed again keeps its number: what this connection
+   * made there lives on (leader.ts keeps it, and answers requests sent to
+   * it again as the first time).
+   */
   epoch = 0;
+  #epochs = new Map<string, number>();
+  #lastEpoch = 0;
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #dead: SiltError | undefined;
@@ -292,11 +276,11 @@ export class Connection {
    * Follows `leader`, another than the one followed now, if it lives (its
    * client lock is held). A `leader` message may arrive late (a
    * BroadcastChannel keeps no order across senders), from a leader that
-   * has gone since: following it would leave the leader that leads now,
-   * and coming back to that one would count as a change of leader (its
-   * snapshots and iterators failing with `LeaderChanged`, requests sent to
-   * it twice). A connection that leads holds its client lock until it
-   * goes, so a free lock means that leader is gone.
+   * has gone since: following it would leave the leader that leads now
+   * for a while (coming back, requests without an answer are sent to it
+   * again). A connection that leads holds its client lock until it goes,
+   * so a free lock means that leader is gone (a held one may be a watcher
+   * of that lock learning that it went).
    */
   #followIfAlive(leader: string): void {
     try {
@@ -316,7 +300,8 @@ export class Connection {
     if (this.#leader !== leader) {
       this.#leader = leader;
       this.#helloFor = undefined;
-      this.epoch++;
+      this.epoch = this.#epochs.get(leader) ?? ++this.#lastEpoch;
+      this.#epochs.set(leader, this.epoch);
     }
     this.#role = 'follower';
     this.#linked = false;
@@ -333,7 +318,7 @@ export class Connection {
       // A port straight to the leader's worker, through the broker.
       const { port1: port, port2 } = new MessageChannel();
       this.#attempt = port;
-      port.addEventListener('message', (ev: MessageEvent<Response | Welcome | { t: 'unknown' }>) => {
+      port.addEventListener('message', (ev: MessageEvent<Response | Response[] | Welcome | { t: 'unknown' }>) => {
         const m = ev.data;
         if (!('t' in m)) this.#onResponse(m);
         else if (m.t === 'welcome') {
@@ -368,7 +353,7 @@ export class Connection {
     this.#helloFor = leader;
     if (this.#own === undefined) {
       const own = new BroadcastChannel(this.#names.client(this.client));
-      own.addEventListener('message', (ev: MessageEvent<Response | Welcome>) => {
+      own.addEventListener('message', (ev: MessageEvent<Response | Response[] | Welcome>) => {
         const m = ev.data;
         if ('t' in m) {
           if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
@@ -402,7 +387,8 @@ export class Connection {
     this.#blocked = false;
     this.#leader = this.client;
     this.#linked = false;
-    this.epoch++;
+    this.epoch = ++this.#lastEpoch; // a new worker: nothing lives there yet
+    this.#epochs.set(this.client, this.epoch);
     clearTimeout(this.#welcomeTimer);
     this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false } satisfies RosterMessage);
     setTimeout(() => void this.#checkExclusive(), LEADER_SILENCE_MS);
@@ -414,7 +400,7 @@ export class Connection {
       return;
     }
     this.#worker = worker;
-    worker.addEventListener('message', (ev: MessageEvent<Response | WorkerReport>) => {
+    worker.addEventListener('message', (ev: MessageEvent<Response | Response[] | WorkerReport>) => {
       // What a worker sent before this connection failed (its crash) is not news.
       if (this.#dead !== undefined) return;
       const m = ev.data;
@@ -449,7 +435,11 @@ export class Connection {
     }
   }
 
-  #onResponse(r: Response): void {
+  #onResponse(r: Response | Response[]): void {
+    if (Array.isArray(r)) {
+      for (const one of r) this.#onResponse(one);
+      return;
+    }
     // An answer from a leader that has since been replaced: the request was
     // sent again to the new one, whose answer counts.
     if (r.from !== this.#leader) return;
@@ -479,21 +469,24 @@ export class Connection {
   }
 
   #post(p: Pending): void {
-    // Every request below the first still pending has its answer.
-    const floor = this.#pending.keys().next().value ?? p.id;
-    const envelope: Envelope = { id: p.id, client: this.client, request: p.request, floor };
-    try {
-      if (this.#role === 'leader') this.#worker!.postMessage(envelope);
-      else if (this.#via instanceof MessagePort) this.#via.postMessage(envelope);
-      else this.#own!.postMessage(envelope);
-    } catch (e) {
-      // What the structured clone refuses (a function, a Symbol) never
-      // reached the leader, which goes on serving.
-      this.#pending.delete(p.id);
-      const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
-      p.reject(new SiltError('InvalidArgument', `the arguments of ${p.request.op} cannot be sent to the database's worker: ${detail}`, { cause: e }));
-    }
+    const floor = this.#pending.keys().next().value ?? p.id; // every request below it has its answer
+    this.#outbox.add({ id: p.id, client: this.client, request: p.request, floor });
   }
+
+  /** Requests made in one task, sent to the leader together at its end (outbox.ts). */
+  #outbox = new Outbox(
+    (m) => {
+      // Unlinked since (its leader went in this task): sent again on the next link (#resend).
+      if (!this.#linked) return;
+      if (this.#role === 'leader') this.#worker?.postMessage(m);
+      else if (this.#via instanceof MessagePort) this.#via.postMessage(m);
+      else this.#own?.postMessage(m);
+    },
+    (envelope, e) => {
+      this.#pending.get(envelope.id)?.reject(notSent(envelope.request, e));
+      this.#pending.delete(envelope.id);
+    },
+  );
 
   /** The id of the leader this connection sends to ('' while it knows none). */
   get leaderId(): string {
@@ -561,7 +554,7 @@ export class Connection {
 
   /** This realm's `connect()` calls no longer find this connection. */
   #forget(): void {
-    const connections = connectionsOf(this.#locks);
+    const connections = connectionsOf<Connection>(this.#locks);
     if (connections.get(this.name) === this) connections.delete(this.name);
   }
 

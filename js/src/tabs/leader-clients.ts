@@ -34,7 +34,9 @@ export interface Client {
   transactions: Map<number, LeaderTransaction>;
   /** Exports being read, by id. */
   exports: Map<number, ReadableStreamDefaultReader<Uint8Array>>;
-  post(r: Response, transfer: Transferable[]): void;
+  /** Answers to requests it may send again, by request id (leader.ts, `ANSWERS_KEPT`). */
+  answered: Map<number, Response | 'moved'>;
+  post(r: Response | Response[], transfer: Transferable[]): void;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;
 }

@@ -15,6 +15,7 @@ import type { Database } from '../local/database.js';
 import { Transaction } from '../local/transaction.js';
 import { type Client, transactionOf } from './leader-clients.js';
 import { INGEST, NOTHING, pack, type Packed, putRange, recordBytes, splitAroundReserved } from './leader-batches.js';
+import { decodeHandover, encodeHandover, HANDOVER_KEY } from './handover.js';
 import type { ChangeHistory, ChangeRecord, TxnWrites } from './wire.js';
 import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
 
@@ -49,6 +50,12 @@ export class LeaderWriter {
     this.#id = id;
     this.#base = db.latestSequence();
     this.#opened = this.#base;
+    // The history the leader before handed over (handover.ts), if it ends where this one begins.
+    const handed = decodeHandover(db.get(HANDOVER_KEY), this.#opened);
+    if (handed !== undefined) {
+      this.#base = handed.base;
+      for (const r of handed.records) this.#keep(r);
+    }
     this.#changes = typeof BroadcastChannel === 'function' ? new BroadcastChannel(changes) : undefined;
     this.#settleIntents();
   }
@@ -219,17 +226,22 @@ export class LeaderWriter {
   }
 
   #publish(record: ChangeRecord): void {
+    this.#keep(record);
+    try {
+      this.#changes?.postMessage(record);
+    } catch {
+      // Closed: the leader is stopping.
+    }
+  }
+
+  /** Keeps `record` in the history, the oldest going past its bounds. */
+  #keep(record: ChangeRecord): void {
     this.#history.push(record);
     this.#historyBytes += recordBytes(record);
     while (this.#history.length > HISTORY_RECORDS || (this.#historyBytes > HISTORY_BYTES && this.#history.length > 1)) {
       const old = this.#history.shift()!;
       this.#historyBytes -= recordBytes(old);
       this.#base = old.last;
-    }
-    try {
-      this.#changes?.postMessage(record);
-    } catch {
-      // Closed: the leader is stopping.
     }
   }
 
@@ -347,6 +359,27 @@ export class LeaderWriter {
       this.#dirty.delete(client);
     } catch {
       this.#dirty.add(client);
+    }
+  }
+
+  /**
+   * Hands the change history to the next leader (handover.ts): written
+   * under a reserved key when this leader closes cleanly, its sequence
+   * number counted in the last record. Not while an ingest's intent
+   * stands (the next leader settles it by whether the database went past
+   * it) or a record is behind; storage refusing leaves the next leader
+   * without it (its watches see a gap where they missed records).
+   */
+  handOver(): void {
+    if (this.#db.closed || this.#dirty.size > 0) return;
+    for (const a of this.#records.values()) if (a.pending !== undefined) return;
+    const latest = this.#db.latestSequence() + 1;
+    const value = encodeHandover(this.#history, latest);
+    if (value === undefined) return;
+    try {
+      this.#db.write(new WriteBatch().put(HANDOVER_KEY, value));
+    } catch {
+      // Storage refused: nothing is handed over.
     }
   }
 

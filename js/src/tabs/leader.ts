@@ -144,13 +144,14 @@ export class Leader {
   }
 
   /** Serves this worker's own page as connection `id`. */
-  addLocal(id: string, post: (r: Response, transfer: Transferable[]) => void): void {
+  addLocal(id: string, post: (r: Response | Response[], transfer: Transferable[]) => void): void {
     this.#clients.set(id, {
       id,
       snapshots: new Map(),
       iterators: new Map(),
       transactions: new Map(),
       exports: new Map(),
+      answered: new Map(),
       post,
       channel: undefined,
       port: undefined,
@@ -173,6 +174,7 @@ export class Leader {
         iterators: new Map(),
         transactions: new Map(),
         exports: new Map(),
+        answered: new Map(),
         post: () => {},
         channel: undefined,
         port: undefined,
@@ -182,10 +184,7 @@ export class Leader {
       this.#watchLiveness(client);
     }
     const state = c;
-    const serve = (ev: MessageEvent<Envelope>) => {
-      const m = ev.data;
-      if (typeof m?.id === 'number' && m.request !== undefined) this.enqueue(state, m);
-    };
+    const serve = (ev: MessageEvent<Envelope | Envelope[]>) => this.receive(state, ev.data);
     if (port !== undefined) {
       state.port?.close();
       state.port = port;
@@ -251,31 +250,58 @@ export class Leader {
     });
   }
 
-  /** Queues one request of `client`; its response goes back to it. */
-  enqueue(client: Client | string, envelope: Envelope): void {
+  /**
+   * Queues the requests of one message of `client` (an envelope, or the
+   * envelopes of calls issued together: outbox.ts), in order; their
+   * answers go back to it in one message too, once all are served.
+   */
+  receive(client: Client | string, message: Envelope | Envelope[]): void {
+    const envelopes = (Array.isArray(message) ? message : [message]).filter((m) => typeof m?.id === 'number' && m.request !== undefined);
     const c = typeof client === 'string' ? this.#clients.get(client) : client;
-    if (c === undefined) return;
+    if (c === undefined || envelopes.length === 0) return;
+    const answers = envelopes.length > 1 ? new Answers(c, envelopes.length) : undefined;
+    for (const envelope of envelopes) this.#enqueue(c, envelope, answers);
+  }
+
+  /** Queues one request of `c`; its response goes back to it (with the others of `answers`). */
+  #enqueue(c: Client, envelope: Envelope, answers: Answers | undefined): void {
     this.#queue = this.#queue.then(async () => {
       // Dropped meanwhile (gone, or said goodbye): nobody waits for the
       // answer, and nothing may be made or written for it any more.
-      if (!this.#closed && this.#clients.get(c.id) !== c) return;
-      let response: Response;
+      if (!this.#closed && this.#clients.get(c.id) !== c) {
+        answers?.skip();
+        return;
+      }
+      const { id, floor } = envelope;
+      if (floor !== undefined) for (const n of c.answered.keys()) if (n < floor) c.answered.delete(n);
+      // Sent again to this leader (its connection went to another and came
+      // back): answered as the first time, so that nothing is made twice.
+      const kept = c.answered.get(id);
+      let response = kept === MOVED ? undefined : kept;
       let transfer: Transferable[] = [];
-      try {
-        if (this.#closed) throw new SiltError('Closed', 'the database was closed');
-        const [value, t] = await this.#serve(c, envelope);
-        response = { id: envelope.id, from: this.#id, ok: true, value };
-        transfer = t;
-      } catch (e) {
-        response = { id: envelope.id, from: this.#id, ok: false, error: toWire(e) };
+      if (kept === MOVED && ADVANCES.has(envelope.request.op)) {
+        // Its answer moved entries out and was lost: served again, it would skip them.
+        const error = new SiltError(
+          'LeaderChanged',
+          `the answer to this ${envelope.request.op === 'next' ? 'iterator' : 'export'}'s read was lost with a link to the leader; open it again`,
+        );
+        response = { id, from: this.#id, ok: false, error: toWire(error) };
+      } else if (response === undefined) {
+        try {
+          if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+          const [value, t] = await this.#serve(c, envelope);
+          response = { id, from: this.#id, ok: true, value };
+          transfer = t;
+        } catch (e) {
+          response = { id, from: this.#id, ok: false, error: toWire(e) };
+        }
+        if (!WRITES.has(envelope.request.op) && c.answered.size < ANSWERS_KEPT) c.answered.set(id, transfer.length === 0 ? response : MOVED);
       }
-      try {
-        c.post(response, transfer);
-      } catch {
-        // The follower's channel was closed meanwhile.
-      }
+      if (answers !== undefined) answers.add(response, transfer);
+      else post(c, response, transfer);
       // A follower's goodbye: answered first, then its line closes.
       if (envelope.request.op === 'bye' && response.ok && (c.channel !== undefined || c.port !== undefined) && !this.#closed) {
+        answers?.flush();
         if (this.#watched.has(c.id)) this.#gone.add(c.id);
         try {
           this.#drop(c.id, true);
@@ -328,6 +354,7 @@ export class Leader {
     } catch {
       // Left for the next leader's sweep.
     }
+    this.#writer.handOver();
     this.#stop();
   }
 
@@ -363,5 +390,65 @@ export class Leader {
   }
 }
 
+/**
+ * At most this many answers kept per connection for requests it may send
+ * again (at or above its floor): a connection that follows another leader
+ * and comes back to this one sends again what had no answer, and what made
+ * something here (a snapshot, an iterator, a transaction, an export) must
+ * not be made twice. Answers that moved bytes are not kept: those requests
+ * (reads) are served again, but for those that move a position on (an
+ * iterator's, an export's). Writes are answered from their write records.
+ */
+const ANSWERS_KEPT = 256;
+
+/** Kept for an answer that moved bytes (`ANSWERS_KEPT`). */
+const MOVED = 'moved';
+
+/** Requests that move a position on: served again, they would skip what the lost answer had. */
+const ADVANCES = new Set<Request['op']>(['next', 'exportNext']);
+
 /** Requests that write: recorded with the connection's write record, answered from it when sent again. */
 const WRITES = new Set<Request['op']>(['put', 'delete', 'deleteRange', 'merge', 'write', 'clear', 'ingest', 'txnCommit']);
+
+/** Posts `r` to `c`: gone meanwhile (its channel closed), nobody waits for it. */
+function post(c: Client, r: Response | Response[], transfer: Transferable[]): void {
+  try {
+    c.post(r, transfer);
+  } catch {
+    // The follower's channel was closed meanwhile.
+  }
+}
+
+/** The answers to the requests of one message, posted together once each is answered or skipped. */
+class Answers {
+  #responses: Response[] = [];
+  #transfer: Transferable[] = [];
+  #left: number;
+  readonly #client: Client;
+
+  constructor(client: Client, count: number) {
+    this.#client = client;
+    this.#left = count;
+  }
+
+  add(r: Response, transfer: Transferable[]): void {
+    this.#responses.push(r);
+    this.#transfer.push(...transfer);
+    this.skip();
+  }
+
+  /** One request needs no answer (its connection was dropped). */
+  skip(): void {
+    if (--this.#left === 0) this.flush();
+  }
+
+  /** Posts what is answered so far. */
+  flush(): void {
+    if (this.#responses.length === 0) return;
+    const responses = this.#responses;
+    const transfer = this.#transfer;
+    this.#responses = [];
+    this.#transfer = [];
+    post(this.#client, responses.length === 1 ? responses[0]! : responses, transfer);
+  }
+}

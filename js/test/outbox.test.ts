@@ -1,0 +1,132 @@
+// Calls issued together travel together (issue 34): the page's outbox
+// (src/tabs/outbox.ts) sends the requests of one task as one message, and
+// the leader (src/tabs/leader.ts) answers them in one message; each keeps
+// its own answer, error and order, and one that cannot be sent fails
+// alone. End to end: a Promise.all of gets through connect() in the
+// simulated browser of tabs-harness.ts is one message each way.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Leader } from '../src/tabs/leader.js';
+import { Outbox } from '../src/tabs/outbox.js';
+import type { Envelope, Response } from '../src/tabs/protocol.js';
+import { bytes, fresh, text } from './helpers.js';
+import { Origin } from './tabs-harness.js';
+
+const envelope = (id: number, request: Envelope['request']): Envelope => ({ id, client: 'A', request });
+
+describe('the outbox', () => {
+  it('sends the requests of one task as one message, in order, once the task is done', async () => {
+    const sent: (Envelope | Envelope[])[] = [];
+    const box = new Outbox(
+      (m) => sent.push(m),
+      () => {},
+    );
+    box.add(envelope(1, { op: 'latestSequence' }));
+    box.add(envelope(2, { op: 'flush' }));
+    box.add(envelope(3, { op: 'latestSequence' }));
+    expect(sent).toEqual([]); // not before the task ends
+    await Promise.resolve();
+    expect(sent).toHaveLength(1);
+    expect((sent[0] as Envelope[]).map((e) => e.id)).toEqual([1, 2, 3]);
+    box.add(envelope(4, { op: 'flush' }));
+    await Promise.resolve();
+    expect(sent[1]).toEqual(envelope(4, { op: 'flush' })); // alone: as itself
+  });
+
+  it('a request that cannot be cloned fails alone; the others of its task are sent', async () => {
+    const sent: (Envelope | Envelope[])[] = [];
+    const refused: number[] = [];
+    const box = new Outbox(
+      (m) => sent.push(structuredClone(m)),
+      (e) => refused.push(e.id),
+    );
+    box.add(envelope(1, { op: 'latestSequence' }));
+    box.add(envelope(2, { op: 'put', key: 'k', value: (() => {}) as unknown as Uint8Array }));
+    box.add(envelope(3, { op: 'flush' }));
+    await Promise.resolve();
+    expect(refused).toEqual([2]);
+    expect(sent.map((m) => (m as Envelope).id)).toEqual([1, 3]);
+  });
+});
+
+describe('the outbox, when its channel is gone', () => {
+  it('a post refused for any reason but the clone fails nobody: the requests stay pending, for the next link or the connection failing', async () => {
+    const refused: number[] = [];
+    let posts = 0;
+    const box = new Outbox(
+      () => {
+        posts++;
+        throw new DOMException('the channel is closed', 'InvalidStateError');
+      },
+      (e) => refused.push(e.id),
+    );
+    box.add(envelope(1, { op: 'latestSequence' }));
+    box.add(envelope(2, { op: 'flush' }));
+    await Promise.resolve();
+    box.add(envelope(3, { op: 'flush' }));
+    await Promise.resolve();
+    expect(posts).toBe(2);
+    expect(refused).toEqual([]);
+  });
+});
+
+describe('the leader', () => {
+  it('answers the requests of one message in one message, each with its own answer or error, in order', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'outbox', 'A', undefined);
+    const posts: (Response | Response[])[] = [];
+    leader.addLocal('A', (r) => posts.push(r));
+    leader.receive('A', [
+      envelope(1, { op: 'put', key: 'a', value: bytes('1') }),
+      envelope(2, { op: 'get', key: 'a', snapshot: 9 }), // no snapshot 9: fails alone
+      envelope(3, { op: 'get', key: 'a', snapshot: 0 }),
+      envelope(4, { op: 'has', key: 'b', snapshot: 0 }),
+    ]);
+    await vi.waitFor(() => expect(posts).toHaveLength(1));
+    const answers = posts[0] as Response[];
+    expect(answers.map((r) => [r.id, r.ok])).toEqual([
+      [1, true],
+      [2, false],
+      [3, true],
+      [4, true],
+    ]);
+    expect(text((answers[2] as { value: Uint8Array }).value)).toBe('1');
+    expect((answers[3] as { value: boolean }).value).toBe(false);
+    leader.receive('A', [envelope(5, { op: 'get', key: 'a', snapshot: 7 }), envelope(6, { op: 'latestSequence' })]);
+    await vi.waitFor(() => expect(posts).toHaveLength(2));
+    const [bad, good] = posts[1] as Response[];
+    expect(bad).toMatchObject({ id: 5, ok: false, error: { code: 'Released' } }); // no snapshot 7: fails alone
+    expect(good).toMatchObject({ id: 6, ok: true });
+    await leader.close();
+    db.close();
+  });
+});
+
+describe('through connect()', () => {
+  let origin: Origin | undefined;
+  afterEach(async () => {
+    await origin?.dispose();
+    origin = undefined;
+  });
+
+  it('32 gets in one Promise.all reach the leader as one message and come back as one, each with its value', async () => {
+    const o = await Origin.create(3, 'fifo');
+    origin = o;
+    const r = await o.world.until(o.connect(o.tab('A')));
+    if (r === undefined || !r.ok) throw new Error('connect() failed');
+    const db = r.value;
+    const run = async <T>(p: Promise<T>): Promise<T> => {
+      const x = await o.world.until(p);
+      if (x === undefined || !x.ok) throw x?.error ?? new Error('still pending');
+      return x.value;
+    };
+    const batch = db.batch();
+    for (let i = 0; i < 32; i++) batch.put(`k${i}`, bytes(`v${i}`));
+    await run(db.write(batch));
+    const receive = vi.spyOn(Leader.prototype, 'receive');
+    const values = await run(Promise.all(Array.from({ length: 32 }, (_, i) => db.get(`k${i % 33}`))));
+    expect(values.map((v) => v && text(v))).toEqual(Array.from({ length: 32 }, (_, i) => `v${i}`));
+    expect(receive).toHaveBeenCalledTimes(1);
+    expect(receive.mock.calls[0]![1]).toHaveLength(32);
+    receive.mockRestore();
+  });
+});
