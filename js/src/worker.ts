@@ -14,10 +14,11 @@ import type { LockManagerLike } from './core/web-locks.js';
 import { openLeader } from './local/open.js';
 import { releaseParked } from './opfs/parking.js';
 import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
+import { toWireAnswers, worthTransferring, type WireAnswer } from './tabs/answer-wire.js';
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: Envelope | WorkerControl }) => void): void;
-  postMessage(message: Response | Response[] | WorkerReport, transfer?: Transferable[]): void;
+  postMessage(message: WireAnswer | WireAnswer[] | Response | WorkerReport, transfer?: Transferable[]): void;
   navigator?: { locks?: LockManagerLike };
 }
 const scope = globalThis as unknown as WorkerScope;
@@ -32,7 +33,7 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
     db = await openLeader(m.name, m.options, () => scope.postMessage({ t: 'locked' }));
     local = m.leader;
     leader = new Leader(db, m.name, m.leader, scope.navigator?.locks);
-    leader.addLocal(m.leader, (r, transfer) => scope.postMessage(r, transfer));
+    leader.addLocal(m.leader, (r, transfer) => scope.postMessage(toWireAnswers(r, false), worthTransferring(transfer)));
     await leader.sweep();
     scope.postMessage({ t: 'opened', seq: db.latestSequence(), opened: leader.opened });
   } catch (e) {

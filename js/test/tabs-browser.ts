@@ -13,6 +13,7 @@
 
 import type { Database } from '../src/local/database.js';
 import { Leader } from '../src/tabs/leader.js';
+import { toWireAnswers, worthTransferring } from '../src/tabs/answer-wire.js';
 import type { Envelope } from '../src/tabs/protocol.js';
 import { currentWorld, Realm, Rng, TRACE, traceLine, useWorld, type World } from './tabs-world.js';
 
@@ -321,7 +322,7 @@ export class FakeWorker extends Target {
       const leader = w.within(this.inner, () => new Leader(this.storage.db, m.name, m.leader, w.locks.view(this.inner)));
       this.leader = leader;
       this.#local = m.leader;
-      leader.addLocal(m.leader, (r, transfer) => this.#post(r, transfer));
+      leader.addLocal(m.leader, (r, transfer) => this.#post(toWireAnswers(r, false), worthTransferring(transfer)));
       await leader.sweep();
       this.#post({ t: 'opened', seq: this.storage.db.latestSequence(), opened: leader.opened });
     } catch (e) {

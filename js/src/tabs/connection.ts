@@ -36,6 +36,7 @@ import {
   type Welcome,
   type WorkerReport,
 } from './protocol.js';
+import { eachAnswer, isAnswers, type WireAnswer } from './answer-wire.js';
 import { Outbox } from './outbox.js';
 import { connectionsOf, randomId } from './realms.js';
 import { ChangeFeed, type Watcher } from './watch.js';
@@ -318,9 +319,9 @@ export class Connection {
       // A port straight to the leader's worker, through the broker.
       const { port1: port, port2 } = new MessageChannel();
       this.#attempt = port;
-      port.addEventListener('message', (ev: MessageEvent<Response | Response[] | Welcome | { t: 'unknown' }>) => {
+      port.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome | { t: 'unknown' }>) => {
         const m = ev.data;
-        if (!('t' in m)) this.#onResponse(m);
+        if (isAnswers(m)) eachAnswer(m, leader, this.#answer);
         else if (m.t === 'welcome') {
           if (port === this.#attempt) this.#welcomed(m, port);
         } else if (m.t === 'unknown' && port === this.#attempt && this.#leader === leader && !this.#linked) {
@@ -353,11 +354,10 @@ export class Connection {
     this.#helloFor = leader;
     if (this.#own === undefined) {
       const own = new BroadcastChannel(this.#names.client(this.client));
-      own.addEventListener('message', (ev: MessageEvent<Response | Response[] | Welcome>) => {
+      own.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome>) => {
         const m = ev.data;
-        if ('t' in m) {
-          if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
-        } else this.#onResponse(m);
+        if (isAnswers(m)) eachAnswer(m, undefined, this.#answer);
+        else if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
       });
       this.#own = own;
     }
@@ -400,12 +400,12 @@ export class Connection {
       return;
     }
     this.#worker = worker;
-    worker.addEventListener('message', (ev: MessageEvent<Response | Response[] | WorkerReport>) => {
+    worker.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | WorkerReport>) => {
       // What a worker sent before this connection failed (its crash) is not news.
       if (this.#dead !== undefined) return;
       const m = ev.data;
-      if (!('t' in m)) {
-        this.#onResponse(m);
+      if (isAnswers(m)) {
+        eachAnswer(m, this.client, this.#answer);
         return;
       }
       if (m.t === 'locked') {
@@ -435,11 +435,9 @@ export class Connection {
     }
   }
 
-  #onResponse(r: Response | Response[]): void {
-    if (Array.isArray(r)) {
-      for (const one of r) this.#onResponse(one);
-      return;
-    }
+  readonly #answer = (r: Response): void => this.#onResponse(r);
+
+  #onResponse(r: Response): void {
     // An answer from a leader that has since been replaced: the request was
     // sent again to the new one, whose answer counts.
     if (r.from !== this.#leader) return;
@@ -470,7 +468,7 @@ export class Connection {
 
   #post(p: Pending): void {
     const floor = this.#pending.keys().next().value ?? p.id; // every request below it has its answer
-    this.#outbox.add({ id: p.id, client: this.client, request: p.request, floor });
+    this.#outbox.add({ id: p.id, request: p.request, floor });
   }
 
   /** Requests made in one task, sent to the leader together at its end (outbox.ts). */

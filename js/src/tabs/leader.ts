@@ -33,6 +33,7 @@ import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
 import { LeaderWriter } from './leader-writer.js';
 import { names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
+import { toWireAnswers, worthTransferring } from './answer-wire.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
 export { isReserved, RESERVED } from './write-records.js';
@@ -188,7 +189,7 @@ export class Leader {
     if (port !== undefined) {
       state.port?.close();
       state.port = port;
-      state.post = (r, transfer) => port.postMessage(r, transfer);
+      state.post = (r, transfer) => port.postMessage(toWireAnswers(r, false), worthTransferring(transfer));
       port.addEventListener('message', serve);
       port.start();
       port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
@@ -205,7 +206,7 @@ export class Leader {
     // leader. No transfer list on a BroadcastChannel: buffers are cloned.
     state.port?.close();
     state.port = undefined;
-    state.post = (r) => channel.postMessage(r);
+    state.post = (r) => channel.postMessage(toWireAnswers(r, true));
     channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
   }
 

@@ -74,6 +74,7 @@ export interface LeaderSide {
 
 /** What the page sends for one call: its request's fields, the epoch it belongs to, and how to read the answer. */
 export interface Asked<W> {
+  /** A new object each call: the request is made of it (its `op` set on it), not of a copy. */
   wire: W;
   epoch?: number | undefined;
   answer?: (value: unknown) => unknown;

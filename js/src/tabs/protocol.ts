@@ -58,9 +58,11 @@ export function leaderStateOf(r: Request): LeaderState {
  * again after a failover is recognised and not applied twice, and answered
  * as it was the first time. `floor`: every request of the connection below
  * it has its answer (none of them will be sent again), so the leader need
- * not keep their outcomes (write-records.ts).
+ * not keep their outcomes (write-records.ts). `client` is not sent: the
+ * leader knows the connection by the line a request comes on (a port, its
+ * channel, its own page's worker).
  */
-export type Envelope = { id: number; client: string; request: Request; floor?: number };
+export type Envelope = { id: number; client?: string; request: Request; floor?: number };
 
 function causeOf(e: unknown, depth: number): WireCause | undefined {
   if (e === undefined || e === null || depth > 4) return undefined;

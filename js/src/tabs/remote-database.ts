@@ -121,28 +121,27 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
   }
 
   /** Operation `name` of the table, asked with `args`. */
-  #operation(name: TableName, args: unknown[]): Promise<unknown> {
-    return call(async () => {
-      const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => Asked<object>;
-      const { wire, epoch, answer } = ask(this.#page, ...args);
-      const value = await this.#send({ op: name, ...wire } as Request, epoch);
-      return answer === undefined ? value : answer(value);
-    });
+  async #operation(name: TableName, args: unknown[]): Promise<unknown> {
+    // (An async method: what `ask` throws, bad input, is a rejection.)
+    const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => Asked<object>;
+    const { wire, epoch, answer } = ask(this.#page, ...args);
+    (wire as { op: TableName }).op = name;
+    const value = await this.#send(wire as Request, epoch);
+    return answer === undefined ? value : answer(value);
   }
 
-  /** What the operations' page side has of this handle. */
-  get #page(): PageSide {
-    return {
-      codec: this.#codec,
-      snapshot: (s) => this.#snapshot(s as RemoteSnapshot | undefined),
-      snapshotFrom: (info) => new RemoteSnapshot(this.#connection, info, this.#connection.epoch),
-    };
-  }
+  /** What the operations' page side has of this handle (made once: a call allocates no more than it must). */
+  readonly #page: PageSide = {
+    codec: ROOT,
+    snapshot: (s) => this.#snapshot(s as RemoteSnapshot | undefined),
+    snapshotFrom: (info) => new RemoteSnapshot(this.#connection, info, this.#connection.epoch),
+  };
 
   /** @internal */
   constructor(connection: Connection, codec: Codec = ROOT, handle: Handle = { closed: false }) {
     this.#connection = connection;
     this.#codec = codec;
+    this.#page.codec = codec;
     this.#handle = handle;
     registerCodec(this, codec);
   }

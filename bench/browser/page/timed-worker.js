@@ -1,0 +1,66 @@
+// siltdb's leader worker (js/dist/worker.js), or the worker module named
+// by `?module=` (the floor's map-worker.js), with clocks around each
+// message it serves, for bench/run/profile-page.mjs: the time from a
+// message's event to the answer posted (the worker's whole part of a call),
+// and the post itself, summed. `{ t: 'bench-timing' }` answers the sums and resets them.
+// Messages that arrive while siltdb's worker module still loads (its
+// listener is not there yet) wait here, and are dispatched again after.
+const sums = { messages: 0, servedMs: 0, postMs: 0, toReceiveMs: 0, getMs: 0 };
+let received = 0;
+let arrived = 0;
+let early = [];
+self.addEventListener('message', (event) => {
+  const { data } = event;
+  if (early !== undefined && data?.t !== 'bench-timing') {
+    event.stopImmediatePropagation();
+    early.push(event);
+    return;
+  }
+  if (data?.t === 'bench-timing') {
+    event.stopImmediatePropagation();
+    self.postMessage({ t: 'bench-timing', ...sums });
+    for (const k of Object.keys(sums)) sums[k] = 0;
+    return;
+  }
+  arrived = performance.now();
+});
+const post = self.postMessage.bind(self);
+self.postMessage = (m, transfer) => {
+  if (m?.t === 'bench-timing') return post(m);
+  const answers = !siltdb || Array.isArray(m) || (m !== null && typeof m === 'object' && 'id' in m);
+  const t0 = performance.now();
+  post(m, transfer);
+  if (answers && arrived !== 0) {
+    const t1 = performance.now();
+    sums.messages++;
+    sums.servedMs += t0 - arrived;
+    sums.postMs += t1 - t0;
+    arrived = 0;
+  }
+};
+const module = new URL(self.location.href).searchParams.get('module');
+const siltdb = module === null;
+if (siltdb) {
+  // Finer clocks inside siltdb's leader: the message to Leader.receive, and the engine's get.
+  const { Leader } = await import('/siltdb/dist/tabs/leader.js');
+  const receive = Leader.prototype.receive;
+  Leader.prototype.receive = function (...a) {
+    received = performance.now();
+    sums.toReceiveMs += received - arrived;
+    return receive.apply(this, a);
+  };
+  const { Database } = await import('/siltdb/dist/local/database.js');
+  const get = Database.prototype.get;
+  Database.prototype.get = function (...a) {
+    const t0 = performance.now();
+    try {
+      return get.apply(this, a);
+    } finally {
+      sums.getMs += performance.now() - t0;
+    }
+  };
+}
+await import(module ?? '/siltdb/dist/worker.js');
+const waited = early;
+early = undefined;
+for (const e of waited) self.dispatchEvent(new MessageEvent('message', { data: e.data, ports: [...e.ports] }));

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+// Where a connect() get from a page's main thread goes (issue 34, item 1),
+// in Debian's Chromium with a kept profile: each get timed on the page
+// from the call to the worker's postMessage (the page's part before the
+// message), from the answer's message event to the awaited value (the
+// page's part after), and in the leader's worker from the message event to
+// the answer posted (bench/browser/page/timed-worker.js); what is left is
+// the platform's (two messages). Beside it, the floor: a worker answering
+// from a Map (map-worker.js) over the same kind of clocks. Then, unless
+// --time-only, the page's main thread profiled with V8's sampling profiler.
+// Run it with SILT_HTTP_ISOLATE=1 (a cross-origin-isolated page): elsewhere
+// Chromium's clock has 100 µs steps, and the parts are only averages of
+// jittered steps.
+//
+// REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
+//
+//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only]
+import { parseArgs, runMain } from './args.mjs';
+import { withBenchPage } from './browser-session.mjs';
+import { machineText } from './machine.mjs';
+import { printTop, topSelf } from './v8-profile.mjs';
+
+const args = parseArgs(
+  process.argv.slice(2),
+  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, 'timeout-min': 15 },
+  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only]',
+);
+const log = (m) => process.stderr.write(`[profile-page] ${m}\n`);
+
+async function main() {
+  await withBenchPage(
+    async ({ page, browser }) => {
+      const isolated = await page.evaluate(() => globalThis.crossOriginIsolated === true);
+      console.log(
+        `${browser}; ${machineText()}; ${new Date().toISOString()}; ${args.keys} keys, ${args.gets} gets per rep; ${isolated ? 'cross-origin isolated (5 µs clock)' : 'not cross-origin isolated: a 100 µs clock with jitter (SILT_HTTP_ISOLATE=1 for 5 µs)'}`,
+      );
+      await page.evaluate(async ({ keys }) => {
+        const { connect } = await import('/siltdb/dist/index.js');
+        const { keyTextOf, valueFor } = await import('/bench/common.js');
+        // Clocks on the page side of a worker: the last post, the last answer's event.
+        const clocked = (w) => {
+          const c = { posted: 0, answered: 0 };
+          const post = w.postMessage.bind(w);
+          w.postMessage = (m, t) => {
+            c.posted = performance.now();
+            post(m, t);
+          };
+          w.addEventListener('message', () => {
+            c.answered = performance.now();
+          });
+          return c;
+        };
+        console.log('[bench] starting the leader worker');
+        const worker = new Worker('/bench/page/timed-worker.js', { type: 'module', name: 'siltdb' });
+        worker.addEventListener('error', (e) => console.log(`[bench] worker error ${e.message}`));
+        const siltClock = clocked(worker);
+        const db = await connect(`profile-page-${Date.now()}`, { worker });
+        console.log('[bench] connected');
+        for (let b = 0; b < keys; b += 1000) {
+          const batch = db.batch();
+          for (let i = b; i < Math.min(keys, b + 1000); i++) batch.put(keyTextOf(i), valueFor(i));
+          await db.write(batch);
+        }
+        await db.flush();
+        console.log('[bench] filled');
+        const map = new Worker('/bench/page/timed-worker.js?module=/bench/page/map-worker.js', { type: 'module' });
+        const mapClock = clocked(map);
+        const waiting = [];
+        map.onmessage = ({ data }) => {
+          if (data?.t !== 'bench-timing') waiting.shift()(data);
+        };
+        const mapGet = (key) =>
+          new Promise((resolve) => {
+            waiting.push(resolve);
+            map.postMessage(['get', key]);
+          });
+        await new Promise((resolve) => {
+          waiting.push(resolve);
+          map.postMessage(['fill', keys]);
+        });
+        const sumsOf = (w) => () =>
+          new Promise((resolve) => {
+            const on = ({ data }) => {
+              if (data?.t !== 'bench-timing') return;
+              w.removeEventListener('message', on);
+              resolve(data);
+            };
+            w.addEventListener('message', on);
+            w.postMessage({ t: 'bench-timing' });
+          });
+        const leaderSums = sumsOf(worker);
+        const mapSums = sumsOf(map);
+        /** `n` gets of `get`, each awaited: µs per get in total, before the post, after the answer's event. */
+        const timeGets = async (get, clock, n) => {
+          let before = 0;
+          let after = 0;
+          const t0 = performance.now();
+          for (let i = 0; i < n; i++) {
+            const key = keyTextOf((i * 7919) % keys);
+            const c0 = performance.now();
+            const v = await get(key);
+            const c1 = performance.now();
+            if (v === undefined) throw new Error(`no value for ${key}`);
+            before += clock.posted - c0;
+            after += c1 - clock.answered;
+          }
+          const us = (ms) => (1000 * ms) / n;
+          return { total: us(performance.now() - t0), before: us(before), after: us(after) };
+        };
+        window.__profilePage = { db, timeGets, leaderSums, mapSums, mapGet, mapClock, siltClock };
+      }, args);
+      for (let rep = 0; rep < args.reps; rep++) {
+        const r = await page.evaluate(async (n) => {
+          const p = window.__profilePage;
+          const per = (s) => ({
+            served: (1000 * s.servedMs) / s.messages,
+            post: (1000 * s.postMs) / s.messages,
+            toReceive: (1000 * s.toReceiveMs) / s.messages,
+            get: (1000 * s.getMs) / s.messages,
+            messages: s.messages,
+          });
+          await p.mapSums();
+          const floor = await p.timeGets(p.mapGet, p.mapClock, n);
+          const mapWorker = per(await p.mapSums());
+          await p.leaderSums();
+          const silt = await p.timeGets((k) => p.db.get(k), p.siltClock, n);
+          const leader = per(await p.leaderSums());
+          return { floor, mapWorker, silt, leader };
+        }, args.gets);
+        const line = (name, t, w) => {
+          const messages = t.total - t.before - t.after - w.served - w.post;
+          return `${name} ${t.total.toFixed(1)} µs = page before post ${t.before.toFixed(1)} + worker ${w.served.toFixed(1)} + its post ${w.post.toFixed(1)} + page after answer ${t.after.toFixed(1)} + messages ${messages.toFixed(1)} (${w.messages} answers)`;
+        };
+        console.log(`rep ${rep + 1}: ${line('floor', r.floor, r.mapWorker)}`);
+        console.log(
+          `rep ${rep + 1}: ${line('silt', r.silt, r.leader)}; in the worker: to Leader.receive ${r.leader.toReceive.toFixed(1)}, the engine's get ${r.leader.get.toFixed(1)}`,
+        );
+      }
+      if (!args['time-only']) {
+        const cdp = await page.context().newCDPSession(page);
+        const leader = await workerSession(cdp, 'timed-worker.js', (u) => !u.includes('module='));
+        for (const s of [cdp, leader]) {
+          await s.send('Profiler.enable');
+          await s.send('Profiler.setSamplingInterval', { interval: 50 });
+          await s.send('Profiler.start');
+        }
+        await page.evaluate(async (n) => {
+          const p = window.__profilePage;
+          await p.timeGets((k) => p.db.get(k), p.siltClock, n);
+        }, args.gets);
+        for (const [name, s] of [
+          ['the page main thread', cdp],
+          ["the leader's worker", leader],
+        ]) {
+          const { profile } = await s.send('Profiler.stop');
+          console.log(`\n${name} during silt gets (self time):`);
+          printTop(topSelf(profile, args.top, null));
+        }
+      }
+      await page.evaluate(() => window.__profilePage.db.close());
+    },
+    { timeoutMin: args['timeout-min'], log },
+  );
+}
+
+/**
+ * A session with the worker whose URL contains `part` (and passes `also`),
+ * over the page's CDP session: Playwright has none for workers, so the
+ * worker's protocol goes through `Target.sendMessageToTarget`.
+ */
+async function workerSession(cdp, part, also = () => true) {
+  const { targetInfos } = await cdp.send('Target.getTargets');
+  const target = targetInfos.find((t) => t.type === 'worker' && t.url.includes(part) && also(t.url));
+  if (target === undefined) throw new Error(`no worker ${part} among ${targetInfos.map((t) => `${t.type} ${t.url}`).join(', ')}`);
+  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: target.targetId, flatten: false });
+  let next = 1;
+  const waiting = new Map();
+  cdp.on('Target.receivedMessageFromTarget', (e) => {
+    if (e.sessionId !== sessionId) return;
+    const m = JSON.parse(e.message);
+    const w = waiting.get(m.id);
+    if (w === undefined) return;
+    waiting.delete(m.id);
+    if (m.error) w.reject(new Error(`${m.error.message} (${m.error.code})`));
+    else w.resolve(m.result);
+  });
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        waiting.set(id, { resolve, reject });
+        cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(reject);
+      }),
+  };
+}
+
+runMain(main, log);
