@@ -6,6 +6,7 @@
 // simulated browser of tabs-harness.ts is one message each way.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Leader } from '../src/tabs/leader.js';
+import { runsOfGets } from '../src/tabs/leader-gets.js';
 import { Outbox } from '../src/tabs/outbox.js';
 import type { Envelope, Response } from '../src/tabs/protocol.js';
 import { bytes, fresh, text } from './helpers.js';
@@ -98,6 +99,62 @@ describe('the leader', () => {
     expect(good).toMatchObject({ id: 6, ok: true });
     await leader.close();
     db.close();
+  });
+});
+
+describe('gets sent together', () => {
+  it('are read with one batched MultiGet, each with its own answer: a value, none, or its own error', async () => {
+    const db = await fresh();
+    for (const k of ['a', 'b', 'c']) db.put(k, bytes(`v${k}`));
+    db.put('big', new Uint8Array(4096).fill(7));
+    const leader = new Leader(db, 'gets', 'A', undefined);
+    const posts: (Response | Response[])[] = [];
+    leader.addLocal('A', (r) => posts.push(r));
+    const multiGet = vi.spyOn(db, 'multiGet');
+    const reservedKey = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/client/A')]);
+    leader.receive('A', [
+      envelope(1, { op: 'get', key: bytes('a'), snapshot: 0 }),
+      envelope(2, { op: 'get', key: bytes('zz'), snapshot: 0 }),
+      envelope(3, { op: 'get', key: reservedKey, snapshot: 0 }), // fails alone
+      envelope(4, { op: 'get', key: bytes('big'), snapshot: 0 }),
+      envelope(5, { op: 'latestSequence' }),
+      envelope(6, { op: 'get', key: bytes('c'), snapshot: 0 }),
+      envelope(7, { op: 'get', key: bytes('b'), snapshot: 9 }), // another snapshot (none such): its own run, Released
+      envelope(8, { op: 'get', key: bytes('b'), snapshot: 9 }),
+    ]);
+    await vi.waitFor(() => expect(posts).toHaveLength(1));
+    const answers = posts[0] as Response[];
+    expect(answers.map((r) => [r.id, r.ok])).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+      [4, true],
+      [5, true],
+      [6, true],
+      [7, false],
+      [8, false],
+    ]);
+    const value = (i: number) => (answers[i] as { value: Uint8Array | undefined }).value;
+    expect(text(value(0)!)).toBe('va');
+    expect(value(1)).toBeUndefined();
+    expect(answers[2]).toMatchObject({ error: { code: 'InvalidArgument' } });
+    expect(value(3)).toEqual(new Uint8Array(4096).fill(7));
+    expect(text(value(5)!)).toBe('vc');
+    expect(answers[6]).toMatchObject({ error: { code: 'Released' } });
+    // One MultiGet, for the run of four (the reserved key not asked); the
+    // get alone after latestSequence and the Released run read nothing batched.
+    expect(multiGet).toHaveBeenCalledTimes(1);
+    expect(multiGet.mock.calls[0]![0]).toHaveLength(3);
+    multiGet.mockRestore();
+    await leader.close();
+    db.close();
+  });
+
+  it('runs: gets at one snapshot, two or more in a row', () => {
+    const get = (id: number, snapshot = 0) => envelope(id, { op: 'get', key: bytes('k'), snapshot });
+    const shape = (runs: (Envelope | Envelope[])[]) => runs.map((r) => (Array.isArray(r) ? r.map((e) => e.id) : r.id));
+    expect(shape(runsOfGets([get(1), get(2), envelope(3, { op: 'flush' }), get(4), get(5, 1), get(6, 1), get(7)]))).toEqual([[1, 2], 3, 4, [5, 6], 7]);
+    expect(shape(runsOfGets([get(1)]))).toEqual([1]);
   });
 });
 

@@ -359,7 +359,16 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       const a = String(next++);
       const b = String(next++);
       track(s, 'write', 'put', [a], db.put(`t:${a}`, bytes('p')));
+      // Two gets in a row: one batched MultiGet (leader-gets.ts); the second reads the put before it.
       track(s, 'read', 'get', [], db.get('shared'));
+      const own = db.get(`t:${a}`);
+      track(
+        s,
+        'own',
+        `read t:${a}`,
+        [],
+        own.then((v) => (v !== undefined && text(v) === 'p' ? v : Promise.reject(new Error(`own write t:${a} not read back`)))),
+      );
       track(s, 'refused', 'put', [], db.put(new Uint8Array(70_000).fill(0x61), bytes('x')));
       track(s, 'write', 'merge', [b], db.merge(`t:${b}`, bytes('m')));
       track(s, 'read', 'has', [], db.has(`t:${a}`));

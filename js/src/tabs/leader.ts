@@ -31,9 +31,11 @@ import { SiltError } from '../core/errors.js';
 import type { LockManagerLike } from '../core/web-locks.js';
 import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
+import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
 import { names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
 import { toWireAnswers, worthTransferring } from './answer-wire.js';
+import { batchedGets, runsOfGets } from './leader-gets.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
 export { isReserved, RESERVED } from './write-records.js';
@@ -261,56 +263,68 @@ export class Leader {
     const c = typeof client === 'string' ? this.#clients.get(client) : client;
     if (c === undefined || envelopes.length === 0) return;
     const answers = envelopes.length > 1 ? new Answers(c, envelopes.length) : undefined;
-    for (const envelope of envelopes) this.#enqueue(c, envelope, answers);
+    for (const part of runsOfGets(envelopes)) {
+      if (!Array.isArray(part)) this.#queue = this.#queue.then(() => this.#answer(c, part, answers));
+      else {
+        // Gets sent together: one batched MultiGet (leader-gets.ts).
+        this.#queue = this.#queue.then(async () => {
+          const got = this.#closed || this.#clients.get(c.id) !== c ? undefined : batchedGets(this.#db, c, part);
+          for (let i = 0; i < part.length; i++) await this.#answer(c, part[i]!, answers, got?.[i]);
+        });
+      }
+    }
   }
 
-  /** Queues one request of `c`; its response goes back to it (with the others of `answers`). */
-  #enqueue(c: Client, envelope: Envelope, answers: Answers | undefined): void {
-    this.#queue = this.#queue.then(async () => {
-      // Dropped meanwhile (gone, or said goodbye): nobody waits for the
-      // answer, and nothing may be made or written for it any more.
-      if (!this.#closed && this.#clients.get(c.id) !== c) {
-        answers?.skip();
-        return;
+  /**
+   * Serves one request of `c` (or answers it with `served`, what a batch
+   * read for it); its response goes back to it (with the others of
+   * `answers`).
+   */
+  async #answer(c: Client, envelope: Envelope, answers: Answers | undefined, served?: Served | Error): Promise<void> {
+    // Dropped meanwhile (gone, or said goodbye): nobody waits for the
+    // answer, and nothing may be made or written for it any more.
+    if (!this.#closed && this.#clients.get(c.id) !== c) {
+      answers?.skip();
+      return;
+    }
+    const { id, floor } = envelope;
+    if (floor !== undefined) for (const n of c.answered.keys()) if (n < floor) c.answered.delete(n);
+    // Sent again to this leader (its connection went to another and came
+    // back): answered as the first time, so that nothing is made twice.
+    const kept = c.answered.get(id);
+    let response = kept === MOVED ? undefined : kept;
+    let transfer: Transferable[] = [];
+    if (kept === MOVED && ADVANCES.has(envelope.request.op)) {
+      // Its answer moved entries out and was lost: served again, it would skip them.
+      const error = new SiltError(
+        'LeaderChanged',
+        `the answer to this ${envelope.request.op === 'next' ? 'iterator' : 'export'}'s read was lost with a link to the leader; open it again`,
+      );
+      response = { id, from: this.#id, ok: false, error: toWire(error) };
+    } else if (response === undefined) {
+      try {
+        if (this.#closed) throw new SiltError('Closed', 'the database was closed');
+        if (served instanceof Error) throw served;
+        const [value, t] = served ?? (await this.#serve(c, envelope));
+        response = { id, from: this.#id, ok: true, value };
+        transfer = t;
+      } catch (e) {
+        response = { id, from: this.#id, ok: false, error: toWire(e) };
       }
-      const { id, floor } = envelope;
-      if (floor !== undefined) for (const n of c.answered.keys()) if (n < floor) c.answered.delete(n);
-      // Sent again to this leader (its connection went to another and came
-      // back): answered as the first time, so that nothing is made twice.
-      const kept = c.answered.get(id);
-      let response = kept === MOVED ? undefined : kept;
-      let transfer: Transferable[] = [];
-      if (kept === MOVED && ADVANCES.has(envelope.request.op)) {
-        // Its answer moved entries out and was lost: served again, it would skip them.
-        const error = new SiltError(
-          'LeaderChanged',
-          `the answer to this ${envelope.request.op === 'next' ? 'iterator' : 'export'}'s read was lost with a link to the leader; open it again`,
-        );
-        response = { id, from: this.#id, ok: false, error: toWire(error) };
-      } else if (response === undefined) {
-        try {
-          if (this.#closed) throw new SiltError('Closed', 'the database was closed');
-          const [value, t] = await this.#serve(c, envelope);
-          response = { id, from: this.#id, ok: true, value };
-          transfer = t;
-        } catch (e) {
-          response = { id, from: this.#id, ok: false, error: toWire(e) };
-        }
-        if (!WRITES.has(envelope.request.op) && c.answered.size < ANSWERS_KEPT) c.answered.set(id, transfer.length === 0 ? response : MOVED);
+      if (!WRITES.has(envelope.request.op) && c.answered.size < ANSWERS_KEPT) c.answered.set(id, transfer.length === 0 ? response : MOVED);
+    }
+    if (answers !== undefined) answers.add(response, transfer);
+    else post(c, response, transfer);
+    // A follower's goodbye: answered first, then its line closes.
+    if (envelope.request.op === 'bye' && response.ok && (c.channel !== undefined || c.port !== undefined) && !this.#closed) {
+      answers?.flush();
+      if (this.#watched.has(c.id)) this.#gone.add(c.id);
+      try {
+        this.#drop(c.id, true);
+      } catch {
+        // Its record is left for the sweep of a later leader.
       }
-      if (answers !== undefined) answers.add(response, transfer);
-      else post(c, response, transfer);
-      // A follower's goodbye: answered first, then its line closes.
-      if (envelope.request.op === 'bye' && response.ok && (c.channel !== undefined || c.port !== undefined) && !this.#closed) {
-        answers?.flush();
-        if (this.#watched.has(c.id)) this.#gone.add(c.id);
-        try {
-          this.#drop(c.id, true);
-        } catch {
-          // Its record is left for the sweep of a later leader.
-        }
-      }
-    });
+    }
   }
 
   /**
