@@ -39,9 +39,19 @@ export function runsOfGets(envelopes: Envelope[]): (Envelope | Envelope[])[] {
  * The answers of the gets of `run` (of connection `c`), from one MultiGet:
  * each a value or its own error; undefined where the run cannot be read as
  * one (its snapshot is gone, a key the engine refuses): then each is
- * served alone, and fails alone.
+ * served alone, and fails alone. It never throws: a task of the leader's
+ * queue that rejected would stop the queue.
  */
 export function batchedGets(db: Database, c: Client, run: Envelope[]): (Served | Error)[] | undefined {
+  try {
+    return read(db, c, run);
+  } catch {
+    // Whatever went wrong (a result that would not read): each alone, as if never batched.
+    return undefined;
+  }
+}
+
+function read(db: Database, c: Client, run: Envelope[]): (Served | Error)[] | undefined {
   let at: ReturnType<typeof snapshotOf>;
   try {
     at = snapshotOf(c, (run[0]!.request as GetRequest).snapshot);
