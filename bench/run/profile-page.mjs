@@ -14,7 +14,9 @@
 //
 // REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
 //
-//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only]
+// --op put times awaited puts instead (each writing a key's own value again).
+//
+//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only] [--op get|put]
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
@@ -22,8 +24,8 @@ import { printTop, topSelf } from './v8-profile.mjs';
 
 const args = parseArgs(
   process.argv.slice(2),
-  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, 'timeout-min': 15 },
-  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only]',
+  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, op: 'get', 'timeout-min': 15 },
+  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put]',
 );
 const log = (m) => process.stderr.write(`[profile-page] ${m}\n`);
 
@@ -69,11 +71,14 @@ async function main() {
         map.onmessage = ({ data }) => {
           if (data?.t !== 'bench-timing') waiting.shift()(data);
         };
-        const mapGet = (key) =>
+        const mapCall = (message) =>
           new Promise((resolve) => {
             waiting.push(resolve);
-            map.postMessage(['get', key]);
+            map.postMessage(message);
           });
+        const mapGet = (key) => mapCall(['get', key]);
+        const mapPut = (key) => mapCall(['put', key, valueFor(Number(key))]);
+        const siltPut = (key) => db.put(key, valueFor(Number(key)));
         await new Promise((resolve) => {
           waiting.push(resolve);
           map.postMessage(['fill', keys]);
@@ -100,33 +105,38 @@ async function main() {
             const c0 = performance.now();
             const v = await get(key);
             const c1 = performance.now();
-            if (v === undefined) throw new Error(`no value for ${key}`);
+            if (v === undefined && get !== siltPut && get !== mapPut) throw new Error(`no value for ${key}`);
             before += clock.posted - c0;
             after += c1 - clock.answered;
           }
           const us = (ms) => (1000 * ms) / n;
           return { total: us(performance.now() - t0), before: us(before), after: us(after) };
         };
-        window.__profilePage = { db, timeGets, leaderSums, mapSums, mapGet, mapClock, siltClock };
+        window.__profilePage = { db, timeGets, leaderSums, mapSums, mapGet, mapPut, siltPut, mapClock, siltClock };
       }, args);
       for (let rep = 0; rep < args.reps; rep++) {
-        const r = await page.evaluate(async (n) => {
-          const p = window.__profilePage;
-          const per = (s) => ({
-            served: (1000 * s.servedMs) / s.messages,
-            post: (1000 * s.postMs) / s.messages,
-            toReceive: (1000 * s.toReceiveMs) / s.messages,
-            get: (1000 * s.getMs) / s.messages,
-            messages: s.messages,
-          });
-          await p.mapSums();
-          const floor = await p.timeGets(p.mapGet, p.mapClock, n);
-          const mapWorker = per(await p.mapSums());
-          await p.leaderSums();
-          const silt = await p.timeGets((k) => p.db.get(k), p.siltClock, n);
-          const leader = per(await p.leaderSums());
-          return { floor, mapWorker, silt, leader };
-        }, args.gets);
+        const r = await page.evaluate(
+          async ([n, op]) => {
+            const p = window.__profilePage;
+            const mapOp = op === 'put' ? p.mapPut : p.mapGet;
+            const siltOp = op === 'put' ? p.siltPut : (k) => p.db.get(k);
+            const per = (s) => ({
+              served: (1000 * s.servedMs) / s.messages,
+              post: (1000 * s.postMs) / s.messages,
+              toReceive: (1000 * s.toReceiveMs) / s.messages,
+              get: (1000 * s.getMs) / s.messages,
+              messages: s.messages,
+            });
+            await p.mapSums();
+            const floor = await p.timeGets(mapOp, p.mapClock, n);
+            const mapWorker = per(await p.mapSums());
+            await p.leaderSums();
+            const silt = await p.timeGets(siltOp, p.siltClock, n);
+            const leader = per(await p.leaderSums());
+            return { floor, mapWorker, silt, leader };
+          },
+          [args.gets, args.op],
+        );
         const line = (name, t, w) => {
           const messages = t.total - t.before - t.after - w.served - w.post;
           return `${name} ${t.total.toFixed(1)} µs = page before post ${t.before.toFixed(1)} + worker ${w.served.toFixed(1)} + its post ${w.post.toFixed(1)} + page after answer ${t.after.toFixed(1)} + messages ${messages.toFixed(1)} (${w.messages} answers)`;
