@@ -436,4 +436,21 @@ describe('a request sent again to the same leader', () => {
     await leader.close();
     db.close();
   });
+
+  it('is recognised however long the connection has lived: answers below the floor make room for new ones', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'long', 'L', undefined);
+    const ask = serve(leader, ['F']);
+    // Far more requests than ANSWERS_KEPT, each sent with the floor the page
+    // would send (every earlier one answered).
+    for (let id = 1; id <= 600; id++) {
+      leader.receive('F', { id, client: 'F', request: { op: 'latestSequence' }, floor: id });
+    }
+    await new Promise((r) => setTimeout(r, 10));
+    const snap = value(await ask('F', 601, { op: 'snapshot' }));
+    expect(value(await ask('F', 601, { op: 'snapshot' }))).toEqual(snap);
+    expect(leader.holding.snapshots).toBe(1);
+    await leader.close();
+    db.close();
+  });
 });

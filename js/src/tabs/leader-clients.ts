@@ -36,6 +36,8 @@ export interface Client {
   exports: Map<number, ReadableStreamDefaultReader<Uint8Array>>;
   /** Answers to requests it may send again, by request id (leader.ts, `ANSWERS_KEPT`). */
   answered: Map<number, Response | 'moved'>;
+  /** The highest floor it sent: answers below it were pruned from `answered`. */
+  floor: number;
   post(r: Response | Response[], transfer: Transferable[]): void;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;

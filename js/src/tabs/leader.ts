@@ -155,6 +155,7 @@ export class Leader {
       transactions: new Map(),
       exports: new Map(),
       answered: new Map(),
+      floor: 0,
       post,
       channel: undefined,
       port: undefined,
@@ -178,6 +179,7 @@ export class Leader {
         transactions: new Map(),
         exports: new Map(),
         answered: new Map(),
+        floor: 0,
         post: () => {},
         channel: undefined,
         port: undefined,
@@ -288,7 +290,12 @@ export class Leader {
       return;
     }
     const { id, floor } = envelope;
-    if (floor !== undefined) for (const n of c.answered.keys()) if (n < floor) c.answered.delete(n);
+    // The page has every answer below its floor: those kept go (once per rise,
+    // not per request: a group of requests carries one floor).
+    if (floor !== undefined && floor > c.floor) {
+      c.floor = floor;
+      for (const n of c.answered.keys()) if (n < floor) c.answered.delete(n);
+    }
     // Sent again to this leader (its connection went to another and came
     // back): answered as the first time, so that nothing is made twice.
     const kept = c.answered.get(id);
