@@ -426,6 +426,8 @@ describe('a request sent again to the same leader', () => {
     value(await ask('F', 4, { op: 'next', iterator: it as number }));
     const again = await ask('F', 4, { op: 'next', iterator: it as number });
     expect(again).toMatchObject({ ok: false, error: { code: 'LeaderChanged' } });
+    // ...and the iterator goes with it (the page, told so, never releases it).
+    expect(leader.holding).toMatchObject({ snapshots: 1, iterators: 0, transactions: 1 });
     // Requests below the floor will not come again: their answers go (so
     // the first snapshot's request, were it sent again, would be served again).
     const late: Envelope = { id: 6, client: 'F', request: { op: 'latestSequence' }, floor: 6 };

@@ -302,7 +302,17 @@ export class Leader {
     let response = kept === MOVED ? undefined : kept;
     let transfer: Transferable[] = [];
     if (kept === MOVED && ADVANCES.has(envelope.request.op)) {
-      // Its answer moved entries out and was lost: served again, it would skip them.
+      // Its answer moved entries out and was lost: served again, it would
+      // skip them. The page takes the iterator (or export) for gone with
+      // that error and never releases it: it goes here.
+      const r = envelope.request;
+      if (r.op === 'next') {
+        c.iterators.get(r.iterator)?.release();
+        c.iterators.delete(r.iterator);
+      } else if (r.op === 'exportNext') {
+        c.exports.get(r.export)?.cancel().catch(() => {});
+        c.exports.delete(r.export);
+      }
       const error = new SiltError(
         'LeaderChanged',
         `the answer to this ${envelope.request.op === 'next' ? 'iterator' : 'export'}'s read was lost with a link to the leader; open it again`,
