@@ -125,6 +125,8 @@ async function main() {
               post: (1000 * s.postMs) / s.messages,
               toReceive: (1000 * s.toReceiveMs) / s.messages,
               get: (1000 * s.getMs) / s.messages,
+              write: (1000 * s.writeMs) / s.messages,
+              change: (1000 * s.changeMs) / s.messages,
               messages: s.messages,
             });
             await p.mapSums();
@@ -143,7 +145,7 @@ async function main() {
         };
         console.log(`rep ${rep + 1}: ${line('floor', r.floor, r.mapWorker)}`);
         console.log(
-          `rep ${rep + 1}: ${line('silt', r.silt, r.leader)}; in the worker: to Leader.receive ${r.leader.toReceive.toFixed(1)}, the engine's get ${r.leader.get.toFixed(1)}`,
+          `rep ${rep + 1}: ${line('silt', r.silt, r.leader)}; in the worker: to Leader.receive ${r.leader.toReceive.toFixed(1)}, the engine's ${args.op === 'put' ? `write ${r.leader.write.toFixed(1)}, the change record's post ${r.leader.change.toFixed(1)}` : `get ${r.leader.get.toFixed(1)}`}`,
         );
       }
       if (!args['time-only']) {
@@ -154,16 +156,19 @@ async function main() {
           await s.send('Profiler.setSamplingInterval', { interval: 50 });
           await s.send('Profiler.start');
         }
-        await page.evaluate(async (n) => {
-          const p = window.__profilePage;
-          await p.timeGets((k) => p.db.get(k), p.siltClock, n);
-        }, args.gets);
+        await page.evaluate(
+          async ([n, op]) => {
+            const p = window.__profilePage;
+            await p.timeGets(op === 'put' ? p.siltPut : (k) => p.db.get(k), p.siltClock, n);
+          },
+          [args.gets, args.op],
+        );
         for (const [name, s] of [
           ['the page main thread', cdp],
           ["the leader's worker", leader],
         ]) {
           const { profile } = await s.send('Profiler.stop');
-          console.log(`\n${name} during silt gets (self time):`);
+          console.log(`\n${name} during silt ${args.op}s (self time):`);
           printTop(topSelf(profile, args.top, null));
         }
       }

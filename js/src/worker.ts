@@ -33,7 +33,11 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
     db = await openLeader(m.name, m.options, () => scope.postMessage({ t: 'locked' }));
     local = m.leader;
     leader = new Leader(db, m.name, m.leader, scope.navigator?.locks);
-    leader.addLocal(m.leader, (r, transfer) => scope.postMessage(toWireAnswers(r, false), worthTransferring(transfer)));
+    leader.addLocal(
+      m.leader,
+      (r, transfer) => scope.postMessage(toWireAnswers(r, false), worthTransferring(transfer)),
+      (change) => scope.postMessage(change),
+    );
     await leader.sweep();
     scope.postMessage({ t: 'opened', seq: db.latestSequence(), opened: leader.opened });
   } catch (e) {

@@ -32,7 +32,7 @@
 // SILT_MODEL_TRACE=1 and SILT_WORLD_TRACE=1 trace it to /tmp/silt-trace.log.
 import { describe, expect, test } from 'vitest';
 import type { RemoteDatabase } from '../src/tabs/remote-database.js';
-import type { WatchEvent } from '../src/tabs/watch.js';
+import type { Watch, WatchEvent } from '../src/tabs/watch.js';
 import type { Database } from '../src/local/database.js';
 import { openMemory } from '../src/index.js';
 import type { EntryIterator } from '../src/local/iterator.js';
@@ -98,7 +98,9 @@ interface TabState {
   /** The sequence number its watch began after (`since`), once it has one. */
   since?: number;
   /** How its watch ended, if it did ('closed', or the error's code). */
-  watchEnded?: string;
+  watchEnded?: string | undefined;
+  /** Its watch now (a tab may close it and watch again from the last change it saw). */
+  watch?: Watch;
 }
 
 /** The updates of an encoded batch, in order: each takes the next sequence number. */
@@ -268,6 +270,21 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
     return c;
   };
 
+  /** `s` watches every change after `since` (its events continue `s.events`). */
+  const watchFrom = (s: TabState, db: RemoteDatabase, since: number) => {
+    const watch = db.watch({ since }, (e) => s.events.push(e));
+    s.watch = watch;
+    s.watchEnded = undefined;
+    watch.ended.then(
+      () => {
+        if (s.watch === watch) s.watchEnded = 'closed';
+      },
+      (e: unknown) => {
+        if (s.watch === watch) s.watchEnded = (e as { code?: string }).code ?? String(e);
+      },
+    );
+  };
+
   const open = (t?: TabState): TabState => {
     const s: TabState = t ?? { tab: o.tab(), dbs: [], ops: 2 + rng.int(5), gone: 'no', own: [], events: [] };
     if (t === undefined) tabs.push(s);
@@ -281,11 +298,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
           // From now on (the database as the test sees it): every update
           // after this is one of its events or in one of its gaps.
           s.since = o.db.latestSequence();
-          const watch = db.watch({ since: s.since }, (e) => s.events.push(e));
-          watch.ended.then(
-            () => (s.watchEnded = 'closed'),
-            (e: unknown) => (s.watchEnded = (e as { code?: string }).code ?? String(e)),
-          );
+          watchFrom(s, db, s.since);
         }
         s.dbs.push(db);
       },
@@ -473,6 +486,22 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
         () => db.compactRange('t:', 't:~'),
       ];
       track(s, 'misc', 'misc', [], rng.pick(misc)());
+    },
+    (s, db) => {
+      // The tab's watch closes (the leader may stop sending it change
+      // records) and, mostly, a new one goes on from the last change seen:
+      // together they must still report every change once.
+      if (s.watch === undefined || s.watchEnded !== undefined || s.since === undefined) return;
+      s.watch.close();
+      s.watchEnded = 'closed';
+      if (rng.chance(0.2)) return;
+      const last = s.events.at(-1);
+      const since = last === undefined ? s.since : last.kind === 'gap' ? last.to : last.seq;
+      const again = () => {
+        if (s.gone === 'no') watchFrom(s, db, since);
+      };
+      if (rng.chance(0.5)) again();
+      else setTimeout(again, rng.int(50));
     },
   ];
 

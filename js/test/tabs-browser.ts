@@ -322,7 +322,11 @@ export class FakeWorker extends Target {
       const leader = w.within(this.inner, () => new Leader(this.storage.db, m.name, m.leader, w.locks.view(this.inner)));
       this.leader = leader;
       this.#local = m.leader;
-      leader.addLocal(m.leader, (r, transfer) => this.#post(toWireAnswers(r, false), worthTransferring(transfer)));
+      leader.addLocal(
+        m.leader,
+        (r, transfer) => this.#post(toWireAnswers(r, false), worthTransferring(transfer)),
+        (change) => this.#post(change, []),
+      );
       await leader.sweep();
       this.#post({ t: 'opened', seq: this.storage.db.latestSequence(), opened: leader.opened });
     } catch (e) {

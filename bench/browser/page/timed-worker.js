@@ -5,7 +5,7 @@
 // and the post itself, summed. `{ t: 'bench-timing' }` answers the sums and resets them.
 // Messages that arrive while siltdb's worker module still loads (its
 // listener is not there yet) wait here, and are dispatched again after.
-const sums = { messages: 0, servedMs: 0, postMs: 0, toReceiveMs: 0, getMs: 0 };
+const sums = { messages: 0, servedMs: 0, postMs: 0, toReceiveMs: 0, getMs: 0, writeMs: 0, changeMs: 0 };
 let received = 0;
 let arrived = 0;
 let early = [];
@@ -50,15 +50,21 @@ if (siltdb) {
     return receive.apply(this, a);
   };
   const { Database } = await import('/siltdb/dist/local/database.js');
-  const get = Database.prototype.get;
-  Database.prototype.get = function (...a) {
-    const t0 = performance.now();
-    try {
-      return get.apply(this, a);
-    } finally {
-      sums.getMs += performance.now() - t0;
-    }
+  const timed = (proto, name, sum) => {
+    const f = proto[name];
+    proto[name] = function (...a) {
+      const t0 = performance.now();
+      try {
+        return f.apply(this, a);
+      } finally {
+        sums[sum] += performance.now() - t0;
+      }
+    };
   };
+  timed(Database.prototype, 'get', 'getMs');
+  timed(Database.prototype, 'write', 'writeMs');
+  // The change records (the leader's only BroadcastChannel posts while it serves writes).
+  if (typeof BroadcastChannel === 'function') timed(BroadcastChannel.prototype, 'postMessage', 'changeMs');
 }
 await import(module ?? '/siltdb/dist/worker.js');
 const waited = early;

@@ -29,6 +29,7 @@ import {
   leaderStateOf,
   names,
   type BrokerMessage,
+  type ChangeMessage,
   type ChangeRecord,
   type Request,
   type Response,
@@ -60,7 +61,6 @@ export class Connection {
   #given: Worker | undefined;
   #locks: LockManagerLike;
   #roster: BroadcastChannel;
-  #changes: BroadcastChannel;
   #parking: BroadcastChannel;
   #own: BroadcastChannel | undefined;
   /** This realm's port to the broker (broker.ts), where SharedWorker exists. */
@@ -130,8 +130,6 @@ export class Connection {
     this.#ready.catch(() => {});
     this.#roster = new BroadcastChannel(this.#names.roster);
     this.#roster.addEventListener('message', (ev: MessageEvent<RosterMessage>) => this.#onRoster(ev.data));
-    this.#changes = new BroadcastChannel(this.#names.changes);
-    this.#changes.addEventListener('message', (ev: MessageEvent<ChangeRecord>) => this.#feed.hear(ev.data, this.#linked, this.#leader));
     // The broker introduces followers to the leader's worker (spawn.ts).
     this.#broker = connectToBroker(
       (m) => {
@@ -319,9 +317,10 @@ export class Connection {
       // A port straight to the leader's worker, through the broker.
       const { port1: port, port2 } = new MessageChannel();
       this.#attempt = port;
-      port.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome | { t: 'unknown' }>) => {
+      port.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome | ChangeMessage | { t: 'unknown' }>) => {
         const m = ev.data;
         if (isAnswers(m)) eachAnswer(m, leader, this.#answer);
+        else if (m.t === 'change') this.#hear(m.record);
         else if (m.t === 'welcome') {
           if (port === this.#attempt) this.#welcomed(m, port);
         } else if (m.t === 'unknown' && port === this.#attempt && this.#leader === leader && !this.#linked) {
@@ -354,9 +353,10 @@ export class Connection {
     this.#helloFor = leader;
     if (this.#own === undefined) {
       const own = new BroadcastChannel(this.#names.client(this.client));
-      own.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome>) => {
+      own.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome | ChangeMessage>) => {
         const m = ev.data;
         if (isAnswers(m)) eachAnswer(m, undefined, this.#answer);
+        else if (m.t === 'change') this.#hear(m.record);
         else if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
       });
       this.#own = own;
@@ -408,7 +408,9 @@ export class Connection {
         eachAnswer(m, this.client, this.#answer);
         return;
       }
-      if (m.t === 'locked') {
+      if (m.t === 'change') {
+        this.#hear(m.record);
+      } else if (m.t === 'locked') {
         this.#workerLocked = true;
         this.#blocked = false;
       } else if (m.t === 'opened') {
@@ -436,6 +438,17 @@ export class Connection {
   }
 
   readonly #answer = (r: Response): void => this.#onResponse(r);
+
+  /** A change record from a leader, on a line of this connection: for its watches (watch.ts). */
+  #hear(record: ChangeRecord): void {
+    this.#feed.hear(record, this.#linked, this.#leader);
+  }
+
+  /** Its last watch closed: change records need not come any more. */
+  stopWatching(): void {
+    if (this.#closing || this.#dead !== undefined) return;
+    this.send({ op: 'changes', since: null, watch: false }).catch(() => {});
+  }
 
   #onResponse(r: Response): void {
     // An answer from a leader that has since been replaced: the request was
@@ -534,7 +547,6 @@ export class Connection {
     this.#lock = undefined;
     this.#releaseClientLock?.();
     this.#roster.close();
-    this.#changes.close();
     this.#parking.close();
     this.#own?.close();
     if (this.#via instanceof MessagePort) this.#via.close();

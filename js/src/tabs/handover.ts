@@ -4,8 +4,8 @@
  * writes its newest change records under a reserved key; the next leader
  * reads them when it begins and serves them to `watch` catch-ups as its
  * own. Without it, a page whose catch-up with the new leader overtook the
- * old leader's last change records (they travel on the changes channel,
- * the answer on the leader's port: nothing orders the two) saw a gap where
+ * old leader's last change records (they travel on the old leader's line,
+ * the answer on the new leader's: nothing orders the two) saw a gap where
  * nothing failed. A leader that dies writes nothing: its last records may
  * still be reported as a gap, as docs/tabs.md says.
  *

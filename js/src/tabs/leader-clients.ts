@@ -10,7 +10,7 @@ import type { EntryIterator } from '../local/iterator.js';
 import type { Snapshot } from '../local/snapshot.js';
 import type { Transaction } from '../local/transaction.js';
 import { apply, reserved, splitAroundReserved } from './leader-batches.js';
-import type { Response, TxnWrites } from './wire.js';
+import type { ChangeMessage, Response, TxnWrites } from './wire.js';
 import { isReserved } from './write-records.js';
 
 /**
@@ -39,6 +39,10 @@ export interface Client {
   /** The highest floor it sent: answers below it were pruned from `answered`. */
   floor: number;
   post(r: Response | Response[], transfer: Transferable[]): void;
+  /** Posts a message that is not an answer (a change record) on its line. */
+  send(m: ChangeMessage): void;
+  /** Whether it watches: every change record goes to it (a `changes` request with `watch`). */
+  watching: boolean;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;
 }

@@ -213,9 +213,17 @@ export const STEPS = {
     },
     state: 'releases',
   }),
-  /** Change records after `since` (null: none, only where history starts now); sequence numbers are the database's. */
+  /**
+   * Change records after `since` (null: none, only where history starts
+   * now); sequence numbers are the database's. `watch`: whether every
+   * change record from now on goes to the connection, on its line
+   * (`ChangeMessage`), after this answer.
+   */
   changes: step({
-    serve: (s, r: { since: number | null }) => [s.history(r.since), []],
+    serve: (s, r: { since: number | null; watch?: boolean }) => {
+      if (r.watch !== undefined) s.client.watching = r.watch;
+      return [s.history(r.since), []];
+    },
     state: 'none',
   }),
   /**

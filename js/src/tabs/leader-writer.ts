@@ -4,8 +4,8 @@
  * write sent again after a failover is answered from the record instead of
  * applied twice; an ingest, which cannot carry the record, written between
  * two records (`ingest`). Every committed write is published as a change
- * record on the changes channel and kept in a bounded history for
- * `watch({ since })`.
+ * record (to the connections that watch: leader.ts) and kept in a bounded
+ * history for `watch({ since })`.
  */
 
 import { WriteBatch, type IngestReport } from '../core/batch.js';
@@ -40,12 +40,13 @@ export class LeaderWriter {
   #base: number;
   /** The latest sequence number when this leader began (before its sweep). */
   readonly #opened: number;
-  #changes: BroadcastChannel | undefined;
+  /** Where each change record goes (the connections that watch). */
+  #publishTo: (record: ChangeRecord) => void;
   /** Whether what this leader found in the database has been made durable (`makeDurable`). */
   #foundDurable = false;
 
-  /** Writes to `db` for leader `id`, publishing changes on the channel `changes`. */
-  constructor(db: Database, changes: string, id: string) {
+  /** Writes to `db` for leader `id`, publishing each change record to `publish`. */
+  constructor(db: Database, id: string, publish: (record: ChangeRecord) => void) {
     this.#db = db;
     this.#id = id;
     this.#base = db.latestSequence();
@@ -56,7 +57,7 @@ export class LeaderWriter {
       this.#base = handed.base;
       for (const r of handed.records) this.#keep(r);
     }
-    this.#changes = typeof BroadcastChannel === 'function' ? new BroadcastChannel(changes) : undefined;
+    this.#publishTo = publish;
     this.#settleIntents();
   }
 
@@ -227,11 +228,7 @@ export class LeaderWriter {
 
   #publish(record: ChangeRecord): void {
     this.#keep(record);
-    try {
-      this.#changes?.postMessage(record);
-    } catch {
-      // Closed: the leader is stopping.
-    }
+    this.#publishTo(record);
   }
 
   /** Keeps `record` in the history, the oldest going past its bounds. */
@@ -381,10 +378,5 @@ export class LeaderWriter {
     } catch {
       // Storage refused: nothing is handed over.
     }
-  }
-
-  /** Stops publishing changes (the leader stops). */
-  close(): void {
-    this.#changes?.close();
   }
 }

@@ -17,8 +17,9 @@
  * A record goes when its connection closes or dies (its client lock is then
  * free).
  *
- * Every committed write is published as a change record on the changes
- * channel and kept in a bounded history for `watch({ since })`.
+ * Every committed write is published as a change record to the connections
+ * that watch, each on its own line, and kept in a bounded history for
+ * `watch({ since })`.
  *
  * This file keeps the connections (who is attached, on which line, what
  * each holds, whether it lives) and the queue of their requests;
@@ -33,7 +34,7 @@ import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
-import { names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
+import { type ChangeMessage, type ChangeRecord, names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
 import { toWireAnswers, worthTransferring } from './answer-wire.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
@@ -66,7 +67,7 @@ export class Leader {
     this.#id = id;
     this.#names = names(name);
     this.#locks = locks;
-    this.#writer = new LeaderWriter(db, this.#names.changes, id);
+    this.#writer = new LeaderWriter(db, id, (r) => this.#publish(r));
     this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size }));
   }
 
@@ -146,8 +147,21 @@ export class Leader {
     for (const client of alive) this.#watchLiveness(client);
   }
 
-  /** Serves this worker's own page as connection `id`. */
-  addLocal(id: string, post: (r: Response | Response[], transfer: Transferable[]) => void): void {
+  /** Posts change record `record` to every connection that watches. */
+  #publish(record: ChangeRecord): void {
+    const m: ChangeMessage = { t: 'change', record };
+    for (const c of this.#clients.values()) {
+      if (!c.watching) continue;
+      try {
+        c.send(m);
+      } catch {
+        // Its channel closed meanwhile: it is going.
+      }
+    }
+  }
+
+  /** Serves this worker's own page as connection `id`: answers go to `post`, change records to `send`. */
+  addLocal(id: string, post: (r: Response | Response[], transfer: Transferable[]) => void, send: (m: ChangeMessage) => void = () => {}): void {
     this.#clients.set(id, {
       id,
       snapshots: new Map(),
@@ -157,6 +171,8 @@ export class Leader {
       answered: new Map(),
       floor: 0,
       post,
+      send,
+      watching: false,
       channel: undefined,
       port: undefined,
     });
@@ -181,6 +197,8 @@ export class Leader {
         answered: new Map(),
         floor: 0,
         post: () => {},
+        send: () => {},
+        watching: false,
         channel: undefined,
         port: undefined,
       };
@@ -194,6 +212,7 @@ export class Leader {
       state.port?.close();
       state.port = port;
       state.post = (r, transfer) => port.postMessage(toWireAnswers(r, false), worthTransferring(transfer));
+      state.send = (m) => port.postMessage(m);
       port.addEventListener('message', serve);
       port.start();
       port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
@@ -211,6 +230,7 @@ export class Leader {
     state.port?.close();
     state.port = undefined;
     state.post = (r) => channel.postMessage(toWireAnswers(r, true));
+    state.send = (m) => channel.postMessage(m);
     channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
   }
 
@@ -310,7 +330,10 @@ export class Leader {
         c.iterators.get(r.iterator)?.release();
         c.iterators.delete(r.iterator);
       } else if (r.op === 'exportNext') {
-        c.exports.get(r.export)?.cancel().catch(() => {});
+        c.exports
+          .get(r.export)
+          ?.cancel()
+          .catch(() => {});
         c.exports.delete(r.export);
       }
       const error = new SiltError(
@@ -407,7 +430,6 @@ export class Leader {
     this.#closed = true;
     for (const c of this.#clients.values()) this.#letGo(c);
     this.#clients.clear();
-    this.#writer.close();
   }
 
   /** Lets go of everything connection `c` holds here: snapshots, iterators, transactions, exports, its import, its channel and port. */

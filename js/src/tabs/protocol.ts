@@ -12,7 +12,8 @@
  *   where the follower has no MessagePort to the leader's worker: in realms
  *   without SharedWorker (workers; Chrome on Android), or when the broker
  *   (broker.ts) does not know the leader.
- * - `siltdb:<name>:changes`: every committed write's change record.
+ * Change records (a committed write each) travel on the line of each
+ * connection that watches (`ChangeMessage`), not on a channel of their own.
  * Web Locks: `siltdb:<name>:lead` (held by the connection that leads; the
  * others queue for it), `siltdb:<name>` (the database's, as `open()` takes
  * it: held by the leader's worker while it has the database open) and
@@ -24,11 +25,12 @@ import { SiltError, SILT_ERROR_CODES, type SiltErrorCode } from '../core/errors.
 import type { OpenOptions } from '../local/open.js';
 import { STEPS, type StepRequest } from './leader-steps.js';
 import { isOperation, type LeaderState, OPERATIONS, type OperationRequest } from './operations.js';
-import type { WireCause, WireError } from './wire.js';
+import type { ChangeMessage, WireCause, WireError } from './wire.js';
 
 export type { LeaderState } from './operations.js';
 export type {
   ChangeHistory,
+  ChangeMessage,
   ChangeRecord,
   IteratorRequestOptions,
   PackedValues,
@@ -141,13 +143,17 @@ export type WorkerControl =
   | { t: 'close' };
 
 /** From the worker to its connection, besides responses. */
-export type WorkerReport = { t: 'locked' } | { t: 'opened'; seq: number; opened: number } | { t: 'openFailed'; error: WireError } | { t: 'closed' };
+export type WorkerReport =
+  | { t: 'locked' }
+  | { t: 'opened'; seq: number; opened: number }
+  | { t: 'openFailed'; error: WireError }
+  | { t: 'closed' }
+  | ChangeMessage;
 
 /** The channel names and lock names of database `name`. */
 export function names(name: string) {
   return {
     roster: `siltdb:${name}:roster`,
-    changes: `siltdb:${name}:changes`,
     client: (client: string) => `siltdb:${name}:c:${client}`,
     clientLock: (client: string) => `siltdb:${name}:client:${client}`,
     leadLock: `siltdb:${name}:lead`,

@@ -1,11 +1,12 @@
 /**
  * `watch` of a `connect()` connection (connection.ts): the events it reports,
  * and one watch's state. A connection passes each change record (a
- * committed write, published by the leader on `siltdb:<name>:changes`) to
- * its watches, each of which checks that records come in order, asks the
- * leader for what it missed (`changes`), and reports each change in its
- * range once, or a `Gap` where changes could not be had. docs/tabs.md,
- * "Change events", has the design.
+ * committed write, which the leader posts on the line of each connection
+ * that watches) to its watches, each of which checks that records come in
+ * order, asks the leader for what it missed (`changes`, which also has the
+ * records sent to this connection from then on), and reports each change
+ * in its range once, or a `Gap` where changes could not be had.
+ * docs/tabs.md, "Change events", has the design.
  */
 
 import type { Key } from '../core/bytes.js';
@@ -99,6 +100,8 @@ export const WATCH_QUEUE_LIMIT = 10_000;
 export interface WatchHost {
   send(request: Request): Promise<unknown>;
   readonly watchers: Set<Watcher>;
+  /** Its last watch closed: the leader may stop sending change records. */
+  stopWatching(): void;
 }
 
 /** A watch's keys: `[lower, upper)`, either end open. */
@@ -149,6 +152,7 @@ export class Watcher {
     if (this.#closed) return;
     this.#closed = true;
     this.#connection.watchers.delete(this);
+    if (this.#connection.watchers.size === 0) this.#connection.stopWatching();
     this.#queue = [];
     this.#buffer = [];
     this.#wake?.();
@@ -178,9 +182,12 @@ export class Watcher {
    * `seq`): catch up from it. `opened`, when the leader is a new one: the
    * sequence number it opened the database at; writes this watch saw
    * above it were lost with the leader before (a crash of the machine
-   * before they were synced).
+   * before they were synced). A new leader is always asked (`#resync`):
+   * that is what makes it send this connection its change records (a
+   * catch-up under way has no answer yet, and is sent to it again).
    */
   onLeader(seq: number, opened?: number): void {
+    // The first catch-up is under way (sent again to a new leader if it has no answer yet).
     if (this.#closed || this.#last === undefined) return;
     if (opened !== undefined && opened < this.#last) {
       this.#emit({ kind: 'gap', from: opened + 1, to: this.#last });
@@ -188,7 +195,7 @@ export class Watcher {
       this.#buffer = this.#buffer.filter((r) => r.first > opened);
       if (this.#syncing) this.#again = true;
     }
-    if (!this.#syncing && seq > this.#last) void this.#resync(this.#last);
+    if (!this.#syncing && (opened !== undefined || seq > this.#last)) void this.#resync(this.#last);
   }
 
   onRecord(r: ChangeRecord): void {
@@ -250,7 +257,7 @@ export class Watcher {
     this.#syncing = true;
     let h: ChangeHistory;
     try {
-      h = (await this.#connection.send({ op: 'changes', since })) as ChangeHistory;
+      h = (await this.#connection.send({ op: 'changes', since, watch: true })) as ChangeHistory;
     } catch (e) {
       // The connection failed or closed (a closed watch ends; else it throws why).
       this.fail(e instanceof SiltError ? e : new SiltError('Internal', String(e), { cause: e }));
@@ -336,8 +343,8 @@ export class Watcher {
 }
 
 /**
- * @internal What a connection does with the change records it hears on
- * the changes channel: passes them to its watches, in order, or keeps them
+ * @internal What a connection does with the change records that come on
+ * its lines: passes them to its watches, in order, or keeps them
  * until the leader welcomes it (`link`).
  */
 export class ChangeFeed {
