@@ -363,6 +363,10 @@ test('the leader closes: a follower takes over, keeps its data, and writes go on
   expect(snapshotHeld).toBe(true);
   const t0 = Date.now();
   await a.close({ runBeforeUnload: false });
+  // A's page is gone, but its worker may live a moment longer (the browser
+  // ends it asynchronously) and answer B meanwhile, rightly: B leads once
+  // that worker has let go of the database.
+  await expect.poll(() => b.evaluate(() => window.db!.isLeader), { timeout: promptBound(leadMs), intervals: [10] }).toBe(true);
   const r = await b.evaluate(async () => {
     const v = await window.db!.get('before');
     await window.db!.put('after', new Uint8Array([8]));
