@@ -331,7 +331,7 @@ function markdown(run) {
     `flushed per write, \`sync: false\`; the engine's defaults). This page leads: its own worker (siltdb's) has the database open on OPFS; no other tab is ` +
     `attached. A get is \`await db.get(key)\` (a Uint8Array copy the caller owns), a put \`await db.put(key, value)\` (resolved when the leader has applied it), ` +
     `a scan \`for await (const [k, v] of db.iterator({ gte, limit: 100 }))\`. Everything \`connect()\` does on the way is in the figure: encoding and checking ` +
-    `on the page, its request and answer messages, the leader's dispatch, the engine's work, what the leader publishes of a write for other tabs. Silt's ` +
+    `on the page, its request and answer messages, the leader's dispatch, the engine's work, the change record it keeps of a write (posted only to connections that watch: none here). Silt's ` +
     `tuned options are not measured here: they configure the engine inside the worker (whose own get and scan are the rows "Silt inside its worker"), ` +
     `not the page path. The database was written through \`connect()\` in batches of 1,000, then flushed (\`flush()\`, \`idle()\`); Silt is let \`idle()\` after each repetition's puts.\n` +
     `- **IndexedDB**: from the main thread, the way idb-keyval 6 uses it (its \`createStore\` and \`promisifyRequest\`, written out in ` +

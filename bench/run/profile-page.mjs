@@ -14,9 +14,11 @@
 //
 // REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
 //
-// --op put times awaited puts instead (each writing a key's own value again).
+// --op put times awaited puts instead (each writing a key's own value again);
+// --op get32 groups of 32 gets issued in one Promise.all (per group: the
+// total, and the worker's time serving and posting).
 //
-//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only] [--op get|put]
+//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only] [--op get|put|get32]
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
@@ -25,7 +27,7 @@ import { printTop, topSelf } from './v8-profile.mjs';
 const args = parseArgs(
   process.argv.slice(2),
   { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, op: 'get', 'timeout-min': 15 },
-  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put]',
+  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put|get32]',
 );
 const log = (m) => process.stderr.write(`[profile-page] ${m}\n`);
 
@@ -112,7 +114,17 @@ async function main() {
           const us = (ms) => (1000 * ms) / n;
           return { total: us(performance.now() - t0), before: us(before), after: us(after) };
         };
-        window.__profilePage = { db, timeGets, leaderSums, mapSums, mapGet, mapPut, siltPut, mapClock, siltClock };
+        /** `n` groups of 32 gets issued in one Promise.all, each group awaited: µs per group. */
+        const timeGroups = async (get, n) => {
+          const t0 = performance.now();
+          for (let g = 0; g < n; g++) {
+            const group = Array.from({ length: 32 }, (_, j) => keyTextOf(((g * 32 + j) * 7919) % keys));
+            const values = await Promise.all(group.map(get));
+            if (values.some((v) => v === undefined)) throw new Error('a get of the group found nothing');
+          }
+          return { total: (1000 * (performance.now() - t0)) / n };
+        };
+        window.__profilePage = { db, timeGets, timeGroups, leaderSums, mapSums, mapGet, mapPut, siltPut, mapClock, siltClock };
       }, args);
       for (let rep = 0; rep < args.reps; rep++) {
         const r = await page.evaluate(
@@ -129,6 +141,17 @@ async function main() {
               change: (1000 * s.changeMs) / s.messages,
               messages: s.messages,
             });
+            if (op === 'get32') {
+              const groups = Math.max(1, Math.round(n / 32));
+              const perGroup = (s) => ({ served: (1000 * s.servedMs) / groups, post: (1000 * s.postMs) / groups, messages: s.messages });
+              await p.mapSums();
+              const floor = await p.timeGroups(p.mapGet, groups);
+              const mapWorker = perGroup(await p.mapSums());
+              await p.leaderSums();
+              const silt = await p.timeGroups((k) => p.db.get(k), groups);
+              const leader = perGroup(await p.leaderSums());
+              return { groups, floor, mapWorker, silt, leader };
+            }
             await p.mapSums();
             const floor = await p.timeGets(mapOp, p.mapClock, n);
             const mapWorker = per(await p.mapSums());
@@ -139,6 +162,13 @@ async function main() {
           },
           [args.gets, args.op],
         );
+        if (args.op === 'get32') {
+          const g = (name, t, w) =>
+            `${name} ${t.total.toFixed(1)} µs a group of 32; its worker ${w.served.toFixed(1)} µs serving and ${w.post.toFixed(1)} µs posting, in ${w.messages / r.groups} answer messages a group`;
+          console.log(`rep ${rep + 1}: ${g('floor', r.floor, r.mapWorker)}`);
+          console.log(`rep ${rep + 1}: ${g('silt', r.silt, r.leader)}`);
+          continue;
+        }
         const line = (name, t, w) => {
           const messages = t.total - t.before - t.after - w.served - w.post;
           return `${name} ${t.total.toFixed(1)} µs = page before post ${t.before.toFixed(1)} + worker ${w.served.toFixed(1)} + its post ${w.post.toFixed(1)} + page after answer ${t.after.toFixed(1)} + messages ${messages.toFixed(1)} (${w.messages} answers)`;
@@ -159,7 +189,8 @@ async function main() {
         await page.evaluate(
           async ([n, op]) => {
             const p = window.__profilePage;
-            await p.timeGets(op === 'put' ? p.siltPut : (k) => p.db.get(k), p.siltClock, n);
+            if (op === 'get32') await p.timeGroups((k) => p.db.get(k), Math.max(1, Math.round(n / 32)));
+            else await p.timeGets(op === 'put' ? p.siltPut : (k) => p.db.get(k), p.siltClock, n);
           },
           [args.gets, args.op],
         );
