@@ -14,7 +14,7 @@ import type { LockManagerLike } from './core/web-locks.js';
 import { openLeader } from './local/open.js';
 import { releaseParked } from './opfs/parking.js';
 import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
-import { toWireAnswers, worthTransferring, type WireAnswer } from './tabs/answer-wire.js';
+import { toWireMessage, type WireAnswer } from './tabs/answer-wire.js';
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: Envelope | WorkerControl }) => void): void;
@@ -35,7 +35,10 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
     leader = new Leader(db, m.name, m.leader, scope.navigator?.locks);
     leader.addLocal(
       m.leader,
-      (r, transfer) => scope.postMessage(toWireAnswers(r, false), worthTransferring(transfer)),
+      (r, transfer) => {
+        const [message, t] = toWireMessage(r, false, transfer);
+        scope.postMessage(message, t);
+      },
       (change) => scope.postMessage(change),
     );
     await leader.sweep();

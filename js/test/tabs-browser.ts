@@ -13,7 +13,7 @@
 
 import type { Database } from '../src/local/database.js';
 import { Leader } from '../src/tabs/leader.js';
-import { toWireAnswers, worthTransferring } from '../src/tabs/answer-wire.js';
+import { toWireMessage } from '../src/tabs/answer-wire.js';
 import type { Envelope } from '../src/tabs/protocol.js';
 import { currentWorld, Realm, Rng, TRACE, traceLine, useWorld, type World } from './tabs-world.js';
 
@@ -324,7 +324,10 @@ export class FakeWorker extends Target {
       this.#local = m.leader;
       leader.addLocal(
         m.leader,
-        (r, transfer) => this.#post(toWireAnswers(r, false), worthTransferring(transfer)),
+        (r, transfer) => {
+          const [message, t] = toWireMessage(r, false, transfer);
+          this.#post(message, t);
+        },
         (change) => this.#post(change, []),
       );
       await leader.sweep();

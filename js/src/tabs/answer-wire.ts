@@ -10,6 +10,11 @@
  * cost 12 µs a round trip more than the bare value, `[id, value]` 3 µs.
  * Buffers under `TRANSFER_MIN` bytes are cloned, not transferred: a
  * transfer cost 8 µs more for 100 bytes, and saved 15 µs at 4 KiB.
+ *
+ * Consecutive successes of one message whose values are small byte arrays
+ * (the gets of a `Promise.all`, read with one batched MultiGet) travel
+ * packed (`PackedAnswers`): their bytes in one buffer, each value's end in
+ * one array, so that a message of 32 gets clones two buffers, not 32.
  */
 
 import type { Response } from './wire.js';
@@ -17,8 +22,66 @@ import type { Response } from './wire.js';
 /** Buffers smaller than this are cloned with their answer rather than transferred. */
 export const TRANSFER_MIN = 1024;
 
-/** A success (`[id, value]`, `from` on a shared channel) or a failure, as it travels. */
-export type WireAnswer = [number, unknown] | [number, unknown, string] | Extract<Response, { ok: false }>;
+/**
+ * Successes `ids` whose values are byte arrays, packed: value `i` is
+ * `bytes[ends[i - 1] .. ends[i]]` (from 0 for the first); `from` as for one.
+ */
+export type PackedAnswers = { ids: number[]; bytes: Uint8Array; ends: Uint32Array; from?: string };
+
+/** A success (`[id, value]`, `from` on a shared channel), a failure, or successes packed, as they travel. */
+export type WireAnswer = [number, unknown] | [number, unknown, string] | Extract<Response, { ok: false }> | PackedAnswers;
+
+/** At least this many consecutive small byte-array values of one message travel packed. */
+const PACK_MIN = 2;
+
+/**
+ * `r` and its transfer list as they travel (`toWireAnswers`,
+ * `worthTransferring`), with runs of small byte-array values packed: what
+ * a leader posts.
+ */
+export function toWireMessage(r: Response | Response[], from: boolean, transfer: Transferable[]): [WireAnswer | WireAnswer[], Transferable[]] {
+  if (!Array.isArray(r)) return [toWireAnswer(r, from), worthTransferring(transfer)];
+  const out: WireAnswer[] = [];
+  const packed: Transferable[] = [];
+  for (let i = 0; i < r.length; ) {
+    let j = i;
+    while (j < r.length && packable(r[j]!)) j++;
+    if (j - i >= PACK_MIN) {
+      const p = pack(r.slice(i, j), from);
+      out.push(p);
+      if (p.bytes.byteLength >= TRANSFER_MIN) packed.push(p.bytes.buffer);
+      i = j;
+    } else {
+      out.push(toWireAnswer(r[i]!, from));
+      i++;
+    }
+  }
+  const t = worthTransferring(transfer);
+  return [out, packed.length === 0 ? t : t.concat(packed)];
+}
+
+function packable(r: Response): boolean {
+  return r.ok && r.value instanceof Uint8Array && r.value.byteLength < TRANSFER_MIN;
+}
+
+function pack(run: Response[], from: boolean): PackedAnswers {
+  let total = 0;
+  for (const r of run) total += (r as { value: Uint8Array }).value.byteLength;
+  const bytes = new Uint8Array(total);
+  const ends = new Uint32Array(run.length);
+  const ids: number[] = [];
+  let at = 0;
+  for (let i = 0; i < run.length; i++) {
+    const v = (run[i] as { value: Uint8Array }).value;
+    bytes.set(v, at);
+    at += v.byteLength;
+    ends[i] = at;
+    ids.push(run[i]!.id);
+  }
+  const p: PackedAnswers = { ids, bytes, ends };
+  if (from) p.from = run[0]!.from;
+  return p;
+}
 
 /** `r` (an answer, or the answers of one message) as it travels; `from`: whether to name the leader (a shared channel). */
 export function toWireAnswers(r: Response | Response[], from: boolean): WireAnswer | WireAnswer[] {
@@ -58,6 +121,13 @@ export function eachAnswer(m: WireAnswer | WireAnswer[], leader: string | undefi
   }
   if (Array.isArray(m)) {
     for (const one of m as WireAnswer[]) eachAnswer(one, leader, each);
+    return;
+  }
+  if ('ends' in m) {
+    // Each value a copy of its own (the caller owns it; no view of the others' bytes).
+    const { ids, bytes, ends } = m;
+    const from = m.from ?? leader ?? '';
+    for (let i = 0, start = 0; i < ids.length; start = ends[i]!, i++) each({ id: ids[i]!, from, ok: true, value: bytes.slice(start, ends[i]!) });
     return;
   }
   each(m as Response);

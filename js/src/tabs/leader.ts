@@ -35,7 +35,7 @@ import { LeaderRequests } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
 import { type ChangeMessage, type ChangeRecord, names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
-import { toWireAnswers, worthTransferring } from './answer-wire.js';
+import { toWireMessage } from './answer-wire.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
@@ -211,7 +211,10 @@ export class Leader {
     if (port !== undefined) {
       state.port?.close();
       state.port = port;
-      state.post = (r, transfer) => port.postMessage(toWireAnswers(r, false), worthTransferring(transfer));
+      state.post = (r, transfer) => {
+        const [m, t] = toWireMessage(r, false, transfer);
+        port.postMessage(m, t);
+      };
       state.send = (m) => port.postMessage(m);
       port.addEventListener('message', serve);
       port.start();
@@ -229,7 +232,7 @@ export class Leader {
     // leader. No transfer list on a BroadcastChannel: buffers are cloned.
     state.port?.close();
     state.port = undefined;
-    state.post = (r) => channel.postMessage(toWireAnswers(r, true));
+    state.post = (r) => channel.postMessage(toWireMessage(r, true, [])[0]);
     state.send = (m) => channel.postMessage(m);
     channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
   }
