@@ -15,9 +15,10 @@ import { openLeader } from './local/open.js';
 import { releaseParked } from './opfs/parking.js';
 import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
 import { toWireMessage, type WireAnswer } from './tabs/answer-wire.js';
+import { fromWireRequests, type WireRequest } from './tabs/request-wire.js';
 
 interface WorkerScope {
-  addEventListener(type: 'message', listener: (event: { data: Envelope | WorkerControl }) => void): void;
+  addEventListener(type: 'message', listener: (event: { data: Envelope | WireRequest[] | WorkerControl }) => void): void;
   postMessage(message: WireAnswer | WireAnswer[] | Response | WorkerReport, transfer?: Transferable[]): void;
   navigator?: { locks?: LockManagerLike };
 }
@@ -78,7 +79,9 @@ async function stop(): Promise<void> {
 scope.addEventListener('message', ({ data }) => {
   if (Array.isArray(data)) {
     if (leader !== undefined) leader.receive(local, data);
-    else for (const e of data) scope.postMessage({ id: e.id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
+    else
+      for (const e of [fromWireRequests(data)].flat())
+        scope.postMessage({ id: e.id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
     return;
   }
   if ('t' in data) {

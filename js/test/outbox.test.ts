@@ -9,6 +9,7 @@ import { Leader } from '../src/tabs/leader.js';
 import { runsOfGets } from '../src/tabs/leader-gets.js';
 import { Outbox } from '../src/tabs/outbox.js';
 import type { Envelope, Response } from '../src/tabs/protocol.js';
+import { fromWireRequests, type WireRequest } from '../src/tabs/request-wire.js';
 import { bytes, fresh, text } from './helpers.js';
 import { Origin } from './tabs-harness.js';
 
@@ -16,7 +17,7 @@ const envelope = (id: number, request: Envelope['request']): Envelope => ({ id, 
 
 describe('the outbox', () => {
   it('sends the requests of one task as one message, in order, once the task is done', async () => {
-    const sent: (Envelope | Envelope[])[] = [];
+    const sent: (Envelope | WireRequest[])[] = [];
     const box = new Outbox(
       (m) => sent.push(m),
       () => {},
@@ -34,7 +35,7 @@ describe('the outbox', () => {
   });
 
   it('a request that cannot be cloned fails alone; the others of its task are sent', async () => {
-    const sent: (Envelope | Envelope[])[] = [];
+    const sent: (Envelope | WireRequest[])[] = [];
     const refused: number[] = [];
     const box = new Outbox(
       (m) => sent.push(structuredClone(m)),
@@ -183,7 +184,7 @@ describe('through connect()', () => {
     const values = await run(Promise.all(Array.from({ length: 32 }, (_, i) => db.get(`k${i % 33}`))));
     expect(values.map((v) => v && text(v))).toEqual(Array.from({ length: 32 }, (_, i) => `v${i}`));
     expect(receive).toHaveBeenCalledTimes(1);
-    expect(receive.mock.calls[0]![1]).toHaveLength(32);
+    expect(fromWireRequests(receive.mock.calls[0]![1])).toHaveLength(32);
     receive.mockRestore();
   });
 });

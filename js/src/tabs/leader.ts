@@ -36,6 +36,7 @@ import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
 import { type ChangeMessage, type ChangeRecord, names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
 import { toWireMessage } from './answer-wire.js';
+import { fromWireRequests, type WireRequest } from './request-wire.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
@@ -207,7 +208,7 @@ export class Leader {
       this.#watchLiveness(client);
     }
     const state = c;
-    const serve = (ev: MessageEvent<Envelope | Envelope[]>) => this.receive(state, ev.data);
+    const serve = (ev: MessageEvent<Envelope | WireRequest[]>) => this.receive(state, ev.data);
     if (port !== undefined) {
       state.port?.close();
       state.port = port;
@@ -283,8 +284,9 @@ export class Leader {
    * envelopes of calls issued together: outbox.ts), in order; their
    * answers go back to it in one message too, once all are served.
    */
-  receive(client: Client | string, message: Envelope | Envelope[]): void {
-    const envelopes = (Array.isArray(message) ? message : [message]).filter((m) => typeof m?.id === 'number' && m.request !== undefined);
+  receive(client: Client | string, message: Envelope | WireRequest[]): void {
+    const unpacked = fromWireRequests(message);
+    const envelopes = (Array.isArray(unpacked) ? unpacked : [unpacked]).filter((m) => typeof m?.id === 'number' && m.request !== undefined);
     const c = typeof client === 'string' ? this.#clients.get(client) : client;
     if (c === undefined || envelopes.length === 0) return;
     const answers = envelopes.length > 1 ? new Answers(c, envelopes.length) : undefined;

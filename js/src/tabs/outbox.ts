@@ -2,18 +2,19 @@
  * Calls issued together travel together (issue 34): the requests a page
  * makes in one task (a `Promise.all` of gets, a component tree reading its
  * keys, writes made one after another without awaiting) go to the leader
- * as one message, an array of envelopes, posted once the task's own work
- * is done (a microtask). The leader answers the requests of one message in
+ * as one message, an array of envelopes (runs of gets packed:
+ * request-wire.ts), posted once the task's own work is done (a microtask). The leader answers the requests of one message in
  * one message too (leader.ts, `Answers`). Each request keeps its own id,
  * answer, error and place in the order; one whose arguments cannot be
  * cloned fails alone (the others are posted again one by one).
  */
 
 import type { Envelope } from './protocol.js';
+import { toWireRequests, type WireRequest } from './request-wire.js';
 
 export class Outbox {
   #queued: Envelope[] = [];
-  readonly #post: (message: Envelope | Envelope[]) => void;
+  readonly #post: (message: Envelope | WireRequest[]) => void;
   readonly #refuse: (envelope: Envelope, error: unknown) => void;
 
   /**
@@ -21,7 +22,7 @@ export class Outbox {
    * `postMessage` throws); `refuse` fails a request that could not be
    * sent.
    */
-  constructor(post: (message: Envelope | Envelope[]) => void, refuse: (envelope: Envelope, error: unknown) => void) {
+  constructor(post: (message: Envelope | WireRequest[]) => void, refuse: (envelope: Envelope, error: unknown) => void) {
     this.#post = post;
     this.#refuse = refuse;
   }
@@ -42,7 +43,7 @@ export class Outbox {
     this.#queued = [];
     if (queued.length > 1) {
       try {
-        this.#post(queued);
+        this.#post(toWireRequests(queued));
         return;
       } catch (e) {
         // One of them cannot be cloned (nothing was sent): each alone, so
