@@ -11,6 +11,8 @@
 //     (--scans, --groups), the median of --reps repetitions;
 //   - Silt's own get and scan inside a worker (open(), no message), the part
 //     of a page's call that is the engine's;
+//   - a get from another tab (a follower), beside its own floor: a
+//     MessagePort from that tab to the floor's worker here;
 //   - cold start: from a fresh page load (a new tab) to the first value read
 //     back, on a return visit (the files in the HTTP cache, the database
 //     written with --cold-keys keys by the first visit), --cold-reps times;
@@ -129,6 +131,16 @@ async function main() {
       });
       const peers = await page.evaluate((p) => window.pageBench.setup(p), { name: 'bench-page', keys: options.keys });
       log(`set up: ${JSON.stringify(Object.fromEntries(Object.entries(peers).map(([k, v]) => [k, `${v.fillMs.toFixed(0)} ms`])))}`);
+      // A second tab: a follower of this page's database, and its floor (a
+      // port to this page's floor worker, as siltdb's broker gives one).
+      const follower = await context.newPage();
+      follower.on('pageerror', (e) => log(`follower tab: page error: ${e.message}`));
+      await follower.goto(`${url}bench/page/`);
+      await follower.evaluate(async (name) => {
+        window.pageBench = await import('/bench/page/main-thread.js');
+        await window.pageBench.setupFollower({ name });
+      }, 'bench-page');
+      const followerRuns = { 'follower-floor': [], follower: [] };
       // runs[op][peer]: one measurement per repetition.
       const runs = Object.fromEntries(Object.keys(OPS).map((op) => [op, Object.fromEntries(PEERS.filter((p) => p.ops.includes(op)).map((p) => [p.id, []]))]));
       const inWorker = [];
@@ -146,6 +158,12 @@ async function main() {
             runs[op][id].push(r);
           }
         }
+        for (const id of rep % 2 ? ['follower', 'follower-floor'] : ['follower-floor', 'follower']) {
+          const m = { op: 'get', id, n: options.gets, keys: options.keys, seed: 1000 * (rep + 1) + 99, warm: 200, maxMs: options.maxSec * 1000 };
+          const r = await follower.evaluate((m) => window.pageBench.measure(m), m);
+          log(`rep ${rep + 1}: get ${id} (another tab): ${r.us.toFixed(1)} µs (${r.calls.toLocaleString('en')} calls)`);
+          followerRuns[id].push(r);
+        }
         const w = await page.evaluate((m) => window.pageBench.measureInWorker(m), {
           gets: options.gets,
           scans: options.scans,
@@ -156,7 +174,10 @@ async function main() {
         inWorker.push(w);
         await page.evaluate(() => window.pageBench.settle());
       }
+      await follower.evaluate(() => window.pageBench.teardownFollower());
+      await follower.close();
       await page.evaluate(() => window.pageBench.teardown());
+      const followerGet = Object.fromEntries(Object.entries(followerRuns).map(([id, list]) => [id, { us: median(list.map((r) => r.us)), runs: list }]));
 
       const results = Object.fromEntries(
         Object.entries(runs).map(([op, byPeer]) => [
@@ -166,7 +187,7 @@ async function main() {
       );
       const worker = { getUs: median(inWorker.map((w) => w.getUs)), scanUs: median(inWorker.map((w) => w.scanUs)), runs: inWorker };
       const meta = info.finish({ browser });
-      const run = { meta, options: { ...options, siltdb: siltVersion }, peers, results, worker, cold };
+      const run = { meta, options: { ...options, siltdb: siltVersion }, peers, results, worker, followerGet, cold };
       run.goals = goals(run);
       mkdirSync(o.out, { recursive: true });
       writeFileSync(join(o.out, 'page.json'), jsonLines(run));
@@ -215,6 +236,8 @@ function goals(run) {
       const s = f('get', id) / get;
       add(`connect() get faster than ${labelOf(id)}`, s, `${times(s)} ${s >= 1 ? 'faster' : 'slower'}`, s > 1);
     }
+    const fg = run.followerGet.follower.us / run.followerGet['follower-floor'].us;
+    add("a follower's get (another tab) ≤ 1.3× its own floor", fg, times(fg), fg <= 1.3);
     const g32 = f('get32', 'silt') / get;
     add('32 gets in one Promise.all ≤ 3× one get', g32, times(g32), g32 <= 3);
     const put = f('put', 'silt') / f('put', 'floor');
@@ -278,6 +301,11 @@ function tables(run) {
   ]) {
     md += `| Silt inside its worker (open(), no message; timed there) | ${OPS[op]} | ${us(v)} | ${times(v / f(op, 'floor'))} | ${times(f(op, 'silt') / v)} |\n`;
   }
+  const fl = run.followerGet;
+  md +=
+    `\nFrom another tab (a follower: this page leads; the tab's connection reaches the leader's worker over the MessagePort siltdb's broker ` +
+    `hands it), get awaited one at a time: Silt ${us(fl.follower.us)} against its floor's ${us(fl['follower-floor'].us)} ` +
+    `(a MessagePort from that tab to this page's floor worker, handed over by a SharedWorker the same way): ${times(fl.follower.us / fl['follower-floor'].us)}.\n`;
   md +=
     `\nCold start: from a fresh page load (a new tab) to the first value read back, ms. "From the script": from the first line of the page's ` +
     `module script; "from navigation": from the tab's navigation start (performance.timeOrigin), so the page's HTML and script too.\n\n` +
@@ -302,6 +330,7 @@ function jsonLines(run) {
     for (const [peer, r] of Object.entries(byPeer)) lines.push({ type: 'result', op, peer, ...r });
   }
   lines.push({ type: 'in-worker', peer: 'silt', ...run.worker });
+  for (const [peer, r] of Object.entries(run.followerGet)) lines.push({ type: 'result', op: 'get from another tab', peer, ...r });
   for (const c of run.cold) lines.push({ type: 'cold', ...c });
   for (const g of run.goals) lines.push({ type: 'goal', ...g });
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;

@@ -5,7 +5,7 @@
 // awaited before the next (or 32 at once in a Promise.all).
 import { checksum, expectedChecksum, keyTextOf, valueFor } from '../common.js';
 import { drawIndices } from './draw.js';
-import { floor, indexeddb, silt, sqliteWorker } from './peers.js';
+import { floor, floorFromAnotherTab, hostFloorForOtherTabs, indexeddb, silt, sqliteWorker } from './peers.js';
 import { rpc } from './rpc.js';
 
 const peers = {};
@@ -21,6 +21,7 @@ export async function setup({ name, keys }) {
   };
   peers.floor = floor();
   await timed('floor', () => peers.floor.fill(keys));
+  hostFloorForOtherTabs(peers.floor);
   peers.silt = await silt(name);
   if (!peers.silt.db.isLeader) throw new Error('this page does not lead its connect() database');
   await timed('silt', () => peers.silt.fill(keys));
@@ -109,9 +110,25 @@ export async function measureInWorker({ gets, scans, keys, seed }) {
   return { getUs: await inWorker(['get', gets, keys, seed]), scanUs: await inWorker(['scan', scans, keys, seed]) };
 }
 
+/**
+ * In another tab than the one `setup` ran in: the follower's peers, Silt
+ * through `connect(name)` (that tab leads it) and the floor from here (a
+ * port to that tab's floor worker).
+ */
+export async function setupFollower({ name }) {
+  peers['follower-floor'] = floorFromAnotherTab();
+  peers.follower = await silt(name);
+  if (peers.follower.db.isLeader) throw new Error('the follower tab leads its connect() database');
+}
+
 /** Lets Silt's background work catch up (after the puts), so the next repetition starts alike. */
 export async function settle() {
   await peers.silt.db.idle();
+}
+
+export async function teardownFollower() {
+  await peers.follower.close();
+  await peers['follower-floor'].close();
 }
 
 export async function teardown() {

@@ -21,15 +21,26 @@ function scan(start, n) {
   return sorted.slice(lo, lo + n).map((k) => [k, map.get(k)]);
 }
 
-self.onmessage = ({ data: [op, a, b] }) => {
-  if (op === 'get') self.postMessage(map.get(a));
+/** Serves `[op, a, b]` messages, answering through `post`. */
+function serve([op, a, b], post) {
+  if (op === 'get') post(map.get(a));
   else if (op === 'put') {
     map.set(a, b); // the benchmark's puts overwrite keys already there: `sorted` stays right
-    self.postMessage(0);
-  } else if (op === 'scan') self.postMessage(scan(a, b));
+    post(0);
+  } else if (op === 'scan') post(scan(a, b));
   else if (op === 'fill') {
     for (let i = 0; i < a; i++) map.set(keyTextOf(i), valueFor(i));
     sorted = [...map.keys()].sort();
-    self.postMessage(0);
-  } else self.postMessage({ error: `map-worker: no operation ${op}` });
+    post(0);
+  } else post({ error: `map-worker: no operation ${op}` });
+}
+
+self.onmessage = ({ data }) => {
+  // A port from a page of another tab (port-relay.js): served like this worker's own page.
+  if (data?.port instanceof MessagePort) {
+    const port = data.port;
+    port.onmessage = ({ data: m }) => serve(m, (answer) => port.postMessage(answer));
+    return;
+  }
+  serve(data, (answer) => self.postMessage(answer));
 };

@@ -8,16 +8,38 @@ import { connect } from '/siltdb/dist/index.js';
 import { checksum, keyTextOf, valueFor } from '../common.js';
 import { rpc } from './rpc.js';
 
-/** The floor: a dedicated worker answering from a Map (map-worker.js) over rpc.js. */
+/**
+ * The floor: a dedicated worker answering from a Map (map-worker.js) over
+ * rpc.js; `accept(port)` has it serve a page of another tab too (the
+ * follower's floor: port-relay.js).
+ */
 export function floor() {
-  const call = rpc(new Worker(new URL('./map-worker.js', import.meta.url), { type: 'module' }));
+  const worker = new Worker(new URL('./map-worker.js', import.meta.url), { type: 'module' });
+  const call = rpc(worker);
   return {
     get: (key) => call(['get', key]),
     put: (key, value) => call(['put', key, value]),
     scan: async (key, n) => sumOf(await call(['scan', key, n]), n, 'the floor'),
     fill: (n) => call(['fill', n]),
+    accept: (port) => worker.postMessage({ port }, [port]),
     close: async () => {},
   };
+}
+
+/** The floor of a follower (another tab): a MessagePort to the leading tab's floor worker, through port-relay.js. */
+export function floorFromAnotherTab() {
+  const relay = new SharedWorker(new URL('./port-relay.js', import.meta.url), { name: 'bench-port-relay' });
+  const { port1, port2 } = new MessageChannel();
+  relay.port.postMessage({ port: port2 }, [port2]);
+  const call = rpc(port1);
+  return { get: (key) => call(['get', key]), close: async () => port1.close() };
+}
+
+/** In the leading tab: the floor worker serves the ports other tabs send (`floorFromAnotherTab`). */
+export function hostFloorForOtherTabs(floorPeer) {
+  const relay = new SharedWorker(new URL('./port-relay.js', import.meta.url), { name: 'bench-port-relay' });
+  relay.port.onmessage = ({ data }) => floorPeer.accept(data.port);
+  relay.port.postMessage('host');
 }
 
 /** `entries` ([key, value] pairs): the sum of their values' bytes, after checking there are `n`. */
