@@ -16,8 +16,7 @@ import { keyOf, reserved } from './leader-batches.js';
 import type { Served } from './operations.js';
 import type { Envelope } from './protocol.js';
 import { isReserved } from './write-records.js';
-
-type GetRequest = { op: 'get'; key: string | Uint8Array; snapshot: number };
+import type { GetRequest } from './request-wire.js';
 
 /** The runs of `envelopes`: gets at one snapshot, two or more in a row, as arrays; any other request alone. */
 export function runsOfGets(envelopes: Envelope[]): (Envelope | Envelope[])[] {

@@ -20,7 +20,8 @@ export type WireRequest = Envelope | PackedGets;
 /** At least this many gets in a row travel packed. */
 const PACK_MIN = 2;
 
-type GetRequest = { op: 'get'; key: string | Uint8Array; snapshot: number };
+/** A get as it is sent (`OPERATIONS.get`'s request). */
+export type GetRequest = { op: 'get'; key: string | Uint8Array; snapshot: number };
 
 /** A get with nothing but its key and snapshot (what `OPERATIONS.get` sends), at `snapshot` if given. */
 function plainGet(e: Envelope, snapshot?: number): boolean {
