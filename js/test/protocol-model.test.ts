@@ -9,7 +9,7 @@
 // faults at message boundaries and at the database's writes: the leading tab closed or crashed (its worker
 // crashing with it, in the middle of a request), a worker crashing alone,
 // a tab closing cleanly, a tab opening. Messages, lock grants and timers
-// run in an order the seed picks. Then it checks:
+// run in an order the seed picks. Half the tabs have a page cache. Then it checks:
 // - every call of a tab still open settled (after the schedule, with no
 //   more faults, within five minutes of the virtual clock);
 // - no write applied twice; none acknowledged unless applied; none that
@@ -34,11 +34,11 @@ import { describe, expect, test } from 'vitest';
 import type { RemoteDatabase } from '../src/tabs/remote-database.js';
 import type { Watch, WatchEvent } from '../src/tabs/watch.js';
 import type { Database } from '../src/local/database.js';
-import { openMemory } from '../src/index.js';
 import type { EntryIterator } from '../src/local/iterator.js';
 import { Transaction } from '../src/local/transaction.js';
 import { isReserved, RECORDS, RESERVED_END } from '../src/tabs/write-records.js';
 import { bytes } from './helpers.js';
+import { imageOf, runSeeds } from './model-runs.js';
 import { Origin, type Tab } from './tabs-harness.js';
 import { type Realm, type Rng, traceLine } from './tabs-world.js';
 
@@ -288,8 +288,9 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
   const open = (t?: TabState): TabState => {
     const s: TabState = t ?? { tab: o.tab(), dbs: [], ops: 2 + rng.int(5), gone: 'no', own: [], events: [] };
     if (t === undefined) tabs.push(s);
-    // Some realms have no SharedWorker: their connection talks over its channel.
-    const p = o.connect(s.tab, {}, !rng.chance(0.25));
+    // Some realms have no SharedWorker: their connection talks over its
+    // channel. Half have a page cache (its own model: page-cache-model.test.ts).
+    const p = o.connect(s.tab, rng.chance(0.5) ? { pageCacheCapacity: 2_000 } : {}, !rng.chance(0.25));
     track(s, 'connect', 'connect', [], p);
     p.then(
       (db) => {
@@ -660,20 +661,8 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
 
 describe('the tab protocol, model-based', () => {
   test(`${SCHEDULES} seeded schedules: every call settles, no write applied twice or acknowledged unapplied, no state left behind`, async () => {
-    const src = await openMemory();
-    src.put('imported', bytes('1'));
-    const image = new Uint8Array(await new Response(src.export()).arrayBuffer());
-    src.close();
-    const started = performance.now();
-    const failures: string[] = [];
-    let run = 0;
-    for (let seed = FIRST_SEED; seed < FIRST_SEED + SCHEDULES; seed++) {
-      failures.push(...(await schedule(seed, image)));
-      run++;
-      if (failures.length >= 20) break;
-      if (performance.now() - started > SECONDS * 1000) break;
-    }
-    const seconds = (performance.now() - started) / 1000;
+    const image = await imageOf('imported', '1');
+    const { failures, run, seconds } = await runSeeds(FIRST_SEED, SCHEDULES, (seed) => schedule(seed, image), SECONDS);
     console.log(
       `protocol model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${Math.round(steps / run)} events each`,
     );

@@ -83,13 +83,16 @@ export class Origin {
    * sharing within a realm), and a handle on it. `shared: false`: a realm
    * without SharedWorker (a worker's connect(), Chrome on Android).
    */
-  open(t: Tab, options: { shared?: boolean } & Omit<OpenOptions, 'signal'> = {}): { connection: Connection; db: RemoteDatabase } {
-    const { shared = true, ...rest } = options;
+  open(t: Tab, options: { shared?: boolean; pageCacheCapacity?: number } & Omit<OpenOptions, 'signal'> = {}): { connection: Connection; db: RemoteDatabase } {
+    const { shared = true, pageCacheCapacity, ...rest } = options;
     const g = globalThis as Record<string, unknown>;
     const sw = g.SharedWorker;
     if (!shared) delete g.SharedWorker;
     try {
-      const connection = this.world.within(t.realm, () => new Connection(this.name, rest, this.#worker(t) as unknown as Worker, this.#locksOf(t)));
+      const connection = this.world.within(
+        t.realm,
+        () => new Connection(this.name, rest, this.#worker(t) as unknown as Worker, this.#locksOf(t), pageCacheCapacity),
+      );
       t.connection = connection;
       connection.refs++;
       void this.world.within(t.realm, () => connection.start()).catch(() => {});

@@ -4,7 +4,7 @@
  * database per realm, shared by every `connect()` call of that realm.
  */
 
-import type { Key } from '../core/bytes.js';
+import { type Key, show } from '../core/bytes.js';
 import { Codec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
@@ -17,6 +17,17 @@ import { RemoteDatabase } from './remote-database.js';
 export interface ConnectOptions<K = Key, V = Uint8Array> extends OpenOptions<K, V> {
   /** The worker to use if this connection comes to lead (default: siltdb's own worker module). */
   worker?: Worker;
+  /**
+   * Bytes of this realm's page cache (default 0: none): values its `get`s
+   * read at the latest state, kept on the page so that reading one again
+   * needs no round trip to the leader. Kept coherent by the leader's change
+   * records: a cached read never goes back in time and always shows this
+   * connection's own acknowledged writes, but may not yet show another
+   * tab's write whose change record is still on its way (docs/tabs.md,
+   * "The page cache"). Keys and values count, with about 100 bytes per
+   * entry; a value over a quarter of it is not kept.
+   */
+  pageCacheCapacity?: number;
 }
 
 /**
@@ -38,12 +49,15 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options?: C
 export async function connect<K = Key, V = Uint8Array>(name: string, options: ConnectOptions<K, V> = {}): Promise<RemoteDatabase<K, V>> {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'options must be an object');
   // The encodings stay in this realm (they may be functions): the worker stores bytes.
-  const { worker: given, signal, keyEncoding, valueEncoding, ...openOptions } = options;
+  const { worker: given, signal, keyEncoding, valueEncoding, pageCacheCapacity = 0, ...openOptions } = options;
   const codec = Codec.root({ keyEncoding, valueEncoding } as EncodingOptions<unknown, unknown>);
   const isSignal = (s: unknown) => typeof s === 'object' && s !== null && 'aborted' in s && typeof (s as AbortSignal).addEventListener === 'function';
   if (signal !== undefined && !isSignal(signal)) throw new SiltError('InvalidArgument', 'signal must be an AbortSignal');
   if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as Worker).postMessage !== 'function')) {
     throw new SiltError('InvalidArgument', 'worker must be a Worker');
+  }
+  if (typeof pageCacheCapacity !== 'number' || !Number.isInteger(pageCacheCapacity) || pageCacheCapacity < 0 || pageCacheCapacity > 2 ** 31) {
+    throw new SiltError('InvalidArgument', `pageCacheCapacity must be a whole number of bytes from 0 to 2 GiB, got ${show(pageCacheCapacity)}`);
   }
   checkName(name);
   // Here, not in the worker: bad options fail this call, whoever leads.
@@ -59,7 +73,7 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options: Co
   const connections = connectionsOf<Connection>(g.navigator.locks);
   let c = connections.get(name);
   if (c === undefined) {
-    c = new Connection(name, openOptions, given, g.navigator.locks);
+    c = new Connection(name, openOptions, given, g.navigator.locks, pageCacheCapacity);
     connections.set(name, c);
     void c.start();
   }

@@ -23,10 +23,9 @@ import { SiltError } from '../core/errors.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import type { OpenOptions } from '../local/options.js';
 import { connectToBroker, startLeaderWorker } from '../spawn.js';
-import { leaderChanged, locksRefused, lostWithLeader, notSent, whatOf } from './connection-errors.js';
+import { leaderChanged, locksRefused, whatOf } from './connection-errors.js';
 import {
   fromWire,
-  leaderStateOf,
   names,
   type BrokerMessage,
   type ChangeMessage,
@@ -38,7 +37,8 @@ import {
   type WorkerReport,
 } from './protocol.js';
 import { eachAnswer, isAnswers, type WireAnswer } from './answer-wire.js';
-import { Outbox } from './outbox.js';
+import { PendingRequests } from './pending.js';
+import { PageCache } from './page-cache.js';
 import { connectionsOf, randomId } from './realms.js';
 import { ChangeFeed, type Watcher } from './watch.js';
 
@@ -46,9 +46,6 @@ import { ChangeFeed, type Watcher } from './watch.js';
 const LEADER_SILENCE_MS = 1_000;
 /** How long a follower waits for the leader's welcome before asking again. */
 const WELCOME_MS = 1_000;
-
-/** A request: `epoch`, the leader it was made for (its snapshot's or iterator's, or the one followed when it was made). */
-type Pending = { id: number; request: Request; epoch: number; resolve(v: unknown): void; reject(e: SiltError): void };
 
 /** @internal One realm's connection to one database; `RemoteDatabase`s share it. */
 export class Connection {
@@ -77,6 +74,10 @@ export class Connection {
   #helloFor: string | undefined;
   /** What passes the change records heard to this connection's watches (watch.ts). */
   readonly #feed = new ChangeFeed();
+  /** The page cache (page-cache.ts), if asked for. */
+  readonly cache: PageCache | undefined;
+  /** This connection's requests that wait for answers (pending.ts). */
+  readonly #requests: PendingRequests;
   #worker: Worker | undefined;
   #role: 'none' | 'follower' | 'leading' | 'leader' = 'none';
   /** The leader requests go to (this connection's id when it leads). */
@@ -94,8 +95,6 @@ export class Connection {
   epoch = 0;
   #epochs = new Map<string, number>();
   #lastEpoch = 0;
-  #pending = new Map<number, Pending>();
-  #nextId = 1;
   #dead: SiltError | undefined;
   #lock: HeldLock | undefined;
   #candidacy = new AbortController();
@@ -111,8 +110,16 @@ export class Connection {
   #onResume: (() => void) | undefined;
   refs = 0;
 
-  constructor(name: string, options: Omit<OpenOptions, 'signal'>, given: Worker | undefined, locks: LockManagerLike) {
+  constructor(name: string, options: Omit<OpenOptions, 'signal'>, given: Worker | undefined, locks: LockManagerLike, pageCacheCapacity = 0) {
     this.name = name;
+    this.cache = pageCacheCapacity > 0 ? new PageCache(pageCacheCapacity) : undefined;
+    this.#requests = new PendingRequests((m) => {
+      // Unlinked since (its leader went in this task): sent again on the next link.
+      if (!this.#linked) return;
+      if (this.#role === 'leader') this.#worker?.postMessage(m);
+      else if (this.#via instanceof MessagePort) this.#via.postMessage(m);
+      else this.#own?.postMessage(m);
+    }, this.cache !== undefined);
     this.#names = names(name);
     const { wait, ...rest } = options;
     this.#options = rest;
@@ -144,7 +151,9 @@ export class Connection {
     const doc = (globalThis as { document?: EventTarget & { visibilityState?: string } }).document;
     if (doc !== undefined) {
       this.#onResume = () => {
-        if (doc.visibilityState !== 'hidden') for (const w of this.watchers) void w.check();
+        if (doc.visibilityState === 'hidden') return;
+        for (const w of this.watchers) void w.check();
+        this.cache?.reset();
       };
       doc.addEventListener('resume', this.#onResume);
       doc.addEventListener('visibilitychange', this.#onResume);
@@ -304,6 +313,7 @@ export class Connection {
     }
     this.#role = 'follower';
     this.#linked = false;
+    this.cache?.unlink();
     if (this.#via instanceof MessagePort) this.#via.close();
     this.#via = undefined;
     // An attempt before this one, not welcomed: its port goes (the leader
@@ -371,8 +381,16 @@ export class Connection {
     this.#via = via;
     this.#attempt = undefined;
     this.#settleReady();
-    this.#resend();
+    this.#requests.resend(this.epoch);
     this.#feed.link(m.leader, m.seq, m.opened);
+    this.#linkCache(m.leader);
+  }
+
+  /** Linked to `leader`: the page cache starts empty there, and that leader is asked for its change records. */
+  #linkCache(leader: string): void {
+    if (this.cache === undefined) return;
+    this.cache.link(leader);
+    this.send({ op: 'changes', since: null, watch: true }).catch(() => {});
   }
 
   /** This connection holds the lead lock: start the worker, which opens the database, and lead. */
@@ -387,6 +405,7 @@ export class Connection {
     this.#blocked = false;
     this.#leader = this.client;
     this.#linked = false;
+    this.cache?.unlink();
     this.epoch = ++this.#lastEpoch; // a new worker: nothing lives there yet
     this.#epochs.set(this.client, this.epoch);
     clearTimeout(this.#welcomeTimer);
@@ -419,8 +438,9 @@ export class Connection {
         this.#broker?.postMessage({ t: 'lead', name: this.name, leader: this.client } satisfies BrokerMessage);
         this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq } satisfies RosterMessage);
         this.#settleReady();
-        this.#resend();
+        this.#requests.resend(this.epoch);
         this.#feed.link(this.client, m.seq, m.opened ?? m.seq);
+        this.#linkCache(this.client);
       } else if (m.t === 'openFailed') {
         this.#fail(fromWire(m.error));
       }
@@ -437,71 +457,29 @@ export class Connection {
     }
   }
 
-  readonly #answer = (r: Response): void => this.#onResponse(r);
+  readonly #answer = (r: Response): void => this.#requests.answer(r, this.#leader);
 
   /** A change record from a leader, on a line of this connection: for its watches (watch.ts). */
   #hear(record: ChangeRecord): void {
+    this.cache?.hear(record);
     this.#feed.hear(record, this.#linked, this.#leader);
   }
 
   /** Its last watch closed: change records need not come any more. */
   stopWatching(): void {
-    if (this.#closing || this.#dead !== undefined) return;
+    // (A page cache still needs them.)
+    if (this.#closing || this.#dead !== undefined || this.cache !== undefined) return;
     this.send({ op: 'changes', since: null, watch: false }).catch(() => {});
   }
-
-  #onResponse(r: Response): void {
-    // An answer from a leader that has since been replaced: the request was
-    // sent again to the new one, whose answer counts.
-    if (r.from !== this.#leader) return;
-    const p = this.#pending.get(r.id);
-    if (p === undefined) return;
-    this.#pending.delete(r.id);
-    if (r.ok) p.resolve(r.value);
-    else p.reject(fromWire(r.error));
-  }
-
-  /**
-   * Sends every unanswered request to the (new) leader, in order; those
-   * made for a leader before it that use what lived there fail (or, to let
-   * go of it, resolve) instead (`leaderStateOf`, protocol.ts).
-   */
-  #resend(): void {
-    for (const p of [...this.#pending.values()].sort((a, b) => a.id - b.id)) {
-      const state = p.epoch === this.epoch ? 'none' : leaderStateOf(p.request);
-      if (state !== 'none') {
-        this.#pending.delete(p.id);
-        if (state === 'releases') p.resolve(undefined);
-        else p.reject(lostWithLeader(p.request));
-        continue;
-      }
-      this.#post(p);
-    }
-  }
-
-  #post(p: Pending): void {
-    const floor = this.#pending.keys().next().value ?? p.id; // every request below it has its answer
-    this.#outbox.add({ id: p.id, request: p.request, floor });
-  }
-
-  /** Requests made in one task, sent to the leader together at its end (outbox.ts). */
-  #outbox = new Outbox(
-    (m) => {
-      // Unlinked since (its leader went in this task): sent again on the next link (#resend).
-      if (!this.#linked) return;
-      if (this.#role === 'leader') this.#worker?.postMessage(m);
-      else if (this.#via instanceof MessagePort) this.#via.postMessage(m);
-      else this.#own?.postMessage(m);
-    },
-    (envelope, e) => {
-      this.#pending.get(envelope.id)?.reject(notSent(envelope.request, e));
-      this.#pending.delete(envelope.id);
-    },
-  );
 
   /** The id of the leader this connection sends to ('' while it knows none). */
   get leaderId(): string {
     return this.#leader ?? '';
+  }
+
+  /** Writes of this connection waiting for their answers (counted with a page cache: its reads skip it meanwhile). */
+  get writing(): number {
+    return this.#requests.writing;
   }
 
   /** A number for a new transaction of this connection. */
@@ -515,14 +493,9 @@ export class Connection {
     if (epoch !== undefined && epoch !== this.epoch) {
       return Promise.reject(leaderChanged(whatOf(request)));
     }
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      // Made for the leader followed now (or the one its snapshot or
-      // iterator lives in), even if it waits for that leader's welcome.
-      const p: Pending = { id, request, epoch: epoch ?? this.epoch, resolve, reject };
-      this.#pending.set(id, p);
-      if (this.#linked) this.#post(p);
-    });
+    // Made for the leader followed now (or the one its snapshot or
+    // iterator lives in), even if it waits for that leader's welcome.
+    return this.#requests.add(request, epoch ?? this.epoch, this.#linked);
   }
 
   /** The connection cannot go on: every pending and later call fails with `error`. */
@@ -531,8 +504,7 @@ export class Connection {
     this.#dead = error;
     this.#settleReady(error);
     this.#teardown();
-    for (const p of this.#pending.values()) p.reject(error);
-    this.#pending.clear();
+    this.#requests.failAll(error);
     // A watch closed by its app (or with the connection) ends; one whose
     // connection failed throws why.
     for (const w of [...this.watchers]) w.fail(error);
@@ -552,6 +524,7 @@ export class Connection {
     if (this.#via instanceof MessagePort) this.#via.close();
     this.#attempt?.close();
     this.#feed.clear();
+    this.cache?.unlink();
     if (this.#role === 'leader') this.#broker?.postMessage({ t: 'unlead', name: this.name, leader: this.client } satisfies BrokerMessage);
     this.#broker?.close();
     if (this.#onResume !== undefined) {

@@ -87,6 +87,9 @@ export function recordBytes(r: ChangeRecord): number {
 
 /** A change record's kind for an ingest (a key range, as a delete range's). */
 export const INGEST = 0x04;
+
+/** A change record's one update of kind 5: anything may have changed (an import). */
+export const RESET_ALL: Packed = { kinds: new Uint8Array([5]), bounds: new Uint32Array(3), keys: new Uint8Array(0) };
 const { put: PUT, delete: DELETE, merge: MERGE, deleteRange: DELETE_RANGE } = BATCH_TAGS;
 
 /** A write batch that WriteBatch did not encode. */

@@ -40,6 +40,8 @@ export interface StepSide extends LeaderSide {
   commit(txn: number, leader: string, writes: TxnWrites | undefined, sync: boolean | undefined): void;
   /** The change records after `since` (see `LeaderWriter.history`). */
   history(since: number | null): unknown;
+  /** The asking connection's import finished; the latest sequence number was `before` (see `LeaderWriter.imported`). */
+  imported(before: number): void;
 }
 
 /** One step: its request's fields `W`. */
@@ -196,12 +198,14 @@ export const STEPS = {
       s.imports.importer = undefined;
       await ready();
       let report: unknown;
+      const before = s.db.latestSequence();
       try {
         report = inner.importFinish();
       } catch (e) {
         throw fromWasm(e);
       }
       afterWrite();
+      s.imported(before);
       return [report, []];
     },
     state: 'uses',

@@ -14,7 +14,7 @@ import { SiltError } from '../core/errors.js';
 import type { Database } from '../local/database.js';
 import { Transaction } from '../local/transaction.js';
 import { type Client, transactionOf } from './leader-clients.js';
-import { INGEST, NOTHING, pack, type Packed, putRange, recordBytes, splitAroundReserved } from './leader-batches.js';
+import { INGEST, NOTHING, pack, RESET_ALL, type Packed, putRange, recordBytes, splitAroundReserved } from './leader-batches.js';
 import { decodeHandover, encodeHandover, HANDOVER_KEY } from './handover.js';
 import type { ChangeHistory, ChangeRecord, TxnWrites } from './wire.js';
 import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
@@ -343,6 +343,25 @@ export class LeaderWriter {
       from: this.#id,
     });
     return report;
+  }
+
+  /**
+   * An import by `client` finished (before its answer goes; the latest
+   * sequence number was `before`): it changed keys that no change record
+   * names, at sequence numbers it raised the database's to, or at none
+   * (its tables keep their own). `client`'s record is written again, so
+   * that a record of one reset (kind 5: anything may have changed) covers
+   * a sequence number at least, from `before` + 1: watches report it as a
+   * gap, page caches empty (page-cache.ts).
+   */
+  imported(client: string, before: number): void {
+    try {
+      this.#writeDirty();
+    } catch {
+      // Written before the next write.
+    }
+    this.#rewrite(client);
+    this.#publish({ first: before + 1, last: this.#db.latestSequence(), ...RESET_ALL, from: this.#id });
   }
 
   /** Writes `client`'s record as it is here; if that fails, it is written before the next write. */

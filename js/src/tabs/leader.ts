@@ -34,7 +34,7 @@ import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
-import { type ChangeMessage, type ChangeRecord, names, type Envelope, type Request, type Response, toWire, type Welcome } from './protocol.js';
+import { type ChangeMessage, type ChangeRecord, names, type Envelope, type Request, type Response, toWire, type Welcome, WRITES } from './protocol.js';
 import { toWireMessage } from './answer-wire.js';
 import { fromWireRequests, type WireRequest } from './request-wire.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
@@ -465,9 +465,6 @@ const MOVED = 'moved';
 
 /** Requests that move a position on: served again, they would skip what the lost answer had. */
 const ADVANCES = new Set<Request['op']>(['next', 'exportNext']);
-
-/** Requests that write: recorded with the connection's write record, answered from it when sent again. */
-const WRITES = new Set<Request['op']>(['put', 'delete', 'deleteRange', 'merge', 'write', 'clear', 'ingest', 'txnCommit']);
 
 /** Posts `r` to `c`: gone meanwhile (its channel closed), nobody waits for it. */
 function post(c: Client, r: Response | Response[], transfer: Transferable[]): void {

@@ -48,6 +48,13 @@ export type {
  */
 export type Request = OperationRequest | StepRequest;
 
+/**
+ * Requests that write: the leader records them with the connection's write
+ * record and answers them from it when sent again; a connection with a page
+ * cache reads past it while one of its own waits for its answer.
+ */
+export const WRITES: ReadonlySet<Request['op']> = new Set<Request['op']>(['put', 'delete', 'deleteRange', 'merge', 'write', 'clear', 'ingest', 'txnCommit']);
+
 /** What request `r` needs of the leader it was made for (see `LeaderState`). */
 export function leaderStateOf(r: Request): LeaderState {
   const rule = (isOperation(r.op) ? OPERATIONS[r.op].state : STEPS[r.op].state) as LeaderState | ((r: Request) => LeaderState);

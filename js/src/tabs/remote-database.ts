@@ -34,6 +34,7 @@ import { asyncDispose } from '../core/dispose.js';
 import type { Operations, RemoteOperations } from '../core/operations.js';
 import { type Asked, OPERATIONS, type PageSide, syncOf, type TableName, unpack } from './operations.js';
 import type { RemoteStatistics } from './remote-options.js';
+import { binaryKey, MISS, type PageCache } from './page-cache.js';
 
 export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
 
@@ -120,13 +121,56 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     }
   }
 
-  /** Operation `name` of the table, asked with `args`. */
-  async #operation(name: TableName, args: unknown[]): Promise<unknown> {
-    // (An async method: what `ask` throws, bad input, is a rejection.)
+  /**
+   * Operation `name` of the table, asked with `args`. Not an async method:
+   * a get that the page cache answers returns a settled Promise, with no
+   * more turns of the microtask queue than it must (what `ask` throws, bad
+   * input, is a rejection all the same).
+   */
+  #operation(name: TableName, args: unknown[]): Promise<unknown> {
     const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => Asked<object>;
-    const { wire, epoch, answer } = ask(this.#page, ...args);
+    let asked: Asked<object>;
+    try {
+      asked = ask(this.#page, ...args);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const { wire, epoch, answer } = asked;
     (wire as { op: TableName }).op = name;
-    const value = await this.#send(wire as Request, epoch);
+    const cache = this.#connection.cache;
+    if (cache !== undefined) {
+      if ((name === 'get' || name === 'has') && (wire as { snapshot: number }).snapshot === 0 && !this.#handle.closed) {
+        const key = binaryKey((wire as { key: Uint8Array }).key);
+        const hit = cache.lookup(key, this.#connection.writing > 0);
+        if (hit === MISS) return this.#fill(cache, key, name, wire as Request, answer);
+        try {
+          return Promise.resolve(name === 'has' ? hit !== null : answer === undefined ? (hit ?? undefined) : answer(hit ?? undefined));
+        } catch (e) {
+          return Promise.reject(e); // (a value its encoding cannot decode)
+        }
+      }
+      if (name === 'statistics') return this.#send(wire as Request).then((s) => ({ ...(s as object), pageCache: cache.statistics() }));
+    }
+    return this.#asked(wire as Request, epoch, answer);
+  }
+
+  async #asked(request: Request, epoch: number | undefined, answer: ((v: unknown) => unknown) | undefined): Promise<unknown> {
+    const value = await this.#send(request, epoch);
+    return answer === undefined ? value : answer(value);
+  }
+
+  /** A get or has at the latest state that the page cache (page-cache.ts) missed: asked of the leader, its answer kept. */
+  async #fill(cache: PageCache, key: string, name: 'get' | 'has', request: Request, answer: ((v: unknown) => unknown) | undefined): Promise<unknown> {
+    const fill = cache.fill(key);
+    let value: unknown;
+    try {
+      value = await this.#send(request);
+    } catch (e) {
+      if (fill !== undefined) cache.keep(fill, undefined);
+      throw e;
+    }
+    // (A has that found the key has no value to keep; one that did not, the key's absence.)
+    if (fill !== undefined) cache.keep(fill, name === 'has' ? (value === true ? undefined : null) : ((value as Uint8Array | undefined) ?? null));
     return answer === undefined ? value : answer(value);
   }
 

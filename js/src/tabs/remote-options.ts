@@ -2,6 +2,7 @@
 
 import type { CountRange, ValueReadOptions } from '../core/call-options.js';
 import type { Statistics } from '../local/statistics.js';
+import type { PageCacheStatistics } from './page-cache.js';
 import type { RemoteSnapshot } from './remote-snapshot.js';
 
 /** Read options of a connection: a snapshot, and the call's own value encoding. */
@@ -22,4 +23,6 @@ export interface RemoteStatistics extends Statistics {
     /** Connections the leader serves now, its own page included. */
     connections: number;
   };
+  /** This connection's page cache (`pageCacheCapacity`), if it has one. */
+  pageCache?: PageCacheStatistics;
 }

@@ -14,6 +14,7 @@ import type { Codec } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
 import { compareBytes } from '../core/bytes.js';
 import type { ChangeHistory, ChangeRecord, Request } from './protocol.js';
+import { RESET } from './page-cache.js';
 
 /**
  * A committed update of one key, as `watch` reports it: the key as the
@@ -222,6 +223,11 @@ export class Watcher {
       const seq = r.first + i;
       if (seq <= last) continue;
       const key = keys.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
+      if (kinds[i] === RESET) {
+        // An import: anything may have changed, at these sequence numbers.
+        this.#emit({ kind: 'gap', from: seq, to: r.last });
+        break;
+      }
       const kind = KINDS[kinds[i]!];
       if (kind === undefined) continue;
       if (kind === 'deleteRange' || kind === 'ingest') {

@@ -41,7 +41,8 @@ export type SnapshotInfo = { id: number; seq: number };
  * One committed write, packed: it took sequence numbers `first..last`; its
  * first `kinds.length` updates (the connection's write record, last, is not
  * reported) have kind `kinds[i]` (0 delete, 1 put, 2 merge, 3 range delete, as in
- * `WriteBatch`'s encoding) and sequence number `first + i`; update `i`'s key
+ * `WriteBatch`'s encoding; 4 an ingest's range; 5 a reset, after an import:
+ * anything may have changed, no key) and sequence number `first + i`; update `i`'s key
  * is `keys[bounds[2i] .. bounds[2i+1]]` and, for a range delete, its end is
  * `keys[bounds[2i+1] .. bounds[2i+2]]` (empty otherwise). Packed so that a
  * batch of a thousand puts costs the leader three buffers, not a thousand

@@ -1,0 +1,36 @@
+// What the model-based tests of the tab protocol share: a backup image to
+// import, and the loop over seeded schedules.
+import { openMemory } from '../src/index.js';
+import { bytes } from './helpers.js';
+
+/** A backup (export stream) of a database holding `key` = `value` alone. */
+export async function imageOf(key: string, value: string): Promise<Uint8Array> {
+  const src = await openMemory();
+  src.put(key, bytes(value));
+  const image = new Uint8Array(await new Response(src.export()).arrayBuffer());
+  src.close();
+  return image;
+}
+
+/**
+ * Runs `schedule` on seeds `first`, `first + 1`, … (`count` of them, fewer
+ * once 20 failures are found or `seconds` have passed): the failures, how
+ * many ran, and the seconds they took.
+ */
+export async function runSeeds(
+  first: number,
+  count: number,
+  schedule: (seed: number) => Promise<string[]>,
+  seconds = Number.POSITIVE_INFINITY,
+): Promise<{ failures: string[]; run: number; seconds: number }> {
+  const started = performance.now();
+  const failures: string[] = [];
+  let run = 0;
+  for (let seed = first; seed < first + count; seed++) {
+    failures.push(...(await schedule(seed)));
+    run++;
+    if (failures.length >= 20) break;
+    if (performance.now() - started > seconds * 1000) break;
+  }
+  return { failures, run, seconds: (performance.now() - started) / 1000 };
+}
