@@ -50,10 +50,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The peers, in the order of the columns; `ops` what each is measured on. */
 const PEERS = [
-  { id: 'floor', label: 'floor: a worker answering from a Map', ops: ['get', 'put', 'scan', 'get32'] },
-  { id: 'silt', label: 'Silt, connect() (library defaults)', ops: ['get', 'put', 'scan', 'get32'] },
-  { id: 'indexeddb', label: 'IndexedDB, main thread, idb-keyval style', ops: ['get', 'put', 'scan', 'get32'] },
-  { id: 'sqlite', label: "SQLite-wasm in a worker (the suite's pragmas, exclusive locking)", ops: ['get', 'put', 'scan', 'get32'] },
+  { id: 'floor', label: 'floor: a worker answering from a Map', ops: ['get', 'put', 'scan', 'get32', 'hot'] },
+  { id: 'silt', label: 'Silt, connect() (library defaults)', ops: ['get', 'put', 'scan', 'get32', 'hot'] },
+  { id: 'indexeddb', label: 'IndexedDB, main thread, idb-keyval style', ops: ['get', 'put', 'scan', 'get32', 'hot'] },
+  { id: 'sqlite', label: "SQLite-wasm in a worker (the suite's pragmas, exclusive locking)", ops: ['get', 'put', 'scan', 'get32', 'hot'] },
+  { id: 'silt:cache', label: 'Silt, connect() with a page cache (pageCacheCapacity 4 MiB)', ops: ['hot'] },
   { id: 'sqlite:defaults', label: 'SQLite-wasm in a worker (library defaults)', ops: ['get', 'put'] },
 ];
 const OPS = {
@@ -61,6 +62,7 @@ const OPS = {
   put: 'put (awaited one at a time)',
   scan: 'scan of 100 entries',
   get32: '32 gets in one Promise.all (total)',
+  hot: 'get of a key read before (1,000 hot keys, each read 5 times first)',
 };
 const COLD = [
   { id: 'silt', label: 'Silt: import siltdb, connect(), get' },
@@ -144,7 +146,7 @@ async function main() {
       // runs[op][peer]: one measurement per repetition.
       const runs = Object.fromEntries(Object.keys(OPS).map((op) => [op, Object.fromEntries(PEERS.filter((p) => p.ops.includes(op)).map((p) => [p.id, []]))]));
       const inWorker = [];
-      const ns = { get: options.gets, put: options.gets, scan: options.scans, get32: options.groups };
+      const ns = { get: options.gets, put: options.gets, scan: options.scans, get32: options.groups, hot: options.gets };
       for (let rep = 0; rep < options.reps; rep++) {
         for (const [opIndex, op] of Object.keys(OPS).entries()) {
           // Every peer reads the same keys in one repetition; which peer
@@ -152,7 +154,9 @@ async function main() {
           const ids = PEERS.filter((p) => p.ops.includes(op)).map((p) => p.id);
           const order = ids.map((_, i) => ids[(i + rep) % ids.length]);
           for (const id of order) {
-            const m = { op, id, n: ns[op], keys: options.keys, seed: 1000 * (rep + 1) + opIndex, warm: 200, maxMs: options.maxSec * 1000 };
+            // (Hot reads warm up on every hot key, five times over.)
+            const warm = op === 'hot' ? 5_000 : 200;
+            const m = { op, id, n: ns[op], keys: options.keys, seed: 1000 * (rep + 1) + opIndex, warm, maxMs: options.maxSec * 1000 };
             const r = await page.evaluate((m) => window.pageBench.measure(m), m);
             log(`rep ${rep + 1}: ${op} ${id}: ${r.us.toFixed(1)} µs (${r.calls.toLocaleString('en')} calls)`);
             runs[op][id].push(r);
@@ -202,7 +206,7 @@ async function main() {
 // ---------------------------------------------------------------------------
 // Output.
 
-const us = (x) => (x === undefined ? '–' : x >= 100 ? `${x.toFixed(0)} µs` : `${x.toFixed(1)} µs`);
+const us = (x) => (x === undefined ? '–' : x >= 100 ? `${x.toFixed(0)} µs` : x >= 10 ? `${x.toFixed(1)} µs` : `${x.toFixed(2)} µs`);
 const ms = (x) => (x === undefined ? '–' : `${x.toFixed(x >= 100 ? 0 : 1)} ms`);
 const times = (x) => (x === undefined || !Number.isFinite(x) ? '–' : `${x.toFixed(2)}×`);
 const figure = (run, op, id) => run.results[op]?.[id]?.us;
@@ -242,6 +246,8 @@ function goals(run) {
     add('32 gets in one Promise.all ≤ 3× one get', g32, times(g32), g32 <= 3);
     const put = f('put', 'silt') / f('put', 'floor');
     add('an awaited put (default durability) ≤ 1.5× the floor', put, times(put), put <= 1.5);
+    const hit = f('hot', 'silt:cache');
+    if (hit !== undefined) add('a page cache hit ≤ 2 µs', hit, `${us(hit)} (${times(f('hot', 'floor') / hit)} faster than the floor's round trip)`, hit <= 2);
     const bound = 2 * f('scan', 'floor') + run.worker.scanUs;
     const scan = f('scan', 'silt');
     add(
@@ -291,6 +297,12 @@ function tables(run) {
   md += `| 32 gets in one Promise.all ÷ one get | ${r('floor')} | ${r('silt')} | | ${r('indexeddb')} | | ${r('sqlite')} | | | |\n`;
   md += `\n"× floor": the figure over the floor's for the same operation (lower is better). "Silt vs": the other's time over Silt's (above 1: Silt is faster).\n\n`;
   md += `| other configuration | operation | time | × floor | Silt's time over it |\n|---|---|---:|---:|---:|\n`;
+  {
+    const v = f('hot', 'silt:cache');
+    const rates = run.results?.hot?.['silt:cache']?.runs?.map((r) => r.hitRate).filter((x) => x !== undefined) ?? [];
+    const rate = rates.length ? ` (${(100 * Math.min(...rates)).toFixed(1)}% or more of its gets from the cache)` : '';
+    md += `| ${labelOf('silt:cache')}${rate} | ${OPS.hot} | ${us(v)} | ${times(v / f('hot', 'floor'))} | ${times(f('hot', 'silt') / v)} |\n`;
+  }
   for (const op of ['get', 'put']) {
     const v = f(op, 'sqlite:defaults');
     md += `| ${labelOf('sqlite:defaults')} | ${OPS[op]} | ${us(v)} | ${times(v / f(op, 'floor'))} | ${times(f(op, 'silt') / v)} |\n`;

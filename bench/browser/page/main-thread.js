@@ -9,6 +9,10 @@ import { floor, floorFromAnotherTab, hostFloorForOtherTabs, indexeddb, silt, sql
 import { rpc } from './rpc.js';
 
 const peers = {};
+/** The keys 'hot' reads (the first ones): what a page reads again and again. */
+const HOT = 1000;
+/** The page cache of the 'silt:cache' peer: room for every hot key. */
+const PAGE_CACHE = 4 << 20;
 let inWorker;
 
 /** Opens every peer and writes keys 0..keys-1 into each; resolves with what each reports of its options. */
@@ -25,6 +29,10 @@ export async function setup({ name, keys }) {
   peers.silt = await silt(name);
   if (!peers.silt.db.isLeader) throw new Error('this page does not lead its connect() database');
   await timed('silt', () => peers.silt.fill(keys));
+  // With a page cache: read only on the hot keys (its database holds those alone).
+  peers['silt:cache'] = await silt(`${name}-cache`, { pageCacheCapacity: PAGE_CACHE });
+  await timed('silt:cache', () => peers['silt:cache'].fill(Math.min(keys, HOT)));
+  report['silt:cache'].options = { pageCacheCapacity: PAGE_CACHE };
   peers.indexeddb = await indexeddb(name);
   await timed('indexeddb', () => peers.indexeddb.fill(keys));
   report.indexeddb.scan = peers.indexeddb.scanWay;
@@ -56,7 +64,7 @@ function callsOf(op, n, keys, seed) {
     for (let g = 0; g < n; g++) groups.push(Array.from(idx.subarray(g * 32, g * 32 + 32), keyTextOf));
     return { idx, args: groups };
   }
-  const idx = drawIndices(n, op === 'scan' ? keys - 100 : keys, seed);
+  const idx = drawIndices(n, op === 'scan' ? keys - 100 : op === 'hot' ? Math.min(keys, HOT) : keys, seed);
   const ks = Array.from(idx, keyTextOf);
   return { idx, args: op === 'put' ? ks.map((k, i) => [k, valueFor(idx[i])]) : ks };
 }
@@ -67,7 +75,7 @@ async function loop(op, p, args, maxMs, t0) {
   let i = 0;
   const n = args.length;
   // The clock read every 64 calls only: a call is tens of µs at the least.
-  if (op === 'get') {
+  if (op === 'get' || op === 'hot') {
     for (; i < n && ((i & 63) !== 0 || performance.now() - t0 < maxMs); i++) sum += checksum(await p.get(args[i]));
   } else if (op === 'put') {
     for (; i < n && ((i & 63) !== 0 || performance.now() - t0 < maxMs); i++) await p.put(args[i][0], args[i][1]);
@@ -93,15 +101,21 @@ export async function measure({ op, id, n, keys, seed, warm, maxMs }) {
   const p = peers[id];
   const w = callsOf(op, Math.min(warm, n), keys, seed ^ 0x5eed);
   await loop(op, p, w.args, Number.POSITIVE_INFINITY, 0);
+  const before = id === 'silt:cache' ? (await p.db.statistics()).pageCache : undefined;
   const { idx, args } = callsOf(op, n, keys, seed);
   const t0 = performance.now();
   const [calls, sum] = await loop(op, p, args, maxMs, t0);
   const ms = performance.now() - t0;
   let want = 0;
-  if (op === 'get') for (let i = 0; i < calls; i++) want += expectedChecksum(idx[i]);
+  if (op === 'get' || op === 'hot') for (let i = 0; i < calls; i++) want += expectedChecksum(idx[i]);
   else if (op === 'get32') for (let i = 0; i < calls * 32; i++) want += expectedChecksum(idx[i]);
   else if (op === 'scan') for (let i = 0; i < calls; i++) for (let j = 0; j < 100; j++) want += expectedChecksum(idx[i] + j);
   if (sum !== want) throw new Error(`${id} ${op}: read ${sum}, the keys predict ${want}`);
+  if (before !== undefined) {
+    // The share of the timed gets the page cache answered.
+    const after = (await p.db.statistics()).pageCache;
+    return { us: (ms * 1000) / calls, calls, ms, hitRate: (after.hits - before.hits) / calls };
+  }
   return { us: (ms * 1000) / calls, calls, ms };
 }
 

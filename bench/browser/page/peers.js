@@ -50,9 +50,9 @@ function sumOf(entries, n, who) {
   return sum;
 }
 
-/** Silt through connect() with the library's defaults (no option at all). */
-export async function silt(name) {
-  const db = await connect(name);
+/** Silt through connect() with the library's defaults (no option at all), or `options`. */
+export async function silt(name, options) {
+  const db = await connect(name, options);
   return {
     db,
     get: (key) => db.get(key),
