@@ -60,6 +60,36 @@ describe('the page cache', () => {
     expect(s.entries).toBe(2);
   });
 
+  test('keeps values of every encoding, sublevel and key (decoded anew for each read), under the stored bytes', async () => {
+    const { o, a, b } = await twoTabs();
+    const notes = b.sublevel<string, { n: number }>('notes', { keyEncoding: 'utf8', valueEncoding: 'json' });
+    await value(o, notes.put('é', { n: 1 }));
+    const first = await value(o, notes.get('é'));
+    first!.n = 99; // (the caller's own object)
+    expect(await value(o, notes.get('é'))).toEqual({ n: 1 });
+    const texts = b.sublevel<string, string>('texts', { valueEncoding: 'utf8' });
+    await value(o, texts.put('k', 'v'));
+    expect(await value(o, texts.get('k'))).toBe('v');
+    expect(await value(o, texts.get('k', { valueEncoding: 'view' }))).toEqual(bytes('v'));
+    const h = await hits(o, b);
+    expect(await value(o, texts.get('k'))).toBe('v');
+    expect(await hits(o, b)).toBe(h + 1);
+    // Another tab's write of the same stored key, through another handle, drops it.
+    await value(o, a.sublevel<string, string>('texts', { valueEncoding: 'utf8' }).put('k', 'w'));
+    await o.world.run(100);
+    expect(await value(o, texts.get('k'))).toBe('w');
+    expect(await value(o, notes.get('é'))).toEqual({ n: 1 });
+    // The root's keys: a string past ASCII, and bytes, kept under their UTF-8 bytes.
+    await value(o, b.put('ü', bytes('x')));
+    expect(text(await value(o, b.get('ü')))).toBe('x');
+    const before = await hits(o, b);
+    expect(text(await value(o, b.get(bytes('ü'))))).toBe('x');
+    expect(await hits(o, b)).toBe(before + 1);
+    await value(o, a.put(bytes('ü'), bytes('y')));
+    await o.world.run(100);
+    expect(text(await value(o, b.get('ü')))).toBe('y');
+  });
+
   test("another tab's write reaches the page's cache with its change record", async () => {
     const { o, a, b } = await twoTabs();
     await value(o, a.put('k', bytes('v1')));

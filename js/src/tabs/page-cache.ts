@@ -102,8 +102,9 @@ export class PageCache {
   }
 
   /**
-   * The value kept for `key` (stored bytes: a copy the caller owns; `null`:
-   * no value), or `MISS`. `writing`: a write of this connection waits for
+   * The value kept for `key` (its stored bytes, the cache's own: the caller
+   * hands out a copy, or what its encoding decodes; `null`: no value), or
+   * `MISS`. `writing`: a write of this connection waits for
    * its answer (the read must see it: it goes to the leader, after it).
    */
   lookup(key: string, writing: boolean): Uint8Array | null | typeof MISS {
@@ -120,7 +121,7 @@ export class PageCache {
     // Most recently used: to the end.
     this.#entries.delete(key);
     this.#entries.set(key, e);
-    return e.value === null ? null : e.value.slice();
+    return e.value;
   }
 
   /**

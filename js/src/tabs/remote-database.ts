@@ -36,6 +36,9 @@ import { type Asked, OPERATIONS, type PageSide, syncOf, type TableName, unpack }
 import type { RemoteStatistics } from './remote-options.js';
 import { binaryKey, MISS, type PageCache } from './page-cache.js';
 
+/** A string of printable ASCII chars alone: its UTF-8 bytes are its chars. */
+const ASCII = /^[ -~]*$/;
+
 export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './remote-options.js';
 
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
@@ -128,6 +131,22 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    * input, is a rejection all the same).
    */
   #operation(name: TableName, args: unknown[]): Promise<unknown> {
+    const cache = this.#connection.cache;
+    if (cache !== undefined && (name === 'get' || name === 'has') && args[1] === undefined && this.#codec.plainKeys && !this.#handle.closed) {
+      // The common read of a page cache, first: a printable ASCII string key of the
+      // root, no options. Its stored bytes are its chars: its cache key as it is.
+      const key = args[0];
+      if (typeof key === 'string' && ASCII.test(key)) {
+        const hit = cache.lookup(key, this.#connection.writing > 0);
+        if (hit !== MISS) {
+          try {
+            return Promise.resolve(name === 'has' ? hit !== null : this.#owned(hit));
+          } catch (e) {
+            return Promise.reject(e); // (a value its encoding cannot decode)
+          }
+        }
+      }
+    }
     const ask = OPERATIONS[name].ask as (page: PageSide, ...args: unknown[]) => Asked<object>;
     let asked: Asked<object>;
     try {
@@ -137,14 +156,13 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     }
     const { wire, epoch, answer } = asked;
     (wire as { op: TableName }).op = name;
-    const cache = this.#connection.cache;
     if (cache !== undefined) {
       if ((name === 'get' || name === 'has') && (wire as { snapshot: number }).snapshot === 0 && !this.#handle.closed) {
         const key = binaryKey((wire as { key: Uint8Array }).key);
         const hit = cache.lookup(key, this.#connection.writing > 0);
         if (hit === MISS) return this.#fill(cache, key, name, wire as Request, answer);
         try {
-          return Promise.resolve(name === 'has' ? hit !== null : answer === undefined ? (hit ?? undefined) : answer(hit ?? undefined));
+          return Promise.resolve(name === 'has' ? hit !== null : answer === undefined ? (hit?.slice() ?? undefined) : answer(hit?.slice() ?? undefined));
         } catch (e) {
           return Promise.reject(e); // (a value its encoding cannot decode)
         }
@@ -152,6 +170,14 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
       if (name === 'statistics') return this.#send(wire as Request).then((s) => ({ ...(s as object), pageCache: cache.statistics() }));
     }
     return this.#asked(wire as Request, epoch, answer);
+  }
+
+  /** A value the page cache kept (`null`: none), as this handle's get returns it: owned by the caller. */
+  #owned(kept: Uint8Array | null): unknown {
+    if (kept === null) return undefined;
+    const c = this.#codec;
+    // utf8 and json make new values of the kept bytes; other encodings get a copy.
+    return c.plainValues ? kept.slice() : c.unvalue(c.sharesBytes ? kept.slice() : kept);
   }
 
   async #asked(request: Request, epoch: number | undefined, answer: ((v: unknown) => unknown) | undefined): Promise<unknown> {
