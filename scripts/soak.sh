@@ -10,6 +10,8 @@
 #     flush/compaction call, dropping and tearing unsynced bytes;
 #   - corruption: a bit flipped in every byte of every file of a database;
 #   - the model test over 3,000 seeds, and 50,000 mutated exports imported;
+#   - connect()'s models: the tab protocol's 100,000 schedules, the page
+#     cache's 20,000;
 #   - the fuzz corpus with 50,000 mutations per input, then cargo-fuzz on every
 #     target (scripts/fuzz.sh);
 #   - the browser: worker kills and closed tabs, the bad-input sequences, and
@@ -59,6 +61,7 @@ step "fuzz corpus" cargo test --release -p silt-engine --test fuzz_corpus -- --n
 step "cargo fuzz" bash scripts/fuzz.sh "$fuzz_seconds"
 step "browser (kills, closed tabs, soak)" bash -c 'cd tests && npx --no-install playwright test e2e/reliability.spec.ts --global-timeout=0'
 step "bad input (Node)" bash -c 'cd js && npx --no-install vitest run test/bad-input.test.ts'
+step "tab protocol and page cache models (100,000 and 20,000 schedules)" bash -c 'cd js && npx --no-install vitest run test/protocol-model.test.ts test/page-cache-model.test.ts'
 step "bad input (Chromium)" bash -c 'cd tests && npx --no-install playwright test e2e/bad-input.spec.ts'
 
 printf '\n=== figures (target/reliability)\n'

@@ -27,6 +27,8 @@ import { imageOf, runSeeds } from './model-runs.js';
 import { Origin, type Tab } from './tabs-harness.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
+/** The test's watchdog: 10 minutes, a day at soak size (a hang check, not a speed check). */
+const TIMEOUT_MS = SOAK ? 24 * 3_600_000 : 600_000;
 const SCHEDULES = Number(process.env.SILT_CACHE_MODEL_SCHEDULES ?? (SOAK ? 20_000 : 600));
 const FIRST_SEED = Number(process.env.SILT_MODEL_SEED ?? 1);
 
@@ -343,11 +345,17 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
 }
 
 describe('the page cache, model-based', () => {
-  test(`${SCHEDULES} seeded schedules of three tabs with page caches: no read older than what its tab saw or wrote, none stale once records arrived`, async () => {
-    const image = await imageOf('k0', 'imported');
-    const { failures, run, seconds } = await runSeeds(FIRST_SEED, SCHEDULES, (seed) => schedule(seed, image));
-    console.log(`page cache model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${hits} reads from the caches`);
-    expect(failures).toEqual([]);
-    expect(hits).toBeGreaterThan(run);
-  }, 600_000);
+  test(
+    `${SCHEDULES} seeded schedules of three tabs with page caches: no read older than what its tab saw or wrote, none stale once records arrived`,
+    async () => {
+      const image = await imageOf('k0', 'imported');
+      const { failures, run, seconds } = await runSeeds(FIRST_SEED, SCHEDULES, (seed) => schedule(seed, image));
+      console.log(
+        `page cache model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${hits} reads from the caches`,
+      );
+      expect(failures).toEqual([]);
+      expect(hits).toBeGreaterThan(run);
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -43,6 +43,8 @@ import { Origin, type Tab } from './tabs-harness.js';
 import { type Realm, type Rng, traceLine } from './tabs-world.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
+/** The test's watchdog: 10 minutes, a day at soak size (a hang check, not a speed check). */
+const TIMEOUT_MS = SOAK ? 24 * 3_600_000 : 600_000;
 /** Schedules per run: 10,000 by default (67 to 120 s on the 2-core machine), 100,000 with SILT_SOAK=1. */
 const SCHEDULES = Number(process.env.SILT_MODEL_SCHEDULES ?? (SOAK ? 100_000 : 10_000));
 /** A time limit (s), if one is set: the run stops after the schedule that passes it, and says how many ran. */
@@ -660,12 +662,16 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
 }
 
 describe('the tab protocol, model-based', () => {
-  test(`${SCHEDULES} seeded schedules: every call settles, no write applied twice or acknowledged unapplied, no state left behind`, async () => {
-    const image = await imageOf('imported', '1');
-    const { failures, run, seconds } = await runSeeds(FIRST_SEED, SCHEDULES, (seed) => schedule(seed, image), SECONDS);
-    console.log(
-      `protocol model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${Math.round(steps / run)} events each`,
-    );
-    expect(failures).toEqual([]);
-  }, 600_000);
+  test(
+    `${SCHEDULES} seeded schedules: every call settles, no write applied twice or acknowledged unapplied, no state left behind`,
+    async () => {
+      const image = await imageOf('imported', '1');
+      const { failures, run, seconds } = await runSeeds(FIRST_SEED, SCHEDULES, (seed) => schedule(seed, image), SECONDS);
+      console.log(
+        `protocol model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${Math.round(steps / run)} events each`,
+      );
+      expect(failures).toEqual([]);
+    },
+    TIMEOUT_MS,
+  );
 });
