@@ -88,6 +88,7 @@ scope.addEventListener('message', ({ data }) => {
     if (data.t === 'open') void start(data);
     else if (data.t === 'attach') leader?.attach(data.client, data.port);
     else if (data.t === 'close') void stop();
+    else if (data.t === 'ping') scope.postMessage({ t: 'pong' });
     return;
   }
   if (leader === undefined) {

@@ -299,6 +299,7 @@ export class FakeWorker extends Target {
       if (data.t === 'open') void this.#open(data as { name: string; leader: string });
       else if (data.t === 'attach') this.leader?.attach(data.client as string, data.port as MessagePort | undefined);
       else if (data.t === 'close') void this.#close();
+      else if (data.t === 'ping') this.#post({ t: 'pong' });
       return;
     }
     const envelope = data as unknown as Envelope;

@@ -34,6 +34,7 @@ import {
   type Response,
   type RosterMessage,
   type Welcome,
+  type WorkerControl,
   type WorkerReport,
 } from './protocol.js';
 import { eachAnswer, isAnswers, type WireAnswer } from './answer-wire.js';
@@ -108,6 +109,8 @@ export class Connection {
   #workerLocked = false;
   #blocked = false;
   #onResume: (() => void) | undefined;
+  /** Pings of `#checkExclusive` waiting for their worker's pong. */
+  #pongs: (() => void)[] = [];
   refs = 0;
 
   constructor(name: string, options: Omit<OpenOptions, 'signal'>, given: Worker | undefined, locks: LockManagerLike, pageCacheCapacity = 0) {
@@ -224,8 +227,11 @@ export class Connection {
 
   /**
    * This connection leads, but its worker has not had the database's lock
-   * for `LEADER_SILENCE_MS`: a worker holds it with `open()`. Tell the
-   * connections that wait for this one, and fail unless told to wait.
+   * for `LEADER_SILENCE_MS`: if the lock is held, and not by its worker
+   * (asked, not guessed from the time: a slow machine's worker may have
+   * the lock with its word of it still on the way), a worker holds it with
+   * `open()`. Tell the connections that wait for this one, and fail unless
+   * told to wait.
    */
   async #checkExclusive(): Promise<void> {
     if (this.#role !== 'leading' || this.#workerLocked) return;
@@ -233,6 +239,19 @@ export class Connection {
     const state = query ? await query.call(this.#locks).catch(() => undefined) : undefined;
     const held = state?.held?.some((l) => l.name === `siltdb:${this.name}`) ?? true;
     if (!held || this.#role !== 'leading' || this.#workerLocked) return;
+    // Held, maybe by this connection's own worker, whose `locked` is still
+    // on its way (a slow machine: the query's answer overtook it). The
+    // worker answers a ping after whatever it posted before it.
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    // (A worker of an older siltdb, given as `worker`, does not answer: then
+    // the lock is taken as an open()'s after a while longer.)
+    await new Promise<void>((pong) => {
+      this.#pongs.push(pong);
+      setTimeout(pong, 10 * LEADER_SILENCE_MS);
+      worker.postMessage({ t: 'ping' } satisfies WorkerControl);
+    });
+    if (this.#role !== 'leading' || this.#workerLocked || this.#worker !== worker) return;
     this.#blocked = true;
     this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, blocked: true } satisfies RosterMessage);
     if (!this.#isReady && !this.#wait) this.#fail(this.#exclusive());
@@ -429,6 +448,8 @@ export class Connection {
       }
       if (m.t === 'change') {
         this.#hear(m.record);
+      } else if (m.t === 'pong') {
+        this.#pongs.shift()?.();
       } else if (m.t === 'locked') {
         this.#workerLocked = true;
         this.#blocked = false;

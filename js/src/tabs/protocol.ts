@@ -147,11 +147,14 @@ export type WorkerControl =
   | { t: 'open'; name: string; options: Omit<OpenOptions, 'signal' | 'wait'>; leader: string }
   /** Serve follower `client`: over `port` (from the broker), or its BroadcastChannel. */
   | { t: 'attach'; client: string; port?: MessagePort }
-  | { t: 'close' };
+  | { t: 'close' }
+  /** Answered with `pong`, after whatever the worker posted before. */
+  | { t: 'ping' };
 
 /** From the worker to its connection, besides responses. */
 export type WorkerReport =
   | { t: 'locked' }
+  | { t: 'pong' }
   | { t: 'opened'; seq: number; opened: number }
   | { t: 'openFailed'; error: WireError }
   | { t: 'closed' }
