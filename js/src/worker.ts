@@ -13,7 +13,7 @@ import { Leader } from './tabs/leader.js';
 import type { LockManagerLike } from './core/web-locks.js';
 import { openLeader } from './local/open.js';
 import { releaseParked } from './opfs/parking.js';
-import { toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
+import { names, toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
 import { toWireMessage, type WireAnswer } from './tabs/answer-wire.js';
 import { fromWireRequests, type WireRequest } from './tabs/request-wire.js';
 
@@ -31,6 +31,7 @@ let local = '';
 async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
   try {
     if (db !== undefined) throw new SiltError('InvalidArgument', 'this worker already has its database open');
+    await holdWhileAlive(names(m.name).workerLock(m.leader));
     db = await openLeader(m.name, m.options, () => scope.postMessage({ t: 'locked' }));
     local = m.leader;
     leader = new Leader(db, m.name, m.leader, scope.navigator?.locks);
@@ -54,6 +55,20 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
     leader = undefined;
     scope.postMessage({ t: 'openFailed', error: toWire(e) });
   }
+}
+
+/** Takes lock `name` and keeps it until this worker ends (where there are Web Locks). */
+function holdWhileAlive(name: string): Promise<void> {
+  const locks = scope.navigator?.locks;
+  if (locks === undefined) return Promise.resolve();
+  return new Promise<void>((held) => {
+    locks
+      .request(name, {}, () => {
+        held();
+        return new Promise<void>(() => {});
+      })
+      .catch(() => held());
+  });
 }
 
 async function stop(): Promise<void> {

@@ -239,6 +239,14 @@ export class Connection {
     const state = query ? await query.call(this.#locks).catch(() => undefined) : undefined;
     const held = state?.held?.some((l) => l.name === `siltdb:${this.name}`) ?? true;
     if (!held || this.#role !== 'leading' || this.#workerLocked) return;
+    // The worker of a leader before this one lives yet (a slow machine's
+    // failover): the lock is its; look again later.
+    const mine = this.#names.workerLock(this.client);
+    const going = this.#names.workerLock('');
+    if (state?.held?.some((l) => l.name !== undefined && l.name !== mine && l.name.startsWith(going))) {
+      setTimeout(() => void this.#checkExclusive(), LEADER_SILENCE_MS);
+      return;
+    }
     // Held, maybe by this connection's own worker, whose `locked` is still
     // on its way (a slow machine: the query's answer overtook it). The
     // worker answers a ping after whatever it posted before it.

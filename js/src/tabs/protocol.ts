@@ -167,5 +167,12 @@ export function names(name: string) {
     client: (client: string) => `siltdb:${name}:c:${client}`,
     clientLock: (client: string) => `siltdb:${name}:client:${client}`,
     leadLock: `siltdb:${name}:lead`,
+    /**
+     * Held by the worker of the connection `leader` for as long as it
+     * lives, from before it asks for the database's lock: a database lock
+     * held beside another leader's is that leader's worker's (going), not
+     * an `open()`'s.
+     */
+    workerLock: (leader: string) => `siltdb:${name}:worker:${leader}`,
   };
 }
