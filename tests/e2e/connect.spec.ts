@@ -116,3 +116,33 @@ test('a database open() holds in a worker: connect() gets DatabaseLocked, or wai
   expect(await run(a, await newWorker(a), 'tryOpen', { name: 'exclusive' })).toBe('DatabaseLocked');
   await b.evaluate(() => window.db!.close());
 });
+
+test("a page cache across two tabs: a value read again comes from the page; another tab's write reaches it with its change record", async ({ context }) => {
+  const a = await context.newPage();
+  const b = await context.newPage();
+  await loadLib(a);
+  await loadLib(b);
+  const enc = (s: string) => Array.from(new TextEncoder().encode(s));
+  await a.evaluate(async () => {
+    window.db = await window.lib.connect('cached', { pageCacheCapacity: 1 << 20 });
+  });
+  await b.evaluate(async () => {
+    window.db = await window.lib.connect('cached', { pageCacheCapacity: 1 << 20, valueEncoding: 'utf8' } as never);
+  });
+  await a.evaluate(async (v) => window.db!.put('k', new Uint8Array(v)), enc('one'));
+  const read = () => b.evaluate(async () => (await window.db!.get('k')) as unknown as string);
+  expect(await read()).toBe('one');
+  expect(await read()).toBe('one');
+  const hits = () => b.evaluate(async () => (await window.db!.statistics()).pageCache!.hits);
+  expect(await hits()).toBeGreaterThanOrEqual(1);
+  // A's write: B's cached value goes when its record comes (B reads it anew).
+  await a.evaluate(async (v) => window.db!.put('k', new Uint8Array(v)), enc('two'));
+  await expect.poll(read, { timeout: 10_000 }).toBe('two');
+  // B's own write is read back at once, whatever it had kept.
+  await b.evaluate(async () => {
+    await window.db!.put('k', 'three' as never);
+  });
+  expect(await read()).toBe('three');
+  await b.evaluate(() => window.db!.close());
+  await a.evaluate(() => window.db!.close());
+});
