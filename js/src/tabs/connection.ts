@@ -408,6 +408,14 @@ export class Connection {
     this.#via = via;
     this.#attempt = undefined;
     this.#settleReady();
+    if (this.#closing) {
+      // Its goodbye went out: the leader it went to may have forgotten this
+      // connection's write record with it (and died before its answers
+      // came), so what had no answer cannot be sent again: sent again it
+      // would be applied again. It ends with the connection.
+      this.#requests.failAll(new SiltError('Closed', 'the database was closed while this call waited for a new leader; it may have been applied'));
+      return;
+    }
     this.#requests.resend(this.epoch);
     this.#feed.link(m.leader, m.seq, m.opened);
     this.#linkCache(m.leader);
