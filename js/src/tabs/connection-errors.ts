@@ -54,3 +54,12 @@ export function notSent(r: Request, e: unknown): SiltError {
   const detail = e instanceof Error ? `${e.name}: ${e.message}` : show(e);
   return new SiltError('InvalidArgument', `the arguments of ${r.op} cannot be sent to the database's worker: ${detail}`, { cause: e });
 }
+
+/** Database `name` is open with `open()` in a worker: a connection not told to wait fails with this. */
+export function openElsewhere(name: string): SiltError {
+  return new SiltError(
+    'DatabaseLocked',
+    `database "${name}" is open with open() in a worker, which keeps it to itself (its Web Lock is held, and no connect() leads it); ` +
+      'connect() with { wait: true } waits until it is closed',
+  );
+}

@@ -23,7 +23,7 @@ import { SiltError } from '../core/errors.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import type { OpenOptions } from '../local/options.js';
 import { connectToBroker, startLeaderWorker } from '../spawn.js';
-import { leaderChanged, locksRefused, whatOf } from './connection-errors.js';
+import { leaderChanged, locksRefused, openElsewhere, whatOf } from './connection-errors.js';
 import {
   fromWire,
   names,
@@ -262,15 +262,7 @@ export class Connection {
     if (this.#role !== 'leading' || this.#workerLocked || this.#worker !== worker) return;
     this.#blocked = true;
     this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, blocked: true } satisfies RosterMessage);
-    if (!this.#isReady && !this.#wait) this.#fail(this.#exclusive());
-  }
-
-  #exclusive(): SiltError {
-    return new SiltError(
-      'DatabaseLocked',
-      `database "${this.name}" is open with open() in a worker, which keeps it to itself (its Web Lock is held, and no connect() leads it); ` +
-        'connect() with { wait: true } waits until it is closed',
-    );
+    if (!this.#isReady && !this.#wait) this.#fail(openElsewhere(this.name));
   }
 
   #onRoster(m: RosterMessage): void {
@@ -289,7 +281,7 @@ export class Connection {
       case 'leader':
         if (m.leader === this.client) return;
         // The tab that leads waits for a worker's open(): so would this.
-        if (m.blocked && !this.#isReady && !this.#wait && this.#role === 'none') this.#fail(this.#exclusive());
+        if (m.blocked && !this.#isReady && !this.#wait && this.#role === 'none') this.#fail(openElsewhere(this.name));
         if (m.ready && this.#mayFollow(m.leader)) {
           // The leader followed, not welcomed yet: attempt again; another: if it lives.
           if (m.leader === this.#leader) this.#follow(m.leader);
