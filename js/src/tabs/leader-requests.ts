@@ -99,7 +99,7 @@ export class LeaderRequests {
       imports: this,
       commit: (txn, leader, writes, sync) => writer.commitTransaction(c, id, txn, leader, writes, sync),
       history: (since) => writer.history(since),
-      imported: (before) => writer.imported(c.id, before),
+      imported: (before) => writer.imported(before),
     };
   }
 }

@@ -346,22 +346,19 @@ export class LeaderWriter {
   }
 
   /**
-   * An import by `client` finished (before its answer goes; the latest
-   * sequence number was `before`): it changed keys that no change record
-   * names, at sequence numbers it raised the database's to, or at none
-   * (its tables keep their own). `client`'s record is written again, so
-   * that a record of one reset (kind 5: anything may have changed) covers
-   * a sequence number at least, from `before` + 1: watches report it as a
-   * gap, page caches empty (page-cache.ts).
+   * An import finished (before its answer goes; the latest sequence number
+   * was `before`): it changed keys that no change record names, at the
+   * sequence numbers it raised the database's to. A record of one reset
+   * (kind 5: anything may have changed) covers them: watches report them as
+   * a gap, page caches empty (page-cache.ts). An import that raised nothing
+   * (its tables keep numbers at or below `before`) still empties the page
+   * caches: its record names `before` again, which watches have seen.
+   * Nothing is written for it (an imported database exports the bytes it
+   * was imported from).
    */
-  imported(client: string, before: number): void {
-    try {
-      this.#writeDirty();
-    } catch {
-      // Written before the next write.
-    }
-    this.#rewrite(client);
-    this.#publish({ first: before + 1, last: this.#db.latestSequence(), ...RESET_ALL, from: this.#id });
+  imported(before: number): void {
+    const latest = this.#db.latestSequence();
+    this.#publish({ first: Math.min(before + 1, latest), last: latest, ...RESET_ALL, from: this.#id });
   }
 
   /** Writes `client`'s record as it is here; if that fails, it is written before the next write. */
