@@ -103,9 +103,12 @@ function instrument(db: Database, history: History): () => void {
   const inner = Database.internals(db as Database<unknown, unknown>).inner;
   const finish = inner.importFinish.bind(inner);
   (inner as { importFinish: typeof finish }).importFinish = () => {
+    const before = db.latestSequence();
     const r = finish();
-    // Between this sequence number and the next: the import's tables keep their own numbers.
-    history.observe(db.latestSequence() + 0.5);
+    // At the sequence number the import raised the database's to; if it
+    // raised none, between that one and the next (its tables keep their own).
+    const latest = db.latestSequence();
+    history.observe(latest > before ? latest : latest + 0.5);
     return r;
   };
   return () => {
