@@ -132,13 +132,16 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    */
   #operation(name: TableName, args: unknown[]): Promise<unknown> {
     const cache = this.#connection.cache;
+    /** A key the page cache was asked for and missed (not asked again below). */
+    let missed: string | undefined;
     if (cache !== undefined && (name === 'get' || name === 'has') && args[1] === undefined && this.#codec.plainKeys && !this.#handle.closed) {
       // The common read of a page cache, first: a printable ASCII string key of the
       // root, no options. Its stored bytes are its chars: its cache key as it is.
       const key = args[0];
       if (typeof key === 'string' && ASCII.test(key)) {
         const hit = cache.lookup(key, this.#connection.writing > 0);
-        if (hit !== MISS) {
+        if (hit === MISS) missed = key;
+        else {
           try {
             return Promise.resolve(name === 'has' ? hit !== null : this.#owned(hit));
           } catch (e) {
@@ -158,6 +161,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     (wire as { op: TableName }).op = name;
     if (cache !== undefined) {
       if ((name === 'get' || name === 'has') && (wire as { snapshot: number }).snapshot === 0 && !this.#handle.closed) {
+        if (missed !== undefined) return this.#fill(cache, missed, name, wire as Request, answer);
         const key = binaryKey((wire as { key: Uint8Array }).key);
         const hit = cache.lookup(key, this.#connection.writing > 0);
         if (hit === MISS) return this.#fill(cache, key, name, wire as Request, answer);
