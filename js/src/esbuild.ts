@@ -50,7 +50,7 @@ export interface EsbuildPlugin {
 
 interface NodeModules {
   url: { fileURLToPath(url: URL): string };
-  fs: { copyFileSync(from: string, to: string): void; mkdirSync(path: string, options: { recursive: true }): unknown };
+  fs: { copyFileSync(from: string, to: string): void; existsSync(path: string): boolean; mkdirSync(path: string, options: { recursive: true }): unknown };
   path: { resolve(...paths: string[]): string };
 }
 
@@ -93,7 +93,10 @@ export default function siltdb(): EsbuildPlugin {
       build.onEnd((result) => {
         if (result.errors.length > 0 || o.write === false) return;
         fs.mkdirSync(outdir, { recursive: true });
-        fs.copyFileSync(file('../pkg/silt_wasm_bg.wasm'), path.resolve(outdir, 'silt_wasm_bg.wasm'));
+        // Beside this file in the package (js/scripts/bundle.mjs puts it
+        // there); in the repository's sources, where the build leaves it.
+        const wasm = [file('./silt_wasm_bg.wasm'), file('../pkg/silt_wasm_bg.wasm')].find((f) => fs.existsSync(f)) ?? fail('silt_wasm_bg.wasm is missing');
+        fs.copyFileSync(wasm, path.resolve(outdir, 'silt_wasm_bg.wasm'));
       });
     },
   };

@@ -75,11 +75,17 @@ test.beforeAll(async () => {
   const tarball = packed[0]!;
   // The tarball holds the built package and the wasm, and nothing private.
   const paths = tarball.files.map((f) => f.path);
-  expect(paths).toContain('pkg/silt_wasm_bg.wasm');
+  // The browser's files are bundles (js/scripts/bundle.mjs): the entries,
+  // one chunk they share and the wasm beside them; the unbundled modules
+  // stay out of it.
+  expect(paths).toContain('dist/silt_wasm_bg.wasm');
   expect(paths).toContain('dist/index.js');
   expect(paths).toContain('dist/worker.js');
+  expect(paths).toContain('dist/broker.js');
   expect(paths).toContain('dist/esbuild.js');
-  expect(paths.some((p) => p.startsWith('pkg/snippets/'))).toBe(true);
+  expect(paths.filter((p) => /^dist\/silt-[A-Z0-9]+\.js$/.test(p))).toHaveLength(1);
+  expect(paths.filter((p) => p.endsWith('.js') && !/^dist\/[^/]+\.js$/.test(p))).toEqual([]);
+  expect(paths).toContain('dist/index.d.ts');
   expect(paths.some((p) => p.startsWith('src/') || p.startsWith('test/'))).toBe(false);
 
   cpSync(fileURLToPath(new URL('../package-app/', import.meta.url)), app, { recursive: true });

@@ -325,7 +325,8 @@ function viaConnect(id, label, options) {
 }
 
 // What a user of open() ships: the package's module graph and the wasm.
-const FILES = await moduleGraph('/siltdb/dist/index.js', ['/siltdb/pkg/silt_wasm_bg.wasm']);
+// What a page using connect() loads: the entry and its chunk, the worker it starts, the broker, the wasm.
+const FILES = await moduleGraph('/siltdb/dist/index.js', ['/siltdb/dist/worker.js', '/siltdb/dist/broker.js', '/siltdb/dist/silt_wasm_bg.wasm']);
 
 /**
  * The worker adapter on an in-memory database (openMemory): the same
