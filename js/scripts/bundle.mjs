@@ -18,6 +18,7 @@
 // bundles (package.json "files").
 //
 //   node scripts/bundle.mjs            (from js/, after tsc; npm run build does both)
+//   SILT_BUNDLE_NAMES=1 npm run build   (names kept: for profiles)
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,7 +53,10 @@ const result = await build({
   chunkNames: 'silt-[hash]',
   // Minified (44 KB gzipped against 51 KB with names kept): errors say
   // what went wrong in their messages and codes, not in stack frames.
-  minify: true,
+  // SILT_BUNDLE_NAMES=1 keeps the names, for a profile that reads.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  minifyIdentifiers: process.env.SILT_BUNDLE_NAMES !== '1',
   legalComments: 'none',
   write: false,
   metafile: true,

@@ -1,0 +1,54 @@
+// A page's cold start (issue 34, item 5), as a regression gate on what the
+// first read waits for, not on its time: the page fetches siltdb's bundles
+// and nothing else of it (no module waterfall: js/scripts/bundle.mjs), and
+// between connect() and the first value the page and siltdb's worker
+// exchange only what opening the database and the get itself need: the
+// worker's start, `open`, its `locked` and `opened`, the get and its
+// answer. A round trip added in front of the first request (a query, a
+// handshake, a wait for a timer's message) shows up here as a message more.
+// The time itself is measured by `npm run bench:page` (docs/bench/page.md).
+import { expect, test, type Page } from '@playwright/test';
+
+type Result = { value: string | undefined; log: string[]; files: string[] };
+
+async function visit(page: Page, name: string, fill = 0): Promise<Result> {
+  await page.goto(`/test-pages/cold-start.html?name=${name}${fill ? `#fill=${fill}` : ''}`);
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout: 60_000 });
+  const r = await page.evaluate(() => ({
+    state: document.body.dataset.state,
+    result: (window as { result?: Result }).result,
+    failure: (window as { failure?: string }).failure,
+  }));
+  if (r.state !== 'done') throw new Error(`the cold start failed: ${r.failure}`);
+  return r.result!;
+}
+
+/** The messages of a cold start, but for a liveness ping (connection.ts's `#checkExclusive`, after a second without word on a slow machine). */
+const essential = (log: string[]) => log.filter((m) => m !== 'out ping' && m !== 'in pong');
+
+const EXPECTED = ['start worker.js', 'out open', 'in locked', 'in opened', 'out get', 'in answer'];
+const BUNDLES = /^\/siltdb\/dist\/(index\.js|worker\.js|broker\.js|silt-[A-Z0-9]+\.js|silt_wasm_bg\.wasm)$/;
+
+test('a cold start fetches only the bundles, and the first get waits for nothing but the opening', async ({ context }) => {
+  const name = `cold-${Date.now()}`;
+  const first = await context.newPage();
+  const created = await visit(first, name, 3);
+  expect(created.value).toBeUndefined();
+  await first.close();
+
+  // A return visit: the database is there (its worker recovers the log the closed tab left).
+  const again = await context.newPage();
+  try {
+    const back = await visit(again, name);
+    expect(back.value).toBe('v0');
+    for (const r of [created, back]) {
+      expect(essential(r.log)).toEqual(EXPECTED);
+      expect(r.files.filter((f) => !BUNDLES.test(f))).toEqual([]);
+      expect(r.files).toContain('/siltdb/dist/index.js');
+      expect(r.files).toContain('/siltdb/dist/worker.js');
+      expect(new Set(r.files.filter((f) => /silt-[A-Z0-9]+\.js$/.test(f))).size).toBe(1);
+    }
+  } finally {
+    await again.close();
+  }
+});
