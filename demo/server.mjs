@@ -39,9 +39,11 @@ const jsDir = fileURLToPath(new URL('../js/', import.meta.url));
 const benchDir = fileURLToPath(new URL('../bench/browser/', import.meta.url));
 
 const mounts = [
+  // SILT_DIST_DIR: siltdb's bundles made of another build of the wasm
+  // (scripts/leak-check.sh's leaking one), in front of js/dist.
+  ...(process.env.SILT_DIST_DIR ? [{ prefix: '/siltdb/dist/', dir: process.env.SILT_DIST_DIR }] : []),
   { prefix: '/siltdb/dist/', dir: join(jsDir, 'dist') },
-  // SILT_PKG_DIR: another build of the wasm (scripts/leak-check.sh's leaking one).
-  { prefix: '/siltdb/pkg/', dir: process.env.SILT_PKG_DIR ?? join(jsDir, 'pkg') },
+  { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
   { prefix: '/bench/', dir: benchDir },
   { prefix: '/', dir: demoDir },
 ];

@@ -2,8 +2,9 @@
 # Proves the browser soak's memory check catches a real leak: builds
 # crates/wasm with the `leak-test` feature (100 bytes of wasm heap leaked
 # per read and write call, crates/wasm/src/leak.rs) into target/leak-pkg,
-# then runs the soak of tests/e2e/reliability.spec.ts against that build
-# (the demo server's SILT_PKG_DIR). The soak must fail on its memory check;
+# bundles siltdb over it into target/leak-dist (js/scripts/bundle.mjs), then
+# runs the soak of tests/e2e/reliability.spec.ts against that build (the
+# demo server's SILT_DIST_DIR). The soak must fail on its memory check;
 # this script fails if it does not. Not in `npm test` (a second wasm build
 # and a 45-second soak); run it after changing the soak or its bounds.
 #
@@ -24,11 +25,14 @@ RUSTFLAGS="-C target-feature=+simd128 -C link-arg=--max-memory=4294967296" \
   --out-dir "$out" --out-name silt_wasm -- --features leak-test
 rm -f "$out/.gitignore"
 node scripts/patch-glue.mjs "$out/silt_wasm.js"
+dist="$PWD/target/leak-dist"
+rm -rf "$dist"
+node js/scripts/bundle.mjs --pkg "$out" --out "$dist"
 
 log="$PWD/target/leak-check.log"
 say "the soak against the leaking build (log: target/leak-check.log)"
 set +e
-(cd tests && SILT_PKG_DIR="$out" SILT_TEST_PORT="${SILT_TEST_PORT:-8797}" \
+(cd tests && SILT_DIST_DIR="$dist" SILT_TEST_PORT="${SILT_TEST_PORT:-8797}" \
   timeout -k 10 600 npx --no-install playwright test e2e/reliability.spec.ts -g 'soak' --reporter=line) >"$log" 2>&1
 rc=$?
 set -e
