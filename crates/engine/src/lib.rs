@@ -35,6 +35,8 @@ mod memtable;
 mod merge;
 mod range_del;
 mod read;
+#[doc(hidden)]
+pub mod sort;
 mod sst;
 mod stats;
 mod version;

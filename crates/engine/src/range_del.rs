@@ -50,7 +50,7 @@ impl FragmentedTombstones {
             points.push(&t.start);
             points.push(&t.end);
         }
-        points.sort_unstable();
+        crate::sort::sort(&mut points);
         points.dedup();
         if points.len() < 2 {
             return Self::default();
@@ -68,7 +68,7 @@ impl FragmentedTombstones {
             if s.is_empty() {
                 continue;
             }
-            s.sort_unstable_by(|a, b| b.cmp(a));
+            crate::sort::sort_by(&mut s, |a, b| b.cmp(a));
             s.dedup();
             // Adjacent pieces with the same tombstones become one.
             if let Some(last) = frags.last_mut() {

@@ -157,7 +157,7 @@ pub fn overlapping(v: &Version, level: usize, lo: &[u8], hi: &[u8]) -> Vec<Arc<F
 /// Whether no two of `files` overlap.
 fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
     let mut by_start: Vec<_> = files.iter().collect();
-    by_start.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    crate::sort::sort_by(&mut by_start, |a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
     by_start.windows(2).all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
 }
 

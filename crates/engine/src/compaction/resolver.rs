@@ -61,7 +61,7 @@ impl KeyResolver {
         merge_operator: Option<Arc<dyn MergeOperator>>,
         clock: Option<Arc<dyn Clock>>,
     ) -> Self {
-        snapshots.sort_unstable();
+        crate::sort::sort(&mut snapshots);
         snapshots.dedup();
         KeyResolver {
             snapshots,

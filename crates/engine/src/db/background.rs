@@ -556,7 +556,7 @@ impl DbInner {
         let Ok(mut names) = inner.fs.list(&inner.dir) else { return };
         // In name order, so that a run's file-system calls are the same every
         // time (the crash matrix relies on it; listings come in any order).
-        names.sort_unstable();
+        crate::sort::sort(&mut names);
         for name in names {
             let obsolete = match parse_file_name(&name) {
                 Some(FileKind::Table(n)) => !live.contains(&n),

@@ -264,16 +264,15 @@ fn ingest_entries<'a>(mut entries: Vec<(&'a [u8], &'a [u8])>, sorted: bool) -> R
             )));
         }
     } else {
-        // Sorts (prefix, position) pairs: most comparisons are of two
+        // Sorts positions by (key prefix, key): most comparisons are of two
         // integers, not of two keys somewhere in the caller's buffer (a
-        // cache miss each). Of equal keys the last given stays last: the
-        // position breaks ties (an unstable sort with it is faster than a
-        // stable one).
-        let mut order: Vec<(u128, usize)> = entries.iter().enumerate().map(|(i, e)| (key_prefix(e.0), i)).collect();
-        order.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0).then_with(|| entries[a.1].0.cmp(entries[b.1].0)).then(a.1.cmp(&b.1))
+        // cache miss each). The sort is stable: of equal keys the last
+        // given stays last.
+        let prefixes: Vec<u128> = entries.iter().map(|e| key_prefix(e.0)).collect();
+        let order = crate::sort::order(entries.len(), &mut |a, b| {
+            prefixes[a].cmp(&prefixes[b]).then_with(|| entries[a].0.cmp(entries[b].0))
         });
-        entries = order.into_iter().map(|(_, i)| entries[i]).collect();
+        entries = order.into_iter().map(|i| entries[i]).collect();
     }
     // Of equal keys, keep the last.
     let mut out: Vec<(&[u8], &[u8])> = Vec::with_capacity(entries.len());

@@ -143,8 +143,7 @@ impl Db {
             }
         } else {
             // Sorted, de-duplicated keys; `slot[i]` is the lookup of key i.
-            let mut order: Vec<usize> = (0..keys.len()).collect();
-            order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+            let order = crate::sort::order(keys.len(), &mut |a, b| keys[a].cmp(keys[b]));
             let mut lookups: Vec<BatchKey> = Vec::new();
             let mut slot = vec![0usize; keys.len()];
             for &i in &order {

@@ -36,7 +36,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
     let kinds: Vec<FileKind> = names.iter().filter_map(|n| parse_file_name(n)).collect();
     let mut manifests: Vec<u64> =
         kinds.iter().filter_map(|k| if let FileKind::Manifest(n) = k { Some(*n) } else { None }).collect();
-    manifests.sort_unstable_by(|a, b| b.cmp(a));
+    crate::sort::sort_by(&mut manifests, |a, b| b.cmp(a));
     let max_number = kinds
         .iter()
         .map(|k| match k {
@@ -125,7 +125,7 @@ pub(super) fn open(fs: Arc<dyn Fs>, dir: &str, options: Options) -> Result<Db> {
         .filter_map(|k| if let FileKind::Wal(n) = k { Some(*n) } else { None })
         .filter(|&n| n >= versions.log_number)
         .collect();
-    wals.sort_unstable();
+    crate::sort::sort(&mut wals);
     let mut imm: VecDeque<Arc<MemTable>> = VecDeque::new();
     let mut mem: Option<MemTable> = None;
     let mut last_seq = versions.last_sequence;

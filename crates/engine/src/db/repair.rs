@@ -97,7 +97,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
     let dir = dir.trim_end_matches('/').to_string();
     let _lock = fs.lock(&join(&dir, "LOCK"))?;
     let mut names = fs.list(&dir)?;
-    names.sort_unstable();
+    crate::sort::sort(&mut names);
     let kinds: Vec<(String, FileKind)> =
         names.iter().filter_map(|n| parse_file_name(n).map(|k| (n.clone(), k))).collect();
     let max_number = kinds
@@ -122,7 +122,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
     // dropped, or apply merge operands twice.
     let mut manifests: Vec<u64> =
         kinds.iter().filter_map(|(_, k)| if let FileKind::Manifest(n) = k { Some(*n) } else { None }).collect();
-    manifests.sort_unstable_by(|a, b| b.cmp(a));
+    crate::sort::sort_by(&mut manifests, |a, b| b.cmp(a));
     let mut live: Option<(HashSet<u64>, u64)> = None;
     for m in manifests {
         match VersionSet::recover(fs.clone(), &dir, m) {
@@ -197,7 +197,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         }
         replayed_wals.push(ReplayedWal { path, mem: replayed, records, flushed: false });
     }
-    ranges.sort_unstable();
+    crate::sort::sort(&mut ranges);
 
     for (_, kind) in &kinds {
         let FileKind::Table(number) = *kind else { continue };
@@ -324,7 +324,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         merged.next();
     }
     merged.status()?;
-    tombstones.sort_by(|a, b| (&a.start, &a.end, a.seq).cmp(&(&b.start, &b.end, b.seq)));
+    crate::sort::sort_by(&mut tombstones, |a, b| (&a.start, &a.end, a.seq).cmp(&(&b.start, &b.end, b.seq)));
     tombstones.dedup();
     for t in tombstones {
         last_seq = last_seq.max(t.seq);

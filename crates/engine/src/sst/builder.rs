@@ -215,7 +215,7 @@ impl TableBuilder {
         let props = self.properties();
         let h = self.write_block(&props, Compression::None)?;
         meta.push((META_PROPERTIES, h));
-        meta.sort_by_key(|m| m.0);
+        crate::sort::sort_by_key(&mut meta, |m| m.0);
         let mut mb = BlockBuilder::new(1);
         for (name, h) in meta {
             let mut v = Vec::new();
@@ -250,7 +250,7 @@ impl TableBuilder {
             .filter(|t| t.start < t.end)
             .map(|t| (key::internal_key(&t.start, t.seq, ValueType::RangeDelete), t.end.clone()))
             .collect();
-        entries.sort_by(|a, b| key::compare(&a.0, &b.0));
+        crate::sort::sort_by(&mut entries, |a, b| key::compare(&a.0, &b.0));
         entries.dedup();
         let mut b = BlockBuilder::new(1);
         for (k, end) in &entries {

@@ -283,9 +283,11 @@ fn build_version(files: [BTreeMap<u64, Arc<FileMetaData>>; NUM_LEVELS]) -> Versi
 /// the levels below by smallest key.
 pub(crate) fn sort_level(level: usize, list: &mut [Arc<FileMetaData>]) {
     if level == 0 {
-        list.sort_by(|a, b| b.meta.largest_seq.cmp(&a.meta.largest_seq).then(b.number().cmp(&a.number())));
+        crate::sort::sort_by(list, |a, b| {
+            b.meta.largest_seq.cmp(&a.meta.largest_seq).then(b.number().cmp(&a.number()))
+        });
     } else {
-        list.sort_by(|a, b| match key::compare(&a.meta.smallest, &b.meta.smallest) {
+        crate::sort::sort_by(list, |a, b| match key::compare(&a.meta.smallest, &b.meta.smallest) {
             Ordering::Equal => a.number().cmp(&b.number()),
             o => o,
         });

@@ -358,7 +358,7 @@ impl<S: SlotFile> Pool<S> {
     /// sorted.
     pub fn paths(&self) -> Vec<String> {
         let mut paths: Vec<String> = self.state().by_path.keys().cloned().collect();
-        paths.sort();
+        silt_engine::sort::sort(&mut paths);
         paths
     }
 

@@ -50,7 +50,7 @@ impl Ord for Head {
 /// then one rank per level below (its files do not overlap).
 fn read_ranks(tables: &[(usize, FileMeta)]) -> Vec<usize> {
     let mut l0: Vec<usize> = (0..tables.len()).filter(|&i| tables[i].0 == 0).collect();
-    l0.sort_by(|&a, &b| {
+    crate::sort::sort_by(&mut l0, |&a, &b| {
         tables[b].1.largest_seq.cmp(&tables[a].1.largest_seq).then(tables[b].1.number.cmp(&tables[a].1.number))
     });
     let mut rank = vec![0; tables.len()];
