@@ -25,8 +25,10 @@
 //
 //   node bench/run/page.mjs [--gets 20000] [--scans N] [--groups N] [--keys 100000] [--reps 3]
 //                           [--cold-reps 5] [--cold-keys 1000] [--max-sec 15] [--out docs/bench] [--timeout-min 40]
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { metaMarkdown, startRun } from './machine.mjs';
@@ -191,7 +193,7 @@ async function main() {
       );
       const worker = { getUs: median(inWorker.map((w) => w.getUs)), scanUs: median(inWorker.map((w) => w.scanUs)), runs: inWorker };
       const meta = info.finish({ browser });
-      const run = { meta, options: { ...options, siltdb: siltVersion }, peers, results, worker, followerGet, cold };
+      const run = { meta, options: { ...options, siltdb: siltVersion }, peers, results, worker, followerGet, cold, shipped: shippedBytes() };
       run.goals = goals(run);
       mkdirSync(o.out, { recursive: true });
       writeFileSync(join(o.out, 'page.json'), jsonLines(run));
@@ -257,6 +259,15 @@ function goals(run) {
       scan <= bound,
     );
   }
+  if (run.shipped !== undefined) {
+    const kb = run.shipped.gzip / 1000;
+    add(
+      'wasm + JS ≤ 250 KB gzipped',
+      kb / 250,
+      `${kb.toFixed(1)} KB (${run.shipped.files.map((f) => `${f.name} ${(f.gzip / 1000).toFixed(1)}`).join(', ')})`,
+      kb <= 250,
+    );
+  }
   const silt = coldOf(run, 'silt');
   const sqlite = coldOf(run, 'sqlite');
   if (silt.ms !== undefined) {
@@ -274,6 +285,21 @@ function goals(run) {
     );
   }
   return g;
+}
+
+/**
+ * What a page using connect() loads of siltdb, as js/dist ships it: the
+ * entry, the chunk it shares with the worker, the worker, the broker and
+ * the wasm; bytes and gzip -9 bytes (Node's zlib) of each.
+ */
+function shippedBytes() {
+  const dist = fileURLToPath(new URL('../../js/dist/', import.meta.url));
+  const names = readdirSync(dist).filter((n) => /^(index|worker|broker)\.js$|^silt-[A-Z0-9]+\.js$|^silt_wasm_bg\.wasm$/.test(n));
+  const files = names.map((name) => {
+    const bytes = readFileSync(join(dist, name));
+    return { name, bytes: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+  });
+  return { files, bytes: files.reduce((a, f) => a + f.bytes, 0), gzip: files.reduce((a, f) => a + f.gzip, 0) };
 }
 
 /** How many files Silt's return visits loaded into the page (its HTML and scripts, siltdb's modules). */
@@ -402,11 +428,12 @@ function markdown(run) {
     `there, then writes ${o.coldKeys.toLocaleString('en')} keys (Silt through \`connect()\`, not flushed: a tab that closes does not close its database, ` +
     `so the next open recovers them from its write-ahead log, as a real return visit would); every return visit reads one of them back and checks it. Silt: \`await import('siltdb')\`, ` +
     `\`connect(name)\`, \`get\` (the tab's own worker starts, loads the wasm and opens the database; siltdb is imported as js/dist ships it, ` +
-    `unbundled ES modules: the page loaded ${siltFiles(run)} files on a return visit, where an app's bundler would make a few); IndexedDB: \`indexedDB.open\`, one get in a transaction; ` +
+    `bundled by js/scripts/bundle.mjs: the page loaded ${siltFiles(run)} files on a return visit, its own included); IndexedDB: \`indexedDB.open\`, one get in a transaction; ` +
     `SQLite-wasm: \`new Worker\`, the worker imports SQLite, initialises the wasm, installs opfs-sahpool and opens the database (library defaults), then ` +
     `one get over the message layer.\n\n` +
-    `Not measured here: a follower's get against its own floor (bench/run/tabs.mjs measures a follower's get and the transports between tabs), a ` +
-    `page-side cache hit (no such option yet), the shipped bytes (\`npm run bench\`'s browser.md).\n`
+    `- **Shipped bytes**: js/dist's files that a page using \`connect()\` loads (its entry, the chunk it shares with the worker, the worker, the broker, ` +
+    `the wasm), gzip -9 by Node's zlib, as they are on disk when the run ends.\n\n` +
+    `Not measured here: the transports between tabs (bench/run/tabs.mjs).\n`
   );
 }
 
