@@ -1,4 +1,4 @@
-// siltdb's leader worker (js/dist/worker.js), or the worker module named
+// siltdb's leader worker (js/dist/worker.modules.js: tsc's unbundled modules), or the worker module named
 // by `?module=` (the floor's map-worker.js), with clocks around each
 // message it serves, for bench/run/profile-page.mjs: the time from a
 // message's event to the answer posted (the worker's whole part of a call),
@@ -66,7 +66,9 @@ if (siltdb) {
   // The change records (the leader's only BroadcastChannel posts while it serves writes).
   if (typeof BroadcastChannel === 'function') timed(BroadcastChannel.prototype, 'postMessage', 'changeMs');
 }
-await import(module ?? '/siltdb/dist/worker.js');
+// tsc's modules of the worker (js/scripts/bundle.mjs keeps them as
+// worker.modules.js), whose classes are the ones patched above.
+await import(module ?? '/siltdb/dist/worker.modules.js');
 const waited = early;
 early = undefined;
 for (const e of waited) self.dispatchEvent(new MessageEvent('message', { data: e.data, ports: [...e.ports] }));
