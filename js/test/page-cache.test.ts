@@ -182,6 +182,30 @@ describe('the page cache', () => {
     expect((await value(o, b.statistics())).pageCache!.hits).toBe(h + 1);
   });
 
+  test('non-ASCII string keys and their bytes read alike, cached or not; a lone surrogate fails on the page', async () => {
+    const { o, a, b } = await twoTabs();
+    const keys = ['ключ', 'naïve key', '鍵', 'plain', '😀'];
+    for (const k of keys) await value(o, a.put(k, bytes(`v:${k}`)));
+    for (const db of [a, b]) {
+      for (let round = 0; round < 2; round++) {
+        for (const k of keys) {
+          expect(text(await value(o, db.get(k)))).toBe(`v:${k}`);
+          // The same key given as its UTF-8 bytes: the same entry.
+          expect(text(await value(o, db.get(new TextEncoder().encode(k))))).toBe(`v:${k}`);
+          expect(await value(o, db.has(k))).toBe(true);
+        }
+      }
+    }
+    expect(await hits(o, b)).toBeGreaterThan(0);
+    // A write through bytes is seen through the string.
+    await value(o, a.put(new TextEncoder().encode('ключ'), bytes('v2')));
+    await o.world.run(100);
+    expect(text(await value(o, b.get('ключ')))).toBe('v2');
+    const bad = await o.world.until(b.get('a\ud800b'), 60_000);
+    expect(bad?.ok).toBe(false);
+    expect((bad as { error: { code: string } }).error.code).toBe('InvalidArgument');
+  });
+
   test('connect() checks pageCacheCapacity', async () => {
     const { connect } = await import('../src/tabs/connect.js');
     for (const bad of [-1, 1.5, '1000', 2 ** 40]) {
