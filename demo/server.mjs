@@ -2,7 +2,8 @@
 // A tiny static server for the demo, bound to 127.0.0.1 only.
 //
 //   /              demo/ (index.html, main.js, style.css; benchmarks/: the Benchmarks page)
-//   /siltdb/dist/  js/dist/  (the built `siltdb` package)
+//   /siltdb/dist/  js/dist/  (the built `siltdb` package), or SILT_DIST_DIR instead (bundles
+//                  of another wasm build: scripts/leak-check.sh)
 //   /siltdb/pkg/   js/pkg/   (its private wasm-bindgen output, incl. the .wasm)
 //   /bench/        bench/browser/ (the browser suite: workloads, engines, worker, runner;
 //                  leveldb/dist/: LevelDB-in-wasm once `npm run bench:setup` built it)
@@ -40,7 +41,8 @@ const benchDir = fileURLToPath(new URL('../bench/browser/', import.meta.url));
 
 const mounts = [
   // SILT_DIST_DIR: siltdb's bundles made of another build of the wasm
-  // (scripts/leak-check.sh's leaking one), in front of js/dist.
+  // (scripts/leak-check.sh's leaking one), served instead of js/dist (the
+  // first mount whose prefix matches serves).
   ...(process.env.SILT_DIST_DIR ? [{ prefix: '/siltdb/dist/', dir: process.env.SILT_DIST_DIR }] : []),
   { prefix: '/siltdb/dist/', dir: join(jsDir, 'dist') },
   { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },

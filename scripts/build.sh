@@ -46,8 +46,9 @@ if [ "${WASM_OPT:-1}" != "0" ]; then
 fi
 
 # wasm-pack drops a '*' .gitignore into its output; npm pack honours nested
-# ignore files, which would leave pkg/snippets (the glue's imports) out of
-# the tarball. The repository's own .gitignore already keeps js/pkg out.
+# ignore files, which would leave pkg/silt_wasm.d.ts (the types the
+# package's declarations import) out of the tarball. The repository's own
+# .gitignore already keeps js/pkg out.
 rm -f js/pkg/.gitignore
 node scripts/patch-glue.mjs js/pkg/silt_wasm.js
 

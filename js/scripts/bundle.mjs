@@ -22,7 +22,7 @@
 //   node scripts/bundle.mjs --pkg DIR --out DIR (another wasm build's glue and module,
 //                                                bundled elsewhere: scripts/leak-check.sh)
 //   SILT_BUNDLE_NAMES=1 npm run build           (names kept: for profiles)
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -71,6 +71,8 @@ const result = await build({
   plugins: [plugin],
 });
 mkdirSync(out, { recursive: true });
+// The chunk of an earlier bundle (its hash in its name) would ship beside this one's.
+for (const old of readdirSync(out)) if (/^silt-[A-Z0-9]+\.js$/.test(old)) rmSync(join(out, old));
 // tsc's worker.js (its imports the other modules of dist/), kept as
 // worker.modules.js before the bundle takes its name: the repository's
 // profiles (bench/browser/page/timed-worker.js) run it to time the leader's

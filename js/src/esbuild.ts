@@ -25,7 +25,7 @@
  * below it; an entry point of the app's own named `worker` or `broker`
  * would collide with siltdb's. It copies the `.wasm` after a build that
  * writes its files: with `write: false` (or esbuild's `serve` without a
- * `servedir`), serve `silt_wasm_bg.wasm` from the package's `pkg/` yourself.
+ * `servedir`), serve `silt_wasm_bg.wasm` from the package's `dist/` yourself.
  */
 
 /** The part of esbuild's `PluginBuild` this plugin uses. */

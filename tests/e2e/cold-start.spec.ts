@@ -7,11 +7,28 @@
 // answer. A round trip added in front of the first request (a query, a
 // handshake, a wait for a timer's message) shows up here as a message more.
 // The time itself is measured by `npm run bench:page` (docs/bench/page.md).
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page, type Request } from '@playwright/test';
 
-type Result = { value: string | undefined; log: string[]; files: string[] };
+type Result = { value: string | undefined; log: string[]; files: string[]; fetched: string[] };
 
 async function visit(page: Page, name: string, fill = 0): Promise<Result> {
+  // Every request of the page and of its workers (the page's resource
+  // timeline has the worker's script, not what the worker fetches: its
+  // chunk and the wasm), until the first value.
+  const fetched: string[] = [];
+  const onRequest = (r: Request) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith('/siltdb/')) fetched.push(path);
+  };
+  page.context().on('request', onRequest);
+  try {
+    return { ...(await load(page, name, fill)), fetched };
+  } finally {
+    page.context().off('request', onRequest);
+  }
+}
+
+async function load(page: Page, name: string, fill: number): Promise<Omit<Result, 'fetched'>> {
   await page.goto(`/test-pages/cold-start.html?name=${name}${fill ? `#fill=${fill}` : ''}`);
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state ?? ''), null, { timeout: 60_000 });
   const r = await page.evaluate(() => ({
@@ -47,6 +64,10 @@ test('a cold start fetches only the bundles, and the first get waits for nothing
       expect(r.files).toContain('/siltdb/dist/index.js');
       expect(r.files).toContain('/siltdb/dist/worker.js');
       expect(new Set(r.files.filter((f) => /silt-[A-Z0-9]+\.js$/.test(f))).size).toBe(1);
+      // What the page and its workers fetched: the bundles, the wasm once, one chunk.
+      expect(r.fetched.filter((f) => !BUNDLES.test(f))).toEqual([]);
+      expect(r.fetched.filter((f) => f.endsWith('.wasm'))).toEqual(['/siltdb/dist/silt_wasm_bg.wasm']);
+      expect(new Set(r.fetched.filter((f) => /silt-[A-Z0-9]+\.js$/.test(f))).size).toBe(1);
     }
   } finally {
     await again.close();

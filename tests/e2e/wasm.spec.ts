@@ -3,7 +3,7 @@
 import { expect, test } from '@playwright/test';
 
 test('the .wasm is served as application/wasm and was built with SIMD128', async ({ page }) => {
-  const wasm = await page.request.get('/siltdb/pkg/silt_wasm_bg.wasm');
+  const wasm = await page.request.get('/siltdb/dist/silt_wasm_bg.wasm');
   expect(wasm.headers()['content-type']).toBe('application/wasm'); // or instantiateStreaming refuses it
   await page.goto('/');
   const simd = await page.evaluate(async () => {

@@ -325,7 +325,8 @@ function viaConnect(id, label, options) {
 }
 
 // What a user of open() ships: the package's module graph and the wasm.
-// What a page using connect() loads: the entry and its chunk, the worker it starts, the broker, the wasm.
+// What a page using connect() loads: the entry and its chunk, the worker it starts, the broker, the wasm
+// (the same list for the open() adapters: worker.js and broker.js counted since the bundles, 2026-11-29).
 const FILES = await moduleGraph('/siltdb/dist/index.js', ['/siltdb/dist/worker.js', '/siltdb/dist/broker.js', '/siltdb/dist/silt_wasm_bg.wasm']);
 
 /**
