@@ -96,8 +96,12 @@ impl OpenOptions {
     pub(crate) fn max_bytes(&self) -> Result<Option<u64>, crate::error::BindingError> {
         let m = self.max_bytes;
         if !(m.is_finite() && m >= 0.0 && m.fract() == 0.0 && m < 9_007_199_254_740_992.0) {
-            return Err(crate::error::BindingError::invalid(format!(
-                "maxBytes must be a whole number of bytes from 0 to 2^53 - 1, got {m}"
+            return Err(crate::error::BindingError::invalid(String::from(
+                // Not the number itself: formatting an f64 would bring float
+                // formatting into the module (16 KB before wasm-opt) for a
+                // message the package's own check (js/src/local/options.ts)
+                // gives first, with the number.
+                "maxBytes must be a whole number of bytes from 0 to 2^53 - 1",
             )));
         }
         Ok((m > 0.0).then_some(m as u64))
