@@ -15,8 +15,9 @@
 // the build fails if that line is not found.
 //
 // The unbundled modules stay in dist/ for the type declarations beside
-// them (and the repository's own benchmarks); the package ships only the
-// bundles (package.json "files").
+// them (and the repository's own benchmarks); the package ships the
+// bundles, the wasm, esbuild.js and the declarations, not those modules
+// (package.json "files").
 //
 //   node scripts/bundle.mjs                    (from js/; npm run build runs it after tsc)
 //   node scripts/bundle.mjs --pkg DIR --out DIR (another wasm build's glue and module,
