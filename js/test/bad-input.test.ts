@@ -229,11 +229,16 @@ const anyWriteOptions = fc.oneof(
   { weight: 2, arbitrary: fc.record({ sync: fc.boolean() }) },
   { weight: 1, arbitrary: junk.map((sync) => ({ sync })) },
   { weight: 1, arbitrary: junk },
+  // Misspelled or another library's: refused, never ignored (issue 41).
+  { weight: 1, arbitrary: fc.oneof(fc.record({ snyc: fc.boolean() }), fc.record({ sync: fc.boolean(), durability: fc.constant('strict') })) },
 );
 
 const anyBatchSize = fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 5 }), junk, fc.constantFrom(0, 2 ** 21, 7.5));
 
-const iteratorOptions = fc.record(
+/** The names an iterator's options may have (the oracle refuses any other, as siltdb must). */
+const ITERATOR_KEYS = ['gt', 'gte', 'lt', 'lte', 'reverse', 'batchSize', 'autoRefresh', 'limit', 'keyEncoding', 'valueEncoding', 'snapshot'];
+
+const knownIteratorOptions = fc.record(
   {
     gt: anyKey,
     gte: anyKey,
@@ -244,6 +249,17 @@ const iteratorOptions = fc.record(
     autoRefresh: fc.oneof({ weight: 4, arbitrary: fc.boolean() }, { weight: 1, arbitrary: junk }),
   },
   { requiredKeys: [] },
+);
+
+const iteratorOptions: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
+  { weight: 8, arbitrary: knownIteratorOptions },
+  // One name misspelled or another library's (abstract-level's keys, values, fillCache): refused.
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(knownIteratorOptions, fc.constantFrom('revers', 'Reverse', 'limt', 'keys', 'values', 'fillCache', 'gtee'), fc.boolean())
+      .map(([o, name, v]) => ({ ...o, [name]: v })),
+  },
 );
 
 const junkOpenOptions: fc.Arbitrary<unknown> = fc.oneof(
@@ -560,7 +576,7 @@ class Model {
       case 'deleteRange': {
         const s = keyOf(a.start);
         const e = keyOf(a.end);
-        const valid = writable(s) && writable(e) && validSync(a.options);
+        const valid = writable(s) && writable(e) && ordered(s!, e!) && validSync(a.options);
         this.wrote(
           'deleteRange',
           attempt('deleteRange', () => db.deleteRange(a.start as string, a.end as string, a.options as never)),
@@ -595,8 +611,10 @@ class Model {
           } else {
             const s = keyOf(op.start)!;
             const e = keyOf(op.end)!;
-            check(attempt('batch.deleteRange', () => batch.deleteRange(op.start as string, op.end as string)).ok, () => 'batch.deleteRange refused valid keys');
-            effects.push(() => this.applyDeleteRange(s, e));
+            const r = attempt('batch.deleteRange', () => batch.deleteRange(op.start as string, op.end as string));
+            // End before start is refused (as RocksDB's DeleteRange), and left out of the batch.
+            check(r.ok === ordered(s, e), () => `batch.deleteRange of ${hex(s)}..${hex(e)}: ${r.ok ? 'accepted' : 'refused'}`);
+            if (r.ok) effects.push(() => this.applyDeleteRange(s, e));
           }
         }
         for (let i = 0; i < a.huge; i++) {
@@ -765,7 +783,9 @@ class Model {
         const { view, options: so, released, dbClosed } = this.view(a.snapshot);
         const options: Record<string, unknown> = { ...a.options, ...so };
         const r = attempt('iterator', () => db.iterator(options));
-        const validBounds = (['gt', 'gte', 'lt', 'lte'] as const).every((b) => options[b] === undefined || keyOf(options[b]) !== undefined);
+        const validBounds =
+          Object.keys(options).every((k) => ITERATOR_KEYS.includes(k)) &&
+          (['gt', 'gte', 'lt', 'lte'] as const).every((b) => options[b] === undefined || keyOf(options[b]) !== undefined);
         const valid =
           validBounds &&
           !(options.gt !== undefined && options.gte !== undefined) &&
@@ -920,7 +940,7 @@ class Model {
         const s = keyOf(op.start);
         const e = keyOf(op.end);
         const r = attempt('tx.deleteRange', () => tx.deleteRange(op.start as string, op.end as string));
-        this.outcome('tx.deleteRange', r, writable(s) && writable(e), () => {
+        this.outcome('tx.deleteRange', r, writable(s) && writable(e) && ordered(s!, e!), () => {
           const lo = hex(s!);
           const hi = hex(e!);
           for (const k of [...view.keys()]) if (k >= lo && k < hi) view.delete(k);
@@ -1098,8 +1118,17 @@ class Model {
   }
 }
 
+/** Whether a range from `s` to `e` is in order (deleteRange refuses end before start; equal is an empty range). */
+function ordered(s: Uint8Array, e: Uint8Array): boolean {
+  return hex(s) <= hex(e);
+}
+
+/** Whether a write's `options` are valid: none, or an object with no key but `sync`, a boolean if there. */
 function validSync(options: unknown): boolean {
-  const sync = (options as { sync?: unknown } | null | undefined)?.sync;
+  if (options === undefined) return true;
+  if (options === null || typeof options !== 'object') return false;
+  for (const key in options) if (key !== 'sync') return false;
+  const sync = (options as { sync?: unknown }).sync;
   return sync === undefined || typeof sync === 'boolean';
 }
 

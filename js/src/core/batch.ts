@@ -8,9 +8,10 @@
  * `0x03 slen:u32 elen:u32 start end` for a range delete, little-endian.
  */
 
-import { show, valueBytes, type Key } from './bytes.js';
+import { checkRangeOrder, show, valueBytes, type Key } from './bytes.js';
 import { Codec, codecOf } from './encoding.js';
 import { SiltError } from './errors.js';
+import { checkOptionNames, optionNames } from './option-names.js';
 
 /** One update of a batch, decoded (`end` for a range delete). */
 export type BatchOp =
@@ -137,7 +138,10 @@ export class WriteBatch<K = Key, V = Uint8Array> {
 
   /** Removes every key from `start` (included) to `end` (excluded). */
   deleteRange(start: K, end: K): this {
-    return this.#pair(DELETE_RANGE, this.#codec.key(start, 'start'), this.#codec.key(end, 'end'));
+    const s = this.#codec.key(start, 'start');
+    const e = this.#codec.key(end, 'end');
+    checkRangeOrder(s, e, start, end);
+    return this.#pair(DELETE_RANGE, s, e);
   }
 
   /** Updates in the batch. */
@@ -279,11 +283,12 @@ export interface IngestReport {
   flushedMemtables: boolean;
 }
 
+/** The names of `IngestOptions`. */
+export const INGEST_OPTIONS = optionNames<IngestOptions>({ sorted: true });
+
 /** @internal `options.sorted` of `ingest()`, checked. */
 export function ingestSorted(options: IngestOptions | undefined): boolean {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new SiltError('InvalidArgument', `options must be an object, got ${show(options)}`);
-  }
+  checkOptionNames(options, INGEST_OPTIONS, 'db.ingest()');
   const sorted = options?.sorted ?? false;
   if (typeof sorted !== 'boolean') throw new SiltError('InvalidArgument', `sorted must be a boolean, got ${show(sorted)}`);
   return sorted;

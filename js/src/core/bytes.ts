@@ -142,4 +142,20 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/**
+ * Refuses a range whose `end` (stored bytes, excluded) comes before its
+ * `start` (included), as RocksDB's `DeleteRange` does: such a range is a
+ * mistake (the bounds swapped), not an empty one. `start` equal to `end`
+ * is an empty range, allowed. `start`, `end`: the keys as given, for the
+ * message.
+ */
+export function checkRangeOrder(s: Uint8Array, e: Uint8Array, start: unknown, end: unknown): void {
+  if (compareBytes(s, e) > 0) {
+    throw new SiltError(
+      'InvalidArgument',
+      `deleteRange(start, end) removes the keys from start (included) to end (excluded), but end ${show(end)} sorts before start ${show(start)}: swap them (keys sort by their bytes)`,
+    );
+  }
+}
+
 export { describe, show };

@@ -5,6 +5,7 @@
  */
 
 import type { EncodingOption, RangeOptions } from './encoding.js';
+import { optionNames } from './option-names.js';
 
 /** Options of one write. */
 export interface WriteOptions {
@@ -31,3 +32,20 @@ export interface ValueReadOptions<V, S> extends SnapshotOption<S> {
 
 /** A range, and the snapshot to read it at (`count`). */
 export interface CountRange<K, S> extends RangeOptions<K>, SnapshotOption<S> {}
+
+/** Other libraries' names for what a write's options say, with siltdb's. */
+const WRITE_ELSEWHERE = { durability: "sync: true for a durable write (leave it out for IndexedDB's 'relaxed')" };
+/** Other libraries' names for what a read's options say, with siltdb's. */
+const READ_ELSEWHERE = {
+  fillCache: 'nothing: every read fills the block cache',
+  keyEncoding: "the database's or a sublevel's keyEncoding (a read's own encoding is its valueEncoding)",
+};
+
+/** The names of `WriteOptions` (a write's, a commit's). */
+export const WRITE_OPTIONS = optionNames<WriteOptions>({ sync: true }, WRITE_ELSEWHERE);
+/** The names of `SnapshotOption` (`has`, `hasMany`, `getPinned`). */
+export const SNAPSHOT_OPTIONS = optionNames<SnapshotOption<unknown>>({ snapshot: true }, READ_ELSEWHERE);
+/** The names of `ValueReadOptions` (`get`, `multiGet` through `connect()`). */
+export const VALUE_READ_OPTIONS = optionNames<ValueReadOptions<unknown, unknown>>({ snapshot: true, valueEncoding: true }, READ_ELSEWHERE);
+/** The names of `CountRange` (`count`). */
+export const COUNT_OPTIONS = optionNames<CountRange<unknown, unknown>>({ gt: true, gte: true, lt: true, lte: true, snapshot: true });

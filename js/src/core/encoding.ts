@@ -15,6 +15,7 @@
 
 import { keyBytes, show, successor, valueBytes, type Key } from './bytes.js';
 import { SiltError } from './errors.js';
+import { optionNames } from './option-names.js';
 
 /** How values of type `T` become bytes and back. */
 export interface Encoding<T> {
@@ -211,6 +212,13 @@ export interface ExportOptions<K> extends RangeOptions<K> {
    */
   form?: 'tables' | 'entries';
 }
+
+/** The names of `RangeOptions` (`clear`, `approximateSize`). */
+export const RANGE_OPTIONS = optionNames<RangeOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true });
+/** The names of `ExportOptions`. */
+export const EXPORT_OPTIONS = optionNames<ExportOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true, form: true });
+/** The names of `EncodingOptions` (`sublevel`). */
+export const ENCODING_OPTIONS = optionNames<EncodingOptions<unknown, unknown>>({ keyEncoding: true, valueEncoding: true });
 
 /** The form `options` asks for: checked, or undefined (the default for its range). */
 export function exportForm(

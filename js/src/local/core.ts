@@ -9,6 +9,8 @@ import { Exchange } from '../boundary/exchange.js';
 import { show, successor } from '../core/bytes.js';
 import { Codec } from '../core/encoding.js';
 import { fromWasm, SiltError } from '../core/errors.js';
+import { WRITE_OPTIONS } from '../core/call-options.js';
+import { checkOptionNames } from '../core/option-names.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 import { BackgroundPump } from './background-pump.js';
 import { EntryIterator } from './iterator.js';
@@ -55,8 +57,11 @@ export class Core {
     this.pump.kick();
   }
 
-  syncOf(options: WriteOptions | undefined): boolean {
-    if (options?.sync === undefined) return this.sync;
+  /** The `sync` of a write's `options` (of `call`, for messages), checked. */
+  syncOf(options: WriteOptions | undefined, call: string): boolean {
+    if (options === undefined) return this.sync;
+    checkOptionNames(options, WRITE_OPTIONS, call);
+    if (options.sync === undefined) return this.sync;
     if (typeof options.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(options.sync)}`);
     return options.sync;
   }

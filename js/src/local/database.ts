@@ -6,7 +6,7 @@
 import { reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
 import { decodedValues, type MultiGetResult, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
-import { compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
+import { checkRangeOrder, compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
 import {
   type Codec,
   registerCodec,
@@ -18,17 +18,39 @@ import {
   type RangeOptions,
   type ReadValueOf,
   type ValueTypeOf,
+  ENCODING_OPTIONS,
+  EXPORT_OPTIONS,
+  RANGE_OPTIONS,
 } from '../core/encoding.js';
+import { COUNT_OPTIONS, SNAPSHOT_OPTIONS, VALUE_READ_OPTIONS } from '../core/call-options.js';
+import { checkOptionNames } from '../core/option-names.js';
 import { fromWasm, SiltError } from '../core/errors.js';
 import type { Operations } from '../core/operations.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { type Closer, Core, ROOT } from './core.js';
-import { iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
-import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './options.js';
+import { ITERATOR_OPTIONS, iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
+import {
+  type CountOptions,
+  type GetOptions,
+  MULTIGET_OPTIONS,
+  type MultiGetOptions,
+  type ReadOptions,
+  type SublevelOptions,
+  type WriteOptions,
+} from './options.js';
 import { Snapshot } from './snapshot.js';
 import { type Statistics, statisticsOf, type VerifyReport } from './statistics.js';
-import { Transaction, type TransactionHost, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
+import {
+  attemptTransaction,
+  Transaction,
+  TRANSACTION_OPTIONS,
+  type TransactionHost,
+  type TransactionOptions,
+  type UpdateResult,
+  updateIn,
+  withRetries,
+} from './transaction.js';
 import { dispose } from '../core/dispose.js';
 
 /**
@@ -95,6 +117,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   /** The sublevel `name`, of the key and value types given as type parameters (`db.sublevel<string, Note>('notes', ...)`). */
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): Database<SK, SV>;
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): Database<SK, SV> {
+    checkOptionNames(options, ENCODING_OPTIONS, 'db.sublevel()');
     const codec = this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined);
     return new Database<SK, SV>(this.#core, '', undefined, false, undefined, codec);
   }
@@ -121,7 +144,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     const k = c.key(key);
     const v = c.value(value);
     const core = this.#core;
-    const sync = core.syncOf(options);
+    const sync = core.syncOf(options, 'db.put()');
     core.write(() => core.inner.put(k, v, sync));
   }
 
@@ -136,7 +159,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     const k = this.#codec.key(key);
     const v = valueBytes(operand, 'operand');
     const core = this.#core;
-    const sync = core.syncOf(options);
+    const sync = core.syncOf(options, 'db.merge()');
     core.write(() => core.inner.merge(k, v, sync));
   }
 
@@ -144,7 +167,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   delete(key: K, options?: WriteOptions): void {
     const k = this.#codec.key(key);
     const core = this.#core;
-    const sync = core.syncOf(options);
+    const sync = core.syncOf(options, 'db.delete()');
     core.write(() => core.inner.delete(k, sync));
   }
 
@@ -155,8 +178,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   deleteRange(start: K, end: K, options?: WriteOptions): void {
     const s = this.#codec.key(start, 'start');
     const e = this.#codec.key(end, 'end');
+    checkRangeOrder(s, e, start, end);
     const core = this.#core;
-    const sync = core.syncOf(options);
+    const sync = core.syncOf(options, 'db.deleteRange()');
     core.write(() => core.inner.deleteRange(s, e, sync));
   }
 
@@ -167,8 +191,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   clear(range: RangeOptions<K> = {}, options?: WriteOptions): void {
     if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+    checkOptionNames(range, RANGE_OPTIONS, 'db.clear()');
     const { lower, upper } = this.#codec.bounds(range);
-    const sync = this.#core.syncOf(options);
+    const sync = this.#core.syncOf(options, 'db.clear()');
     if (lower !== undefined && upper !== undefined && compareBytes(lower, upper) >= 0) return;
     this.#core.clear(lower ?? EMPTY, upper, sync);
   }
@@ -182,7 +207,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   write(batch: WriteBatch<unknown, unknown>, options?: WriteOptions): void {
     if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
     const core = this.#core;
-    const sync = core.syncOf(options);
+    const sync = core.syncOf(options, 'db.write()');
     core.write(() => core.inner.write(batch.encoded(), sync));
   }
 
@@ -230,6 +255,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * without a copy, `getPinned`.
    */
   get<const O extends GetOptions<unknown> = GetOptions<V>>(key: K, options?: O): ReadValueOf<O, V> | undefined {
+    checkOptionNames(options, VALUE_READ_OPTIONS, 'db.get()');
     const core = this.#core;
     const snapshot = options === undefined ? 0 : core.snapshotOf(options);
     const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
@@ -246,6 +272,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * encoding does not apply. In a worker only (RocksDB's `GetPinnable`).
    */
   getPinned(key: K, options?: ReadOptions): PinnedValue | undefined {
+    checkOptionNames(options, SNAPSHOT_OPTIONS, 'db.getPinned()');
     const core = this.#core;
     const snapshot = options === undefined ? 0 : core.snapshotOf(options);
     const c = this.#codec;
@@ -256,6 +283,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
 
   /** Whether `key` has a value (see `Operations.has`): its handle is let go of at once, nothing copied. */
   has(key: K, options?: ReadOptions): boolean {
+    checkOptionNames(options, SNAPSHOT_OPTIONS, 'db.has()');
     const core = this.#core;
     const exchange = core.exchange;
     const handle = exchange.get(this.#codec.plainKeys ? key : this.#codec.key(key), options === undefined ? 0 : core.snapshotOf(options));
@@ -265,6 +293,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
 
   /** Whether each of `keys` has a value (see `Operations.hasMany`): one batched MultiGet, nothing copied. */
   hasMany(keys: K[], options?: ReadOptions): boolean[] {
+    checkOptionNames(options, SNAPSHOT_OPTIONS, 'db.hasMany()');
     const r = this.multiGet(keys, { ...options, valueEncoding: 'view' }) as unknown as MultiGetResult;
     try {
       return Array.from({ length: r.length }, (_, i) => r.has(i));
@@ -281,6 +310,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * done. With another value encoding, an array of decoded values.
    */
   multiGet<const O extends MultiGetOptions & GetOptions<unknown> = GetOptions<V>>(keys: K[], options?: O): MultiGot<ReadValueOf<O, V>> {
+    checkOptionNames(options, MULTIGET_OPTIONS, 'db.multiGet()');
     const core = this.#core;
     const snapshot = core.snapshotOf(options);
     const batched = options?.batched === undefined ? true : options.batched;
@@ -341,47 +371,8 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   transaction<T>(fn: (tx: Transaction<K, V>) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
     return callAsync(() => {
       if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
-      return withRetries(options, (commit) => {
-        const tx = this.begin();
-        const core = this.#core;
-        const done = (result: T): T | Promise<T> => {
-          try {
-            if (!tx.ended) tx.commit(commit);
-          } catch (e) {
-            // Refused for want of pooled files (the transaction stays open,
-            // nothing written): commit again once the keeper added some.
-            const keeper = core.keeper;
-            if (e instanceof SiltError && e.code === 'PoolExhausted' && !tx.ended && keeper) {
-              return (async () => {
-                try {
-                  await keeper.topUp();
-                  tx.commit(commit);
-                  return result;
-                } finally {
-                  tx.abort();
-                }
-              })();
-            }
-            tx.abort();
-            throw e;
-          }
-          tx.abort();
-          return result;
-        };
-        let result: T | Promise<T>;
-        try {
-          result = fn(tx);
-        } catch (e) {
-          tx.abort();
-          throw e;
-        }
-        // A synchronous fn commits at once, with no await in between.
-        if (!(result instanceof Promise)) return done(result);
-        return result.then(done, (e: unknown) => {
-          tx.abort();
-          throw e;
-        });
-      });
+      checkOptionNames(options, TRANSACTION_OPTIONS, 'db.transaction()');
+      return withRetries(options, (commit) => attemptTransaction(this.begin(), fn, commit, this.#core.keeper));
     });
   }
 
@@ -396,6 +387,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     return callAsync(() => {
       this.#codec.key(key); // checked now
       if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
+      checkOptionNames(options, TRANSACTION_OPTIONS, 'db.update()');
       return this.transaction((tx) => updateIn(tx, key, f, this.#codec.plainValues), options);
     });
   }
@@ -413,8 +405,13 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * database's, or the iterator's own), at most `limit` of them.
    */
   iterator<IV = V>(options: IteratorOptions<K, IV> = {}): EntryIterator<KeyOf<K>, IV> {
+    return this.#iterator(options, 'db.iterator()');
+  }
+
+  #iterator<IV>(options: IteratorOptions<K, IV>, call: string): EntryIterator<KeyOf<K>, IV> {
     const core = this.#core;
-    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `${call}'s options must be an object, got ${show(options)}`);
+    checkOptionNames(options, ITERATOR_OPTIONS, call);
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
     const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options, c);
     const snapshot = core.snapshotOf(options);
@@ -424,17 +421,17 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
 
   /** The keys within `options`' range, in order (an iterator of keys only; sync and async). */
   keys(options: IteratorOptions<K, V> = {}): KeyIterator<KeyOf<K>> {
-    return this.iterator<V>(options).keys();
+    return this.#iterator<V>(options, 'db.keys()').keys();
   }
 
   /** The values of the keys within `options`' range, in key order (sync and async). */
   values<IV = V>(options: IteratorOptions<K, IV> = {}): ValueIterator<IV> {
-    return this.iterator<IV>(options).values();
+    return this.#iterator<IV>(options, 'db.values()').values();
   }
 
   /** The same as `iterator(options)`: `[key, value]` entries. */
   entries<IV = V>(options: IteratorOptions<K, IV> = {}): EntryIterator<KeyOf<K>, IV> {
-    return this.iterator<IV>(options);
+    return this.#iterator<IV>(options, 'db.entries()');
   }
 
   /**
@@ -444,6 +441,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   count(range: CountOptions<K> = {}): number {
     if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `count() takes a range object, got ${show(range)}`);
+    checkOptionNames(range, COUNT_OPTIONS, 'db.count()');
     const core = this.#core;
     const { lower, upper } = this.#codec.bounds(range);
     const snapshot = core.snapshotOf(range);
@@ -458,6 +456,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   approximateSize(range: RangeOptions<K> = {}): number {
     if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `approximateSize() takes a range object, got ${show(range)}`);
+    checkOptionNames(range, RANGE_OPTIONS, 'db.approximateSize()');
     const core = this.#core;
     const { lower, upper } = this.#codec.bounds(range);
     return core.call(() => core.inner.approximateSize(lower, upper));
@@ -476,6 +475,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
+    checkOptionNames(options, EXPORT_OPTIONS, 'db.export()');
     const { lower, upper } = this.#codec.bounds(options);
     const form = exportForm(options, { lower, upper });
     const core = this.#core;

@@ -14,6 +14,7 @@ import { memoryBytesView, memoryWords } from '../boundary/wasm.js';
 import type { Snapshot } from './snapshot.js';
 import { nextTask } from '../core/task.js';
 import { dispose } from '../core/dispose.js';
+import { optionNames } from '../core/option-names.js';
 
 /** Which keys to visit, in which order, as of when, and how to decode them. */
 export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K>, EncodingOptions<K, V> {
@@ -39,6 +40,39 @@ export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K
    */
   batchSize?: number;
 }
+
+/** Other libraries' iterator options, with siltdb's way. */
+export const ITERATOR_ELSEWHERE = {
+  keys: 'db.keys() for keys only, db.values() for values only',
+  values: 'db.keys() for keys only, db.values() for values only',
+  fillCache: 'nothing: every read fills the block cache',
+  highWaterMark: 'batchSize (entries per batch)',
+  highWaterMarkBytes: 'batchSize (entries per batch; a batch also stops at 256 KiB)',
+};
+
+/** The names of `IteratorOptions` (a worker's `iterator`, `keys`, `values`, `entries`). */
+export const ITERATOR_OPTIONS = optionNames<IteratorOptions<unknown, unknown>>(
+  {
+    gt: true,
+    gte: true,
+    lt: true,
+    lte: true,
+    keyEncoding: true,
+    valueEncoding: true,
+    reverse: true,
+    limit: true,
+    snapshot: true,
+    autoRefresh: true,
+    batchSize: true,
+  },
+  ITERATOR_ELSEWHERE,
+);
+
+/** The names of a transaction's iterator options (it reads at the transaction's own snapshot). */
+export const TRANSACTION_ITERATOR_OPTIONS = optionNames<Omit<IteratorOptions<unknown, unknown>, 'snapshot'>>(
+  (({ snapshot: _, ...rest }) => rest)(ITERATOR_OPTIONS.record),
+  ITERATOR_ELSEWHERE,
+);
 
 /** A key and its value (by default both `Uint8Array` copies owned by the caller). */
 export type Entry<K = Uint8Array, V = Uint8Array> = [key: K, value: V];
@@ -115,14 +149,13 @@ const canTransfer = typeof (ArrayBuffer.prototype as { transfer?: unknown }).tra
  * `for (const [key, value] of batch)`.
  *
  * A batch from `nextBatch()` or `batches()` is transient: it is valid until
- * the next call on its iterator, which reuses its memory. Afterwards its
- * arrays, and every view taken of them, read as empty (their buffer is
- * detached), and `keyAt` / `valueAt` throw `Released`; never other bytes.
- * Copy what must outlive it (`batch.valueAt(i).slice()`).
+ * the next call on its iterator, which reuses its memory. Afterwards it
+ * reads as empty: `length` is 0, iterating it yields nothing, its arrays
+ * and every view taken of them are empty (their buffer is detached), and
+ * `keyAt` / `valueAt` / `keyText` / `valueText` throw `Released`; never
+ * other bytes. Copy what must outlive it (`batch.valueAt(i).slice()`).
  */
 export class EntryBatch implements Iterable<Entry> {
-  /** The number of entries. */
-  readonly length: number;
   /** Every key and value of the batch, back to back. */
   readonly bytes: Uint8Array;
   /**
@@ -138,8 +171,13 @@ export class EntryBatch implements Iterable<Entry> {
   constructor(bytes: Uint8Array, offsets: Uint32Array, keyStart = 0) {
     this.bytes = bytes;
     this.offsets = offsets;
-    this.length = (offsets.length - 1) >>> 1;
     this.keyStart = keyStart;
+  }
+
+  /** The number of entries (0 once the batch was replaced: see the class). */
+  get length(): number {
+    const n = this.offsets.length;
+    return n === 0 ? 0 : (n - 1) >>> 1;
   }
 
   /** @internal The first `n` entries of this batch (the same memory). */
@@ -148,11 +186,13 @@ export class EntryBatch implements Iterable<Entry> {
   }
 
   #view(j: number, i: number, skip = 0): Uint8Array {
+    const o = this.offsets;
+    if (o.length === 0) {
+      throw new SiltError('Released', 'this batch was replaced by the next call on its iterator: slice() what you keep of a batch before reading on');
+    }
     if (i >>> 0 !== i || i >= this.length) {
       throw new SiltError('InvalidArgument', `entry ${show(i)} is not in this batch of ${this.length}`);
     }
-    const o = this.offsets;
-    if (o.length === 0) throw new SiltError('Released', 'this batch was replaced by the next call on its iterator');
     const start = o[j]! + skip;
     // The constructor rather than subarray(): no species lookup per entry.
     return new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + start, o[j + 1]! - start);

@@ -12,7 +12,7 @@ import { Database } from './database.js';
 import { fromWasm, SiltError } from '../core/errors.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import { acquireLock } from '../opfs/lock.js';
-import { type Checked, checkName, checkOptions, type OpenOptions, toWasm } from './options.js';
+import { type Checked, checkName, checkOptions, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
 import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
 import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
@@ -401,7 +401,7 @@ export async function repairDatabase(name: string, options: Pick<OpenOptions, 'w
 /** @internal `repairDatabase` on the given storage (the Node tests use fakes). */
 export async function repairOn(env: StorageEnv, name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
   checkName(name);
-  const { engine, o } = checkOptions(options);
+  const { engine, o } = checkOptions(options, 'repairDatabase()', REPAIR_OPTIONS);
   await loadWasm();
   const lock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
   let keeper: PoolKeeper | undefined;
@@ -429,7 +429,7 @@ export async function repairOn(env: StorageEnv, name: string, options: Pick<Open
  */
 export async function importDatabase(name: string, source: ImportSource, options: OpenOptions<unknown, unknown> = {}): Promise<ImportReport> {
   checkName(name);
-  checkOptions(options);
+  checkOptions(options, 'importDatabase()');
   await loadWasm();
   const storage = browserStorage();
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
@@ -513,7 +513,7 @@ export async function openMemory<const O extends OpenOptions<never, never>>(
 /** `openMemory(options)`, of the key and value types given as type parameters. */
 export async function openMemory<K = Key, V = Uint8Array>(options?: OpenOptions<K, V>): Promise<Database<K, V>>;
 export async function openMemory<K = Key, V = Uint8Array>(options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
-  const { engine, o } = checkOptions(options);
+  const { engine, o } = checkOptions(options, 'openMemory()');
   if (engine.maxBytes !== 0) {
     throw new SiltError('NotSupported', 'maxBytes caps the OPFS files of a database opened with open(); an in-memory database has none');
   }

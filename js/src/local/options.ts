@@ -8,6 +8,7 @@ import { OpenOptions as WasmOpenOptions } from '../../pkg/silt_wasm.js';
 import { show, type Key } from '../core/bytes.js';
 import { rootCodec, type EncodingOptions } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
+import { checkOptionNames, optionNames, type OptionList } from '../core/option-names.js';
 import type { CountRange, ValueReadOptions } from '../core/call-options.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -187,11 +188,52 @@ export interface Checked {
   transactionSpillBytes: number;
 }
 
-/** @internal Checks every option (types and ranges) without touching wasm (connect() checks them on the page). */
-export function checkOptions(options: unknown): { engine: Checked; o: OpenOptions } {
+/** Other libraries' names for what `open()`'s options say, with siltdb's. */
+const OPEN_ELSEWHERE = {
+  cacheSize: 'blockCacheCapacity (bytes of the block cache)',
+  maxOpenFiles: 'poolReserve (OPFS files kept open, free for new files)',
+};
+
+/** The names of `OpenOptions` (`open`, `openMemory`, `importDatabase`). */
+export const OPEN_OPTIONS = optionNames<OpenOptions<unknown, unknown>>(
+  {
+    keyEncoding: true,
+    valueEncoding: true,
+    createIfMissing: true,
+    errorIfExists: true,
+    wait: true,
+    signal: true,
+    sync: true,
+    poolReserve: true,
+    writeBufferSize: true,
+    maxWriteBufferNumber: true,
+    blockSize: true,
+    blockCacheCapacity: true,
+    rowCacheCapacity: true,
+    bloomBitsPerKey: true,
+    compression: true,
+    maxBytes: true,
+    timers: true,
+    readTriggeredCompaction: true,
+    transactionSpillBytes: true,
+    mergeOperator: true,
+  },
+  OPEN_ELSEWHERE,
+);
+
+/** The names of `repairDatabase`'s options. */
+export const REPAIR_OPTIONS = optionNames<Pick<OpenOptions, 'wait' | 'signal'>>({ wait: true, signal: true });
+
+/**
+ * @internal Checks every option (names, types and ranges) without touching
+ * wasm (connect() checks them on the page); `call` names the call in
+ * messages, `known` its option names.
+ */
+export function checkOptions(options: unknown, call = 'open()', known: OptionList = OPEN_OPTIONS): { engine: Checked; o: OpenOptions } {
   if (options === null || typeof options !== 'object') {
-    throw new SiltError('InvalidArgument', 'options must be an object');
+    throw new SiltError('InvalidArgument', `${call}'s options must be an object, got ${show(options)}`);
   }
+  checkOptionNames(options, known, call);
   const o = options as Record<string, unknown>;
   bool(o, 'wait', false);
   bool(o, 'sync', false);
@@ -264,6 +306,9 @@ export interface MultiGetOptions extends ReadOptions {
    */
   batched?: boolean;
 }
+
+/** The names of a worker's `multiGet` options. */
+export const MULTIGET_OPTIONS = optionNames<MultiGetOptions & GetOptions<unknown>>({ snapshot: true, valueEncoding: true, batched: true });
 
 /** Options of `get` and `multiGet`: a snapshot, and the call's own value encoding. */
 export interface GetOptions<V> extends ValueReadOptions<V, Snapshot> {}

@@ -13,10 +13,11 @@
  */
 
 import type { Database as WasmDatabase, Iterator as WasmIterator } from '../../pkg/silt_wasm.js';
-import { show, successor, valueBytes, type Key } from '../core/bytes.js';
-import type { Codec, EncodingOptions, KeyOf } from '../core/encoding.js';
+import { checkRangeOrder, compareBytes, show, successor, valueBytes, type Key } from '../core/bytes.js';
+import { type Codec, type EncodingOptions, type KeyOf, RANGE_OPTIONS } from '../core/encoding.js';
+import { checkOptionNames, optionNames } from '../core/option-names.js';
 import { fromWasm, SiltError, type SiltErrorCode } from '../core/errors.js';
-import { type EntryIterator, type IteratorOptions, iteratorOptions } from './iterator.js';
+import { type EntryIterator, type IteratorOptions, iteratorOptions, TRANSACTION_ITERATOR_OPTIONS } from './iterator.js';
 import { dispose } from '../core/dispose.js';
 
 /** How a commit writes (as `WriteOptions`). */
@@ -38,6 +39,11 @@ export interface TransactionOptions extends CommitOptions {
   /** The longest wait between retries, in milliseconds (default 100). */
   maxBackoff?: number;
 }
+
+/** The names of `CommitOptions`. */
+export const COMMIT_OPTIONS = optionNames<CommitOptions>({ sync: true });
+/** The names of `TransactionOptions`. */
+export const TRANSACTION_OPTIONS = optionNames<TransactionOptions>({ sync: true, retries: true, backoff: true, maxBackoff: true });
 
 /** What `db.update(key, f)`'s function returns: a new value, `null` to delete the key, `undefined` to leave it as it is. */
 export type UpdateResult<V = Uint8Array> = V | null | undefined;
@@ -164,11 +170,12 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
    * iterator). `snapshot` is refused: a transaction reads at its own.
    */
   iterator<IV = V>(options: Omit<IteratorOptions<K, IV>, 'snapshot'> = {}): EntryIterator<KeyOf<K>, IV> {
-    const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
-    const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options as IteratorOptions<unknown, unknown>, c);
-    if ((options as IteratorOptions<unknown, unknown>).snapshot !== undefined) {
+    if (typeof options === 'object' && options !== null && (options as IteratorOptions<unknown, unknown>).snapshot !== undefined) {
       throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
     }
+    checkOptionNames(options, TRANSACTION_ITERATOR_OPTIONS, 'tx.iterator()');
+    const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
+    const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options as IteratorOptions<unknown, unknown>, c);
     const inner = this.#call((db, id) => db.transactionIterator(id, lower, upper, reverse, autoRefresh));
     return this.#host.track<KeyOf<K>, IV>(inner, batchSize, c, limit);
   }
@@ -190,6 +197,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
   deleteRange(start: K, end: K): void {
     const s = this.#codec.key(start, 'start');
     const e = this.#codec.key(end, 'end');
+    checkRangeOrder(s, e, start, end);
     this.#call((inner, id) => inner.transactionDeleteRange(id, s, e));
   }
 
@@ -201,6 +209,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
    */
   clear(range: { gt?: K; gte?: K; lt?: K; lte?: K } = {}): void {
     if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+    checkOptionNames(range, RANGE_OPTIONS, 'tx.clear()');
     const { lower, upper } = this.#codec.bounds(range);
     const s = lower ?? new Uint8Array(0);
     let e = upper;
@@ -217,6 +226,8 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
       e = successor(last.value[0]);
     }
     const end = e;
+    // Bounds that leave no key between them: nothing to remove (as the database's clear).
+    if (compareBytes(s, end) >= 0) return;
     this.#call((inner, id) => inner.transactionDeleteRange(id, s, end));
   }
 
@@ -238,6 +249,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
    * (no free pooled file right now): await something and commit again.
    */
   commit(options?: CommitOptions): void {
+    checkOptionNames(options, COMMIT_OPTIONS, 'tx.commit()');
     Transaction.commitWith(this, options, undefined, undefined);
   }
 
@@ -300,6 +312,55 @@ export function retryPolicy(o: TransactionOptions | undefined): { retries: numbe
     wait: (attempt) => Math.min(maxBackoff, backoff * 2 ** attempt) * (0.5 + Math.random() / 2),
     commit: o?.sync === undefined ? {} : { sync: o.sync },
   };
+}
+
+/**
+ * @internal One attempt of `db.transaction(fn)` on `tx`: runs `fn` and
+ * commits with `commit` when it returns (or its Promise resolves); a
+ * synchronous `fn` commits at once, with no await in between. A commit
+ * refused for want of pooled files (the transaction stays open, nothing
+ * written) is made again once `keeper` added some. `tx` is aborted
+ * whatever happens (nothing, after a commit).
+ */
+export function attemptTransaction<T, K, V>(
+  tx: Transaction<K, V>,
+  fn: (tx: Transaction<K, V>) => T | Promise<T>,
+  commit: CommitOptions,
+  keeper: { topUp(): Promise<void> } | undefined,
+): T | Promise<T> {
+  const done = (result: T): T | Promise<T> => {
+    try {
+      if (!tx.ended) tx.commit(commit);
+    } catch (e) {
+      if (e instanceof SiltError && e.code === 'PoolExhausted' && !tx.ended && keeper) {
+        return (async () => {
+          try {
+            await keeper.topUp();
+            tx.commit(commit);
+            return result;
+          } finally {
+            tx.abort();
+          }
+        })();
+      }
+      tx.abort();
+      throw e;
+    }
+    tx.abort();
+    return result;
+  };
+  let result: T | Promise<T>;
+  try {
+    result = fn(tx);
+  } catch (e) {
+    tx.abort();
+    throw e;
+  }
+  if (!(result instanceof Promise)) return done(result);
+  return result.then(done, (e: unknown) => {
+    tx.abort();
+    throw e;
+  });
 }
 
 /**

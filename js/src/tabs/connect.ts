@@ -8,7 +8,8 @@ import { type Key, show } from '../core/bytes.js';
 import { Codec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
-import { checkName, checkOptions, type OpenOptions } from '../local/options.js';
+import { checkOptionNames, optionNames } from '../core/option-names.js';
+import { checkName, checkOptions, defaultBlockCacheCapacity, OPEN_OPTIONS, type OpenOptions } from '../local/options.js';
 import { Connection } from './connection.js';
 import { connectionsOf } from './realms.js';
 import { RemoteDatabase } from './remote-database.js';
@@ -31,12 +32,72 @@ export interface ConnectOptions<K = Key, V = Uint8Array> extends OpenOptions<K, 
 }
 
 /**
+ * The options of a realm's `connect()`s of one database that its
+ * connection shares (all but the encodings, which are each handle's;
+ * `wait` and `signal`, which are each call's; and `worker`, which only the
+ * call that makes the connection uses), with the default of each that has
+ * one: what an option left out means.
+ */
+const SHARED: { readonly [N in Exclude<keyof ConnectOptions, 'keyEncoding' | 'valueEncoding' | 'wait' | 'signal' | 'worker'>]: () => unknown } = {
+  createIfMissing: () => true,
+  errorIfExists: () => false,
+  sync: () => false,
+  poolReserve: () => 16,
+  writeBufferSize: () => 4 << 20,
+  maxWriteBufferNumber: () => 2,
+  blockSize: () => 4096,
+  blockCacheCapacity: () => defaultBlockCacheCapacity((globalThis as { navigator?: { deviceMemory?: number } }).navigator?.deviceMemory),
+  rowCacheCapacity: () => 0,
+  bloomBitsPerKey: () => 10,
+  compression: () => 'lz4',
+  maxBytes: () => undefined,
+  timers: () => false,
+  readTriggeredCompaction: () => true,
+  transactionSpillBytes: () => 8 << 20,
+  mergeOperator: () => undefined,
+  pageCacheCapacity: () => 0,
+};
+
+/** The options each realm's connection was made with (its first `connect()`'s). */
+const sharedOptions = new WeakMap<Connection, ConnectOptions<unknown, unknown>>();
+
+/**
+ * Refuses a later `connect(name, later)` of a realm whose connection to
+ * `name` was made with `first` if it gives a shared option a value other
+ * than the connection's (an option it leaves out takes the connection's).
+ */
+function checkShared(name: string, first: ConnectOptions<unknown, unknown>, later: ConnectOptions<unknown, unknown>): void {
+  for (const [key, fallback] of Object.entries(SHARED) as [keyof typeof SHARED, () => unknown][]) {
+    const wanted = later[key];
+    if (wanted === undefined) continue;
+    const had = first[key] ?? fallback();
+    if (wanted === had) continue;
+    const shown = (v: unknown) => (v === undefined ? 'none' : show(v));
+    throw new SiltError(
+      'InvalidArgument',
+      `connect('${name}') with ${key}: ${shown(wanted)}, but this realm (page, iframe or worker) is already connected to '${name}' with ${key}: ${shown(had)}${first[key] === undefined ? ' (the default)' : ''}. ` +
+        `Every connect('${name}') of one realm shares one connection and its options: give them all the same options (or leave them out in the later calls); the encodings may differ, they are each handle's.`,
+    );
+  }
+}
+
+/** The names of `ConnectOptions`. */
+export const CONNECT_OPTIONS = optionNames<ConnectOptions<unknown, unknown>>(
+  { ...OPEN_OPTIONS.record, worker: true, pageCacheCapacity: true },
+  OPEN_OPTIONS.elsewhere,
+);
+
+/**
  * Connects to the database `name`, shared by every page, iframe and worker
  * of the origin that connects to it: the first connection opens it in a
  * worker it starts, and serves the others; when it goes, another takes
- * over. Several `connect()`s in one realm share one connection (the first
- * one's options apply; the engine options of the connection that leads
- * apply to all). Fails with `DatabaseLocked` if a worker holds the database
+ * over. Several `connect()`s of one database in one realm share one
+ * connection: a later call that gives an option a value other than the
+ * connection's fails with `InvalidArgument` (an option it leaves out is
+ * the connection's; the encodings are each handle's own; a later call's
+ * `worker` is not used). The engine
+ * options of the connection that leads apply to every tab. Fails with
+ * `DatabaseLocked` if a worker holds the database
  * with `open()`, which does not share it (unless `wait` is set: then this
  * waits until it is closed).
  */
@@ -47,7 +108,8 @@ export async function connect<const O extends ConnectOptions<never, never>>(
 /** `connect(name, options)`, of the key and value types given as type parameters (`connect<string, Note>('app', ...)`). */
 export async function connect<K = Key, V = Uint8Array>(name: string, options?: ConnectOptions<K, V>): Promise<RemoteDatabase<K, V>>;
 export async function connect<K = Key, V = Uint8Array>(name: string, options: ConnectOptions<K, V> = {}): Promise<RemoteDatabase<K, V>> {
-  if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'options must be an object');
+  if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `connect()'s options must be an object, got ${show(options)}`);
+  checkOptionNames(options, CONNECT_OPTIONS, 'connect()');
   // The encodings stay in this realm (they may be functions): the worker stores bytes.
   const { worker: given, signal, keyEncoding, valueEncoding, pageCacheCapacity = 0, ...openOptions } = options;
   const codec = Codec.root({ keyEncoding, valueEncoding } as EncodingOptions<unknown, unknown>);
@@ -61,7 +123,7 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options: Co
   }
   checkName(name);
   // Here, not in the worker: bad options fail this call, whoever leads.
-  checkOptions(openOptions);
+  checkOptions(openOptions, 'connect()');
   const g = globalThis as { navigator?: { locks?: LockManagerLike }; BroadcastChannel?: unknown; Worker?: unknown };
   if (!g.navigator?.locks || typeof g.BroadcastChannel !== 'function' || (typeof g.Worker !== 'function' && given === undefined)) {
     throw new SiltError(
@@ -75,7 +137,10 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options: Co
   if (c === undefined) {
     c = new Connection(name, openOptions, given, g.navigator.locks, pageCacheCapacity);
     connections.set(name, c);
+    sharedOptions.set(c, options as ConnectOptions<unknown, unknown>);
     void c.start();
+  } else {
+    checkShared(name, sharedOptions.get(c) ?? {}, options as ConnectOptions<unknown, unknown>);
   }
   const connection = c;
   connection.refs++;

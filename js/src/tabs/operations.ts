@@ -16,8 +16,10 @@
 
 import { decodedValues, HeldMultiGetResult } from '../boundary/results.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
-import { compareBytes, type Key, show, successor, valueBytes } from '../core/bytes.js';
-import type { Codec, RangeOptions } from '../core/encoding.js';
+import { checkRangeOrder, compareBytes, type Key, show, successor, valueBytes } from '../core/bytes.js';
+import { type Codec, RANGE_OPTIONS, type RangeOptions } from '../core/encoding.js';
+import { COUNT_OPTIONS, SNAPSHOT_OPTIONS, VALUE_READ_OPTIONS, WRITE_OPTIONS } from '../core/call-options.js';
+import { checkOptionNames, type OptionList } from '../core/option-names.js';
 import { SiltError } from '../core/errors.js';
 import type { OperationName } from '../core/operations.js';
 import type { Database } from '../local/database.js';
@@ -107,16 +109,18 @@ interface AnyOperation {
 /** A read at the snapshot in `options`, on the page. */
 const at = (page: PageSide, options: { snapshot?: unknown } | undefined) => page.snapshot(options?.snapshot);
 
-/** The `sync` of a write's options, checked (a transaction's commit's too: remote-database.ts). */
-export function syncOf(o: WriteOptions | undefined): { sync?: boolean } {
+/** The `sync` of a write's options (of `call`, for messages), checked (a transaction's commit's too: remote-database.ts). */
+export function syncOf(o: WriteOptions | undefined, call: string): { sync?: boolean } {
+  checkOptionNames(o, WRITE_OPTIONS, call);
   if (o?.sync === undefined) return {};
   if (typeof o.sync !== 'boolean') throw new SiltError('InvalidArgument', `sync must be a boolean, got ${show(o.sync)}`);
   return { sync: o.sync };
 }
 
-/** A range argument, checked to be an object. */
-function rangeOf<K>(range: RangeOptions<K>, call: string): RangeOptions<K> {
+/** A range argument, checked to be an object of the options `names`. */
+function rangeOf<K>(range: RangeOptions<K>, call: string, names: OptionList = RANGE_OPTIONS): RangeOptions<K> {
   if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `${call}() takes a range object, got ${show(range)}`);
+  checkOptionNames(range, names, `db.${call}()`);
   return range;
 }
 
@@ -167,7 +171,7 @@ function noKeyIn(db: Database, lower: Uint8Array, upper: Uint8Array): boolean {
 export const OPERATIONS = {
   put: op({
     ask: (page, key: unknown, value: unknown, options?: WriteOptions) => ({
-      wire: { key: page.codec.key(key), value: page.codec.value(value), ...syncOf(options) },
+      wire: { key: page.codec.key(key), value: page.codec.value(value), ...syncOf(options, 'db.put()') },
     }),
     serve: (leader, r: { key: Key; value: Uint8Array; sync?: boolean }) => {
       leader.write(new WriteBatch().put(r.key, r.value), r.sync);
@@ -177,7 +181,7 @@ export const OPERATIONS = {
     write: true,
   }),
   delete: op({
-    ask: (page, key: unknown, options?: WriteOptions) => ({ wire: { key: page.codec.key(key), ...syncOf(options) } }),
+    ask: (page, key: unknown, options?: WriteOptions) => ({ wire: { key: page.codec.key(key), ...syncOf(options, 'db.delete()') } }),
     serve: (leader, r: { key: Key; sync?: boolean }) => {
       leader.write(new WriteBatch().delete(r.key), r.sync);
       return none();
@@ -187,7 +191,7 @@ export const OPERATIONS = {
   }),
   merge: op({
     ask: (page, key: unknown, operand: unknown, options?: WriteOptions) => ({
-      wire: { key: page.codec.key(key), value: valueBytes(operand, 'operand'), ...syncOf(options) },
+      wire: { key: page.codec.key(key), value: valueBytes(operand, 'operand'), ...syncOf(options, 'db.merge()') },
     }),
     serve: (leader, r: { key: Key; value: Uint8Array; sync?: boolean }) => {
       leader.write(new WriteBatch().merge(r.key, r.value), r.sync);
@@ -197,9 +201,12 @@ export const OPERATIONS = {
     write: true,
   }),
   deleteRange: op({
-    ask: (page, start: unknown, end: unknown, options?: WriteOptions) => ({
-      wire: { start: page.codec.key(start, 'start'), end: page.codec.key(end, 'end'), ...syncOf(options) },
-    }),
+    ask: (page, start: unknown, end: unknown, options?: WriteOptions) => {
+      const s = page.codec.key(start, 'start');
+      const e = page.codec.key(end, 'end');
+      checkRangeOrder(s, e, start, end);
+      return { wire: { start: s, end: e, ...syncOf(options, 'db.deleteRange()') } };
+    },
     serve: (leader, r: { start: Key; end: Key; sync?: boolean }) => {
       leader.write(new WriteBatch().deleteRange(r.start, r.end), r.sync);
       return none();
@@ -211,7 +218,7 @@ export const OPERATIONS = {
   clear: op({
     ask: (page, range: RangeOptions<unknown> = {}, options?: WriteOptions) => {
       const { lower, upper } = page.codec.bounds(rangeOf(range, 'clear'));
-      return { wire: { lower: lower ?? new Uint8Array(0), ...(upper === undefined ? {} : { upper }), ...syncOf(options) } };
+      return { wire: { lower: lower ?? new Uint8Array(0), ...(upper === undefined ? {} : { upper }), ...syncOf(options, 'db.clear()') } };
     },
     serve: (leader, r: { lower: Uint8Array; upper?: Uint8Array; sync?: boolean }) => {
       let upper = r.upper;
@@ -234,7 +241,7 @@ export const OPERATIONS = {
   write: op({
     ask: (_page, batch: unknown, options?: WriteOptions) => {
       if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
-      return { wire: { batch: batch.encoded().slice(), count: batch.length, ...syncOf(options) } };
+      return { wire: { batch: batch.encoded().slice(), count: batch.length, ...syncOf(options, 'db.write()') } };
     },
     // The request's own buffer (a clone that arrived here) becomes the batch.
     serve: (leader, r: { batch: Uint8Array; count: number; sync?: boolean }) => {
@@ -255,6 +262,7 @@ export const OPERATIONS = {
   }),
   get: op({
     ask: (page, key: unknown, options?: { snapshot?: unknown; valueEncoding?: unknown }) => {
+      checkOptionNames(options, VALUE_READ_OPTIONS, 'db.get()');
       const c = reads(page, options);
       const k = c.key(key);
       const { snapshot, epoch } = at(page, options);
@@ -270,6 +278,7 @@ export const OPERATIONS = {
   multiGet: op({
     ask: (page, keys: unknown, options?: { snapshot?: unknown; valueEncoding?: unknown }) => {
       if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
+      checkOptionNames(options, VALUE_READ_OPTIONS, 'db.multiGet()');
       const c = reads(page, options);
       const wire = keys.map((k, i) => c.key(k, `keys[${i}]`)); // checks every key here, with its index in the message
       const { snapshot, epoch } = at(page, options);
@@ -296,6 +305,7 @@ export const OPERATIONS = {
   }),
   has: op({
     ask: (page, key: unknown, options?: { snapshot?: unknown }) => {
+      checkOptionNames(options, SNAPSHOT_OPTIONS, 'db.has()');
       const { snapshot, epoch } = at(page, options);
       return { wire: { key: page.codec.key(key), snapshot }, epoch };
     },
@@ -305,6 +315,7 @@ export const OPERATIONS = {
   hasMany: op({
     ask: (page, keys: unknown, options?: { snapshot?: unknown }) => {
       if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
+      checkOptionNames(options, SNAPSHOT_OPTIONS, 'db.hasMany()');
       const { snapshot, epoch } = at(page, options);
       return { wire: { keys: keys.map((k, i) => page.codec.key(k, `keys[${i}]`)), snapshot }, epoch };
     },
@@ -319,7 +330,7 @@ export const OPERATIONS = {
   }),
   count: op({
     ask: (page, range: RangeOptions<unknown> & { snapshot?: unknown } = {}) => {
-      const wire = bounds(page.codec, rangeOf(range, 'count'));
+      const wire = bounds(page.codec, rangeOf(range, 'count', COUNT_OPTIONS));
       const { snapshot, epoch } = at(page, range);
       return { wire: { ...wire, snapshot }, epoch };
     },

@@ -18,18 +18,29 @@ import {
   type KeyOf,
   type KeyTypeOf,
   type ValueTypeOf,
+  ENCODING_OPTIONS,
+  EXPORT_OPTIONS,
 } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
+import { checkOptionNames } from '../core/option-names.js';
 import type { SublevelOptions } from '../local/options.js';
-import type { EntryBatch, Entry } from '../local/iterator.js';
-import { type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
+import { type EntryBatch, type Entry, TRANSACTION_ITERATOR_OPTIONS } from '../local/iterator.js';
+import { TRANSACTION_OPTIONS, type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
 import type { Connection } from './connection.js';
 import { leaderChanged } from './connection-errors.js';
 import type { Request } from './protocol.js';
-import { checkIteratorOptions, entryOf, type RemoteIterator, type RemoteIteratorOptions, remoteIterator, ROOT } from './remote-iterator.js';
+import {
+  checkIteratorOptions,
+  entryOf,
+  REMOTE_ITERATOR_OPTIONS,
+  type RemoteIterator,
+  type RemoteIteratorOptions,
+  remoteIterator,
+  ROOT,
+} from './remote-iterator.js';
 import { RemoteSnapshot } from './remote-snapshot.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
-import { type Range, type Watch, type WatchEvent, Watcher, type WatchOptions } from './watch.js';
+import { type Range, type Watch, type WatchEvent, Watcher, WATCH_OPTIONS, type WatchOptions } from './watch.js';
 import { asyncDispose } from '../core/dispose.js';
 import type { Operations, RemoteOperations } from '../core/operations.js';
 import { type Asked, OPERATIONS, type PageSide, syncOf, type TableName, unpack } from './operations.js';
@@ -241,6 +252,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
   /** The sublevel `name`, of the key and value types given as type parameters. */
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV>;
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV> {
+    checkOptionNames(options, ENCODING_OPTIONS, 'db.sublevel()');
     return new RemoteDatabase<SK, SV>(this.#connection, this.#codec.child(name, options as EncodingOptions<unknown, unknown> | undefined), this.#handle);
   }
 
@@ -271,6 +283,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    */
   export(options: ExportOptions<K> = {}): ReadableStream<Uint8Array> {
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
+    checkOptionNames(options, EXPORT_OPTIONS, 'db.export()');
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     const { lower, upper } = this.#codec.bounds(options);
     const form = exportForm(options, { lower, upper });
@@ -348,31 +361,27 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    * that leads goes meanwhile, the next step fails with `LeaderChanged`.
    */
   iterator<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
-    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
-    const { snapshot, ...rest } = options;
-    const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
-    const { request, limit } = checkIteratorOptions(rest as RemoteIteratorOptions<unknown, unknown>, c);
-    const snap = this.#snapshot(snapshot);
-    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot }, snap.epoch, false, entryOf<KeyOf<K>, IV>(c), limit, c.prefix.length);
+    return this.#projection(options, (c) => entryOf<KeyOf<K>, IV>(c), 'db.iterator()');
   }
 
   /** The keys within `options`' range, in order (async). */
   keys(options: RemoteIteratorOptions<K, V> = {}): RemoteIterator<KeyOf<K>> {
-    return this.#projection(options, (c) => (b, i) => c.keys.decode(b.keyAt(i)) as KeyOf<K>);
+    return this.#projection(options, (c) => (b, i) => c.keys.decode(b.keyAt(i)) as KeyOf<K>, 'db.keys()');
   }
 
   /** The values of the keys within `options`' range, in key order (async). */
   values<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<IV> {
-    return this.#projection(options, (c) => (b, i) => c.values.decode(b.valueAt(i)) as IV);
+    return this.#projection(options, (c) => (b, i) => c.values.decode(b.valueAt(i)) as IV, 'db.values()');
   }
 
   /** The same as `iterator(options)`. */
   entries<IV = V>(options: RemoteIteratorOptions<K, IV> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
-    return this.iterator<IV>(options);
+    return this.#projection(options, (c) => entryOf<KeyOf<K>, IV>(c), 'db.entries()');
   }
 
-  #projection<T>(options: RemoteIteratorOptions<unknown, unknown>, pick: (c: Codec) => (b: EntryBatch, i: number) => T): RemoteIterator<T> {
-    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+  #projection<T>(options: RemoteIteratorOptions<unknown, unknown>, pick: (c: Codec) => (b: EntryBatch, i: number) => T, call: string): RemoteIterator<T> {
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `${call}'s options must be an object, got ${show(options)}`);
+    checkOptionNames(options, REMOTE_ITERATOR_OPTIONS, call);
     const { snapshot, ...rest } = options;
     const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
     const { request, limit } = checkIteratorOptions(rest, c);
@@ -414,7 +423,8 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
       send: (request, epoch) => this.#send(request, epoch),
       iterator: (request, epoch, codec, limit) => this.#iterator(request, epoch, true, entryOf(codec), limit, codec.prefix.length),
       iteratorOptions: (o, codec) => {
-        if (typeof o !== 'object' || o === null) throw new SiltError('InvalidArgument', 'iterator options must be an object');
+        if (typeof o !== 'object' || o === null) throw new SiltError('InvalidArgument', `tx.iterator()'s options must be an object, got ${show(o)}`);
+        checkOptionNames(o, TRANSACTION_ITERATOR_OPTIONS, 'tx.iterator()');
         return checkIteratorOptions(o, codec);
       },
       codecOf: (db) => {
@@ -426,7 +436,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
       unpack,
       epoch: c.epoch,
       leader: c.leaderId,
-      sync: syncOf,
+      sync: (o) => syncOf(o, 'tx.commit()'),
     };
     return new RemoteTransaction<K, V>(host, c.transactionId(), this.#codec);
   }
@@ -446,6 +456,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
   transaction<T>(fn: (tx: RemoteTransaction<K, V>) => T | Promise<T>, options?: TransactionOptions): Promise<T> {
     return call(async () => {
       if (typeof fn !== 'function') throw new SiltError('InvalidArgument', `transaction() takes a function, got ${show(fn)}`);
+      checkOptionNames(options, TRANSACTION_OPTIONS, 'db.transaction()');
       return withRetries(
         options,
         async (commit) => {
@@ -473,6 +484,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     return call(async () => {
       this.#codec.key(key); // checked now
       if (typeof f !== 'function') throw new SiltError('InvalidArgument', `update() takes a function, got ${show(f)}`);
+      checkOptionNames(options, TRANSACTION_OPTIONS, 'db.update()');
       return this.transaction((tx) => updateIn(tx, key, f, this.#codec.plainValues), options);
     });
   }
@@ -487,7 +499,8 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    * rejects if the connection fails (`for await` throws then too).
    */
   watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
-    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', 'watch options must be an object');
+    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `db.watch()'s options must be an object, got ${show(options)}`);
+    checkOptionNames(options, WATCH_OPTIONS, 'db.watch()');
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
     const since = options.since;

@@ -8,7 +8,8 @@
 import { show, type Key } from '../core/bytes.js';
 import { checkLimit, Codec, type EncodingOptions, type RangeOptions } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
-import { checkBatchSize, EntryBatch, type Entry } from '../local/iterator.js';
+import { checkBatchSize, EntryBatch, type Entry, ITERATOR_OPTIONS } from '../local/iterator.js';
+import { optionNames } from '../core/option-names.js';
 import type { IteratorRequestOptions, Request } from './protocol.js';
 import type { RemoteSnapshot } from './remote-snapshot.js';
 import { asyncDispose } from '../core/dispose.js';
@@ -25,6 +26,9 @@ export interface RemoteIteratorOptions<K = Key, V = Uint8Array> extends RangeOpt
   autoRefresh?: boolean;
   snapshot?: RemoteSnapshot;
 }
+
+/** The names of `RemoteIteratorOptions`: those of a worker's iterators. */
+export const REMOTE_ITERATOR_OPTIONS = optionNames<RemoteIteratorOptions<unknown, unknown>>(ITERATOR_OPTIONS.record, ITERATOR_OPTIONS.elsewhere);
 
 /** An async iterator of a connection, released by leaving `for await` or by `release()`. */
 export interface RemoteIterator<T> extends AsyncIterableIterator<T>, AsyncDisposable {

@@ -20,8 +20,9 @@
  */
 
 import { WriteBatch } from '../core/batch.js';
-import { show, type Key } from '../core/bytes.js';
-import type { Codec, EncodingOptions, KeyOf, RangeOptions } from '../core/encoding.js';
+import { compareBytes, show, type Key } from '../core/bytes.js';
+import { type Codec, type EncodingOptions, type KeyOf, RANGE_OPTIONS, type RangeOptions } from '../core/encoding.js';
+import { checkOptionNames } from '../core/option-names.js';
 import { SiltError } from '../core/errors.js';
 import type { Entry } from '../local/iterator.js';
 import type { IteratorRequestOptions, PackedValues, Request, TxnWrites } from './protocol.js';
@@ -186,6 +187,7 @@ export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposab
   clear(range: RangeOptions<K> = {}): void {
     this.#live();
     if (typeof range !== 'object' || range === null) throw new SiltError('InvalidArgument', `clear() takes a range object, got ${show(range)}`);
+    checkOptionNames(range, RANGE_OPTIONS, 'tx.clear()');
     const { lower, upper } = this.#codec.bounds(range);
     if (upper === undefined) {
       throw new SiltError(
@@ -193,7 +195,10 @@ export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposab
         "a transaction's clear() through connect() needs an upper bound in the database itself (lt or lte); a sublevel's has one",
       );
     }
-    this.#s.writes.deleteRange(lower ?? new Uint8Array(0), upper);
+    const start = lower ?? new Uint8Array(0);
+    // Bounds that leave no key between them: nothing to remove (as a worker's clear).
+    if (compareBytes(start, upper) >= 0) return;
+    this.#s.writes.deleteRange(start, upper);
   }
 
   /** Adds a merge operand for `key` (tracked; needs the database's `mergeOperator`). */

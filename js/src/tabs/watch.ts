@@ -12,6 +12,7 @@
 import type { Key } from '../core/bytes.js';
 import type { Codec } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
+import { optionNames } from '../core/option-names.js';
 import { compareBytes } from '../core/bytes.js';
 import type { ChangeHistory, ChangeRecord, Request } from './protocol.js';
 import { RESET } from './page-cache.js';
@@ -80,6 +81,9 @@ export interface WatchOptions<K = Key> {
    */
   since?: number;
 }
+
+/** The names of `WatchOptions`. */
+export const WATCH_OPTIONS = optionNames<WatchOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true, since: true });
 
 /** A watch: an async iterable of events, closed with `close()` (or by leaving `for await`). */
 export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<K>>, AsyncDisposable {
