@@ -82,8 +82,11 @@ pub(crate) fn full_merge(
 }
 
 /// Adds unsigned 64-bit little-endian integers (a counter): the example
-/// operator, and a useful one. A base or operand that is not 8 bytes is an
-/// error.
+/// operator, and a useful one. An operand that is not 8 bytes is refused
+/// when written (`check_operand`); a base value that is not 8 bytes (one
+/// put there as something else) counts as 0, as in RocksDB's
+/// `UInt64AddOperator`: refusing it would fail every flush and compaction
+/// that meets the key, and with them every later write.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct U64AddOperator;
 
@@ -101,7 +104,7 @@ impl MergeOperator for U64AddOperator {
     }
 
     fn full_merge(&self, _key: &[u8], existing: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String> {
-        let mut sum = existing.map(as_u64).transpose()?.unwrap_or(0);
+        let mut sum = existing.and_then(|b| as_u64(b).ok()).unwrap_or(0);
         for op in operands {
             sum = sum.wrapping_add(as_u64(op)?);
         }
@@ -143,14 +146,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn u64add_sums_and_rejects_bad_operands() {
+    fn u64add_sums_counts_a_bad_base_as_zero_and_rejects_bad_operands() {
         let op = U64AddOperator;
         let enc = |v: u64| v.to_le_bytes();
         let (a, b) = (enc(2), enc(40));
         assert_eq!(op.full_merge(b"k", Some(&enc(100)), &[&a, &b]).unwrap(), enc(142));
         assert_eq!(op.full_merge(b"k", None, &[&a]).unwrap(), enc(2));
         assert_eq!(op.partial_merge(b"k", &a, &b), Some(enc(42).to_vec()));
-        assert!(op.full_merge(b"k", Some(b"bad"), &[&a]).is_err());
+        // A base put there as something else counts as 0 (RocksDB's rule);
+        // an operand of another size is an error (refused when written).
+        assert_eq!(op.full_merge(b"k", Some(b"bad"), &[&a]).unwrap(), enc(2));
+        assert!(op.full_merge(b"k", None, &[b"bad"]).is_err());
         assert_eq!(op.partial_merge(b"k", b"bad", &b), None);
     }
 

@@ -107,13 +107,59 @@ fn merges_need_an_operator() {
     }
 }
 
+/// An operator that fails every full merge.
+struct Failing;
+
+impl silt_engine::MergeOperator for Failing {
+    fn name(&self) -> &str {
+        "failing"
+    }
+
+    fn full_merge(&self, _key: &[u8], _existing: Option<&[u8]>, _operands: &[&[u8]]) -> Result<Vec<u8>, String> {
+        Err("no".into())
+    }
+
+    fn partial_merge(&self, _key: &[u8], _older: &[u8], _newer: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+}
+
 #[test]
 fn a_failing_merge_is_reported_as_corruption() {
     let fs = MemFs::new();
+    let options = Options {
+        merge_operator: Some(Arc::new(Failing) as Arc<dyn silt_engine::MergeOperator>),
+        ..Options::default()
+    };
+    let db = Db::open(Arc::new(fs.clone()), "db", options).unwrap();
+    db.put(&W, b"c", b"base").unwrap();
+    db.merge(&W, b"c", b"x").unwrap();
+    assert!(matches!(db.get(&ReadOptions::default(), b"c"), Err(Error::Corruption { .. })));
+}
+
+/// A u64add merge onto a value put there as something else (not 8 bytes)
+/// counts it as 0, as RocksDB's `UInt64AddOperator` does. It failed the
+/// merge before, on reads and in every flush and compaction that met the
+/// key: the first flush failed, and with it every later write (and the
+/// next open replayed the same log into the same state).
+#[test]
+fn a_u64add_base_of_another_size_counts_as_zero_and_never_stops_writes() {
+    let fs = MemFs::new();
     let db = open_with(&fs, true).unwrap();
+    let r = ReadOptions::default();
     db.put(&W, b"c", b"not eight bytes").unwrap();
     db.merge(&W, b"c", &n(1)).unwrap();
-    assert!(matches!(db.get(&ReadOptions::default(), b"c"), Err(Error::Corruption { .. })));
+    assert_eq!(counter(&db, &r, b"c"), Some(1));
+    db.flush().unwrap();
+    db.merge(&W, b"c", &n(2)).unwrap();
+    db.put(&W, b"d", b"x").unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(counter(&db, &r, b"c"), Some(3));
+    drop(db);
+    let db = open_with(&fs, true).unwrap();
+    assert_eq!(counter(&db, &r, b"c"), Some(3));
+    db.put(&W, b"e", b"y").unwrap();
+    db.flush().unwrap();
 }
 
 /// A memtable at its size when the database closes (below the close-flush

@@ -109,7 +109,8 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    * What `merge(key, operand)` does (default none: `merge` is refused):
    * `'u64add'` adds 8-byte little-endian unsigned integers (a counter;
    * `u64(n)` encodes one, `readU64(bytes)` reads one; an operand of
-   * another size is refused when written), `'append'` appends the
+   * another size is refused when written, and a value of another size
+   * put under the key counts as 0, as in RocksDB), `'append'` appends the
    * operand's bytes to the value. Operands are stored and combined when
    * read: open a database with the operator it was written with.
    */

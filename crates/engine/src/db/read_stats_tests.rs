@@ -29,8 +29,38 @@ impl Clock for TickingClock {
 }
 
 fn counter_db(level: StatsLevel) -> Db {
+    counter_db_with(level, Arc::new(U64AddOperator))
+}
+
+/// u64add that refuses a base of another size (u64add counts it as 0): a
+/// merge that fails, for the failure counts.
+struct StrictU64Add;
+
+impl crate::merge::MergeOperator for StrictU64Add {
+    fn name(&self) -> &str {
+        "u64add"
+    }
+
+    fn full_merge(
+        &self,
+        key: &[u8],
+        existing: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> std::result::Result<Vec<u8>, String> {
+        if existing.is_some_and(|b| b.len() != 8) {
+            return Err("a base of another size".into());
+        }
+        U64AddOperator.full_merge(key, existing, operands)
+    }
+
+    fn partial_merge(&self, key: &[u8], older: &[u8], newer: &[u8]) -> Option<Vec<u8>> {
+        U64AddOperator.partial_merge(key, older, newer)
+    }
+}
+
+fn counter_db_with(level: StatsLevel, op: Arc<dyn crate::merge::MergeOperator>) -> Db {
     let options = Options {
-        merge_operator: Some(Arc::new(U64AddOperator)),
+        merge_operator: Some(op),
         clock: Some(Arc::new(TickingClock(AtomicU64::new(0)))),
         stats_level: level,
         write_buffer_size: 64 << 10,
@@ -108,8 +138,8 @@ fn merge_time_is_counted_in_nanoseconds_on_every_path_that_merges() {
 
 #[test]
 fn without_timers_merges_take_no_time_but_failures_are_counted_on_every_path() {
-    let db = counter_db(StatsLevel::ExceptTimers);
-    // A base the u64add operator cannot read.
+    let db = counter_db_with(StatsLevel::ExceptTimers, Arc::new(StrictU64Add));
+    // A base the operator refuses.
     db.put(&W, b"bad", b"not eight bytes").unwrap();
     db.merge(&W, b"bad", &n(1)).unwrap();
     db.put(&W, b"good", &n(1)).unwrap();
