@@ -9,7 +9,8 @@ import { REPORT_FIELDS, type ReportName } from '../src/boundary/report-fields.js
 import { BATCH_TAGS } from '../src/core/batch.js';
 import { BINDING_ERROR_CODES, ENGINE_ERROR_CODES, PACKAGE_ERROR_CODES, SILT_ERROR_CODES } from '../src/core/errors.js';
 import { openMemory } from '../src/index.js';
-import { importDatabaseOn, MIN_POOL_RESERVE, openOn, repairOn } from '../src/local/open.js';
+import { importDatabaseOn, MIN_POOL_RESERVE, openOn } from '../src/local/open.js';
+import { repairOn } from '../src/local/repair.js';
 import { loadWasm } from '../src/boundary/wasm.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes } from './helpers.js';

@@ -2,12 +2,14 @@
 import { expect, test } from 'vitest';
 import { fromWasm, SiltError } from '../src/core/errors.js';
 
-test('an Error with a string code keeps its code and message', () => {
+test('an Error with a string code keeps its code and message, with the next step where it has none', () => {
   const thrown = Object.assign(new Error('corruption in db/000001.log at offset 7: bad crc'), { code: 'Corruption' });
   const err = fromWasm(thrown);
   expect(err).toBeInstanceOf(SiltError);
   expect(err.code).toBe('Corruption');
-  expect(err.message).toBe('corruption in db/000001.log at offset 7: bad crc');
+  expect(err.message).toBe(
+    'corruption in db/000001.log at offset 7: bad crc; the database is damaged: repairDatabase() rebuilds it from its intact parts (export() what still reads first)',
+  );
   expect(err.cause).toBe(thrown);
 });
 

@@ -36,3 +36,14 @@ export async function rejected(p: Promise<unknown>): Promise<SiltError> {
   }
   throw new Error('expected a SiltError rejection, the promise resolved');
 }
+
+/** Runs `f`, which must throw or reject with a SiltError (synchronously or not), and returns it. */
+export async function refusal(f: () => unknown): Promise<SiltError> {
+  try {
+    await f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(SiltError);
+    return e as SiltError;
+  }
+  throw new Error('expected a SiltError, the call succeeded');
+}

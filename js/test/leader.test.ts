@@ -390,7 +390,7 @@ describe('the leader', () => {
     // The engine's error, as the binding threw it, is the cause.
     expect(e.cause).toBeInstanceOf(Error);
     expect((e.cause as Error & { code?: string }).code).toBe('InvalidArgument');
-    expect((e.cause as Error).message).toContain('merge_operator');
+    expect((e.cause as Error).message).toContain('mergeOperator');
     await leader.close();
     // A chain, and something thrown that is not an Error.
     const deep = toWire(new SiltError('IoError', 'outer', { cause: new TypeError('middle', { cause: 'innermost' }) }));

@@ -3,7 +3,8 @@
 // The same path on real OPFS runs in Chromium (tests/e2e/opfs.spec.ts).
 import { afterEach, describe, expect, test } from 'vitest';
 import { open, openMemory, SiltError, type Database } from '../src/index.js';
-import { importDatabaseOn, openOn, removeDatabaseOn, repairOn, type OpenOptions } from '../src/local/open.js';
+import { importDatabaseOn, openOn, removeDatabaseOn, type OpenOptions } from '../src/local/open.js';
+import { repairOn } from '../src/local/repair.js';
 import { releaseParked } from '../src/opfs/parking.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, rejected, text } from './helpers.js';
@@ -138,7 +139,7 @@ describe('the Web Lock', () => {
     const locks = new FakeLocks();
     const err = await rejected(openFake(root, locks, 'db1', { createIfMissing: false }));
     expect(err.code).toBe('NotFound');
-    expect(err.message).toMatch(/createIfMissing: true/);
+    expect(err.message).toMatch(/createIfMissing: false to create it/);
     expect(locks.isHeld('siltdb:db1')).toBe(false);
     const db = await openFake(root, locks); // creates it
     db.close();

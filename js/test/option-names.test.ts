@@ -10,23 +10,14 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { closest } from '../src/core/option-names.js';
 import { connect, type Database, importDatabase, open, openMemory, type SiltError, u64, WriteBatch } from '../src/index.js';
 import { Database as DatabaseClass } from '../src/local/database.js';
-import { openOn, repairOn } from '../src/local/open.js';
+import { openOn } from '../src/local/open.js';
+import { repairOn } from '../src/local/repair.js';
 import { Transaction } from '../src/local/transaction.js';
 import { RemoteDatabase } from '../src/tabs/remote-database.js';
 import { RemoteTransaction } from '../src/tabs/remote-transaction.js';
 import { FakeDirectory, FakeLocks } from './fakes.js';
-import { bytes } from './helpers.js';
+import { bytes, refusal } from './helpers.js';
 import { Origin } from './tabs-harness.js';
-
-/** The error `f` throws or rejects with. */
-async function refusal(f: () => unknown): Promise<SiltError> {
-  try {
-    await f();
-  } catch (e) {
-    return e as SiltError;
-  }
-  throw new Error('it was not refused');
-}
 
 /** Checks that `f` is refused with InvalidArgument naming `key` and suggesting `near` (a suggestion or a hint, or undefined: the list). */
 async function refusesName(f: () => unknown, key: string, near: string | RegExp | undefined): Promise<void> {

@@ -6,6 +6,16 @@
 
 use std::fmt;
 
+/// Messages of errors whose fix a binding names in its own API's words
+/// (crates/wasm/src/error.rs restates them for JavaScript): each is the
+/// whole reason of its error, so that a binding can tell it by equality.
+pub mod messages {
+    /// A merge written to a database opened without a merge operator.
+    pub const MERGE_NEEDS_OPERATOR: &str = "merge needs Options::merge_operator";
+    /// A read met merge operands, and the database has no merge operator.
+    pub const READ_NEEDS_OPERATOR: &str = "the database holds merge operands but no merge_operator is configured";
+}
+
 /// Result alias used across the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

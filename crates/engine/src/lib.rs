@@ -50,7 +50,7 @@ pub use db::{
     Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator, VerifyReport, WriteOptions,
     EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
-pub use error::{Error, Result};
+pub use error::{messages, Error, Result};
 pub use merge::{AppendOperator, MergeOperator, U64AddOperator};
 pub use sst::format::Compression;
 pub use stats::{HistogramSummary, StatisticsSnapshot, Ticker};

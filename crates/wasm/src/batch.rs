@@ -34,7 +34,9 @@ pub(crate) fn decode_puts(mut buf: &[u8]) -> Result<Puts<'_>, BindingError> {
     let mut out = Vec::new();
     while let Some((&tag, rest)) = buf.split_first() {
         if tag != PUT {
-            return Err(BindingError::invalid("ingest takes puts only"));
+            return Err(BindingError::invalid(
+                "ingest() takes puts only: apply a batch with deletes or merges with db.write(batch)",
+            ));
         }
         let (lens, rest) = rest.split_at_checked(8).ok_or_else(|| bad("truncated lengths"))?;
         let klen = u32::from_le_bytes([lens[0], lens[1], lens[2], lens[3]]) as usize;

@@ -182,7 +182,9 @@ impl Database {
         }
         match self.snapshots.borrow().get(&id) {
             Some(s) => Ok(Some(s.clone())),
-            None => Err(BindingError::new(Code::Released, "this snapshot was released")),
+            None => {
+                Err(BindingError::new(Code::Released, "this snapshot was released: take a new one (db.snapshot())"))
+            }
         }
     }
 

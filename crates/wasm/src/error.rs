@@ -8,7 +8,7 @@
 //! `contract.rs` hands siltdb the list of both. A failed step of
 //! background work also carries `recovery` (the engine's [`Recovery`]).
 
-use silt_engine::{Error, Failure, Recovery};
+use silt_engine::{messages, Error, Failure, Recovery};
 use wasm_bindgen::JsValue;
 
 /// Codes the binding itself reports, besides the engine's.
@@ -54,7 +54,29 @@ impl BindingError {
 
 impl From<Error> for BindingError {
     fn from(err: Error) -> Self {
-        BindingError { code: err.code(), message: err.to_string(), recovery: None }
+        let code = err.code();
+        let message = match in_javascript_words(&err) {
+            Some(text) => text.to_string(),
+            None => err.to_string(),
+        };
+        BindingError { code, message, recovery: None }
+    }
+}
+
+/// The engine's errors whose fix names an option (`messages`), restated
+/// with JavaScript's option and the next step: a JavaScript user never
+/// sees a Rust name.
+fn in_javascript_words(err: &Error) -> Option<&'static str> {
+    match err {
+        Error::InvalidArgument(m) if m == messages::MERGE_NEEDS_OPERATOR => Some(
+            "invalid argument: merge() needs a merge operator, and this database was opened without one: \
+             open it with { mergeOperator: 'u64add' } (8-byte counters: u64(n)) or { mergeOperator: 'append' }",
+        ),
+        Error::NotSupported(m) if m == messages::READ_NEEDS_OPERATOR => Some(
+            "not supported: this key holds merge operands, and the database was opened without a mergeOperator: \
+             open it with the mergeOperator it was written with ('u64add' or 'append')",
+        ),
+        _ => None,
     }
 }
 
@@ -96,6 +118,23 @@ mod tests {
         assert_eq!(err.code, "Closed");
         assert!(err.message.contains("the database was closed"), "{}", err.message);
         assert_eq!(BindingError::invalid("key too large").code, "InvalidArgument");
+    }
+
+    #[test]
+    fn errors_whose_fix_names_an_option_say_it_in_javascripts_words() {
+        for (err, option) in [
+            (Error::InvalidArgument(messages::MERGE_NEEDS_OPERATOR.into()), "{ mergeOperator: 'u64add' }"),
+            (Error::NotSupported(messages::READ_NEEDS_OPERATOR.into()), "mergeOperator it was written with"),
+        ] {
+            let code = err.code();
+            let b = BindingError::from(err);
+            assert_eq!(b.code, code);
+            assert!(b.message.contains(option), "{}", b.message);
+            assert!(!b.message.contains("merge_operator") && !b.message.contains("Options::"), "{}", b.message);
+        }
+        // Other messages pass as the engine wrote them.
+        let other = BindingError::from(Error::InvalidArgument("merge needs more".into()));
+        assert_eq!(other.message, "invalid argument: merge needs more");
     }
 
     #[test]

@@ -112,14 +112,18 @@ impl Iterator {
     }
 
     fn live(&mut self) -> Result<&mut Cursor, BindingError> {
-        self.it.as_mut().ok_or_else(|| BindingError::new(Code::Released, "this iterator was released"))
+        self.it.as_mut().ok_or_else(|| {
+            BindingError::new(Code::Released, "this iterator was released: make a new one (db.iterator()) to read on")
+        })
     }
 
     /// Fills the next batch; returns its number of entries, 0 at the end.
     pub(crate) fn fill_inner(&mut self, max_entries: u32, max_bytes: u32) -> Result<u32, BindingError> {
         let reverse = self.reverse;
         let started = std::mem::replace(&mut self.started, true);
-        let it = self.it.as_mut().ok_or_else(|| BindingError::new(Code::Released, "this iterator was released"))?;
+        let it = self.it.as_mut().ok_or_else(|| {
+            BindingError::new(Code::Released, "this iterator was released: make a new one (db.iterator()) to read on")
+        })?;
         if !started {
             if reverse {
                 it.seek_to_last();

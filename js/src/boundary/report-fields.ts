@@ -10,7 +10,7 @@
 
 import type { IngestReport } from '../core/batch.js';
 import type { ImportReport } from '../local/backup.js';
-import type { RepairReport } from '../local/open.js';
+import type { RepairReport } from '../local/repair.js';
 import type { ModuleStatistics, Statistics, VerifyReport } from '../local/statistics.js';
 
 /** The keys of `T` that an object of type `T` may lack. */

@@ -118,7 +118,8 @@ class Pinned {
 
   /** Throws `Released` once released. */
   protected live(): void {
-    if (this.#exchange === undefined) throw new SiltError('Released', 'this result was released; its views are no longer valid');
+    if (this.#exchange === undefined)
+      throw new SiltError('Released', 'this result was released, and its views with it: read (or slice()) what you keep before release()');
   }
 
   /** Whether `release()` has run. */
@@ -330,7 +331,7 @@ export class HeldMultiGetResult implements MultiGetResult {
 
   #value(i: number): Uint8Array | undefined {
     const values = this.#values;
-    if (values === undefined) throw new SiltError('Released', 'this result was released; its values are no longer readable');
+    if (values === undefined) throw new SiltError('Released', 'this result was released: read what you keep before release()');
     checkIndex(i, this.#count);
     return values[i];
   }

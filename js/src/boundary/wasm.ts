@@ -53,6 +53,15 @@ export function isLoaded(): boolean {
   return ready !== undefined;
 }
 
+/** @internal The error of a module that would not load (`detail`: why), and what to do. */
+export function initFailed(detail: string, cause?: unknown): SiltError {
+  return new SiltError(
+    'InitFailed',
+    `could not load the siltdb WebAssembly module: ${detail}: serve siltdb's silt_wasm_bg.wasm beside its JavaScript (with esbuild, siltdb/esbuild copies it), then call again`,
+    { cause },
+  );
+}
+
 /** Resolves once the module is instantiated. Safe to call many times. */
 export function loadWasm(): Promise<void> {
   ready ??= instantiate().catch((cause: unknown) => {
@@ -65,7 +74,7 @@ export function loadWasm(): Promise<void> {
         { cause },
       );
     }
-    throw new SiltError('InitFailed', `could not load the siltdb WebAssembly module: ${detail}`, { cause });
+    throw initFailed(detail, cause);
   });
   return ready;
 }

@@ -67,7 +67,10 @@ export function keyBytes(key: unknown, what = 'key'): Uint8Array {
     }
     return utf8.encode(key);
   }
-  throw new SiltError('InvalidArgument', `${what} must be a Uint8Array or a string, got ${describe(key)}`);
+  throw new SiltError(
+    'InvalidArgument',
+    `${what} must be a Uint8Array or a string, got ${describe(key)}: convert it (String(n)), or open the database with a keyEncoding that takes it ('json')`,
+  );
 }
 
 /** Strings up to this long are tried as ASCII first (`keyBytes`). */
@@ -76,7 +79,13 @@ const ASCII_FAST_PATH = 64;
 /** The bytes of `value`, which must already be a `Uint8Array`. */
 export function valueBytes(value: unknown, what = 'value'): Uint8Array {
   if (value instanceof Uint8Array) return checkedBytes(value, what);
-  throw new SiltError('InvalidArgument', `${what} must be a Uint8Array, got ${describe(value)}`);
+  const fix =
+    what === 'operand'
+      ? "merge operands are bytes whatever the valueEncoding (for 'u64add', u64(n) makes one)"
+      : typeof value === 'string'
+        ? "this database (or sublevel) stores bytes: open it with { valueEncoding: 'utf8' } to store strings, or pass new TextEncoder().encode(value)"
+        : "this database (or sublevel) stores bytes: open it with { valueEncoding: 'json' } (or your own encoding) to store other values";
+  throw new SiltError('InvalidArgument', `${what} must be a Uint8Array, got ${describe(value)}: ${fix}`);
 }
 
 function describe(x: unknown): string {

@@ -88,6 +88,32 @@ export class SiltError extends Error {
 }
 
 /**
+ * The next step of an engine error whose message (the engine's, about its
+ * files) has none: appended by `fromWasm` unless the message already
+ * names one (`HAS_STEP`).
+ */
+const NEXT_STEP: Partial<Record<SiltErrorCode, string>> = {
+  Corruption: 'the database is damaged: repairDatabase() rebuilds it from its intact parts (export() what still reads first)',
+  ChecksumMismatch: 'the database is damaged: repairDatabase() rebuilds it from its intact parts (export() what still reads first)',
+  IoError:
+    "the browser refused a file operation: close the database and open it again (or reload the page); if it goes on, check the site's storage in the browser's settings",
+  QuotaExceeded:
+    "the site's storage is full: delete data (then compactRange()), remove databases no longer needed (removeDatabase()), or ask the browser to keep more (persist())",
+  Closed: 'open it again to go on',
+  Conflict: 'nothing of the transaction was written: run it again (db.transaction(fn) and db.update() retry for you)',
+};
+const HAS_STEP = /repairDatabase|compactRange|open it again|reopen|maxBytes|poolReserve|persist\(\)/;
+
+/** `message` with the next step of `code` where it has none. */
+function withNextStep(code: SiltErrorCode, message: string): string {
+  const step = NEXT_STEP[code];
+  return step === undefined || HAS_STEP.test(message) ? message : `${message}; ${step}`;
+}
+
+/** What an `Internal` error of the engine tells the user to do. */
+const REPORT = ' (a bug in siltdb: close the database and open it again, or reload the page; please report this message)';
+
+/**
  * Turns anything the generated bindings threw into a `SiltError`, keeping
  * the engine's code and message. The bindings throw an `Error` with a string
  * `code` for engine errors (crates/wasm/src/error.rs); anything else is a
@@ -101,11 +127,11 @@ export function fromWasm(thrown: unknown): SiltError {
       // Every code the module throws is in SILT_ERROR_CODES (the contract
       // test checks it); anything else is a bug in the glue.
       if (!(SILT_ERROR_CODES as readonly string[]).includes(code)) {
-        return new SiltError('Internal', `engine failure with an unknown code ${code}: ${thrown.message}`, { cause: thrown });
+        return new SiltError('Internal', `engine failure with an unknown code ${code}: ${thrown.message}${REPORT}`, { cause: thrown });
       }
-      return new SiltError(code as SiltErrorCode, thrown.message, { cause: thrown });
+      return new SiltError(code as SiltErrorCode, withNextStep(code as SiltErrorCode, thrown.message), { cause: thrown });
     }
-    return new SiltError('Internal', `engine failure: ${thrown.message}`, { cause: thrown });
+    return new SiltError('Internal', `engine failure: ${thrown.message}${REPORT}`, { cause: thrown });
   }
-  return new SiltError('Internal', `engine failure: ${String(thrown)}`, { cause: thrown });
+  return new SiltError('Internal', `engine failure: ${String(thrown)}${REPORT}`, { cause: thrown });
 }

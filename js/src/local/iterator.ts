@@ -275,7 +275,7 @@ export class EntryIterator<K = Uint8Array, V = Uint8Array> implements IterableIt
     const inner = this.#inner;
     if (inner !== undefined) return inner;
     if (this.#closed) throw new SiltError('Closed', 'the database of this iterator was closed');
-    throw new SiltError('Released', 'this iterator was released');
+    throw new SiltError('Released', 'this iterator was released: make a new one (db.iterator()) to read on');
   }
 
   /** Reads the next batch into the engine iterator's buffers; returns its size. */

@@ -12,7 +12,7 @@ import { Database } from './database.js';
 import { fromWasm, SiltError } from '../core/errors.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import { acquireLock } from '../opfs/lock.js';
-import { type Checked, checkName, checkOptions, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
+import { type Checked, checkName, checkOptions, type OpenOptions, toWasm } from './options.js';
 import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
 import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
@@ -53,10 +53,10 @@ const REMOVE_MARKER = 'remove-unfinished';
 /** The OPFS directory that holds one directory per database. */
 const ROOT_DIR = 'siltdb';
 /** The engine's directory inside the pool (a path prefix only). */
-const ENGINE_DIR = 'db';
+export const ENGINE_DIR = 'db';
 
 /** OPFS and Web Locks of this dedicated worker, or a clear refusal. */
-function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<StorageEnv['root']> } {
+export function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<StorageEnv['root']> } {
   const g = globalThis as {
     navigator?: { storage?: { getDirectory?: () => Promise<StorageEnv['root']> }; locks?: LockManagerLike };
     FileSystemFileHandle?: { prototype: object };
@@ -87,7 +87,7 @@ function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<St
   return { locks, rootDirectory: () => storage!.getDirectory!() };
 }
 
-async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
+export async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
   try {
     return await f();
   } catch (e) {
@@ -259,8 +259,24 @@ function mustBeNew(pool: PoolKeeper['pool'], name: string, engine: Checked): voi
   throw new SiltError('AlreadyExists', `database "${name}" already exists: importDatabase() makes a new database`);
 }
 
-/** The error of an engine open; `PoolExhausted` says what an open can do about it. */
+/**
+ * The error of an engine open, in the words of `open()`: the database's
+ * name as given and JavaScript's options (the engine names its directory
+ * and its own options); `PoolExhausted` says what an open can do about it.
+ */
 function openError(e: SiltError, name: string, keeper: PoolKeeper): SiltError {
+  if (e.code === 'AlreadyExists') {
+    return new SiltError(
+      'AlreadyExists',
+      `database "${name}" already exists and errorIfExists is true: open it without errorIfExists, or use another name (removeDatabase("${name}") deletes it)`,
+      { cause: e },
+    );
+  }
+  if (e.code === 'NotFound') {
+    return new SiltError('NotFound', `database "${name}" does not exist (createIfMissing is false): open it without createIfMissing: false to create it`, {
+      cause: e,
+    });
+  }
   if (e.code !== 'PoolExhausted') return e;
   const why = keeper.lastError ? `: storage refused new files (${keeper.lastError.message})` : '';
   return new SiltError('PoolExhausted', `opening database "${name}" needs more free pooled OPFS files than the pool could get${why}`, { cause: e });
@@ -347,75 +363,27 @@ async function markImport(dir: MarkableDirectory, name: string, on: boolean): Pr
   });
 }
 
-/** The OPFS directory of database `name` (`NotFound` if it is missing and `create` is off). */
-async function directoryOf(env: StorageEnv, name: string, create: boolean): Promise<DirectoryLike> {
+/**
+ * The OPFS directory of database `name` (`NotFound` if it is missing and
+ * `create` is off, saying `missing`: what to do, for the caller).
+ */
+export async function directoryOf(
+  env: StorageEnv,
+  name: string,
+  create: boolean,
+  missing = 'open it without createIfMissing: false to create it, or check the name',
+): Promise<DirectoryLike> {
   return domCall(`opening the directory of database "${name}"`, async () => {
     const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
     try {
       return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
     } catch (e) {
       if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
-        throw new SiltError('NotFound', `database "${name}" does not exist (createIfMissing is off): open it with createIfMissing: true to create it`);
+        throw new SiltError('NotFound', `database "${name}" does not exist${missing.startsWith('open') ? ' (createIfMissing is false)' : ''}: ${missing}`);
       }
       throw e;
     }
   });
-}
-
-/** What `repairDatabase` salvaged and lost. */
-export interface RepairReport {
-  /** Table files read whole. */
-  tablesIntact: number;
-  /** Table files with blocks that failed their checksum (their other blocks kept). */
-  tablesDamaged: number;
-  /** Table files that could not be read at all: their data is lost. */
-  tablesLost: number;
-  /** Data blocks left out because they failed their checksum. */
-  blocksLost: number;
-  /** Log records replayed. */
-  walRecords: number;
-  /** Logs that ended in damage (records after it are lost). */
-  walsDamaged: number;
-  /** Versions of keys in the rebuilt database. */
-  entries: number;
-  rangeDeletions: number;
-  /** What went wrong where, one line per damaged file. */
-  problems: string[];
-}
-
-/**
- * Rebuilds database `name` from whatever of it is intact, in this worker,
- * when `open()` fails with `Corruption` or `ChecksumMismatch`: every table
- * file and log is read, damaged blocks and records are left out, and the
- * rest becomes a database `open()` opens. The database must not be open
- * anywhere (its Web Lock is taken; `wait` as for `open()`). Returns what was
- * salvaged and what was lost. Export what you can first if the data
- * matters: a repair keeps only what it can read.
- */
-export async function repairDatabase(name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
-  const storage = browserStorage();
-  const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
-  return repairOn({ root, locks: storage.locks }, name, options);
-}
-
-/** @internal `repairDatabase` on the given storage (the Node tests use fakes). */
-export async function repairOn(env: StorageEnv, name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
-  checkName(name);
-  const { engine, o } = checkOptions(options, 'repairDatabase()', REPAIR_OPTIONS);
-  await loadWasm();
-  const lock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
-  let keeper: PoolKeeper | undefined;
-  try {
-    keeper = await PoolKeeper.open(await directoryOf(env, name, false), o.poolReserve ?? 16);
-    try {
-      return keeper.pool.repair(ENGINE_DIR, toWasm(engine)) as RepairReport;
-    } catch (e) {
-      throw fromWasm(e);
-    }
-  } finally {
-    keeper?.close();
-    lock.release();
-  }
 }
 
 /**

@@ -31,7 +31,7 @@ export class Snapshot {
   /** @internal The engine's id for this snapshot, checked against `owner`. */
   idFor(owner: object): number {
     if (owner !== this.#owner) throw new SiltError('InvalidArgument', 'this snapshot belongs to another database');
-    if (this.#id === 0) throw new SiltError('Released', 'this snapshot was released');
+    if (this.#id === 0) throw new SiltError('Released', 'this snapshot was released: take a new one (db.snapshot())');
     return this.#id;
   }
 

@@ -56,7 +56,11 @@ export async function acquireLock(locks: LockManagerLike, name: string, wait: bo
 const RELEASE_WAIT_MS = 2_000;
 
 function locked(name: string): SiltError {
-  return new SiltError('DatabaseLocked', `database "${name}" is open in another tab or worker (its Web Lock is held); open it with { wait: true } to wait`);
+  return new SiltError(
+    'DatabaseLocked',
+    `database "${name}" is open in another tab or worker (its Web Lock is held): to share it, call connect("${name}") everywhere ` +
+      `(pages and workers alike; open() holds a database for one worker alone); else close it there, or pass { wait: true } to wait until it is closed`,
+  );
 }
 
 /**

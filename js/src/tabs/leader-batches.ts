@@ -203,7 +203,7 @@ export function putRange(bytes: Uint8Array): [Uint8Array, Uint8Array] | undefine
   let lo: Uint8Array | undefined;
   let hi: Uint8Array | undefined;
   for (let at = 0; at < bytes.length; ) {
-    if (bytes[at] !== PUT) throw new SiltError('InvalidArgument', 'ingest takes puts only');
+    if (bytes[at] !== PUT) throw new SiltError('InvalidArgument', 'ingest() takes puts only: apply a batch with deletes or merges with db.write(batch)');
     const a = u32(at + 1);
     const b = u32(at + 5);
     const k = at + 9;

@@ -61,7 +61,7 @@ export interface LeaderCounters {
 export function snapshotOf(c: Client, id: number): { snapshot?: Snapshot } {
   if (id === 0) return {};
   const s = c.snapshots.get(id);
-  if (s === undefined) throw new SiltError('Released', 'this snapshot was released');
+  if (s === undefined) throw new SiltError('Released', 'this snapshot was released: take a new one (db.snapshot())');
   return { snapshot: s };
 }
 

@@ -82,7 +82,7 @@ export const STEPS = {
     serve: (s, r: { iterator: number }) => {
       const c = s.client;
       const it = c.iterators.get(r.iterator);
-      if (it === undefined) throw new SiltError('Released', 'this iterator was released');
+      if (it === undefined) throw new SiltError('Released', 'this iterator was released: make a new one (db.iterator()) to read on');
       for (;;) {
         let batch: EntryBatch | undefined;
         try {
@@ -138,7 +138,7 @@ export const STEPS = {
     serve: async (s, r: { export: number }) => {
       const exports = s.client.exports;
       const reader = exports.get(r.export);
-      if (reader === undefined) throw new SiltError('Released', 'this export was released');
+      if (reader === undefined) throw new SiltError('Released', 'this export was released: start a new one (db.export())');
       let piece: ReadableStreamReadResult<Uint8Array>;
       try {
         piece = await reader.read();

@@ -270,7 +270,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     if (s === undefined) return { snapshot: 0 };
     if (!(s instanceof RemoteSnapshot) || !s.connectionIs(this.#connection))
       throw new SiltError('InvalidArgument', 'snapshot must be a RemoteSnapshot of this connection');
-    if (s.id === 0) throw new SiltError('Released', 'this snapshot was released');
+    if (s.id === 0) throw new SiltError('Released', 'this snapshot was released: take a new one (db.snapshot())');
     if (s.epoch !== this.#connection.epoch) throw leaderChanged('this snapshot');
     return { snapshot: s.id, epoch: s.epoch };
   }

@@ -127,7 +127,7 @@ export function remoteIterator<T>(
         pending = undefined;
         throw new SiltError('Closed', 'the database was closed');
       }
-      if (state === 'released') throw new SiltError('Released', 'this iterator was released');
+      if (state === 'released') throw new SiltError('Released', 'this iterator was released: make a new one (db.iterator()) to read on');
       if (left <= 0) return end();
       if (pending === undefined || at >= pending.length) {
         const { id, epoch } = await open();
@@ -150,7 +150,7 @@ export function remoteIterator<T>(
         if (closed()) throw new SiltError('Closed', 'the database was closed');
         const now = stateNow(); // (return() or release() may have changed it while this step waited)
         if (now === 'ended') return { done: true, value: undefined };
-        if (now === 'released') throw new SiltError('Released', 'this iterator was released');
+        if (now === 'released') throw new SiltError('Released', 'this iterator was released: make a new one (db.iterator()) to read on');
         at = 0;
         pending = new EntryBatch(batch.bytes, batch.offsets, prefix);
       }

@@ -48,7 +48,7 @@ use self::snapshot::SnapshotList;
 use crate::batch::{BatchOp, WriteBatch};
 use crate::compaction::job::TableJob;
 use crate::compaction::picker::CompactionSpec;
-use crate::error::{Error, Result};
+use crate::error::{messages, Error, Result};
 use crate::format::key::SequenceNumber;
 use crate::fs::{Fs, FsLock};
 use crate::memtable::MemTable;
@@ -356,7 +356,7 @@ impl Db {
                     check_key(key)?;
                     check_value(value)?;
                     match &self.inner.options.merge_operator {
-                        None => return Err(Error::InvalidArgument("merge needs Options::merge_operator".into())),
+                        None => return Err(Error::InvalidArgument(messages::MERGE_NEEDS_OPERATOR.into())),
                         Some(op) => op.check_operand(value).map_err(|e| {
                             Error::InvalidArgument(format!("merge operand for the {} operator: {e}", op.name()))
                         })?,
@@ -594,8 +594,8 @@ impl Db {
         Err(Error::PoolExhausted {
             file,
             message: format!(
-                "{used} bytes of writes wait in memory for a file to flush them to, the most a memtable holds \
-                 ({WAITING_MEMTABLE_FACTOR} x write_buffer_size); the file layer has none to give yet: {why}"
+                "{used} bytes of writes wait in memory for a file to flush them to, the most that may wait \
+                 ({WAITING_MEMTABLE_FACTOR} times a memtable's size); the file layer has none to give yet: {why}"
             ),
         })
     }
@@ -806,7 +806,7 @@ impl DbInner {
             .options
             .merge_operator
             .as_deref()
-            .ok_or_else(|| Error::InvalidArgument("merge needs Options::merge_operator".into()))?;
+            .ok_or_else(|| Error::InvalidArgument(messages::MERGE_NEEDS_OPERATOR.into()))?;
         let mut counted = crate::merge::MergeStats::default();
         let r = crate::merge::full_merge(op, key, base, operands, self.options.timer(), &mut counted);
         counted.report(&self.stats);

@@ -31,7 +31,7 @@ use super::{Db, DbInner, ReadOptions, Snapshot, WriteOptions};
 use crate::batch::WriteBatch;
 use crate::compaction::job::SPLIT_RESERVE_FILES;
 use crate::db::options::check_key;
-use crate::error::{Error, Result};
+use crate::error::{messages, Error, Result};
 use crate::read::GetContext;
 use spill::{OwnFile, Spilled};
 
@@ -136,7 +136,7 @@ impl OptimisticTransaction {
             .options
             .merge_operator
             .as_deref()
-            .ok_or_else(|| Error::InvalidArgument("merge needs Options::merge_operator".into()))
+            .ok_or_else(|| Error::InvalidArgument(messages::MERGE_NEEDS_OPERATOR.into()))
     }
 
     pub(crate) fn full_merge(db: &Db, key: &[u8], base: Option<&[u8]>, operands: &[Vec<u8>]) -> Result<Vec<u8>> {

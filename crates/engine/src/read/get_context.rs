@@ -11,7 +11,7 @@
 use bytes::Bytes;
 
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{messages, Error, Result};
 use crate::format::key::{SequenceNumber, ValueType};
 use crate::merge::{self, MergeOperator, MergeStats};
 use crate::stats::GetStats;
@@ -156,9 +156,7 @@ impl<'a> GetContext<'a> {
             }
             ValueType::Merge => {
                 if self.merge_operator.is_none() {
-                    return Err(Error::NotSupported(
-                        "the database holds merge operands but no merge_operator is configured".into(),
-                    ));
+                    return Err(Error::NotSupported(messages::READ_NEEDS_OPERATOR.into()));
                 }
                 self.operands.push(value.clone());
                 Ok(true)
@@ -233,9 +231,7 @@ impl<'a> GetContext<'a> {
     }
 
     fn merge(&mut self, base: Option<&Bytes>) -> Result<Bytes> {
-        let op = self
-            .merge_operator
-            .ok_or_else(|| Error::NotSupported("merge operands but no merge_operator is configured".into()))?;
+        let op = self.merge_operator.ok_or_else(|| Error::NotSupported(messages::READ_NEEDS_OPERATOR.into()))?;
         let operands: Vec<&[u8]> = self.operands.iter().rev().map(|b| &b[..]).collect();
         let r = merge::full_merge(op, self.user_key, base.map(|b| &b[..]), &operands, self.clock, &mut self.merge);
         self.operands.clear();

@@ -385,7 +385,7 @@ impl<S: SlotFile> Pool<S> {
                 message: format!(
                     "the OPFS file pool is exhausted: all {} pooled files are in use; \
                      the pool is topped up between calls (let the worker's event loop run), \
-                     or open the database with a larger pool",
+                     or open the database with a larger poolReserve",
                     st.slots.len()
                 ),
             });
