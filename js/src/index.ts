@@ -63,6 +63,7 @@ export { Transaction, type CommitOptions, type TransactionOptions, type UpdateRe
 export { RemoteTransaction } from './tabs/remote-transaction.js';
 export { readU64, u64 } from './core/u64.js';
 export type { Key } from './core/bytes.js';
+export type { Exactly } from './core/option-names.js';
 export { SILT_ERROR_CODES, SiltError, type EngineErrorCode, type SiltErrorCode } from './core/errors.js';
 export { configureMemory, memoryMode, type MemoryMode } from './boundary/wasm.js';
 export { boundaryCounters, enableBoundaryCounters, type BoundaryCounters } from './boundary/counters.js';

@@ -284,3 +284,28 @@ describe('through connect()', () => {
     await settled(o, first.value.close());
   });
 });
+
+describe('in TypeScript', () => {
+  test('a misspelled option does not compile, where object literals are inferred as type parameters too (get, multiGet, open, connect, sublevel)', async () => {
+    const db = await openMemory();
+    try {
+      const s = db.snapshot();
+      // Each line is a compile error (tsc -p tsconfig.test.json checks it), and a refusal at run time.
+      // @ts-expect-error: not an option of a write
+      await refusesName(() => db.put('k', bytes('v'), { snyc: true }), 'snyc', 'sync');
+      // @ts-expect-error: a known option beside a misspelled one (a generic get infers the literal)
+      await refusesName(() => db.get('k', { snapshot: s, valueEncodng: 'utf8' }), 'valueEncodng', 'valueEncoding');
+      // @ts-expect-error: the same in multiGet
+      await refusesName(() => db.multiGet(['k'], { snapshot: s, batchd: true }), 'batchd', 'batched');
+      // @ts-expect-error: and in open's options with an encoding
+      await refusesName(() => openMemory({ valueEncoding: 'utf8', createIfMising: false }), 'createIfMising', 'createIfMissing');
+      // @ts-expect-error: and connect's
+      await refusesName(() => connect('x', { valueEncoding: 'utf8', pageCacheCapcity: 1 }), 'pageCacheCapcity', 'pageCacheCapacity');
+      // @ts-expect-error: and a sublevel's
+      await refusesName(() => db.sublevel('s', { valueEncoding: 'utf8', keyEncodng: 'utf8' }), 'keyEncodng', 'keyEncoding');
+      s.release();
+    } finally {
+      db.close();
+    }
+  });
+});

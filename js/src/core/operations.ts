@@ -18,6 +18,7 @@
 import type { IngestOptions, IngestReport, WriteBatch } from './batch.js';
 import type { CountRange, SnapshotOption, ValueReadOptions, WriteOptions } from './call-options.js';
 import type { RangeOptions, ReadValueOf } from './encoding.js';
+import type { Exactly } from './option-names.js';
 import type { MultiGot } from '../boundary/results.js';
 import type { VerifyReport } from '../local/statistics.js';
 
@@ -68,7 +69,10 @@ export interface Operations<K, V, S> {
    * in a buffer of their own, safe to keep and to transfer; with a value
    * encoding, the decoded value.
    */
-  get<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(key: K, options?: O): ReadValueOf<O, V> | undefined;
+  get<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(
+    key: K,
+    options?: Exactly<O, ValueReadOptions<unknown, S>>,
+  ): ReadValueOf<O, V> | undefined;
   /**
    * The values of `keys`, read at one point in time, in order: with bytes
    * values a `MultiGetResult` (in a worker its values are views of wasm
@@ -76,7 +80,10 @@ export interface Operations<K, V, S> {
    * buffer; release it, or `using`), with a value encoding an array of
    * decoded values.
    */
-  multiGet<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(keys: K[], options?: O): MultiGot<ReadValueOf<O, V>>;
+  multiGet<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(
+    keys: K[],
+    options?: Exactly<O, ValueReadOptions<unknown, S>>,
+  ): MultiGot<ReadValueOf<O, V>>;
   /**
    * Whether `key` has a value (at `snapshot`, or now). No value leaves the
    * engine: in a worker nothing is copied out of wasm memory, through
@@ -133,9 +140,15 @@ export type RemoteOperations<K, V, S> = {
 /** `get` and `multiGet` in `connect()`'s form. */
 export interface RemoteReads<K, V, S> {
   /** See `Operations.get`. */
-  get<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(key: K, options?: O): Promise<ReadValueOf<O, V> | undefined>;
+  get<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(
+    key: K,
+    options?: Exactly<O, ValueReadOptions<unknown, S>>,
+  ): Promise<ReadValueOf<O, V> | undefined>;
   /** See `Operations.multiGet`. */
-  multiGet<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(keys: K[], options?: O): Promise<MultiGot<ReadValueOf<O, V>>>;
+  multiGet<const O extends ValueReadOptions<unknown, S> = ValueReadOptions<V, S>>(
+    keys: K[],
+    options?: Exactly<O, ValueReadOptions<unknown, S>>,
+  ): Promise<MultiGot<ReadValueOf<O, V>>>;
 }
 
 /** The name of an operation declared here. */

@@ -9,6 +9,14 @@
 
 import { SiltError } from './errors.js';
 
+/**
+ * `O` (the options a generic call was given) with no key that `T` lacks:
+ * a misspelled key fails to compile where an object literal is inferred
+ * as a type parameter (where TypeScript's own check of excess properties
+ * does not reach). Each key `T` lacks must be `never`.
+ */
+export type Exactly<O, T> = O & { [K in Exclude<keyof O, keyof T>]: never };
+
 /** Every name of the options type `T`, as a record (`{ sync: true }`): the compiler refuses a name missing or extra. */
 export type NameRecord<T> = { readonly [N in keyof Required<T>]: true };
 

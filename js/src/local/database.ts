@@ -23,7 +23,7 @@ import {
   RANGE_OPTIONS,
 } from '../core/encoding.js';
 import { COUNT_OPTIONS, SNAPSHOT_OPTIONS, VALUE_READ_OPTIONS } from '../core/call-options.js';
-import { checkOptionNames } from '../core/option-names.js';
+import { checkOptionNames, type Exactly } from '../core/option-names.js';
 import { fromWasm, SiltError } from '../core/errors.js';
 import type { Operations } from '../core/operations.js';
 import type { PoolKeeper } from '../opfs/pool.js';
@@ -112,7 +112,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    */
   sublevel<const O extends EncodingOptions<never, never>>(
     name: string,
-    options: O,
+    options: Exactly<O, EncodingOptions<never, never>>,
   ): Database<KeyTypeOf<O['keyEncoding'], K>, ValueTypeOf<O['valueEncoding'], V>>;
   /** The sublevel `name`, of the key and value types given as type parameters (`db.sublevel<string, Note>('notes', ...)`). */
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): Database<SK, SV>;
@@ -254,7 +254,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * encoding, the decoded value. One call into wasm and one copy. To read
    * without a copy, `getPinned`.
    */
-  get<const O extends GetOptions<unknown> = GetOptions<V>>(key: K, options?: O): ReadValueOf<O, V> | undefined {
+  get<const O extends GetOptions<unknown> = GetOptions<V>>(key: K, options?: Exactly<O, GetOptions<unknown>>): ReadValueOf<O, V> | undefined {
     checkOptionNames(options, VALUE_READ_OPTIONS, 'db.get()');
     const core = this.#core;
     const snapshot = options === undefined ? 0 : core.snapshotOf(options);
@@ -309,7 +309,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * view (no copy) of the value of `keys[i]`; release it (or `using`) when
    * done. With another value encoding, an array of decoded values.
    */
-  multiGet<const O extends MultiGetOptions & GetOptions<unknown> = GetOptions<V>>(keys: K[], options?: O): MultiGot<ReadValueOf<O, V>> {
+  multiGet<const O extends MultiGetOptions & GetOptions<unknown> = GetOptions<V>>(
+    keys: K[],
+    options?: Exactly<O, MultiGetOptions & GetOptions<unknown>>,
+  ): MultiGot<ReadValueOf<O, V>> {
     checkOptionNames(options, MULTIGET_OPTIONS, 'db.multiGet()');
     const core = this.#core;
     const snapshot = core.snapshotOf(options);

@@ -10,6 +10,7 @@ import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } fro
 import type { Closer } from './core.js';
 import { Database } from './database.js';
 import { fromWasm, SiltError } from '../core/errors.js';
+import type { Exactly } from '../core/option-names.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import { acquireLock } from '../opfs/lock.js';
 import { type Checked, checkName, checkOptions, type OpenOptions, toWasm } from './options.js';
@@ -107,7 +108,7 @@ export async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> 
  */
 export async function open<const O extends OpenOptions<never, never>>(
   name: string,
-  options: O,
+  options: Exactly<O, OpenOptions<never, never>>,
 ): Promise<Database<KeyTypeOf<O['keyEncoding'], Key>, ValueTypeOf<O['valueEncoding'], Uint8Array>>>;
 /** `open(name, options)`, of the key and value types given as type parameters (`open<string, Note>('app', ...)`). */
 export async function open<K = Key, V = Uint8Array>(name: string, options?: OpenOptions<K, V>): Promise<Database<K, V>>;
@@ -476,7 +477,7 @@ async function abandonImport(env: StorageEnv, name: string, db: Database): Promi
  * included), with the same API as `open()`; its data lives until `close()`.
  */
 export async function openMemory<const O extends OpenOptions<never, never>>(
-  options: O,
+  options: Exactly<O, OpenOptions<never, never>>,
 ): Promise<Database<KeyTypeOf<O['keyEncoding'], Key>, ValueTypeOf<O['valueEncoding'], Uint8Array>>>;
 /** `openMemory(options)`, of the key and value types given as type parameters. */
 export async function openMemory<K = Key, V = Uint8Array>(options?: OpenOptions<K, V>): Promise<Database<K, V>>;

@@ -8,7 +8,7 @@ import { type Key, show } from '../core/bytes.js';
 import { Codec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
-import { checkOptionNames, optionNames } from '../core/option-names.js';
+import { checkOptionNames, optionNames, type Exactly } from '../core/option-names.js';
 import { checkName, checkOptions, defaultBlockCacheCapacity, OPEN_OPTIONS, type OpenOptions } from '../local/options.js';
 import { Connection } from './connection.js';
 import { connectionsOf } from './realms.js';
@@ -103,7 +103,7 @@ export const CONNECT_OPTIONS = optionNames<ConnectOptions<unknown, unknown>>(
  */
 export async function connect<const O extends ConnectOptions<never, never>>(
   name: string,
-  options: O,
+  options: Exactly<O, ConnectOptions<never, never>>,
 ): Promise<RemoteDatabase<KeyTypeOf<O['keyEncoding'], Key>, ValueTypeOf<O['valueEncoding'], Uint8Array>>>;
 /** `connect(name, options)`, of the key and value types given as type parameters (`connect<string, Note>('app', ...)`). */
 export async function connect<K = Key, V = Uint8Array>(name: string, options?: ConnectOptions<K, V>): Promise<RemoteDatabase<K, V>>;

@@ -22,7 +22,7 @@ import {
   EXPORT_OPTIONS,
 } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
-import { checkOptionNames } from '../core/option-names.js';
+import { checkOptionNames, type Exactly } from '../core/option-names.js';
 import type { SublevelOptions } from '../local/options.js';
 import { type EntryBatch, type Entry, TRANSACTION_ITERATOR_OPTIONS } from '../local/iterator.js';
 import { TRANSACTION_OPTIONS, type TransactionOptions, type UpdateResult, updateIn, withRetries } from '../local/transaction.js';
@@ -247,7 +247,7 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    */
   sublevel<const O extends EncodingOptions<never, never>>(
     name: string,
-    options: O,
+    options: Exactly<O, EncodingOptions<never, never>>,
   ): RemoteDatabase<KeyTypeOf<O['keyEncoding'], K>, ValueTypeOf<O['valueEncoding'], V>>;
   /** The sublevel `name`, of the key and value types given as type parameters. */
   sublevel<SK = K, SV = V>(name: string, options?: SublevelOptions<SK, SV>): RemoteDatabase<SK, SV>;
