@@ -208,4 +208,35 @@ test('the messages the issue found: merge and reads without a merge operator, a 
   expect(exists.message).toMatch(/^database "made" already exists and errorIfExists is true: open it without errorIfExists/);
   expect((await SCENARIOS.NotFound()).message).toMatch(/^database "nothing" does not exist \(createIfMissing is false\)/);
   expect((await refusal(() => repairOn(fakeEnv(), 'nope'))).message).toMatch(/nothing to repair: check the name/);
+  expect((await refusal(() => openMemory({ createIfMissing: false }))).message).toMatch(/^openMemory\(\) makes a new database each time/);
+  const counters = await openMemory({ mergeOperator: 'u64add' });
+  try {
+    expect((await refusal(() => counters.merge('n', new Uint8Array(4)))).message).toMatch(/operand of 4 bytes, not 8: .* made with u64\(n\)$/);
+  } finally {
+    counters.close();
+  }
+});
+
+test('damage is told apart by where it was found: a backup, merge operands of another operator, the database itself', async () => {
+  // A damaged backup is the input's: the database is fine.
+  for (const e of [await SCENARIOS.Corruption(), await SCENARIOS.ChecksumMismatch()]) {
+    expect(e.message).toMatch(/the backup is damaged, cut short or not a siltdb export: nothing of it was imported/);
+    expect(e.message).not.toMatch(/repairDatabase/);
+  }
+  // Operands written under 'append', read under 'u64add'.
+  const env = fakeEnv();
+  const a = await openOn(env, 'log', { mergeOperator: 'append' });
+  a.merge('k', bytes('x'));
+  a.close();
+  const b = await openOn(env, 'log', { mergeOperator: 'u64add' });
+  try {
+    const e = await refusal(() => b.get('k'));
+    expect(e.code).toBe('Corruption');
+    expect(e.message).toMatch(/open the database with the mergeOperator it was written with$/);
+  } finally {
+    b.close();
+  }
+  // Damage of the database's own files points to repairDatabase().
+  const own = fromWasm(Object.assign(new Error('checksum mismatch in db/000012.sst at offset 4096: expected 0x1, got 0x2'), { code: 'ChecksumMismatch' }));
+  expect(own.message).toMatch(/; the database is damaged: repairDatabase\(\) rebuilds it/);
 });

@@ -98,6 +98,9 @@ describe('closest', () => {
     expect(closest('errorIfExist', names)).toBe('errorIfExists');
     expect(closest('cacheSize', names)).toBeUndefined();
     expect(closest('x', names)).toBeUndefined();
+    expect(closest('sort', ['sorted'])).toBe('sorted');
+    expect(closest('key', ['keyEncoding', 'valueEncoding'])).toBeUndefined();
+    expect(closest('value', ['keyEncoding', 'valueEncoding'])).toBeUndefined();
   });
 });
 
@@ -274,7 +277,8 @@ describe('through connect()', () => {
     expect(e.message).toMatch(/with mergeOperator: "u64add", but this realm .* is already connected to 'db\d+' with mergeOperator: none \(the default\)/);
     expect(e.message).toMatch(/give them all the same options/);
     // Left out, equal to the default, or only other encodings: the same connection.
-    for (const options of [{}, { createIfMissing: true, pageCacheCapacity: 0 }, { valueEncoding: 'utf8' as const }]) {
+    // createIfMissing and errorIfExists are conditions of a call's open, which an open connection meets.
+    for (const options of [{}, { createIfMissing: false, pageCacheCapacity: 0 }, { valueEncoding: 'utf8' as const }, { sync: false }]) {
       const again = await settled(o, o.connect(tab, options));
       if (!again.ok) throw again.error;
       await settled(o, again.value.close());

@@ -14,6 +14,9 @@ pub mod messages {
     pub const MERGE_NEEDS_OPERATOR: &str = "merge needs Options::merge_operator";
     /// A read met merge operands, and the database has no merge operator.
     pub const READ_NEEDS_OPERATOR: &str = "the database holds merge operands but no merge_operator is configured";
+    /// The start of the reason of an operand its merge operator refuses
+    /// (followed by the operator's name and why).
+    pub const BAD_OPERAND: &str = "merge operand for the";
 }
 
 /// Result alias used across the engine.

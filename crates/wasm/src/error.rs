@@ -55,10 +55,7 @@ impl BindingError {
 impl From<Error> for BindingError {
     fn from(err: Error) -> Self {
         let code = err.code();
-        let message = match in_javascript_words(&err) {
-            Some(text) => text.to_string(),
-            None => err.to_string(),
-        };
+        let message = in_javascript_words(&err).unwrap_or_else(|| err.to_string());
         BindingError { code, message, recovery: None }
     }
 }
@@ -66,16 +63,21 @@ impl From<Error> for BindingError {
 /// The engine's errors whose fix names an option (`messages`), restated
 /// with JavaScript's option and the next step: a JavaScript user never
 /// sees a Rust name.
-fn in_javascript_words(err: &Error) -> Option<&'static str> {
+fn in_javascript_words(err: &Error) -> Option<String> {
     match err {
         Error::InvalidArgument(m) if m == messages::MERGE_NEEDS_OPERATOR => Some(
             "invalid argument: merge() needs a merge operator, and this database was opened without one: \
-             open it with { mergeOperator: 'u64add' } (8-byte counters: u64(n)) or { mergeOperator: 'append' }",
+             open it with { mergeOperator: 'u64add' } (8-byte counters: u64(n)) or { mergeOperator: 'append' }"
+                .into(),
         ),
         Error::NotSupported(m) if m == messages::READ_NEEDS_OPERATOR => Some(
             "not supported: this key holds merge operands, and the database was opened without a mergeOperator: \
-             open it with the mergeOperator it was written with ('u64add' or 'append')",
+             open it with the mergeOperator it was written with ('u64add' or 'append')"
+                .into(),
         ),
+        Error::InvalidArgument(m) if m.starts_with(messages::BAD_OPERAND) && m.contains("u64add") => {
+            Some(format!("invalid argument: {m}: an operand of mergeOperator 'u64add' is 8 bytes, made with u64(n)"))
+        }
         _ => None,
     }
 }
@@ -132,6 +134,9 @@ mod tests {
             assert!(b.message.contains(option), "{}", b.message);
             assert!(!b.message.contains("merge_operator") && !b.message.contains("Options::"), "{}", b.message);
         }
+        let operand =
+            BindingError::from(Error::InvalidArgument(format!("{} u64add operator: 4 bytes", messages::BAD_OPERAND)));
+        assert!(operand.message.ends_with("made with u64(n)"), "{}", operand.message);
         // Other messages pass as the engine wrote them.
         let other = BindingError::from(Error::InvalidArgument("merge needs more".into()));
         assert_eq!(other.message, "invalid argument: merge needs more");

@@ -26,6 +26,7 @@
 
 import init from '../../pkg/silt_wasm.js';
 import { SiltError } from '../core/errors.js';
+import { checkOptionNames, optionNames } from '../core/option-names.js';
 
 /** How views of wasm memory behave when it grows (see the module doc). */
 export type MemoryMode = 'resizable' | 'fixed';
@@ -42,11 +43,16 @@ let preferResizable = false;
  * use it to check both.
  */
 export function configureMemory(options: { resizable: boolean }): void {
+  checkOptionNames(options, MEMORY_OPTIONS, 'configureMemory()');
+  if (typeof options?.resizable !== 'boolean') throw new SiltError('InvalidArgument', 'configureMemory() takes { resizable: true } or { resizable: false }');
   if (ready !== undefined) {
     throw new SiltError('InvalidArgument', 'configureMemory() must be called before the WebAssembly module loads');
   }
   preferResizable = options.resizable;
 }
+
+/** The names of `configureMemory`'s options. */
+const MEMORY_OPTIONS = optionNames<{ resizable: boolean }>({ resizable: true });
 
 /** Whether loading the module has started (or finished). */
 export function isLoaded(): boolean {

@@ -34,11 +34,11 @@ export interface ValueReadOptions<V, S> extends SnapshotOption<S> {
 export interface CountRange<K, S> extends RangeOptions<K>, SnapshotOption<S> {}
 
 /** Other libraries' names for what a write's options say, with siltdb's. */
-const WRITE_ELSEWHERE = { durability: "sync: true for a durable write (leave it out for IndexedDB's 'relaxed')" };
+const WRITE_ELSEWHERE = { durability: "use sync: true for a durable write (leave it out for IndexedDB's 'relaxed')" };
 /** Other libraries' names for what a read's options say, with siltdb's. */
 const READ_ELSEWHERE = {
-  fillCache: 'nothing: every read fills the block cache',
-  keyEncoding: "the database's or a sublevel's keyEncoding (a read's own encoding is its valueEncoding)",
+  fillCache: 'siltdb needs none: every read fills the block cache',
+  keyEncoding: "a read takes a valueEncoding of its own only; its keys are in the database's or the sublevel's keyEncoding",
 };
 
 /** The names of `WriteOptions` (a write's, a commit's). */

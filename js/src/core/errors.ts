@@ -90,23 +90,39 @@ export class SiltError extends Error {
 /**
  * The next step of an engine error whose message (the engine's, about its
  * files) has none: appended by `fromWasm` unless the message already
- * names one (`HAS_STEP`).
+ * names one (`HAS_STEP`). Damage is told apart by where it was found: a
+ * backup being imported (the engine's "export stream") is the input's,
+ * not the database's; merge operands the operator cannot combine mean
+ * the database was opened with another operator than it was written with.
  */
-const NEXT_STEP: Partial<Record<SiltErrorCode, string>> = {
-  Corruption: 'the database is damaged: repairDatabase() rebuilds it from its intact parts (export() what still reads first)',
-  ChecksumMismatch: 'the database is damaged: repairDatabase() rebuilds it from its intact parts (export() what still reads first)',
-  IoError:
-    "the browser refused a file operation: close the database and open it again (or reload the page); if it goes on, check the site's storage in the browser's settings",
-  QuotaExceeded:
-    "the site's storage is full: delete data (then compactRange()), remove databases no longer needed (removeDatabase()), or ask the browser to keep more (persist())",
-  Closed: 'open it again to go on',
-  Conflict: 'nothing of the transaction was written: run it again (db.transaction(fn) and db.update() retry for you)',
-};
+function nextStep(code: SiltErrorCode, message: string): string | undefined {
+  switch (code) {
+    case 'Corruption':
+    case 'ChecksumMismatch':
+      if (/^(corruption|checksum mismatch) in export stream\b/.test(message)) {
+        return 'the backup is damaged, cut short or not a siltdb export: nothing of it was imported; export it again from its source';
+      }
+      if (/^corruption in merge operator\b/.test(message)) {
+        return 'the merge operands of this key do not fit the mergeOperator: open the database with the mergeOperator it was written with';
+      }
+      return 'the database is damaged: repairDatabase() rebuilds it from its intact parts (export() what still reads first)';
+    case 'IoError':
+      return "the browser refused a file operation: close the database and open it again (or reload the page); if it goes on, check the site's storage in the browser's settings";
+    case 'QuotaExceeded':
+      return "the site's storage is full: delete data (then compactRange()), remove databases no longer needed (removeDatabase()), or ask the browser to keep more (persist())";
+    case 'Closed':
+      return 'open it again to go on';
+    case 'Conflict':
+      return 'nothing of the transaction was written: run it again (db.transaction(fn) and db.update() retry for you)';
+    default:
+      return undefined;
+  }
+}
 const HAS_STEP = /repairDatabase|compactRange|open it again|reopen|maxBytes|poolReserve|persist\(\)/;
 
 /** `message` with the next step of `code` where it has none. */
 function withNextStep(code: SiltErrorCode, message: string): string {
-  const step = NEXT_STEP[code];
+  const step = nextStep(code, message);
   return step === undefined || HAS_STEP.test(message) ? message : `${message}; ${step}`;
 }
 

@@ -68,7 +68,7 @@ function unknownOption(key: string, { names, elsewhere: hints }: OptionList, cal
   const near = closest(key, names);
   const hint =
     elsewhere !== undefined
-      ? `: for that, use ${elsewhere}`
+      ? `: ${elsewhere}`
       : near !== undefined
         ? ` (did you mean ${near}?)`
         : names.length === 0
@@ -85,8 +85,9 @@ export function closest(key: string, known: readonly string[]): string | undefin
   for (const name of known) {
     if (name.toLowerCase() === lower) return name;
     const other = name.toLowerCase();
-    // One the start of the other ('sort', 'sorted'): as near as one edit.
-    const prefix = Math.min(lower.length, other.length) >= 3 && (other.startsWith(lower) || lower.startsWith(other));
+    // One the start of the other ('sort', 'sorted'; not 'key', 'keyEncoding'): as near as one edit.
+    const shorter = Math.min(lower.length, other.length);
+    const prefix = shorter >= 4 && shorter * 2 >= Math.max(lower.length, other.length) && (other.startsWith(lower) || lower.startsWith(other));
     const d = prefix ? 1 : distance(lower, other, bestDistance);
     if (d < bestDistance) {
       best = name;

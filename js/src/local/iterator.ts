@@ -43,11 +43,11 @@ export interface IteratorOptions<K = Key, V = Uint8Array> extends RangeOptions<K
 
 /** Other libraries' iterator options, with siltdb's way. */
 export const ITERATOR_ELSEWHERE = {
-  keys: 'db.keys() for keys only, db.values() for values only',
-  values: 'db.keys() for keys only, db.values() for values only',
-  fillCache: 'nothing: every read fills the block cache',
-  highWaterMark: 'batchSize (entries per batch)',
-  highWaterMarkBytes: 'batchSize (entries per batch; a batch also stops at 256 KiB)',
+  keys: 'use db.keys() for keys only, db.values() for values only',
+  values: 'use db.keys() for keys only, db.values() for values only',
+  fillCache: 'siltdb needs none: every read fills the block cache',
+  highWaterMark: 'use batchSize (entries per batch)',
+  highWaterMarkBytes: 'use batchSize (entries per batch; a batch also stops at 256 KiB)',
 };
 
 /** The names of `IteratorOptions` (a worker's `iterator`, `keys`, `values`, `entries`). */

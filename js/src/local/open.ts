@@ -483,6 +483,9 @@ export async function openMemory<const O extends OpenOptions<never, never>>(
 export async function openMemory<K = Key, V = Uint8Array>(options?: OpenOptions<K, V>): Promise<Database<K, V>>;
 export async function openMemory<K = Key, V = Uint8Array>(options: OpenOptions<K, V> = {}): Promise<Database<K, V>> {
   const { engine, o } = checkOptions(options, 'openMemory()');
+  if (!engine.createIfMissing) {
+    throw new SiltError('NotFound', 'openMemory() makes a new database each time, so createIfMissing: false always fails: leave it out');
+  }
   if (engine.maxBytes !== 0) {
     throw new SiltError('NotSupported', 'maxBytes caps the OPFS files of a database opened with open(); an in-memory database has none');
   }

@@ -191,8 +191,8 @@ export interface Checked {
 
 /** Other libraries' names for what `open()`'s options say, with siltdb's. */
 const OPEN_ELSEWHERE = {
-  cacheSize: 'blockCacheCapacity (bytes of the block cache)',
-  maxOpenFiles: 'poolReserve (OPFS files kept open, free for new files)',
+  cacheSize: 'use blockCacheCapacity (bytes of the block cache)',
+  maxOpenFiles: 'use poolReserve (OPFS files kept open, free for new files)',
 };
 
 /** The names of `OpenOptions` (`open`, `openMemory`, `importDatabase`). */

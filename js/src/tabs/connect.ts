@@ -34,13 +34,17 @@ export interface ConnectOptions<K = Key, V = Uint8Array> extends OpenOptions<K, 
 /**
  * The options of a realm's `connect()`s of one database that its
  * connection shares (all but the encodings, which are each handle's;
- * `wait` and `signal`, which are each call's; and `worker`, which only the
- * call that makes the connection uses), with the default of each that has
- * one: what an option left out means.
+ * `wait`, `signal`, `createIfMissing` and `errorIfExists`, which are
+ * conditions of each call's open, met by a connection that is open; and
+ * `worker`, which only the call that makes the connection uses), with the
+ * default of each that has one: what an option left out means.
  */
-const SHARED: { readonly [N in Exclude<keyof ConnectOptions, 'keyEncoding' | 'valueEncoding' | 'wait' | 'signal' | 'worker'>]: () => unknown } = {
-  createIfMissing: () => true,
-  errorIfExists: () => false,
+const SHARED: {
+  readonly [N in Exclude<
+    keyof ConnectOptions,
+    'keyEncoding' | 'valueEncoding' | 'wait' | 'signal' | 'worker' | 'createIfMissing' | 'errorIfExists'
+  >]: () => unknown;
+} = {
   sync: () => false,
   poolReserve: () => 16,
   writeBufferSize: () => 4 << 20,
@@ -137,7 +141,8 @@ export async function connect<K = Key, V = Uint8Array>(name: string, options: Co
   if (c === undefined) {
     c = new Connection(name, openOptions, given, g.navigator.locks, pageCacheCapacity);
     connections.set(name, c);
-    sharedOptions.set(c, options as ConnectOptions<unknown, unknown>);
+    // A copy: the caller may change its object later.
+    sharedOptions.set(c, { ...options } as ConnectOptions<unknown, unknown>);
     void c.start();
   } else {
     checkShared(name, sharedOptions.get(c) ?? {}, options as ConnectOptions<unknown, unknown>);

@@ -153,7 +153,9 @@ export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposab
    */
   iterator<IV = V>(options: Omit<RemoteIteratorOptions<K, IV>, 'snapshot'> = {}): RemoteIterator<Entry<KeyOf<K>, IV>> {
     this.#live();
-    if ((options as RemoteIteratorOptions<K, IV>)?.snapshot !== undefined) {
+    if (typeof options !== 'object' || options === null)
+      throw new SiltError('InvalidArgument', `tx.iterator()'s options must be an object, got ${show(options)}`);
+    if ((options as RemoteIteratorOptions<K, IV>).snapshot !== undefined) {
       throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
     }
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);

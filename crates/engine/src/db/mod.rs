@@ -358,7 +358,7 @@ impl Db {
                     match &self.inner.options.merge_operator {
                         None => return Err(Error::InvalidArgument(messages::MERGE_NEEDS_OPERATOR.into())),
                         Some(op) => op.check_operand(value).map_err(|e| {
-                            Error::InvalidArgument(format!("merge operand for the {} operator: {e}", op.name()))
+                            Error::InvalidArgument(format!("{} {} operator: {e}", messages::BAD_OPERAND, op.name()))
                         })?,
                     }
                 }

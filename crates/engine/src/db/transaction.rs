@@ -370,7 +370,7 @@ impl OptimisticTransaction {
         self.of(db)?;
         let op = Self::merge_operator(db)?;
         op.check_operand(operand)
-            .map_err(|e| Error::InvalidArgument(format!("merge operand for the {} operator: {e}", op.name())))?;
+            .map_err(|e| Error::InvalidArgument(format!("{} {} operator: {e}", messages::BAD_OPERAND, op.name())))?;
         self.spill_if_due()?;
         let next = match self.overlay.state(key) {
             Some(Own::Value(v)) => Own::Value(Self::full_merge(db, key, Some(&v), &[operand.to_vec()])?),
