@@ -17,7 +17,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(block index filter table wal wal_recovery manifest_edit manifest pool_header)
+  targets=(block index filter table wal wal_recovery manifest_edit manifest export_stream pool_header)
 fi
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz

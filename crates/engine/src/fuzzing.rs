@@ -17,6 +17,7 @@
 //! | `wal_recovery`  | a database's recovery replaying a WAL of these bytes                 |
 //! | `manifest_edit` | one manifest edit                                                    |
 //! | `manifest`      | a database's recovery from a manifest of these records               |
+//! | `export_stream` | an import of a backup stream (both forms) into a new database, whole and in pieces |
 //!
 //! The OPFS pool's file header has its own target in `silt-wasm`
 //! (`silt_wasm::pool::header::Header::decode`).
@@ -312,6 +313,33 @@ pub fn manifest(data: &[u8]) -> bool {
     }
 }
 
+/// An import of an export stream of these bytes (an untrusted backup: a
+/// user picks any file) into a new database: pushed whole, and again in
+/// pieces of 37 bytes (the importer keeps chunks that pieces split). Both
+/// must end alike, with the same entries and tables; an import that
+/// finished must read whole and verify. Memory stays bounded by what the
+/// stream sends (`docs/format.md`, "Export stream": the limits).
+pub fn export_stream(data: &[u8]) -> bool {
+    let whole = import_in_pieces(data, data.len().max(1));
+    let pieces = import_in_pieces(data, 37);
+    let shape = |r: &Option<crate::ImportReport>| r.map(|r| (r.entries, r.table_files, r.table_bytes));
+    assert_eq!(shape(&whole), shape(&pieces), "an import's outcome depended on where its stream was cut");
+    whole.is_some()
+}
+
+/// The import of `data` pushed in pieces of `piece` bytes, if it finished
+/// and the database then read whole and verified.
+fn import_in_pieces(data: &[u8], piece: usize) -> Option<crate::ImportReport> {
+    let db = Db::open(Arc::new(MemFs::new()), "db", small_options()).ok()?;
+    let mut importer = db.import().ok()?;
+    for p in data.chunks(piece) {
+        // A failed push leaves the importer to be dropped: it deletes what it wrote.
+        importer.push(&db, p).ok()?;
+    }
+    let report = importer.finish(&db).ok()?;
+    (read_db(&db) && db.verify().is_ok()).then_some(report)
+}
+
 /// A fuzz target: decodes `data` every way it can; true when it decoded.
 pub type Target = fn(&[u8]) -> bool;
 
@@ -325,6 +353,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("wal_recovery", wal_recovery),
     ("manifest_edit", manifest_edit),
     ("manifest", manifest),
+    ("export_stream", export_stream),
 ];
 
 /// Valid inputs for every target, made by a real database and the real
@@ -417,6 +446,15 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     db.delete_range(&w, b"k010", b"k015").expect("seed range delete");
     db.flush().expect("seed flush");
+    // Its backups, in both forms (a few kilobytes each): `export_stream`.
+    for form in [crate::ExportForm::Tables, crate::ExportForm::Entries] {
+        let mut exporter = db.export(&crate::ExportOptions { form, ..Default::default() }).expect("seed export");
+        let mut stream = Vec::new();
+        while let Some(chunk) = exporter.next_chunk(1 << 16).expect("seed export chunk") {
+            stream.extend_from_slice(&chunk);
+        }
+        out.push(("export_stream", stream));
+    }
     drop(db);
     // And one in format version 1 (no hash index in its data blocks).
     let opts = Options { block_size: 256, format_version: 1, ..small_options() };

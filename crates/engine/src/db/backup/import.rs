@@ -307,7 +307,8 @@ impl Importer {
             return Err(bad(format!("an end record of {} bytes", payload.len())));
         }
         if count != Some(self.count) {
-            return Err(bad(format!("the end record counts {count:?} {what}; the stream held {}", self.count)));
+            let counted = count.map_or_else(|| "no count of".to_string(), |c| c.to_string());
+            return Err(bad(format!("the end record counts {counted} {what}; the stream held {}", self.count)));
         }
         if self.version == EXPORT_VERSION {
             if self.table.is_some() {
