@@ -209,6 +209,18 @@ test('the messages the issue found: merge and reads without a merge operator, a 
   expect((await SCENARIOS.NotFound()).message).toMatch(/^database "nothing" does not exist \(createIfMissing is false\)/);
   expect((await refusal(() => repairOn(fakeEnv(), 'nope'))).message).toMatch(/nothing to repair: check the name/);
   expect((await refusal(() => openMemory({ createIfMissing: false }))).message).toMatch(/^openMemory\(\) makes a new database each time/);
+  const full = await openMemory();
+  const source = await openMemory();
+  try {
+    full.put('k', bytes('v'));
+    source.put('a', bytes('1'));
+    const e = await refusal(() => full.import(source.export()));
+    expect(e.message).toMatch(/import\(\) fills an empty database, and this one is not empty: importDatabase\(name, source\) makes a new one/);
+    expect((await refusal(() => full.put(new Uint8Array(70_000), bytes('v')))).message).toMatch(/keep keys short and put large data in the value$/);
+  } finally {
+    full.close();
+    source.close();
+  }
   const counters = await openMemory({ mergeOperator: 'u64add' });
   try {
     expect((await refusal(() => counters.merge('n', new Uint8Array(4)))).message).toMatch(/operand of 4 bytes, not 8: .* made with u64\(n\)$/);

@@ -17,6 +17,8 @@ pub mod messages {
     /// The start of the reason of an operand its merge operator refuses
     /// (followed by the operator's name and why).
     pub const BAD_OPERAND: &str = "merge operand for the";
+    /// An import into a database that is not empty.
+    pub const IMPORT_NOT_EMPTY: &str = "the database is not empty: an import makes a new database";
 }
 
 /// Result alias used across the engine.

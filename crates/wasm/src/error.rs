@@ -75,6 +75,11 @@ fn in_javascript_words(err: &Error) -> Option<String> {
              open it with the mergeOperator it was written with ('u64add' or 'append')"
                 .into(),
         ),
+        Error::InvalidArgument(m) if m == messages::IMPORT_NOT_EMPTY => Some(
+            "invalid argument: import() fills an empty database, and this one is not empty: \
+             importDatabase(name, source) makes a new one (removeDatabase(name) first to replace one)"
+                .into(),
+        ),
         Error::InvalidArgument(m) if m.starts_with(messages::BAD_OPERAND) && m.contains("u64add") => {
             Some(format!("invalid argument: {m}: an operand of mergeOperator 'u64add' is 8 bytes, made with u64(n)"))
         }

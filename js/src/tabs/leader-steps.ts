@@ -167,7 +167,7 @@ export const STEPS = {
   }),
   importStart: step({
     serve: (s, _r: object) => {
-      if (s.imports.importer !== undefined) throw new SiltError('Busy', 'another connection is importing into this database');
+      if (s.imports.importer !== undefined) throw new SiltError('Busy', 'another connection is importing into this database: wait for its import() to end');
       try {
         s.internals().inner.importStart();
       } catch (e) {

@@ -346,7 +346,10 @@ pub struct WriteOptions {
 /// LevelDB and RocksDB.
 pub(crate) fn check_key(key: &[u8]) -> Result<()> {
     if key.len() > MAX_KEY_LEN {
-        return Err(Error::InvalidArgument(format!("key of {} bytes exceeds the maximum of {MAX_KEY_LEN}", key.len())));
+        return Err(Error::InvalidArgument(format!(
+            "key of {} bytes exceeds the maximum of {MAX_KEY_LEN}: keep keys short and put large data in the value",
+            key.len()
+        )));
     }
     Ok(())
 }
@@ -354,7 +357,7 @@ pub(crate) fn check_key(key: &[u8]) -> Result<()> {
 pub(crate) fn check_value(value: &[u8]) -> Result<()> {
     if value.len() > MAX_VALUE_LEN {
         return Err(Error::InvalidArgument(format!(
-            "value of {} bytes exceeds the maximum of {MAX_VALUE_LEN}",
+            "value of {} bytes exceeds the maximum of {MAX_VALUE_LEN}: split it across several keys",
             value.len()
         )));
     }

@@ -12,7 +12,7 @@ use crate::compaction::job::TableJob;
 use crate::compaction::resolver::KeyResolver;
 use crate::db::options::{check_key, check_value};
 use crate::db::{lock, Db, DbInner, StateGuard};
-use crate::error::{Error, Result};
+use crate::error::{messages, Error, Result};
 use crate::format::checksum::unmask;
 use crate::format::coding::{decode_fixed32, decode_fixed64, Reader};
 use crate::format::key::{self, ValueType};
@@ -126,10 +126,7 @@ impl Db {
         let st = lock(&self.inner.state);
         let empty = st.mem.is_empty() && st.imm.is_empty() && st.versions.current_ref().files().next().is_none();
         if !empty {
-            return Err(Error::InvalidArgument(format!(
-                "database {} is not empty: an import makes a new database",
-                self.inner.dir
-            )));
+            return Err(Error::InvalidArgument(messages::IMPORT_NOT_EMPTY.into()));
         }
         self.check_no_snapshots()?;
         Ok(Importer {
