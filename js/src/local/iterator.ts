@@ -71,7 +71,7 @@ export const ITERATOR_OPTIONS = optionNames<IteratorOptions<unknown, unknown>>(
 /** The names of a transaction's iterator options (it reads at the transaction's own snapshot). */
 export const TRANSACTION_ITERATOR_OPTIONS = optionNames<Omit<IteratorOptions<unknown, unknown>, 'snapshot'>>(
   (({ snapshot: _, ...rest }) => rest)(ITERATOR_OPTIONS.record),
-  ITERATOR_ELSEWHERE,
+  { ...ITERATOR_ELSEWHERE, snapshot: "a transaction's iterator reads at the transaction's snapshot: do not pass one" },
 );
 
 /** A key and its value (by default both `Uint8Array` copies owned by the caller). */

@@ -13,7 +13,7 @@ import { fromWasm, SiltError } from '../core/errors.js';
 import type { Exactly } from '../core/option-names.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import { acquireLock } from '../opfs/lock.js';
-import { type Checked, checkName, checkOptions, type OpenOptions, toWasm } from './options.js';
+import { type Checked, checkName, checkOptions, DEFAULT_POOL_RESERVE, type OpenOptions, toWasm } from './options.js';
 import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
 import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
@@ -173,7 +173,7 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
   const { engine, o } = checkOptions(options);
   await loadWasm();
   const wasm = toWasm(engine);
-  const reserve = o.poolReserve ?? 16;
+  const reserve = o.poolReserve ?? DEFAULT_POOL_RESERVE;
   const parked = how.parkable ? takeParked(name, reserve) : undefined;
   const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
   how.onLocked?.();
@@ -273,11 +273,7 @@ function openError(e: SiltError, name: string, keeper: PoolKeeper): SiltError {
       { cause: e },
     );
   }
-  if (e.code === 'NotFound') {
-    return new SiltError('NotFound', `database "${name}" does not exist (createIfMissing is false): open it without createIfMissing: false to create it`, {
-      cause: e,
-    });
-  }
+  if (e.code === 'NotFound') return missingDatabase(name, undefined, e);
   if (e.code !== 'PoolExhausted') return e;
   const why = keeper.lastError ? `: storage refused new files (${keeper.lastError.message})` : '';
   return new SiltError('PoolExhausted', `opening database "${name}" needs more free pooled OPFS files than the pool could get${why}`, { cause: e });
@@ -365,22 +361,27 @@ async function markImport(dir: MarkableDirectory, name: string, on: boolean): Pr
 }
 
 /**
- * The OPFS directory of database `name` (`NotFound` if it is missing and
- * `create` is off, saying `missing`: what to do, for the caller).
+ * `NotFound` for database `name`, saying what to do: `step`, or by default
+ * what an open with `createIfMissing: false` can do.
  */
-export async function directoryOf(
-  env: StorageEnv,
-  name: string,
-  create: boolean,
-  missing = 'open it without createIfMissing: false to create it, or check the name',
-): Promise<DirectoryLike> {
+function missingDatabase(name: string, step?: string, cause?: unknown): SiltError {
+  const what = step === undefined ? ' (createIfMissing is false): open it without createIfMissing: false to create it, or check the name' : `: ${step}`;
+  return new SiltError('NotFound', `database "${name}" does not exist${what}`, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * The OPFS directory of database `name` (`NotFound` if it is missing and
+ * `create` is off, saying `missing`, what to do, if the caller is not an
+ * open).
+ */
+export async function directoryOf(env: StorageEnv, name: string, create: boolean, missing?: string): Promise<DirectoryLike> {
   return domCall(`opening the directory of database "${name}"`, async () => {
     const top = (await env.root.getDirectoryHandle(ROOT_DIR, { create: true })) as StorageEnv['root'];
     try {
       return (await top.getDirectoryHandle(name, { create })) as unknown as DirectoryLike;
     } catch (e) {
       if ((e as { name?: unknown }).name === 'NotFoundError' && !create) {
-        throw new SiltError('NotFound', `database "${name}" does not exist${missing.startsWith('open') ? ' (createIfMissing is false)' : ''}: ${missing}`);
+        throw missingDatabase(name, missing);
       }
       throw e;
     }

@@ -136,6 +136,9 @@ export function checkName(name: unknown): string {
  */
 export const MIN_POOL_RESERVE = 4;
 
+/** The `poolReserve` of a database whose options name none. */
+export const DEFAULT_POOL_RESERVE = 16;
+
 function uint(o: Record<string, unknown>, key: string, min: number, max: number): number {
   const v = o[key];
   if (v === undefined) return 0;

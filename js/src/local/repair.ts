@@ -8,10 +8,7 @@ import { acquireLock } from '../opfs/lock.js';
 import { PoolKeeper } from '../opfs/pool.js';
 import { loadWasm } from '../boundary/wasm.js';
 import { browserStorage, directoryOf, domCall, ENGINE_DIR, type StorageEnv } from './open.js';
-import { checkName, checkOptions, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
-
-/** The free pooled files a repair keeps ready (the default `poolReserve` of an open). */
-const REPAIR_POOL_RESERVE = 16;
+import { checkName, checkOptions, DEFAULT_POOL_RESERVE, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
 
 /** What `repairDatabase` salvaged and lost. */
 export interface RepairReport {
@@ -57,7 +54,7 @@ export async function repairOn(env: StorageEnv, name: string, options: Pick<Open
   const lock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
   let keeper: PoolKeeper | undefined;
   try {
-    keeper = await PoolKeeper.open(await directoryOf(env, name, false, 'there is nothing to repair: check the name'), REPAIR_POOL_RESERVE);
+    keeper = await PoolKeeper.open(await directoryOf(env, name, false, 'there is nothing to repair: check the name'), DEFAULT_POOL_RESERVE);
     try {
       return keeper.pool.repair(ENGINE_DIR, toWasm(engine)) as RepairReport;
     } catch (e) {

@@ -16,6 +16,7 @@ import type { Database as WasmDatabase, Iterator as WasmIterator } from '../../p
 import { checkRangeOrder, compareBytes, show, successor, valueBytes, type Key } from '../core/bytes.js';
 import { type Codec, type EncodingOptions, type KeyOf, RANGE_OPTIONS } from '../core/encoding.js';
 import { checkOptionNames, optionNames } from '../core/option-names.js';
+import { WRITE_OPTIONS } from '../core/call-options.js';
 import { fromWasm, SiltError, type SiltErrorCode } from '../core/errors.js';
 import { type EntryIterator, type IteratorOptions, iteratorOptions, TRANSACTION_ITERATOR_OPTIONS } from './iterator.js';
 import { dispose } from '../core/dispose.js';
@@ -40,8 +41,6 @@ export interface TransactionOptions extends CommitOptions {
   maxBackoff?: number;
 }
 
-/** The names of `CommitOptions`. */
-export const COMMIT_OPTIONS = optionNames<CommitOptions>({ sync: true });
 /** The names of `TransactionOptions`. */
 export const TRANSACTION_OPTIONS = optionNames<TransactionOptions>({ sync: true, retries: true, backoff: true, maxBackoff: true });
 
@@ -170,9 +169,6 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
    * iterator). `snapshot` is refused: a transaction reads at its own.
    */
   iterator<IV = V>(options: Omit<IteratorOptions<K, IV>, 'snapshot'> = {}): EntryIterator<KeyOf<K>, IV> {
-    if (typeof options === 'object' && options !== null && (options as IteratorOptions<unknown, unknown>).snapshot !== undefined) {
-      throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
-    }
     checkOptionNames(options, TRANSACTION_ITERATOR_OPTIONS, 'tx.iterator()');
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
     const { lower, upper, batchSize, reverse, autoRefresh, limit } = iteratorOptions(options as IteratorOptions<unknown, unknown>, c);
@@ -249,7 +245,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
    * (no free pooled file right now): await something and commit again.
    */
   commit(options?: CommitOptions): void {
-    checkOptionNames(options, COMMIT_OPTIONS, 'tx.commit()');
+    checkOptionNames(options, WRITE_OPTIONS, 'tx.commit()');
     Transaction.commitWith(this, options, undefined, undefined);
   }
 

@@ -9,7 +9,7 @@ import { Codec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '.
 import { SiltError } from '../core/errors.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
 import { checkOptionNames, optionNames, type Exactly } from '../core/option-names.js';
-import { checkName, checkOptions, defaultBlockCacheCapacity, OPEN_OPTIONS, type OpenOptions } from '../local/options.js';
+import { checkName, checkOptions, DEFAULT_POOL_RESERVE, defaultBlockCacheCapacity, OPEN_OPTIONS, type OpenOptions } from '../local/options.js';
 import { Connection } from './connection.js';
 import { connectionsOf } from './realms.js';
 import { RemoteDatabase } from './remote-database.js';
@@ -46,7 +46,7 @@ const SHARED: {
   >]: () => unknown;
 } = {
   sync: () => false,
-  poolReserve: () => 16,
+  poolReserve: () => DEFAULT_POOL_RESERVE,
   writeBufferSize: () => 4 << 20,
   maxWriteBufferNumber: () => 2,
   blockSize: () => 4096,

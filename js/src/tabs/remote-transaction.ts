@@ -155,9 +155,6 @@ export class RemoteTransaction<K = Key, V = Uint8Array> implements AsyncDisposab
     this.#live();
     if (typeof options !== 'object' || options === null)
       throw new SiltError('InvalidArgument', `tx.iterator()'s options must be an object, got ${show(options)}`);
-    if ((options as RemoteIteratorOptions<K, IV>).snapshot !== undefined) {
-      throw new SiltError('InvalidArgument', "a transaction's iterator reads at the transaction's snapshot: do not pass snapshot");
-    }
     const c = this.#codec.with(options as EncodingOptions<unknown, unknown>);
     const { request, limit } = this.#host.iteratorOptions(options as RemoteIteratorOptions<unknown, unknown>, c);
     return this.#host.iterator<KeyOf<K>, IV>({ op: 'txnIterator', txn: this.#s.id, options: request, ...this.#take() }, this.#s.epoch, c, limit);
