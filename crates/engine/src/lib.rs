@@ -47,8 +47,8 @@ pub use clock::Clock;
 pub use db::{
     repair, Db, DbIterator, DbProperties, ExportForm, ExportOptions, Exporter, Failure, ImportReport, Importer,
     IngestOptions, IngestReport, OptimisticTransaction, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
-    Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator, VerifyReport, WriteOptions,
-    EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES, MAX_KEY_LEN, MAX_VALUE_LEN,
+    Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator, Update, VerifyReport,
+    WriteOptions, EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{messages, Error, Result};
 pub use merge::{AppendOperator, MergeOperator, U64AddOperator};

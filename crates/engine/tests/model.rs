@@ -140,6 +140,29 @@ fn expected_range(model: &Model, lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) -> 
     model.range((lo, hi)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
+/// The updates in memory (`Db::unflushed_updates`): in order of sequence
+/// number, none past the latest; asked from a point and within a size, the
+/// newest of them that fit. Returns them all.
+fn check_unflushed(db: &Db, rng: &mut SmallRng, ctx: &str) -> Vec<silt_engine::Update> {
+    let all = db.unflushed_updates(0, usize::MAX);
+    assert!(all.windows(2).all(|w| w[0].seq < w[1].seq), "{ctx}: updates in memory out of order");
+    assert!(all.last().is_none_or(|u| u.seq <= db.latest_sequence()), "{ctx}: an update in memory past the latest");
+    let after = rng.random_range(0..=db.latest_sequence());
+    let max = rng.random_range(0..2_000);
+    let some = db.unflushed_updates(after, max);
+    let from: Vec<_> = all.iter().filter(|u| u.seq > after).cloned().collect();
+    assert!(from.ends_with(&some), "{ctx}: updates after {after} within {max} bytes are not the newest");
+    assert!(some.iter().map(|u| u.bytes()).sum::<usize>() <= max, "{ctx}: updates past {max} bytes");
+    let next = from.len().checked_sub(some.len() + 1).map(|i| from[i].bytes());
+    if let Some(b) = next {
+        assert!(
+            some.iter().map(|u| u.bytes()).sum::<usize>() + b > max,
+            "{ctx}: fewer updates than fit in {max} bytes"
+        );
+    }
+    all
+}
+
 fn check_iterators(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut SmallRng, ctx: &str) {
     let lo = rng.random_bool(0.4).then(|| key(rng));
     let hi = rng.random_bool(0.4).then(|| key(rng));
@@ -368,7 +391,10 @@ fn run(seed: u64, steps: usize) {
             85..=89 => {
                 db.do_background_work(rng.random_range(1..4)).unwrap();
             }
-            90..=91 => db.flush().unwrap(),
+            90..=91 => {
+                db.flush().unwrap();
+                assert_eq!(db.unflushed_updates(0, usize::MAX), vec![], "{ctx}: updates in memory after a flush");
+            }
             92 => {
                 let (a, b) = (key(&mut rng), key(&mut rng));
                 let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
@@ -383,9 +409,12 @@ fn run(seed: u64, steps: usize) {
                 snaps.clear();
                 live.clear();
                 refreshes += db.statistics().ticker("silt.iter.auto.refresh");
+                let before = check_unflushed(&db, &mut rng, &ctx);
                 db.close().unwrap();
                 drop(db);
                 db = open(&fs, &mut rng);
+                // What the WAL replay put back in memory is what was there.
+                assert_eq!(db.unflushed_updates(0, usize::MAX), before, "{ctx}: updates in memory after a reopen");
             }
             100 => model_ops::stepped_compact_range(&db, &model, &mut rng, &ctx),
             101 => model_ops::large_range_delete(&db, &mut model, &mut rng),

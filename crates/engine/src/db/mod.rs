@@ -24,6 +24,7 @@ mod ranges;
 mod repair;
 pub(crate) mod snapshot;
 mod transaction;
+mod unflushed;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -41,6 +42,7 @@ pub use options::{Options, ReadOptions, StatsLevel, WriteOptions, MAX_KEY_LEN, M
 pub use repair::{repair, RepairReport};
 pub use snapshot::Snapshot;
 pub use transaction::{OptimisticTransaction, TransactionIterator};
+pub use unflushed::Update;
 
 use self::failure::{Attempt, Stage};
 use self::options::{check_key, check_value};

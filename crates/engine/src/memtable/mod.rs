@@ -106,6 +106,11 @@ impl MemTable {
         seq - 1
     }
 
+    /// The memtable's range tombstones as they were added (not fragmented).
+    pub fn range_tombstones(&self) -> Vec<Tombstone> {
+        self.range_dels.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The memtable's range tombstones, fragmented; `None` if it has none.
     pub fn tombstones(&self) -> Option<Arc<FragmentedTombstones>> {
         let count = self.range_del_count.load(AtomicOrdering::Acquire);
