@@ -12,7 +12,7 @@
  * know within `WAIT_MS` is told so, and falls back to the BroadcastChannel.
  */
 
-import type { BrokerMessage } from './tabs/protocol.js';
+import { type BrokerMessage, versionOf } from './tabs/protocol.js';
 
 /** How long a follower's request waits for its leader to register. */
 const WAIT_MS = 1_000;
@@ -24,10 +24,20 @@ interface Leading {
 
 const leaders = new Map<string, Leading>();
 /** Follower ports waiting for leader `leader` of database `name`, by `${name}\n${leader}`. */
-const waiting = new Map<string, { client: string; port: MessagePort; timer: ReturnType<typeof setTimeout> }[]>();
+const waiting = new Map<string, { client: string; port: MessagePort; timer: ReturnType<typeof setTimeout>; v: number }[]>();
 
-function handOver(l: Leading, client: string, port: MessagePort): void {
-  l.port.postMessage({ t: 'attach', client, port } satisfies BrokerMessage, [port]);
+function handOver(l: Leading, client: string, port: MessagePort, v: number): void {
+  l.port.postMessage({ t: 'attach', client, port, v } satisfies BrokerMessage, [port]);
+}
+
+/** Whether `m` is a message this broker reads: any realm of the origin may post anything here. */
+function wellFormed(m: unknown): m is BrokerMessage {
+  if (typeof m !== 'object' || m === null) return false;
+  const x = m as Record<string, unknown>;
+  if (typeof x.name !== 'string' || typeof x.leader !== 'string') return false;
+  if (x.t === 'lead' || x.t === 'unlead') return true;
+  const port = x.port as { postMessage?: unknown } | undefined;
+  return x.t === 'connect' && typeof x.client === 'string' && typeof port?.postMessage === 'function';
 }
 
 function onMessage(from: MessagePort, m: BrokerMessage): void {
@@ -37,7 +47,7 @@ function onMessage(from: MessagePort, m: BrokerMessage): void {
     const key = `${m.name}\n${m.leader}`;
     for (const w of waiting.get(key) ?? []) {
       clearTimeout(w.timer);
-      handOver(l, w.client, w.port);
+      handOver(l, w.client, w.port, w.v);
     }
     waiting.delete(key);
   } else if (m.t === 'unlead') {
@@ -45,7 +55,7 @@ function onMessage(from: MessagePort, m: BrokerMessage): void {
   } else if (m.t === 'connect') {
     const l = leaders.get(m.name);
     if (l?.leader === m.leader) {
-      handOver(l, m.client, m.port);
+      handOver(l, m.client, m.port, versionOf(m));
       return;
     }
     const key = `${m.name}\n${m.leader}`;
@@ -58,7 +68,7 @@ function onMessage(from: MessagePort, m: BrokerMessage): void {
       port.postMessage({ t: 'unknown' });
       port.close();
     }, WAIT_MS);
-    list.push({ client: m.client, port, timer });
+    list.push({ client: m.client, port, timer, v: versionOf(m) });
     waiting.set(key, list);
   }
 }
@@ -66,6 +76,8 @@ function onMessage(from: MessagePort, m: BrokerMessage): void {
 (globalThis as unknown as { addEventListener(type: 'connect', f: (e: MessageEvent) => void): void }).addEventListener('connect', (e) => {
   const port = e.ports[0];
   if (port === undefined) return;
-  port.addEventListener('message', (ev: MessageEvent<BrokerMessage>) => onMessage(port, ev.data));
+  port.addEventListener('message', (ev: MessageEvent<unknown>) => {
+    if (wellFormed(ev.data)) onMessage(port, ev.data);
+  });
   port.start();
 });

@@ -36,7 +36,10 @@ export function startLeaderWorker(): Worker {
 export function connectToBroker(onMessage: (m: BrokerMessage) => void, onError: () => void): MessagePort | undefined {
   if (typeof SharedWorker !== 'function') return undefined;
   try {
-    const shared = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker' });
+    // Named by the tab protocol (`PROTOCOL`, protocol.ts; a literal, which
+    // bundlers need to read the options): a page never shares a broker with a
+    // siltdb of another version, which would pass on what it does not know of.
+    const shared = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker-1' });
     shared.addEventListener('error', onError);
     shared.port.addEventListener('message', (ev: MessageEvent<BrokerMessage>) => onMessage(ev.data));
     shared.port.start();

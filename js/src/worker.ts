@@ -13,12 +13,12 @@ import { Leader } from './tabs/leader.js';
 import type { LockManagerLike } from './core/web-locks.js';
 import { openLeader } from './local/open.js';
 import { releaseParked } from './opfs/parking.js';
-import { names, toWire, type Envelope, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
+import { names, PROTOCOL, toWire, versionOf, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
 import { toWireMessage, type WireAnswer } from './tabs/answer-wire.js';
-import { fromWireRequests, type WireRequest } from './tabs/request-wire.js';
+import { readRequests } from './tabs/leader-inbox.js';
 
 interface WorkerScope {
-  addEventListener(type: 'message', listener: (event: { data: Envelope | WireRequest[] | WorkerControl }) => void): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
   postMessage(message: WireAnswer | WireAnswer[] | Response | WorkerReport, transfer?: Transferable[]): void;
   navigator?: { locks?: LockManagerLike };
 }
@@ -92,23 +92,32 @@ async function stop(): Promise<void> {
 }
 
 scope.addEventListener('message', ({ data }) => {
-  if (Array.isArray(data)) {
-    if (leader !== undefined) leader.receive(local, data);
-    else
-      for (const e of [fromWireRequests(data)].flat())
-        scope.postMessage({ id: e.id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
+  if (typeof data !== 'object' || data === null) return;
+  if (!Array.isArray(data) && typeof (data as { t?: unknown }).t === 'string') {
+    const m = data as WorkerControl;
+    if (m.t === 'open') {
+      if (versionOf(m) === PROTOCOL) void start(m);
+      else scope.postMessage({ t: 'openFailed', error: toWire(workerOfAnotherVersion(versionOf(m))) });
+    } else if (m.t === 'attach') leader?.attach(m.client, m.port, versionOf(m));
+    else if (m.t === 'close') void stop();
+    else if (m.t === 'ping') scope.postMessage({ t: 'pong' });
     return;
   }
-  if ('t' in data) {
-    if (data.t === 'open') void start(data);
-    else if (data.t === 'attach') leader?.attach(data.client, data.port);
-    else if (data.t === 'close') void stop();
-    else if (data.t === 'ping') scope.postMessage({ t: 'pong' });
+  if (leader !== undefined) {
+    leader.receive(local, data);
     return;
   }
-  if (leader === undefined) {
-    scope.postMessage({ id: data.id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
-    return;
+  // Not open: each request that names its id is told so.
+  for (const item of readRequests(data, PROTOCOL).items) {
+    const id = 'refused' in item ? item.refused : item.id;
+    scope.postMessage({ id, from: local, ok: false, error: { code: 'Closed', message: 'the database is not open' } });
   }
-  leader.receive(local, data);
 });
+
+/** The page that started this worker runs another siltdb than this script (a worker.js of another deploy, from a cache). */
+function workerOfAnotherVersion(v: number): SiltError {
+  return new SiltError(
+    'VersionMismatch',
+    `siltdb's worker script speaks tab protocol ${PROTOCOL} and the page that started it ${v}: the page and worker.js come from different versions of the site (a cache?); reload the page`,
+  );
+}

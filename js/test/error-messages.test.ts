@@ -11,6 +11,7 @@ import { openMemory, u64, WriteBatch } from '../src/index.js';
 import { openOn, type StorageEnv } from '../src/local/open.js';
 import { repairOn } from '../src/local/repair.js';
 import { leaderChanged } from '../src/tabs/connection-errors.js';
+import { PROTOCOL, versionMismatch } from '../src/tabs/protocol.js';
 import { initFailed } from '../src/boundary/wasm.js';
 import { domError, FakeDirectory, FakeLocks } from './fakes.js';
 import { bytes, refusal } from './helpers.js';
@@ -173,6 +174,10 @@ const SCENARIOS: Record<SiltErrorCode, () => Promise<SiltError>> = {
   async LeaderChanged() {
     // Through connect() only, when the tab that led goes (tabs-failover.test.ts).
     return leaderChanged('this snapshot');
+  },
+  async VersionMismatch() {
+    // Through connect() only, when another tab runs another siltdb (tabs-versions.test.ts).
+    return versionMismatch(PROTOCOL, PROTOCOL - 1, 'notes');
   },
 };
 

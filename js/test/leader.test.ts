@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { WriteBatch } from '../src/core/batch.js';
 import { Leader } from '../src/tabs/leader.js';
-import { fromWire, names, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/tabs/protocol.js';
+import { fromWire, names, PROTOCOL, toWire, type ChangeHistory, type Envelope, type Request, type Response } from '../src/tabs/protocol.js';
 import type { Database } from '../src/local/database.js';
 import { SiltError } from '../src/core/errors.js';
 import { emptyRecord, parseRecord, recordKey, recordValue } from '../src/tabs/write-records.js';
@@ -310,7 +310,7 @@ describe('the leader', () => {
     const ask = serve(leader, ['A']);
     const { port1, port2 } = new MessageChannel();
     try {
-      leader.attach('F', port1 as unknown as MessagePort);
+      leader.attach('F', port1 as unknown as MessagePort, PROTOCOL);
       value(await ask('A', 1, { op: 'put', key: 'a', value: bytes('1') }));
       // A's idle holds the queue while F goes and F's last requests arrive.
       const idle = db.idle.bind(db);

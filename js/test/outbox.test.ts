@@ -9,7 +9,9 @@ import { Leader } from '../src/tabs/leader.js';
 import { runsOfGets } from '../src/tabs/leader-gets.js';
 import { Outbox } from '../src/tabs/outbox.js';
 import type { Envelope, Response } from '../src/tabs/protocol.js';
-import { fromWireRequests, type WireRequest } from '../src/tabs/request-wire.js';
+import { readRequests } from '../src/tabs/leader-inbox.js';
+import { PROTOCOL } from '../src/tabs/protocol.js';
+import type { WireRequest } from '../src/tabs/request-wire.js';
 import { bytes, fresh, text } from './helpers.js';
 import { Origin } from './tabs-harness.js';
 
@@ -184,7 +186,7 @@ describe('through connect()', () => {
     const values = await run(Promise.all(Array.from({ length: 32 }, (_, i) => db.get(`k${i % 33}`))));
     expect(values.map((v) => v && text(v))).toEqual(Array.from({ length: 32 }, (_, i) => `v${i}`));
     expect(receive).toHaveBeenCalledTimes(1);
-    expect(fromWireRequests(receive.mock.calls[0]![1])).toHaveLength(32);
+    expect(readRequests(receive.mock.calls[0]![1], PROTOCOL).items).toHaveLength(32);
     receive.mockRestore();
   });
 });

@@ -4,7 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { Leader } from '../src/tabs/leader.js';
 import type { Envelope, Response } from '../src/tabs/protocol.js';
-import { fromWireRequests, type PackedGets, toWireRequests } from '../src/tabs/request-wire.js';
+import { readRequests } from '../src/tabs/leader-inbox.js';
+import { PROTOCOL } from '../src/tabs/protocol.js';
+import { type PackedGets, toWireRequests } from '../src/tabs/request-wire.js';
+
+const fromWireRequests = (m: unknown) => readRequests(m, PROTOCOL).items;
 import { bytes, fresh, text } from './helpers.js';
 
 const get = (id: number, key: string | Uint8Array, snapshot = 0, floor = 1): Envelope => ({ id, request: { op: 'get', key, snapshot }, floor });
@@ -19,7 +23,7 @@ describe('requests on the wire', () => {
       get(5, 'd', 0, 2),
       get(6, 'e', 0, 3),
       get(7, 'f', 0, 3),
-      { id: 8, request: { op: 'get', key: 'g', snapshot: 0, valueEncoding: 'utf8' } as unknown as Envelope['request'], floor: 3 }, // not plain
+      { id: 8, request: { op: 'get', key: 'g', snapshot: 0 }, client: 'C', floor: 3 }, // not plain (names its connection)
       get(9, 'h'),
     ];
     const wire = toWireRequests(sent);
@@ -33,12 +37,13 @@ describe('requests on the wire', () => {
     expect(back[5]).toEqual(get(6, 'e', 0, 2)); // the run's floor: lower, never higher
   });
 
-  it('leaves a message without a run as it is, and skips a packed element that does not hold together', () => {
+  it('leaves a message without a run as it is, and refuses each get of a packed element that does not hold together', () => {
     const one = [get(1, 'a'), { id: 2, request: { op: 'flush' }, floor: 1 } as Envelope];
     expect(toWireRequests(one)).toEqual(one);
-    expect(fromWireRequests(one)).toBe(one);
+    expect(fromWireRequests(one)).toEqual(one);
     const bad = [{ gets: [1, 2], keys: ['a'], snapshot: 0 } as PackedGets, get(3, 'c')];
-    expect((fromWireRequests(bad) as Envelope[]).map((e) => e.id)).toEqual([3]);
+    const read = fromWireRequests(bad);
+    expect(read.map((e) => ('refused' in e ? -e.refused : e.id))).toEqual([-1, -2, 3]);
   });
 
   it('a leader serves packed gets as the gets they were, each with its own answer, in one message', async () => {

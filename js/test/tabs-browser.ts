@@ -14,7 +14,7 @@
 import type { Database } from '../src/local/database.js';
 import { Leader } from '../src/tabs/leader.js';
 import { toWireMessage } from '../src/tabs/answer-wire.js';
-import type { Envelope } from '../src/tabs/protocol.js';
+import { type Envelope, PROTOCOL, versionOf } from '../src/tabs/protocol.js';
 import { currentWorld, Realm, Rng, TRACE, traceLine, useWorld, type World } from './tabs-world.js';
 
 let objects = 0;
@@ -296,8 +296,10 @@ export class FakeWorker extends Target {
       return;
     }
     if (typeof data.t === 'string') {
-      if (data.t === 'open') void this.#open(data as { name: string; leader: string });
-      else if (data.t === 'attach') this.leader?.attach(data.client as string, data.port as MessagePort | undefined);
+      if (data.t === 'open') {
+        if (versionOf(data) === PROTOCOL) void this.#open(data as { name: string; leader: string });
+        else this.#post({ t: 'openFailed', error: { code: 'VersionMismatch', message: 'another version' } });
+      } else if (data.t === 'attach') this.leader?.attach(data.client as string, data.port as MessagePort | undefined, versionOf(data));
       else if (data.t === 'close') void this.#close();
       else if (data.t === 'ping') this.#post({ t: 'pong' });
       return;

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { connect } from '../src/tabs/connect.js';
 import { SiltError } from '../src/core/errors.js';
-import { names, type RosterMessage } from '../src/tabs/protocol.js';
+import { names, PROTOCOL, type RosterMessage } from '../src/tabs/protocol.js';
 import { bytes } from './helpers.js';
 import { Origin, outcome } from './tabs-harness.js';
 import { FakeWorker } from './tabs-browser.js';
@@ -75,7 +75,7 @@ describe('following a leader', () => {
     // (BroadcastChannel keeps no order across senders).
     o.world.within(o.tab('X').realm, () => {
       const roster = new BroadcastChannel(names(o.name).roster);
-      roster.postMessage({ t: 'leader', leader: a.connection.client, ready: true } satisfies RosterMessage);
+      roster.postMessage({ t: 'leader', leader: a.connection.client, ready: true, v: PROTOCOL } satisfies RosterMessage);
       roster.close();
     });
     await o.world.run(10_000);

@@ -350,3 +350,71 @@ test('a watch nobody reads keeps at most WATCH_QUEUE_LIMIT events, then one gap 
   expect(r).toEqual({ first: 'put', events: 51, head: ['gap 10001', 'burst/010001'], tail: ['burst/010049', 'after'] });
   await a.evaluate(() => window.db!.close());
 });
+
+test('a tab of another siltdb, or with a bug, posts at the leader: typed refusals, VersionMismatch for the older one, and the other tabs work on', async ({
+  context,
+}) => {
+  const a = await tab(context, 'strangers', 'A');
+  const b = await tab(context, 'strangers', 'B');
+  expect(await a.evaluate(() => window.db!.isLeader)).toBe(true);
+  // Page B, besides its own connection, plays two strangers: one of this
+  // protocol posting malformed requests, one of the version before (no `v`).
+  const got = await b.evaluate(async () => {
+    const name = 'strangers';
+    const roster = new BroadcastChannel(`siltdb:${name}:roster`);
+    const leader = await new Promise<string>((resolve) => {
+      roster.onmessage = (ev) => {
+        if (ev.data?.t === 'leader' && ev.data.ready) resolve(ev.data.leader);
+      };
+      roster.postMessage({ t: 'who' });
+    });
+    const answers: Record<string, unknown[]> = { bad: [], old: [] };
+    for (const who of ['bad', 'old'] as const) {
+      // Held while it lives, as a connection holds its own (else the leader drops it as gone).
+      void navigator.locks.request(`siltdb:${name}:client:${who}-${leader}`, () => new Promise(() => {}));
+      const line = new BroadcastChannel(`siltdb:${name}:c:${who}-${leader}`);
+      line.onmessage = (ev) => answers[who]!.push(ev.data);
+      roster.postMessage(who === 'bad' ? { t: 'hello', client: `${who}-${leader}`, leader, v: 1 } : { t: 'hello', client: `${who}-${leader}`, leader });
+      await new Promise((r) => setTimeout(r, 200));
+      if (who === 'bad') {
+        line.postMessage({ id: 1, request: { op: 'put', key: 42, value: 'not bytes' } });
+        line.postMessage([{ id: 2, request: { op: 'nope' } }, { gets: [3, 4], keys: ['a'], snapshot: 0 }, null, 'junk', { id: -1 }]);
+        line.postMessage({ id: 5, request: { op: 'multiGet', keys: 'abc', snapshot: 0 } });
+      } else {
+        line.postMessage({ id: 1, request: { op: 'put', key: 'old', value: new Uint8Array([1]) } });
+      }
+      roster.postMessage({ t: 'hello', client: 7, leader });
+      roster.postMessage(null);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const ownWorks = await window.db!.put('b-key', new Uint8Array([2])).then(() => 'ok');
+    const flat = (xs: unknown[]) =>
+      xs
+        .flat()
+        .filter((m) => (m as { ok?: boolean })?.ok === false)
+        .map((m) => [(m as { id: number }).id, (m as { error: { code: string } }).error.code]);
+    const stats = await window.db!.statistics();
+    return {
+      bad: flat(answers.bad!),
+      old: flat(answers.old!),
+      ownWorks,
+      malformed: stats.tabs.malformed,
+      oldApplied: (await window.db!.get('old')) !== undefined,
+    };
+  });
+  expect(got.bad).toEqual([
+    [1, 'InvalidArgument'],
+    [2, 'InvalidArgument'],
+    [3, 'InvalidArgument'],
+    [4, 'InvalidArgument'],
+    [5, 'InvalidArgument'],
+  ]);
+  expect(got.old).toEqual([[1, 'VersionMismatch']]);
+  expect(got.oldApplied).toBe(false);
+  expect(got.ownWorks).toBe('ok');
+  expect(got.malformed).toBeGreaterThanOrEqual(7); // five refused, two dropped, and the old tab's put
+  // The leader serves on: a write and a read from both tabs.
+  await a.evaluate(() => window.db!.put('a-key', new Uint8Array([1])));
+  expect(await b.evaluate(async () => (await window.db!.get('a-key'))?.[0])).toBe(1);
+  expect(await a.evaluate(async () => (await window.db!.get('b-key'))?.[0])).toBe(2);
+});

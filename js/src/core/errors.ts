@@ -65,8 +65,12 @@ export const BINDING_ERROR_CODES = ['Released', 'Conflict'] as const;
  *   when it cannot be known whether it was applied: a transaction's commit
  *   from the old leader, a write past what its connection's record still
  *   holds, or an import's finish (the message says how to check).
+ * - `VersionMismatch`: another tab of the site runs another version of
+ *   siltdb (it was loaded before the site was updated, or after) and the
+ *   two cannot share a `connect()` database; the message says which tab
+ *   to reload.
  */
-export const PACKAGE_ERROR_CODES = ['DatabaseLocked', 'InitFailed', 'Internal', 'LeaderChanged'] as const;
+export const PACKAGE_ERROR_CODES = ['DatabaseLocked', 'InitFailed', 'Internal', 'LeaderChanged', 'VersionMismatch'] as const;
 
 /** Every code a `SiltError` can have. */
 export const SILT_ERROR_CODES: readonly SiltErrorCode[] = [...ENGINE_ERROR_CODES, ...BINDING_ERROR_CODES, ...PACKAGE_ERROR_CODES];

@@ -115,20 +115,28 @@ export function isAnswers(m: unknown): m is WireAnswer | WireAnswer[] {
  */
 export function eachAnswer(m: WireAnswer | WireAnswer[], leader: string | undefined, each: (r: Response) => void): void {
   if (Array.isArray(m) && typeof m[0] === 'number') {
-    const [id, value, from] = m as [number, unknown, string?];
+    const [id, value, from] = m as [number, unknown, unknown];
+    if (from !== undefined && typeof from !== 'string') return;
     each({ id, from: from ?? leader ?? '', ok: true, value });
     return;
   }
   if (Array.isArray(m)) {
-    for (const one of m as WireAnswer[]) eachAnswer(one, leader, each);
+    for (const one of m as unknown[]) if (typeof one === 'object' && one !== null) eachAnswer(one as WireAnswer, leader, each);
     return;
   }
   if ('ends' in m) {
     // Each value a copy of its own (the caller owns it; no view of the others' bytes).
     const { ids, bytes, ends } = m;
+    if (!Array.isArray(ids) || !(bytes instanceof Uint8Array) || !(ends instanceof Uint32Array) || ends.length !== ids.length) return;
     const from = m.from ?? leader ?? '';
-    for (let i = 0, start = 0; i < ids.length; start = ends[i]!, i++) each({ id: ids[i]!, from, ok: true, value: bytes.slice(start, ends[i]!) });
+    for (let i = 0, start = 0; i < ids.length; start = ends[i]!, i++) {
+      if (ends[i]! < start || ends[i]! > bytes.length) return; // not packed by a leader of this protocol
+      each({ id: ids[i]!, from, ok: true, value: bytes.slice(start, ends[i]!) });
+    }
     return;
   }
+  const r = m as Partial<Extract<Response, { ok: false }>>;
+  // A failure: anything else is not an answer of this protocol.
+  if (typeof r.id !== 'number' || r.ok !== false || typeof r.error?.code !== 'string' || typeof r.error.message !== 'string') return;
   each(m as Response);
 }

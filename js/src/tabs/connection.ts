@@ -27,8 +27,10 @@ import { leaderChanged, locksRefused, openElsewhere, whatOf } from './connection
 import {
   fromWire,
   names,
+  PROTOCOL,
+  versionMismatch,
+  versionOf,
   type BrokerMessage,
-  type ChangeMessage,
   type ChangeRecord,
   type Request,
   type Response,
@@ -38,6 +40,8 @@ import {
   type WorkerReport,
 } from './protocol.js';
 import { eachAnswer, isAnswers, type WireAnswer } from './answer-wire.js';
+import { closeWorker, onResume, readLeaderMessage } from './connection-lines.js';
+import { isChangeRecord, isObject, NAME } from './wire-checks.js';
 import { PendingRequests } from './pending.js';
 import { PageCache } from './page-cache.js';
 import { connectionsOf, randomId } from './realms.js';
@@ -108,7 +112,7 @@ export class Connection {
   /** While leading: whether the worker holds the database's lock, and whether an `open()` keeps it. */
   #workerLocked = false;
   #blocked = false;
-  #onResume: (() => void) | undefined;
+  #offResume: () => void;
   /** Pings of `#checkExclusive` waiting for their worker's pong. */
   #pongs: (() => void)[] = [];
   refs = 0;
@@ -143,7 +147,9 @@ export class Connection {
     // The broker introduces followers to the leader's worker (spawn.ts).
     this.#broker = connectToBroker(
       (m) => {
-        if (m.t === 'attach' && this.#role === 'leader') this.#worker?.postMessage({ t: 'attach', client: m.client, port: m.port }, [m.port]);
+        if (m.t === 'attach' && this.#role === 'leader') {
+          this.#worker?.postMessage({ t: 'attach', client: m.client, port: m.port, v: versionOf(m) } satisfies WorkerControl, [m.port]);
+        }
       },
       () => {
         this.#broker = undefined;
@@ -151,16 +157,10 @@ export class Connection {
     );
     // A page frozen (a hidden tab, bfcache) may have missed change records:
     // its watches check when it resumes.
-    const doc = (globalThis as { document?: EventTarget & { visibilityState?: string } }).document;
-    if (doc !== undefined) {
-      this.#onResume = () => {
-        if (doc.visibilityState === 'hidden') return;
-        for (const w of this.watchers) void w.check();
-        this.cache?.reset();
-      };
-      doc.addEventListener('resume', this.#onResume);
-      doc.addEventListener('visibilitychange', this.#onResume);
-    }
+    this.#offResume = onResume(() => {
+      for (const w of this.watchers) void w.check();
+      this.cache?.reset();
+    });
     // Exclusive open()s ask whoever holds the lock to let go if only parked
     // (parking.ts): a leader is not parked.
     this.#parking = new BroadcastChannel(`siltdb:${name}`);
@@ -261,12 +261,13 @@ export class Connection {
     });
     if (this.#role !== 'leading' || this.#workerLocked || this.#worker !== worker) return;
     this.#blocked = true;
-    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, blocked: true } satisfies RosterMessage);
+    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, blocked: true, v: PROTOCOL } satisfies RosterMessage);
     if (!this.#isReady && !this.#wait) this.#fail(openElsewhere(this.name));
   }
 
   #onRoster(m: RosterMessage): void {
-    if (this.#dead !== undefined) return;
+    // Another tab's message, checked before it is read (a buggy or other siltdb may post anything).
+    if (this.#dead !== undefined || !isObject(m) || ('leader' in m && NAME(m.leader) !== undefined)) return;
     switch (m.t) {
       case 'who':
         if (this.#role === 'leader' || this.#role === 'leading') {
@@ -275,6 +276,7 @@ export class Connection {
             leader: this.client,
             ready: this.#role === 'leader',
             ...(this.#blocked ? { blocked: true } : {}),
+            v: PROTOCOL,
           } satisfies RosterMessage);
         }
         return;
@@ -289,7 +291,9 @@ export class Connection {
         }
         return;
       case 'hello':
-        if (this.#role === 'leader' && m.leader === this.client) this.#worker?.postMessage({ t: 'attach', client: m.client });
+        if (this.#role === 'leader' && m.leader === this.client && NAME(m.client) === undefined) {
+          this.#worker?.postMessage({ t: 'attach', client: m.client, v: versionOf(m) } satisfies WorkerControl);
+        }
         return;
     }
   }
@@ -346,21 +350,22 @@ export class Connection {
       // A port straight to the leader's worker, through the broker.
       const { port1: port, port2 } = new MessageChannel();
       this.#attempt = port;
-      port.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome | ChangeMessage | { t: 'unknown' }>) => {
-        const m = ev.data;
-        if (isAnswers(m)) eachAnswer(m, leader, this.#answer);
-        else if (m.t === 'change') this.#hear(m.record);
-        else if (m.t === 'welcome') {
-          if (port === this.#attempt) this.#welcomed(m, port);
-        } else if (m.t === 'unknown' && port === this.#attempt && this.#leader === leader && !this.#linked) {
-          // The broker does not know that leader: its channel, then.
-          this.#attempt = undefined;
-          port.close();
-          this.#hello(leader);
-        }
-      });
+      port.addEventListener('message', (ev: MessageEvent<unknown>) =>
+        readLeaderMessage(ev.data, leader, {
+          answer: this.#answer,
+          hear: (r) => this.#hear(r),
+          welcome: (w) => port === this.#attempt && this.#welcomed(w, port),
+          unknown: () => {
+            if (port !== this.#attempt || this.#leader !== leader || this.#linked) return;
+            // The broker does not know that leader: its channel, then.
+            this.#attempt = undefined;
+            port.close();
+            this.#hello(leader);
+          },
+        }),
+      );
       port.start();
-      this.#broker.postMessage({ t: 'connect', name: this.name, leader, client: this.client, port: port2 } satisfies BrokerMessage, [port2]);
+      this.#broker.postMessage({ t: 'connect', name: this.name, leader, client: this.client, port: port2, v: PROTOCOL } satisfies BrokerMessage, [port2]);
     } else {
       this.#hello(leader);
     }
@@ -382,19 +387,26 @@ export class Connection {
     this.#helloFor = leader;
     if (this.#own === undefined) {
       const own = new BroadcastChannel(this.#names.client(this.client));
-      own.addEventListener('message', (ev: MessageEvent<WireAnswer | WireAnswer[] | Welcome | ChangeMessage>) => {
-        const m = ev.data;
-        if (isAnswers(m)) eachAnswer(m, undefined, this.#answer);
-        else if (m.t === 'change') this.#hear(m.record);
-        else if (m.t === 'welcome' && this.#attempt === undefined) this.#welcomed(m, 'channel');
-      });
+      own.addEventListener('message', (ev: MessageEvent<unknown>) =>
+        readLeaderMessage(ev.data, undefined, {
+          answer: this.#answer,
+          hear: (r) => this.#hear(r),
+          welcome: (w) => this.#attempt === undefined && this.#welcomed(w, 'channel'),
+        }),
+      );
       this.#own = own;
     }
-    this.#roster.postMessage({ t: 'hello', client: this.client, leader } satisfies RosterMessage);
+    this.#roster.postMessage({ t: 'hello', client: this.client, leader, v: PROTOCOL } satisfies RosterMessage);
   }
 
   #welcomed(m: Welcome, via: MessagePort | 'channel'): void {
     if (this.#role !== 'follower' || m.leader !== this.#leader || this.#linked) return;
+    if (versionOf(m) !== PROTOCOL) {
+      // The tab that leads runs another siltdb: nothing it answers could be read.
+      this.#fail(versionMismatch(PROTOCOL, versionOf(m), this.name));
+      return;
+    }
+    if (typeof m.seq !== 'number' || typeof m.opened !== 'number') return;
     clearTimeout(this.#welcomeTimer);
     this.#linked = true;
     this.#via = via;
@@ -436,7 +448,7 @@ export class Connection {
     this.epoch = ++this.#lastEpoch; // a new worker: nothing lives there yet
     this.#epochs.set(this.client, this.epoch);
     clearTimeout(this.#welcomeTimer);
-    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false } satisfies RosterMessage);
+    this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, v: PROTOCOL } satisfies RosterMessage);
     setTimeout(() => void this.#checkExclusive(), LEADER_SILENCE_MS);
     let worker: Worker;
     try {
@@ -465,7 +477,7 @@ export class Connection {
         this.#role = 'leader';
         this.#linked = true;
         this.#broker?.postMessage({ t: 'lead', name: this.name, leader: this.client } satisfies BrokerMessage);
-        this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq } satisfies RosterMessage);
+        this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq, v: PROTOCOL } satisfies RosterMessage);
         this.#settleReady();
         this.#requests.resend(this.epoch);
         this.#feed.link(this.client, m.seq, m.opened ?? m.seq);
@@ -480,7 +492,7 @@ export class Connection {
       this.#fail(new SiltError(code, `the siltdb worker failed: ${event.message || 'it could not be loaded'}`));
     });
     try {
-      worker.postMessage({ t: 'open', name: this.name, options: this.#options, leader: this.client });
+      worker.postMessage({ t: 'open', name: this.name, options: this.#options, leader: this.client, v: PROTOCOL } satisfies WorkerControl);
     } catch (e) {
       this.#fail(new SiltError('InvalidArgument', `the options cannot be sent to the database's worker: ${String(e)}`, { cause: e }));
     }
@@ -490,6 +502,7 @@ export class Connection {
 
   /** A change record from a leader, on a line of this connection: for its watches (watch.ts). */
   #hear(record: ChangeRecord): void {
+    if (!isChangeRecord(record)) return; // not one this package wrote: nothing can be read of it
     this.cache?.hear(record);
     this.#feed.hear(record, this.#linked, this.#leader);
   }
@@ -556,11 +569,7 @@ export class Connection {
     this.cache?.unlink();
     if (this.#role === 'leader') this.#broker?.postMessage({ t: 'unlead', name: this.name, leader: this.client } satisfies BrokerMessage);
     this.#broker?.close();
-    if (this.#onResume !== undefined) {
-      const doc = (globalThis as { document?: EventTarget }).document;
-      doc?.removeEventListener('resume', this.#onResume);
-      doc?.removeEventListener('visibilitychange', this.#onResume);
-    }
+    this.#offResume();
     this.#forget();
   }
 
@@ -578,17 +587,7 @@ export class Connection {
     for (const w of [...this.watchers]) w.close();
     try {
       if (this.#role === 'leader' && this.#worker !== undefined) {
-        const worker = this.#worker;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 10_000);
-          worker.addEventListener('message', (ev: MessageEvent<WorkerReport>) => {
-            if ((ev.data as { t?: string }).t === 'closed') {
-              clearTimeout(timer);
-              resolve();
-            }
-          });
-          worker.postMessage({ t: 'close' });
-        });
+        await closeWorker(this.#worker, 10_000);
       } else if (this.#role === 'follower' && this.#linked) {
         await Promise.race([this.send({ op: 'bye' }).catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
       }

@@ -45,6 +45,8 @@ export interface Client {
   watching: boolean;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;
+  /** The protocol version it stated (protocol.ts, `PROTOCOL`): any other than this leader's has its requests refused. */
+  version: number;
 }
 
 /** Counters of the leader, for tests and statistics. */
@@ -55,6 +57,12 @@ export interface LeaderCounters {
   attached: number;
   /** Connections whose state went because they closed or died. */
   dropped: number;
+  /**
+   * Requests refused for their shape or version, and messages dropped as
+   * no request at all (leader-inbox.ts): what another tab's older or
+   * newer siltdb, or a bug, posted.
+   */
+  malformed: number;
 }
 
 /** Snapshot `id` of `c` as read options (0: none, read now). */

@@ -23,7 +23,22 @@ import { type Client, transactionOf } from './leader-clients.js';
 import { keyOf, packValues, reserved, withoutReserved } from './leader-batches.js';
 import { atSnapshot, type LeaderSide, type LeaderState, type Served } from './operations.js';
 import type { IteratorRequestOptions, TxnWrites } from './wire.js';
+import { BOOL, BYTES, COUNT, type Fields, KEY, KEYS, NAME, nullable, oneOf, optional, record } from './wire-checks.js';
 import { isReserved, RESERVED, RESERVED_END } from './write-records.js';
+
+/** An iterator's options as the page sends them (`IteratorRequestOptions`). */
+const ITERATOR_OPTIONS = record({
+  gt: optional(KEY),
+  gte: optional(KEY),
+  lt: optional(KEY),
+  lte: optional(KEY),
+  reverse: optional(BOOL),
+  batchSize: optional(COUNT),
+  autoRefresh: optional(BOOL),
+} satisfies Fields<IteratorRequestOptions>);
+
+/** A transaction's writes since its last request (`TxnWrites`). */
+const TXN_WRITES = record({ batch: BYTES, count: COUNT } satisfies Fields<TxnWrites>);
 
 /** What a step's leader side has besides an operation's. */
 export interface StepSide extends LeaderSide {
@@ -47,6 +62,8 @@ export interface StepSide extends LeaderSide {
 /** One step: its request's fields `W`. */
 interface Step<W extends object> {
   serve(leader: StepSide, r: W): Served | Promise<Served>;
+  /** How the leader checks each field of the request before serving it (wire-checks.ts). */
+  fields: Fields<W>;
   state: LeaderState | ((r: W) => LeaderState);
 }
 
@@ -67,6 +84,7 @@ export const STEPS = {
       s.client.snapshots.delete(r.snapshot);
       return none();
     },
+    fields: { snapshot: COUNT },
     state: 'releases',
   }),
   /** Opens an iterator at the latest state (its number comes with the answer, from whichever leader), or at a snapshot. */
@@ -76,6 +94,7 @@ export const STEPS = {
       s.client.iterators.set(iid, s.db.iterator({ ...r.options, ...s.snapshotOf(r.snapshot) }));
       return [iid, []];
     },
+    fields: { options: ITERATOR_OPTIONS, snapshot: COUNT },
     state: atSnapshot,
   }),
   next: step({
@@ -104,6 +123,7 @@ export const STEPS = {
         return [shown, [shown.bytes.buffer]];
       }
     },
+    fields: { iterator: COUNT },
     state: 'uses',
   }),
   releaseIterator: step({
@@ -112,6 +132,7 @@ export const STEPS = {
       s.client.iterators.delete(r.iterator);
       return none();
     },
+    fields: { iterator: COUNT },
     state: 'releases',
   }),
   /** Backups: an export read piece by piece, an import pushed piece by piece, on the leader that started it. */
@@ -132,6 +153,7 @@ export const STEPS = {
       s.client.exports.set(eid, exportStream(exp, () => {}).getReader());
       return [eid, []];
     },
+    fields: { lower: optional(BYTES), upper: optional(BYTES), form: optional(oneOf('tables', 'entries')) },
     state: 'uses',
   }),
   exportNext: step({
@@ -152,6 +174,7 @@ export const STEPS = {
       }
       return [piece.value, [piece.value.buffer]];
     },
+    fields: { export: COUNT },
     state: 'uses',
   }),
   exportRelease: step({
@@ -163,6 +186,7 @@ export const STEPS = {
       s.client.exports.delete(r.export);
       return none();
     },
+    fields: { export: COUNT },
     state: 'releases',
   }),
   importStart: step({
@@ -176,6 +200,7 @@ export const STEPS = {
       s.imports.importer = s.client.id;
       return none();
     },
+    fields: {},
     state: 'uses',
   }),
   importPush: step({
@@ -190,6 +215,7 @@ export const STEPS = {
       }
       return none();
     },
+    fields: { bytes: BYTES },
     state: 'uses',
   }),
   importFinish: step({
@@ -208,6 +234,7 @@ export const STEPS = {
       s.imported(before);
       return [report, []];
     },
+    fields: {},
     state: 'uses',
   }),
   importAbort: step({
@@ -215,6 +242,7 @@ export const STEPS = {
       if (s.imports.importer === s.client.id) s.imports.abortImport();
       return none();
     },
+    fields: {},
     state: 'releases',
   }),
   /**
@@ -228,6 +256,7 @@ export const STEPS = {
       if (r.watch !== undefined) s.client.watching = r.watch;
       return [s.history(r.since), []];
     },
+    fields: { since: nullable(COUNT), watch: optional(BOOL) },
     state: 'none',
   }),
   /**
@@ -243,6 +272,7 @@ export const STEPS = {
       c.transactions.set(r.txn, { tx: s.db.begin(), writes: new WriteBatch() });
       return none();
     },
+    fields: { txn: COUNT },
     state: 'uses',
   }),
   txnGet: step({
@@ -255,6 +285,7 @@ export const STEPS = {
       countCopied(v.length);
       return [v, [v.buffer]];
     },
+    fields: { txn: COUNT, key: KEY, forUpdate: BOOL, writes: optional(TXN_WRITES) },
     state: 'uses',
   }),
   txnMultiGet: step({
@@ -264,6 +295,7 @@ export const STEPS = {
       for (const k of keys) if (isReserved(k)) throw reserved('a key');
       return packValues(t.tx.multiGet(keys));
     },
+    fields: { txn: COUNT, keys: KEYS, writes: optional(TXN_WRITES) },
     state: 'uses',
   }),
   txnIterator: step({
@@ -273,6 +305,7 @@ export const STEPS = {
       s.client.iterators.set(iid, t.tx.iterator(r.options));
       return [iid, []];
     },
+    fields: { txn: COUNT, options: ITERATOR_OPTIONS, writes: optional(TXN_WRITES) },
     state: 'uses',
   }),
   /**
@@ -286,6 +319,7 @@ export const STEPS = {
       s.commit(r.txn, r.leader, r.writes, r.sync);
       return none();
     },
+    fields: { txn: COUNT, leader: NAME, writes: optional(TXN_WRITES), sync: optional(BOOL) },
     state: 'none',
   }),
   txnAbort: step({
@@ -294,11 +328,13 @@ export const STEPS = {
       s.client.transactions.delete(r.txn);
       return none();
     },
+    fields: { txn: COUNT },
     state: 'releases',
   }),
   /** The follower leaves: its snapshots, iterators and write record go (dropped once answered: leader.ts). */
   bye: step({
     serve: (_s, _r: object) => none(),
+    fields: {},
     state: 'none',
   }),
 };

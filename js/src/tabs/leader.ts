@@ -34,9 +34,20 @@ import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
-import { type ChangeMessage, type ChangeRecord, names, type Envelope, type Request, type Response, toWire, type Welcome, WRITES } from './protocol.js';
+import {
+  type ChangeMessage,
+  type ChangeRecord,
+  names,
+  type Envelope,
+  PROTOCOL,
+  type Request,
+  type Response,
+  toWire,
+  type Welcome,
+  WRITES,
+} from './protocol.js';
 import { toWireMessage } from './answer-wire.js';
-import { fromWireRequests, type WireRequest } from './request-wire.js';
+import { type Inbox, readRequests, type Refusal } from './leader-inbox.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
@@ -61,7 +72,7 @@ export class Leader {
   #gone = new Set<string>();
   #queue: Promise<void> = Promise.resolve();
   #closed = false;
-  readonly counters: LeaderCounters = { duplicateWrites: 0, attached: 0, dropped: 0 };
+  readonly counters: LeaderCounters = { duplicateWrites: 0, attached: 0, dropped: 0, malformed: 0 };
 
   constructor(db: Database, name: string, id: string, locks: LockManagerLike | undefined) {
     this.#db = db;
@@ -70,6 +81,11 @@ export class Leader {
     this.#locks = locks;
     this.#writer = new LeaderWriter(db, id, (r) => this.#publish(r));
     this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size }));
+  }
+
+  /** This leader's id (its connection's). */
+  get id(): string {
+    return this.#id;
   }
 
   /** The sequence number of the last write. */
@@ -176,6 +192,7 @@ export class Leader {
       watching: false,
       channel: undefined,
       port: undefined,
+      version: PROTOCOL,
     });
   }
 
@@ -185,8 +202,8 @@ export class Leader {
    * follower that attaches again keeps its snapshots and iterators, on its
    * new line.
    */
-  attach(client: string, port?: MessagePort): void {
-    if (this.#closed) return;
+  attach(client: string, port: MessagePort | undefined, version: number): void {
+    if (this.#closed || typeof client !== 'string') return;
     let c = this.#clients.get(client);
     if (c === undefined) {
       c = {
@@ -202,13 +219,15 @@ export class Leader {
         watching: false,
         channel: undefined,
         port: undefined,
+        version,
       };
       this.#clients.set(client, c);
       this.counters.attached++;
       this.#watchLiveness(client);
     }
     const state = c;
-    const serve = (ev: MessageEvent<Envelope | WireRequest[]>) => this.receive(state, ev.data);
+    state.version = version;
+    const serve = (ev: MessageEvent<unknown>) => this.receive(state, ev.data);
     if (port !== undefined) {
       state.port?.close();
       state.port = port;
@@ -219,7 +238,7 @@ export class Leader {
       state.send = (m) => port.postMessage(m);
       port.addEventListener('message', serve);
       port.start();
-      port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
+      port.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened, v: PROTOCOL } satisfies Welcome);
       return;
     }
     if (typeof BroadcastChannel !== 'function') return;
@@ -235,7 +254,7 @@ export class Leader {
     state.port = undefined;
     state.post = (r) => channel.postMessage(toWireMessage(r, true, [])[0]);
     state.send = (m) => channel.postMessage(m);
-    channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened } satisfies Welcome);
+    channel.postMessage({ t: 'welcome', leader: this.#id, seq: this.latest, opened: this.#writer.opened, v: PROTOCOL } satisfies Welcome);
   }
 
   /** When `client`'s lock comes free, it is gone: drop what it held. */
@@ -284,22 +303,55 @@ export class Leader {
    * envelopes of calls issued together: outbox.ts), in order; their
    * answers go back to it in one message too, once all are served.
    */
-  receive(client: Client | string, message: Envelope | WireRequest[]): void {
-    const unpacked = fromWireRequests(message);
-    const envelopes = (Array.isArray(unpacked) ? unpacked : [unpacked]).filter((m) => typeof m?.id === 'number' && m.request !== undefined);
+  receive(client: Client | string, message: unknown): void {
     const c = typeof client === 'string' ? this.#clients.get(client) : client;
-    if (c === undefined || envelopes.length === 0) return;
-    const answers = envelopes.length > 1 ? new Answers(c, envelopes.length) : undefined;
-    for (const part of runsOfGets(envelopes)) {
-      if (!Array.isArray(part)) this.#queue = this.#queue.then(() => this.#answer(c, part, answers));
-      else {
-        // Gets sent together: one batched MultiGet (leader-gets.ts).
-        this.#queue = this.#queue.then(async () => {
-          const got = this.#closed || this.#clients.get(c.id) !== c ? undefined : batchedGets(this.#db, c, part);
-          for (let i = 0; i < part.length; i++) await this.#answer(c, part[i]!, answers, got?.[i]);
-        });
-      }
+    if (c === undefined) return;
+    let inbox: Inbox;
+    try {
+      inbox = readRequests(message, c.version);
+    } catch {
+      // A message no check foresaw (a getter that throws, a revoked proxy): dropped.
+      this.counters.malformed++;
+      return;
     }
+    const { items, refusals, dropped } = inbox;
+    this.counters.malformed += dropped + refusals;
+    if (items.length === 0) return;
+    const answers = items.length > 1 ? new Answers(c, items.length) : undefined;
+    // In order: a refused write's failure is recorded before the writes sent after it are applied.
+    for (let i = 0; i < items.length; ) {
+      const item = items[i]!;
+      if ('refused' in item) {
+        this.#queue = this.#queue.then(() => this.#refuse(c, item, answers));
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < items.length && !('refused' in items[j]!)) j++;
+      for (const part of runsOfGets(items.slice(i, j) as Envelope[])) {
+        if (!Array.isArray(part)) this.#queue = this.#queue.then(() => this.#answer(c, part, answers));
+        else {
+          // Gets sent together: one batched MultiGet (leader-gets.ts).
+          this.#queue = this.#queue.then(async () => {
+            const got = this.#closed || this.#clients.get(c.id) !== c ? undefined : batchedGets(this.#db, c, part);
+            for (let k = 0; k < part.length; k++) await this.#answer(c, part[k]!, answers, got?.[k]);
+          });
+        }
+      }
+      i = j;
+    }
+  }
+
+  /** Answers a request refused for its shape or version (leader-inbox.ts); a write's failure goes in its connection's record. */
+  #refuse(c: Client, r: Refusal, answers: Answers | undefined): void {
+    if (this.#clients.get(c.id) !== c) {
+      answers?.skip();
+      return;
+    }
+    if (r.write && !this.#closed) recordFailure(this.#writer.recordOf(c.id), r.refused, r.error);
+    const response: Response = { id: r.refused, from: this.#id, ok: false, error: toWire(r.error) };
+    if (answers !== undefined) answers.add(response, []);
+    else post(c, response, []);
   }
 
   /**

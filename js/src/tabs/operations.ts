@@ -27,6 +27,7 @@ import type { WriteOptions } from '../local/options.js';
 import type { Snapshot } from '../local/snapshot.js';
 import { packValues } from './leader-batches.js';
 import type { PackedValues, SnapshotInfo } from './wire.js';
+import { BOOL, BYTES, COUNT, type Fields, KEY, KEYS, optional } from './wire-checks.js';
 import { isReserved, RESERVED, RESERVED_END } from './write-records.js';
 
 /**
@@ -86,6 +87,8 @@ export interface Asked<W> {
 export interface Operation<A extends unknown[], W extends object> {
   ask(page: PageSide, ...args: A): Asked<W>;
   serve(leader: LeaderSide, r: W): Served | Promise<Served>;
+  /** How the leader checks each field of the request before serving it (wire-checks.ts). */
+  fields: Fields<W>;
   state: LeaderState | ((r: W) => LeaderState);
   /**
    * A plain write: refused for want of pooled files (`PoolExhausted`:
@@ -102,6 +105,7 @@ const op = <A extends unknown[], W extends object>(o: Operation<A, W>): Operatio
 interface AnyOperation {
   ask(page: PageSide, ...args: never[]): Asked<object>;
   serve(leader: LeaderSide, r: never): Served | Promise<Served>;
+  fields: object;
   state: LeaderState | ((r: never) => LeaderState);
   write?: true;
 }
@@ -177,6 +181,7 @@ export const OPERATIONS = {
       leader.write(new WriteBatch().put(r.key, r.value), r.sync);
       return none();
     },
+    fields: { key: KEY, value: BYTES, sync: optional(BOOL) },
     state: 'none', // writes: the write record answers one sent again, never applied twice
     write: true,
   }),
@@ -186,6 +191,7 @@ export const OPERATIONS = {
       leader.write(new WriteBatch().delete(r.key), r.sync);
       return none();
     },
+    fields: { key: KEY, sync: optional(BOOL) },
     state: 'none',
     write: true,
   }),
@@ -197,6 +203,7 @@ export const OPERATIONS = {
       leader.write(new WriteBatch().merge(r.key, r.value), r.sync);
       return none();
     },
+    fields: { key: KEY, value: BYTES, sync: optional(BOOL) },
     state: 'none',
     write: true,
   }),
@@ -211,6 +218,7 @@ export const OPERATIONS = {
       leader.write(new WriteBatch().deleteRange(r.start, r.end), r.sync);
       return none();
     },
+    fields: { start: KEY, end: KEY, sync: optional(BOOL) },
     state: 'none',
     write: true,
   }),
@@ -235,6 +243,7 @@ export const OPERATIONS = {
       leader.write(b, r.sync);
       return none();
     },
+    fields: { lower: BYTES, upper: optional(BYTES), sync: optional(BOOL) },
     state: 'none',
     write: true,
   }),
@@ -248,6 +257,7 @@ export const OPERATIONS = {
       leader.write(WriteBatch.fromEncoded(r.batch, r.count), r.sync);
       return none();
     },
+    fields: { batch: BYTES, count: COUNT, sync: optional(BOOL) },
     state: 'none',
     write: true,
   }),
@@ -258,6 +268,7 @@ export const OPERATIONS = {
       return { wire: { batch: batch.encoded().slice(), count: batch.length, sorted } };
     },
     serve: async (leader, r: { batch: Uint8Array; count: number; sorted: boolean }) => [await leader.ingest(r.batch, r.count, r.sorted), []],
+    fields: { batch: BYTES, count: COUNT, sorted: BOOL },
     state: 'none',
   }),
   get: op({
@@ -273,6 +284,7 @@ export const OPERATIONS = {
       const v = leader.db.get(leader.key(r.key, 'the key'), leader.snapshotOf(r.snapshot));
       return v === undefined ? none() : [v, [v.buffer]];
     },
+    fields: { key: KEY, snapshot: COUNT },
     state: atSnapshot, // at the latest state anywhere, or at a snapshot of that leader
   }),
   multiGet: op({
@@ -301,6 +313,7 @@ export const OPERATIONS = {
         result.release();
       }
     },
+    fields: { keys: KEYS, snapshot: COUNT },
     state: atSnapshot,
   }),
   has: op({
@@ -310,6 +323,7 @@ export const OPERATIONS = {
       return { wire: { key: page.codec.key(key), snapshot }, epoch };
     },
     serve: (leader, r: { key: Key; snapshot: number }) => [leader.db.has(leader.key(r.key, 'the key'), leader.snapshotOf(r.snapshot)), []],
+    fields: { key: KEY, snapshot: COUNT },
     state: atSnapshot,
   }),
   hasMany: op({
@@ -326,6 +340,7 @@ export const OPERATIONS = {
       ),
       [],
     ],
+    fields: { keys: KEYS, snapshot: COUNT },
     state: atSnapshot,
   }),
   count: op({
@@ -342,6 +357,7 @@ export const OPERATIONS = {
       const records = compareBytes(lo, hi) < 0 ? leader.db.count({ gte: lo, lt: hi, ...at }) : 0;
       return [leader.db.count({ ...rangeRead(r.lower, r.upper), ...at }) - records, []];
     },
+    fields: { lower: optional(BYTES), upper: optional(BYTES), snapshot: COUNT },
     state: atSnapshot,
   }),
   approximateSize: op({
@@ -360,19 +376,22 @@ export const OPERATIONS = {
       const empty = compareBytes(from, below) >= 0 || noKeyIn(leader.db, from, below);
       return [(empty ? 0 : size(r.lower, below)) + (over ? size(above, r.upper) : 0), []];
     },
+    fields: { lower: optional(BYTES), upper: optional(BYTES) },
     state: 'none',
   }),
-  snapshot: op({
+  snapshot: op<[], object>({
     ask: (page) => ({ wire: {}, answer: (info) => page.snapshotFrom(info as SnapshotInfo) }),
     serve: (leader, _r: object) => {
       const info: SnapshotInfo = { id: leader.keepSnapshot(leader.db.snapshot()), seq: leader.db.latestSequence() };
       return [info, []];
     },
+    fields: {},
     state: 'none', // makes a snapshot: its number and leader come with the answer
   }),
   latestSequence: op({
     ask: () => ({ wire: {} }),
     serve: (leader, _r: object) => [leader.db.latestSequence(), []],
+    fields: {},
     state: 'none', // sequence numbers are the database's, not a leader's
   }),
   flush: op({
@@ -381,6 +400,7 @@ export const OPERATIONS = {
       leader.db.flush();
       return none();
     },
+    fields: {},
     state: 'none',
   }),
   idle: op({
@@ -389,6 +409,7 @@ export const OPERATIONS = {
       await leader.db.idle();
       return none();
     },
+    fields: {},
     state: 'none',
   }),
   compactRange: op({
@@ -402,16 +423,19 @@ export const OPERATIONS = {
       await leader.db.compactRange(r.begin, r.end);
       return none();
     },
+    fields: { begin: optional(KEY), end: optional(KEY) },
     state: 'none',
   }),
   verify: op({
     ask: () => ({ wire: {} }),
     serve: (leader, _r: object) => [leader.db.verify(), []],
+    fields: {},
     state: 'none',
   }),
   statistics: op({
     ask: () => ({ wire: {} }),
     serve: async (leader, _r: object) => [await leader.statistics(), []],
+    fields: {},
     state: 'none',
   }),
 } satisfies { [O in OperationName | 'statistics']: AnyOperation };

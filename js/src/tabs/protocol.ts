@@ -112,6 +112,41 @@ export function fromWire(w: WireError): SiltError {
   return new SiltError('Internal', `${w.code}: ${w.message}`, { cause: original });
 }
 
+/**
+ * The version of this protocol: every message between realms as this
+ * package writes and reads it. A leader announces it (`leader`), a
+ * follower states it when it asks to be served (`hello`, the broker's
+ * `connect` and `attach`), a welcome repeats the leader's, and a page's
+ * worker is told it with `open`. Absent means 0: a siltdb from before the
+ * versions (0.1.0). Another tab of another version cannot share a
+ * database with this one: each of its requests is answered
+ * `VersionMismatch`, and a connection whose leader speaks another version
+ * fails with it (`versionMismatch`). Raise it with any change a realm of
+ * the other version would misread.
+ */
+export const PROTOCOL = 1;
+
+/** The protocol version a message states (`v`; absent: 0). */
+export function versionOf(m: { v?: unknown }): number {
+  return typeof m.v === 'number' ? m.v : 0;
+}
+
+/**
+ * Why a connection of protocol `mine` cannot use a leader of protocol
+ * `leaders` (worded for the page of the connection, which reads it).
+ */
+export function versionMismatch(mine: number, leaders: number, name?: string): SiltError {
+  const db = name === undefined ? 'this database' : `database ${JSON.stringify(name)}`;
+  const step =
+    mine < leaders
+      ? 'reload this page to run the newer one'
+      : 'reload the other tabs of this site that have it open (they were loaded before the site was updated), or close them; then connect() again';
+  return new SiltError(
+    'VersionMismatch',
+    `this page runs ${mine < leaders ? 'an older' : 'a newer'} siltdb (tab protocol ${mine}) than the tab that leads ${db} (protocol ${leaders}), and the two cannot share it: ${step}`,
+  );
+}
+
 /** Messages on the roster channel. */
 export type RosterMessage =
   | { t: 'who' }
@@ -120,8 +155,8 @@ export type RosterMessage =
    * latest sequence); `blocked` while a worker's `open()` keeps the database
    * from it.
    */
-  | { t: 'leader'; leader: string; ready: boolean; seq?: number; blocked?: boolean }
-  | { t: 'hello'; client: string; leader: string };
+  | { t: 'leader'; leader: string; ready: boolean; seq?: number; blocked?: boolean; v: number }
+  | { t: 'hello'; client: string; leader: string; v: number };
 
 /**
  * Messages of the broker (broker.ts, a SharedWorker): a leader's page says
@@ -132,21 +167,21 @@ export type RosterMessage =
 export type BrokerMessage =
   | { t: 'lead'; name: string; leader: string }
   | { t: 'unlead'; name: string; leader: string }
-  | { t: 'connect'; name: string; leader: string; client: string; port: MessagePort }
-  | { t: 'attach'; client: string; port: MessagePort };
+  | { t: 'connect'; name: string; leader: string; client: string; port: MessagePort; v: number }
+  | { t: 'attach'; client: string; port: MessagePort; v: number };
 
 /**
  * The leader's answer to `hello` (on the follower's own channel) or to a
  * port: its latest sequence number, and the one it opened the database at
  * (writes a page saw above it were lost with the leader before).
  */
-export type Welcome = { t: 'welcome'; leader: string; seq: number; opened: number };
+export type Welcome = { t: 'welcome'; leader: string; seq: number; opened: number; v: number };
 
 /** From a connection to the worker it started, besides envelopes. */
 export type WorkerControl =
-  | { t: 'open'; name: string; options: Omit<OpenOptions, 'signal' | 'wait'>; leader: string }
-  /** Serve follower `client`: over `port` (from the broker), or its BroadcastChannel. */
-  | { t: 'attach'; client: string; port?: MessagePort }
+  | { t: 'open'; name: string; options: Omit<OpenOptions, 'signal' | 'wait'>; leader: string; v: number }
+  /** Serve follower `client` (of protocol `v`): over `port` (from the broker), or its BroadcastChannel. */
+  | { t: 'attach'; client: string; port?: MessagePort; v: number }
   | { t: 'close' }
   /** Answered with `pong`, after whatever the worker posted before. */
   | { t: 'ping' };

@@ -20,6 +20,12 @@ export interface RemoteStatistics extends Statistics {
     attached: number;
     /** Connections the leader forgot because they closed or went. */
     dropped: number;
+    /**
+     * Requests the leader refused for their shape or version, and messages
+     * it dropped as no request at all: what another tab running another
+     * siltdb, or a bug, posted (docs/tabs.md, "Versions").
+     */
+    malformed: number;
     /** Connections the leader serves now, its own page included. */
     connections: number;
   };

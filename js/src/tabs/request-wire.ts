@@ -5,11 +5,11 @@
  * keys in two arrays, not an envelope, a request and a key object each.
  * Measured in Chromium, a page posting 32 gets to a worker that reads
  * them, alternating, 3,000 messages a run: 86-131 µs packed against
- * 142-195 µs as 32 envelopes. The leader unpacks them into envelopes
- * (`fromWireRequests`) before anything else sees them.
+ * 142-195 µs as 32 envelopes. The leader unpacks them into envelopes,
+ * each checked (leader-inbox.ts), before anything else sees them.
  */
 
-import type { Envelope, Request } from './protocol.js';
+import type { Envelope } from './protocol.js';
 
 /** Gets `ids[i]` of `keys[i]`, all at `snapshot` (0: none), sent with `floor` (the lowest of theirs). */
 export type PackedGets = { gets: number[]; keys: (string | Uint8Array)[]; snapshot: number; floor?: number };
@@ -61,32 +61,4 @@ export function toWireRequests(envelopes: Envelope[]): WireRequest[] {
     }
   }
   return out;
-}
-
-/**
- * A message of requests as the leader reads it: packed gets unpacked into
- * envelopes, in their place. Anything that is neither is passed on as it
- * is (the leader drops what is not an envelope).
- */
-export function fromWireRequests(m: Envelope | WireRequest[]): Envelope | Envelope[] {
-  if (!Array.isArray(m)) return m;
-  if (!m.some(isPacked)) return m as Envelope[];
-  const out: Envelope[] = [];
-  for (const one of m) {
-    if (!isPacked(one)) {
-      out.push(one);
-      continue;
-    }
-    const { gets, keys, snapshot, floor } = one;
-    if (!Array.isArray(gets) || !Array.isArray(keys) || gets.length !== keys.length) continue;
-    for (let i = 0; i < gets.length; i++) {
-      const request = { op: 'get', key: keys[i], snapshot } as Request;
-      out.push(floor === undefined ? { id: gets[i]!, request } : { id: gets[i]!, request, floor });
-    }
-  }
-  return out;
-}
-
-function isPacked(m: unknown): m is PackedGets {
-  return typeof m === 'object' && m !== null && 'gets' in m;
 }
