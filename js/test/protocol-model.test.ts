@@ -137,6 +137,8 @@ class Instrument {
   #iterators = new Set<EntryIterator<unknown, unknown>>();
   #n = 0;
   crashes = 0;
+  /** The latest sequence number at the last flush (what it moved out of the memtables, a new leader cannot publish). */
+  flushedAt = 0;
   /** Called with the tab about to be killed at a write. */
   onCrash: (page: Realm) => void = () => {};
   constructor(
@@ -149,6 +151,16 @@ class Instrument {
     const ingest = db.ingest.bind(db);
     const iterator = db.iterator.bind(db);
     const begin = db.begin.bind(db);
+    const flush = db.flush.bind(db);
+    const compactRange = db.compactRange.bind(db);
+    (db as { flush: Database['flush'] }).flush = () => {
+      this.flushedAt = db.latestSequence();
+      flush();
+    };
+    (db as { compactRange: Database['compactRange'] }).compactRange = (begin, end) => {
+      this.flushedAt = db.latestSequence();
+      return compactRange(begin, end);
+    };
     (db as { write: Database['write'] }).write = ((b, opts) => {
       this.#gate();
       const first = db.latestSequence() + 1;
@@ -238,6 +250,8 @@ class Instrument {
 
 /** Events run, over every schedule. */
 let steps = 0;
+/** Leaders that died (killed with their tab, or their worker alone, or at a write) over the run, and the watches checked after it. */
+let failovers = 0;
 
 /** One schedule: returns what it found wrong. */
 async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
@@ -524,6 +538,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
     const leading = tabs.find((s) => s.tab === o.leading && s.gone === 'no');
     if (r < 4 && leading !== undefined) {
       faulted = true;
+      failovers++;
       leading.gone = 'killed';
       o.kill(leading.tab);
     } else if (r < 5 && live().length > 0) {
@@ -533,6 +548,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       o.kill(s.tab);
     } else if (r < 6 && leading !== undefined && o.storage.holder !== undefined) {
       faulted = true;
+      failovers++;
       o.storage.holder.crash();
     } else if (r < 8 && live().some((s) => s.dbs.length > 0)) {
       const s = rng.pick(live().filter((x) => x.dbs.length > 0));
@@ -592,7 +608,8 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       if (c.state === 'err' && !local && n !== 0) bad.push(`${c.what} failed with ${c.code}, applied ${n} times`);
     }
   }
-  const imported = calls.some((c) => c.kind === 'import' && c.state === 'ok');
+  // (An import whose finish was answered nowhere, LeaderChanged, may have been applied too.)
+  const imported = calls.some((c) => c.kind === 'import' && (c.state === 'ok' || c.code === 'LeaderChanged'));
   // Each connection's writes in the order it sent them.
   for (const s of tabs) {
     const mine = calls.filter((c) => c.tab === s && c.tokens.length > 0 && inst.order.has(c.tokens[0]!));
@@ -609,7 +626,19 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       if (from <= last) bad.push(`${s.tab.name}: watch event ${JSON.stringify({ kind: e.kind, from, to })} after ${last}`);
       last = Math.max(last, to);
       // (An import's data is in no change record: watches see a gap, rightly.)
-      if (e.kind === 'gap' && !faulted && inst.crashes === 0 && !imported) bad.push(`${s.tab.name}: a gap ${from}..${to} with no fault`);
+      // A leader that crashed before publishing a write leaves no gap: the
+      // next one publishes it from the memtables (issue 40, item 3), unless
+      // a flush moved it out, or it is an ingest's (never in a memtable).
+      if (e.kind === 'gap' && !imported) {
+        const inside = [...inst.updates].filter(([q]) => from <= q && q <= to);
+        const publishable = inside.filter(([q, what]) => what !== 'ingest' && q > inst.flushedAt);
+        if (!faulted && inst.crashes === 0) bad.push(`${s.tab.name}: a gap ${from}..${to} with no fault`);
+        else if (publishable.length > 0) {
+          bad.push(
+            `${s.tab.name}: a gap ${from}..${to} after a fault, over writes a new leader could publish (${publishable.map(([q, w]) => `${q} ${w}`).join(', ')})`,
+          );
+        }
+      }
     }
     // ...and every update since it began, for a watch open across it (its tab still open, the watch not ended).
     if (s.since !== undefined && s.gone === 'no' && s.watchEnded === undefined) {
@@ -664,6 +693,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
   }
   if (w.errors.length > 0) bad.push(`listeners threw: ${w.errors.map(String).join('; ')}`);
   steps += w.steps;
+  failovers += inst.crashes;
   inst.restore();
   await o.dispose();
   return bad.map((b) => `seed ${seed}: ${b}`);
@@ -676,7 +706,7 @@ describe('the tab protocol, model-based', () => {
       const image = await imageOf('imported', '1');
       const { failures, run, seconds } = await runSeeds(FIRST_SEED, SCHEDULES, (seed) => schedule(seed, image), SECONDS);
       console.log(
-        `protocol model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${Math.round(steps / run)} events each`,
+        `protocol model: ${run} schedules in ${seconds.toFixed(1)} s (seeds ${FIRST_SEED}..${FIRST_SEED + run - 1}), ${Math.round(steps / run)} events each, ${failovers} leaders died`,
       );
       expect(failures).toEqual([]);
     },

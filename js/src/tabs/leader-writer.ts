@@ -16,6 +16,7 @@ import { Transaction } from '../local/transaction.js';
 import { type Client, transactionOf } from './leader-clients.js';
 import { INGEST, NOTHING, pack, RESET_ALL, type Packed, putRange, recordBytes, splitAroundReserved } from './leader-batches.js';
 import { decodeHandover, encodeHandover, HANDOVER_KEY } from './handover.js';
+import { recoveredChanges } from './recovered-changes.js';
 import type { ChangeHistory, ChangeRecord, TxnWrites } from './wire.js';
 import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
 
@@ -44,6 +45,12 @@ export class LeaderWriter {
   #publishTo: (record: ChangeRecord) => void;
   /** Whether what this leader found in the database has been made durable (`makeDurable`). */
   #foundDurable = false;
+  /**
+   * Whether the changes before this leader began may still be rebuilt from
+   * the memtables (recovered-changes.ts): no history was handed over, and
+   * none has been asked for yet.
+   */
+  #recoverable = true;
 
   /** Writes to `db` for leader `id`, publishing each change record to `publish`. */
   constructor(db: Database, id: string, publish: (record: ChangeRecord) => void) {
@@ -56,6 +63,7 @@ export class LeaderWriter {
     if (handed !== undefined) {
       this.#base = handed.base;
       for (const r of handed.records) this.#keep(r);
+      this.#recoverable = false;
     }
     this.#publishTo = publish;
     this.#settleIntents();
@@ -246,7 +254,29 @@ export class LeaderWriter {
   history(since: number | null): ChangeHistory {
     const latest = this.#db.latestSequence();
     if (since === null) return { base: latest, latest, records: [] };
+    if (since < this.#base) this.#recover();
     return { base: this.#base, latest, records: this.#history.filter((r) => r.last > since) };
+  }
+
+  /**
+   * Puts before the history the changes of the writes a leader before this
+   * one made and did not hand over (it crashed, maybe before publishing
+   * its last writes), as far as the memtables still hold them
+   * (recovered-changes.ts). Once: asked for by the first catch-up from
+   * before this leader began, not paid by a leader nobody watches.
+   */
+  #recover(): void {
+    if (!this.#recoverable) return;
+    this.#recoverable = false;
+    // History dropped for room since would leave a hole between the two.
+    if (this.#base !== this.#opened) return;
+    const found = recoveredChanges(this.#db, this.#opened, HISTORY_BYTES, this.#id);
+    if (found.length === 0) return;
+    const later = this.#history;
+    this.#history = [];
+    this.#historyBytes = 0;
+    this.#base = found[0]!.first - 1;
+    for (const r of [...found, ...later]) this.#keep(r);
   }
 
   /**

@@ -375,7 +375,7 @@ export class Leader {
     }
     // Sent again to this leader (its connection went to another and came
     // back): answered as the first time, so that nothing is made twice.
-    const kept = c.answered.get(id);
+    const kept = ANSWERED_AGAIN.has(envelope.request.op) ? undefined : c.answered.get(id);
     let response = kept === MOVED ? undefined : kept;
     let transfer: Transferable[] = [];
     if (kept === MOVED && ADVANCES.has(envelope.request.op)) {
@@ -408,7 +408,8 @@ export class Leader {
       } catch (e) {
         response = { id, from: this.#id, ok: false, error: toWire(e) };
       }
-      if (!WRITES.has(envelope.request.op) && c.answered.size < ANSWERS_KEPT) c.answered.set(id, transfer.length === 0 ? response : MOVED);
+      const op = envelope.request.op;
+      if (!WRITES.has(op) && !ANSWERED_AGAIN.has(op) && c.answered.size < ANSWERS_KEPT) c.answered.set(id, transfer.length === 0 ? response : MOVED);
     }
     if (answers !== undefined) answers.add(response, transfer);
     else post(c, response, transfer);
@@ -514,6 +515,16 @@ const ANSWERS_KEPT = 256;
 
 /** Kept for an answer that moved bytes (`ANSWERS_KEPT`). */
 const MOVED = 'moved';
+
+/**
+ * Requests served again when sent again, never answered from what was kept:
+ * a watch's catch-up (`changes`), whose first answer is stale by the time
+ * it is sent again (the connection went to another leader and came back),
+ * while the change records published meanwhile went to its old line: the
+ * first answer again would leave the watch a gap of them. Served again, it
+ * has them.
+ */
+const ANSWERED_AGAIN = new Set<Request['op']>(['changes']);
 
 /** Requests that move a position on: served again, they would skip what the lost answer had. */
 const ADVANCES = new Set<Request['op']>(['next', 'exportNext']);
