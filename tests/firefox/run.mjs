@@ -17,12 +17,13 @@
 // watchdog ends a run that hangs; the browser and the server are stopped in
 // `finally`.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { root, runChecks, startServer, watchdog, writeReport } from '../browser-run.mjs';
 import { hold, killRounds, tryOpen } from '../reliability.mjs';
+import { soakTabs } from '../tabs-soak.mjs';
 import { suites } from '../../js/test/scenarios/index.js';
 import { namesOf, problems } from '../../js/test/scenarios/run.js';
 
@@ -32,7 +33,9 @@ const BASE = `http://127.0.0.1:${PORT}`;
 // The shared scenarios (four checks of 60-odd scenarios, each opening
 // databases of its own) took 3.3 of these minutes on the 2-core machine,
 // and up to 9 beside a loaded Playwright run (2026-11-29).
-const dog = watchdog('firefox', 16);
+// SILT_SOAK_HOURS=N makes the many-tab soak (below) N hours long.
+const SOAK_HOURS = Number(process.env.SILT_SOAK_HOURS ?? 0);
+const dog = watchdog('firefox', 16 + Math.ceil(SOAK_HOURS * 60));
 
 async function harness(browser) {
   const page = await browser.newPage();
@@ -239,6 +242,29 @@ const checks = {
       assert.ok(r.refreshes >= 3);
       assert.deepEqual(r.after.pinned, { memtables: 0, tables: 0 });
     }
+  },
+
+  async 'three tabs, mixed work, the leader closed or reloaded every few seconds: nothing acknowledged lost, nothing doubled (tests/tabs-soak.mjs)'(browser) {
+    const seed = process.env.SILT_SEED ? Number(process.env.SILT_SEED) : Math.floor(Math.random() * 2 ** 32);
+    console.log(`    tabs soak: seed ${seed} (replay with SILT_SEED=${seed} node tests/firefox/run.mjs --only 'three tabs')`);
+    const long = SOAK_HOURS > 0;
+    const { samples, ...figures } = await soakTabs({
+      seconds: long ? Math.round(SOAK_HOURS * 3600) : 40,
+      seed,
+      newPage: async () => (await harness(browser)).page,
+      sampleMs: long ? 10_000 : 2_000,
+      failoverMs: long ? [5_000, 30_000] : [2_000, 6_000],
+      log: long ? (line) => console.log(`    ${line}`) : () => {},
+    });
+    mkdirSync(join(root, 'target/reliability'), { recursive: true });
+    writeFileSync(
+      join(root, 'target/reliability/tabs-soak-firefox.json'),
+      `${JSON.stringify({ browser: 'firefox', date: new Date().toISOString(), seed, ...figures, samples })}\n`,
+    );
+    console.log(`    tabs soak (Firefox): ${JSON.stringify({ seed, ...figures })}`);
+    assert.deepEqual(figures.problems, [], `seed ${seed}`);
+    assert.ok(figures.failovers.close + figures.failovers.reload > 0);
+    assert.ok(figures.byKind.transaction > 0 && figures.byKind.scan > 0, JSON.stringify(figures.byKind));
   },
 
   async 'a write-and-compaction stream killed at random points (worker terminated, tab closed) reopens as a prefix with every synced write'(browser) {
