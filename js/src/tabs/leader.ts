@@ -348,7 +348,11 @@ export class Leader {
       answers?.skip();
       return;
     }
-    if (r.write && !this.#closed) recordFailure(this.#writer.recordOf(c.id), r.refused, r.error);
+    try {
+      if (r.write && !this.#closed) recordFailure(this.#writer.recordOf(c.id), r.refused, r.error);
+    } catch {
+      // The record could not be read (the database closed meanwhile): the refusal stands.
+    }
     const response: Response = { id: r.refused, from: this.#id, ok: false, error: toWire(r.error) };
     if (answers !== undefined) answers.add(response, []);
     else post(c, response, []);
