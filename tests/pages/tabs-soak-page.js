@@ -268,6 +268,13 @@ window.soak = {
   async close() {
     await s.db?.close();
   },
+  /** Deletes every key of tab `id` (one that went, and was checked): the data stays bounded however many tabs come and go. */
+  async forget(id) {
+    const b = new lib.WriteBatch().delete(`last/${id}`).delete(`ctr/${id}`).delete(`sum/${id}`);
+    await s.db.write(b);
+    await s.db.clear({ gte: `log/${id}/`, lt: `log/${id}0` });
+    await s.db.clear({ gte: `tmp/${id}/`, lt: `tmp/${id}0` });
+  },
   /**
    * Checks what the database holds of tabs `tabs` (each tab's last state:
    * what it knew was acknowledged and sent; of a tab that went, `gone`,
