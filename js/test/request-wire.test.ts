@@ -74,3 +74,26 @@ describe('requests on the wire', () => {
     db.close();
   });
 });
+
+describe('what else a follower line carries', () => {
+  it("another leader's answers and control messages on a follower's channel are passed over: no answer, no count, the request of that id served as it comes", async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'others', 'L', undefined);
+    const posts: (Response | Response[])[] = [];
+    leader.addLocal('A', (r) => posts.push(r));
+    // What an old leader still posts on the channel while this one listens there.
+    leader.receive('A', { id: 5, from: 'L0', ok: false, error: { code: 'Closed', message: 'the database was closed' } });
+    leader.receive('A', [5, bytes('v')]);
+    leader.receive('A', { ids: [5, 6], bytes: bytes('ab'), ends: Uint32Array.of(1, 2) });
+    leader.receive('A', { t: 'welcome', leader: 'L0', seq: 1, opened: 0, v: 1 });
+    leader.receive('A', { t: 'change', record: {} });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(posts).toEqual([]);
+    expect(leader.counters.malformed).toBe(0);
+    leader.receive('A', { id: 5, request: { op: 'put', key: 'k', value: bytes('v') } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(posts.flat().map((r) => [r.id, r.ok])).toEqual([[5, true]]);
+    await leader.close();
+    db.close();
+  });
+});

@@ -54,9 +54,12 @@ export function readRequests(m: unknown, version: number): Inbox {
       inbox.dropped++;
       continue;
     }
+    // Another leader's failure answer (it has an id too: refused, it would
+    // answer the follower's request of that id from this leader), packed
+    // answers, or a control message: not for a leader, and not counted.
+    if ('ok' in item || 'ends' in item || typeof item.t === 'string') continue;
     if (!('id' in item || 'request' in item || 'gets' in item)) {
-      // Another leader's failure answer, packed answers, or control message: not for a leader.
-      if (!('ok' in item || 'ends' in item || typeof item.t === 'string')) inbox.dropped++;
+      inbox.dropped++;
       continue;
     }
     if (version !== PROTOCOL) {
