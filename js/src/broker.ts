@@ -12,7 +12,15 @@
  * know within `WAIT_MS` is told so, and falls back to the BroadcastChannel.
  */
 
-import { type BrokerMessage, versionOf } from './tabs/protocol.js';
+import type { BrokerMessage } from './tabs/protocol.js';
+
+/**
+ * The protocol version a message states (absent: 0), as protocol.ts's
+ * `versionOf` reads it: written here again so that broker.js imports
+ * nothing of the package's (a value import would put protocol.ts, and what
+ * it imports, in a chunk it shares with the page's bundle).
+ */
+const versionOf = (m: { v?: unknown }): number => (typeof m.v === 'number' ? m.v : 0);
 
 /** How long a follower's request waits for its leader to register. */
 const WAIT_MS = 1_000;

@@ -163,7 +163,8 @@ const builds: { name: string; build: string[]; out: string; broker: RegExp; warn
     name: 'webpack 5',
     build: ['node', 'build-webpack.mjs'],
     out: 'dist-webpack',
-    broker: /^siltdb-broker\.js$/,
+    // webpack names a worker's chunk by its `name` option (`siltdb-broker-<tab protocol>`).
+    broker: /^siltdb-broker-\d+\.js$/,
     warnings: /asset size limit|entrypoint size limit|\(\d+ KiB\)|^Assets: |^This can impact|^ {2}\S/,
   },
   { name: 'esbuild', build: ['node', 'build-esbuild.mjs'], out: 'dist-esbuild', broker: /^broker\.js$/ },
