@@ -12,19 +12,11 @@
 // `acked` ops (synced and acknowledged, or seen at a reopen), no shorter
 // than `base` (checked at a reopen) and no longer than `reach`.
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+import { schedule } from './pages/schedule.js';
 
-/** mulberry32: a run's random numbers from its seed. */
-export function schedule(seed) {
-  let a = (seed ^ 0x5bd1e995) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { schedule };
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until `until` holds of a worker's status, or it fails, ends or the time is up. */
 export async function waitFor(page, id, until, ms) {

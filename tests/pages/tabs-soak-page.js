@@ -23,19 +23,9 @@
 //   window.soak.state(); await window.soak.stop();
 
 const lib = await import('/siltdb/dist/index.js');
+const { schedule } = await import('/test-pages/schedule.js');
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-function random(seed) {
-  let a = (seed ^ 0x5bd1e995) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const u64 = (n) => {
   const b = new Uint8Array(8);
@@ -217,7 +207,7 @@ window.soak = {
     void watcher().catch((e) => {
       if (!s.stop) s.errors.push(`watch: ${e.code}: ${e.message}`);
     });
-    s.work = Promise.all([writer(), mixer(random(seed))]);
+    s.work = Promise.all([writer(), mixer(schedule(seed))]);
   },
   isLeader: () => s.db?.isLeader ?? false,
   /** What a driver samples: progress, the page's JS heap (Chromium), the origin's storage, the leader's memory and files. */
