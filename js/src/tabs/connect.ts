@@ -7,6 +7,7 @@
 import { type Key, show } from '../core/bytes.js';
 import { Codec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
+import { markStage } from '../core/marks.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
 import { checkOptionNames, optionNames, type Exactly } from '../core/option-names.js';
 import { checkName, checkOptions, DEFAULT_POOL_RESERVE, defaultBlockCacheCapacity, OPEN_OPTIONS, type OpenOptions } from '../local/options.js';
@@ -113,6 +114,7 @@ export async function connect<const O extends ConnectOptions<never, never>>(
 export async function connect<K = Key, V = Uint8Array>(name: string, options?: ConnectOptions<K, V>): Promise<RemoteDatabase<K, V>>;
 export async function connect<K = Key, V = Uint8Array>(name: string, options: ConnectOptions<K, V> = {}): Promise<RemoteDatabase<K, V>> {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `connect()'s options must be an object, got ${show(options)}`);
+  markStage('connect');
   checkOptionNames(options, CONNECT_OPTIONS, 'connect()');
   // The encodings stay in this realm (they may be functions): the worker stores bytes.
   const { worker: given, signal, keyEncoding, valueEncoding, pageCacheCapacity = 0, ...openOptions } = options;

@@ -20,25 +20,13 @@
  */
 
 import { SiltError } from '../core/errors.js';
+import { markStage } from '../core/marks.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import type { OpenOptions } from '../local/options.js';
 import { connectToBroker, startLeaderWorker } from '../spawn.js';
 import { leaderChanged, locksRefused, openElsewhere, whatOf } from './connection-errors.js';
-import {
-  fromWire,
-  names,
-  PROTOCOL,
-  versionMismatch,
-  versionOf,
-  type BrokerMessage,
-  type ChangeRecord,
-  type Request,
-  type Response,
-  type RosterMessage,
-  type Welcome,
-  type WorkerControl,
-  type WorkerReport,
-} from './protocol.js';
+import { fromWire, names, PROTOCOL, versionMismatch, versionOf } from './protocol.js';
+import type { BrokerMessage, ChangeRecord, Request, Response, RosterMessage, Welcome, WorkerControl, WorkerReport } from './protocol.js';
 import { eachAnswer, isAnswers, type WireAnswer } from './answer-wire.js';
 import { closeWorker, onResume, readLeaderMessage } from './connection-lines.js';
 import { isChangeRecord, isObject, NAME } from './wire-checks.js';
@@ -434,6 +422,7 @@ export class Connection {
 
   /** This connection holds the lead lock: start the worker, which opens the database, and lead. */
   #lead(lock: HeldLock): void {
+    markStage('lead');
     if (this.#closing || this.#dead !== undefined) {
       lock.release();
       return;
@@ -474,6 +463,7 @@ export class Connection {
         this.#workerLocked = true;
         this.#blocked = false;
       } else if (m.t === 'opened') {
+        markStage('opened');
         this.#role = 'leader';
         this.#linked = true;
         this.#broker?.postMessage({ t: 'lead', name: this.name, leader: this.client } satisfies BrokerMessage);
