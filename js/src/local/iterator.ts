@@ -118,7 +118,8 @@ export function checkBatchSize(n: unknown): number | undefined {
 }
 
 const FIRST_BATCH = 16;
-const MAX_AUTO_BATCH = 1024;
+/** The largest batch a scan grows to by itself (and a remote scan's first batch when its limit fits). */
+export const MAX_AUTO_BATCH = 1024;
 /** Bytes per transient batch (`nextBatch`), at most (past one entry). */
 const BATCH_BYTES = 256 * 1024;
 /**

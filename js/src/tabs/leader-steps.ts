@@ -69,6 +69,50 @@ interface Step<W extends object> {
 
 const step = <W extends object>(s: Step<W>): Step<W> => s;
 
+/**
+ * The answer to an `iterator` request with `first`: the iterator's number,
+ * its first batch (none: it was empty), and whether the leader has let go
+ * of it (it ended, or the batch holds the entries the page will take).
+ */
+export interface FirstBatch {
+  id: number;
+  batch: { bytes: Uint8Array; offsets: Uint32Array } | undefined;
+  done: boolean;
+}
+
+/** Lets go of `client`'s iterator `iid`, if it has it. */
+function releaseOf(client: Client, iid: number): void {
+  client.iterators.get(iid)?.release();
+  client.iterators.delete(iid);
+}
+
+/**
+ * The next batch of `client`'s iterator `iid`, records left out, as views
+ * of the iterator's batch memory (copied out of wasm memory) transferred to
+ * the page (the iterator makes new memory); none once it ends. An iterator
+ * that ends or fails is let go of.
+ */
+function nextBatch(client: Client, iid: number): Served {
+  const it = client.iterators.get(iid);
+  if (it === undefined) throw new SiltError('Released', 'this iterator was released: make a new one (db.iterator()) to read on');
+  for (;;) {
+    let batch: EntryBatch | undefined;
+    try {
+      batch = it.nextBatch();
+    } catch (e) {
+      releaseOf(client, iid);
+      throw e;
+    }
+    if (batch === undefined) {
+      releaseOf(client, iid);
+      return none();
+    }
+    const shown = withoutReserved(batch);
+    if (shown === undefined) continue; // every entry was a record
+    return [shown, [shown.bytes.buffer]];
+  }
+}
+
 const none = (): Served => [undefined, []];
 
 /** The engine and pool of the database, for the asking connection's import (which must be in progress). */
@@ -87,49 +131,39 @@ export const STEPS = {
     fields: { snapshot: COUNT },
     state: 'releases',
   }),
-  /** Opens an iterator at the latest state (its number comes with the answer, from whichever leader), or at a snapshot. */
+  /**
+   * Opens an iterator at the latest state (its number comes with the
+   * answer, from whichever leader), or at a snapshot. With `first`, the
+   * answer also holds its first batch (`FirstBatch`): a scan's first
+   * entries come in one round trip. Copied, not transferred, so that the
+   * answer is kept and served again as it was if it is sent again. The
+   * leader lets go of the iterator itself once that batch ends it or holds
+   * the `limit` entries the page will take.
+   */
   iterator: step({
-    serve: (s, r: { options: IteratorRequestOptions; snapshot: number }) => {
+    serve: (s, r: { options: IteratorRequestOptions; snapshot: number; first?: boolean; limit?: number }) => {
       const iid = s.nextId();
       s.client.iterators.set(iid, s.db.iterator({ ...r.options, ...s.snapshotOf(r.snapshot) }));
-      return [iid, []];
+      if (r.first !== true) return [iid, []];
+      const shown = nextBatch(s.client, iid)[0] as FirstBatch['batch'];
+      const entries = shown === undefined ? 0 : (shown.offsets.length - 1) / 2;
+      const done = shown === undefined || (r.limit !== undefined && entries >= r.limit);
+      // Copied before a release, which ends the iterator's batch memory.
+      const batch = shown === undefined ? undefined : { bytes: shown.bytes.slice(), offsets: shown.offsets.slice() };
+      if (done) releaseOf(s.client, iid);
+      return [{ id: iid, batch, done } satisfies FirstBatch, []];
     },
-    fields: { options: ITERATOR_OPTIONS, snapshot: COUNT },
+    fields: { options: ITERATOR_OPTIONS, snapshot: COUNT, first: optional(BOOL), limit: optional(COUNT) },
     state: atSnapshot,
   }),
   next: step({
-    serve: (s, r: { iterator: number }) => {
-      const c = s.client;
-      const it = c.iterators.get(r.iterator);
-      if (it === undefined) throw new SiltError('Released', 'this iterator was released: make a new one (db.iterator()) to read on');
-      for (;;) {
-        let batch: EntryBatch | undefined;
-        try {
-          batch = it.nextBatch();
-        } catch (e) {
-          it.release();
-          c.iterators.delete(r.iterator);
-          throw e;
-        }
-        if (batch === undefined) {
-          it.release();
-          c.iterators.delete(r.iterator);
-          return none();
-        }
-        const shown = withoutReserved(batch);
-        if (shown === undefined) continue; // every entry was a record
-        // Views of the iterator's batch memory (copied out of wasm memory):
-        // transferred to the page, the iterator makes new memory.
-        return [shown, [shown.bytes.buffer]];
-      }
-    },
+    serve: (s, r: { iterator: number }) => nextBatch(s.client, r.iterator),
     fields: { iterator: COUNT },
     state: 'uses',
   }),
   releaseIterator: step({
     serve: (s, r: { iterator: number }) => {
-      s.client.iterators.get(r.iterator)?.release();
-      s.client.iterators.delete(r.iterator);
+      releaseOf(s.client, r.iterator);
       return none();
     },
     fields: { iterator: COUNT },

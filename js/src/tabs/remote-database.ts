@@ -386,7 +386,10 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     const c = this.#codec.with(rest as EncodingOptions<unknown, unknown>);
     const { request, limit } = checkIteratorOptions(rest, c);
     const snap = this.#snapshot(snapshot);
-    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot }, snap.epoch, false, pick(c), limit, c.prefix.length);
+    // Its first batch comes with the answer that opens it; the leader lets go
+    // of it itself once that batch holds the limit.
+    const first = { first: true, ...(Number.isFinite(limit) ? { limit } : {}) };
+    return this.#iterator({ op: 'iterator', options: request, snapshot: snap.snapshot, ...first }, snap.epoch, false, pick(c), limit, c.prefix.length);
   }
 
   /** An iterator the leader opens for `request` (see `remoteIterator`). */

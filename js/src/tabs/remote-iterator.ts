@@ -8,9 +8,10 @@
 import { show, type Key } from '../core/bytes.js';
 import { checkLimit, Codec, type EncodingOptions, type RangeOptions } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
-import { checkBatchSize, EntryBatch, type Entry, ITERATOR_OPTIONS } from '../local/iterator.js';
+import { checkBatchSize, EntryBatch, type Entry, ITERATOR_OPTIONS, MAX_AUTO_BATCH } from '../local/iterator.js';
 import { optionNames } from '../core/option-names.js';
 import type { IteratorRequestOptions, Request } from './protocol.js';
+import type { FirstBatch } from './leader-steps.js';
 import type { RemoteSnapshot } from './remote-snapshot.js';
 import { asyncDispose } from '../core/dispose.js';
 
@@ -50,7 +51,9 @@ export function checkIteratorOptions(
 ): { request: IteratorRequestOptions; limit: number } {
   const { lower, upper } = codec.bounds(rest);
   const limit = checkLimit(rest.limit);
-  const batchSize = checkBatchSize(rest.batchSize) ?? (limit < 16 ? Math.max(limit, 1) : undefined);
+  // A limit the leader can read in one batch is its first batch's size:
+  // a scan of 100 is one batch, not 16, 32 and 64 (each a round trip).
+  const batchSize = checkBatchSize(rest.batchSize) ?? (limit <= MAX_AUTO_BATCH ? Math.max(limit, 1) : undefined);
   for (const flag of ['reverse', 'autoRefresh'] as const) {
     const v = rest[flag];
     if (v !== undefined && typeof v !== 'boolean') throw new SiltError('InvalidArgument', `${flag} must be a boolean, got ${show(v)}`);
@@ -93,6 +96,10 @@ export function remoteIterator<T>(
   closed: () => boolean,
 ): RemoteIterator<T> {
   let opened: Promise<{ id: number; epoch: number }> | undefined;
+  /** The first batch, come with the answer that opened the iterator (`FirstBatch`), until it is taken. */
+  let first: Omit<FirstBatch, 'id'> | undefined;
+  /** The leader has no more for this iterator: it let go of it after its first batch. */
+  let drained = false;
   let pending: EntryBatch | undefined;
   let at = 0;
   /** `open`; `ended` (every step done); `released` (every step fails). */
@@ -102,8 +109,12 @@ export function remoteIterator<T>(
   let gone = false;
   const open = (): Promise<{ id: number; epoch: number }> =>
     (opened ??= (async () => {
-      const id = (await send(request, epoch)) as number;
-      return { id, epoch: connection.epoch };
+      const answer = (await send(request, epoch)) as number | FirstBatch;
+      // A bare number: a transaction's iterator, or a leader of a siltdb
+      // before first batches (it ignored `first`).
+      if (typeof answer === 'number') return { id: answer, epoch: connection.epoch };
+      first = { batch: answer.batch, done: answer.done };
+      return { id: answer.id, epoch: connection.epoch };
     })());
   /** Lets go of the leader's iterator, once. */
   const letGo = async (): Promise<void> => {
@@ -132,15 +143,23 @@ export function remoteIterator<T>(
       if (pending === undefined || at >= pending.length) {
         const { id, epoch } = await open();
         let batch: { bytes: Uint8Array; offsets: Uint32Array } | undefined;
-        try {
-          batch = (await send({ op: 'next', iterator: id }, epoch)) as typeof batch;
-        } catch (e) {
-          // The leader let go of a failed iterator itself.
-          gone = true;
-          pending = undefined;
-          if (state === 'open') state = 'ended';
-          throw e;
-        }
+        const had = first;
+        first = undefined;
+        if (had !== undefined) {
+          batch = had.batch;
+          if (had.done) drained = gone = true; // nothing to release
+        } else if (drained) {
+          return end();
+        } else
+          try {
+            batch = (await send({ op: 'next', iterator: id }, epoch)) as typeof batch;
+          } catch (e) {
+            // The leader let go of a failed iterator itself.
+            gone = true;
+            pending = undefined;
+            if (state === 'open') state = 'ended';
+            throw e;
+          }
         if (batch === undefined) {
           // The leader let go of an exhausted iterator itself.
           gone = true;
