@@ -122,9 +122,10 @@ export function fromWire(w: WireError): SiltError {
  * database with this one: each of its requests is answered
  * `VersionMismatch`, and a connection whose leader speaks another version
  * fails with it (`versionMismatch`). Raise it with any change a realm of
- * the other version would misread.
+ * the other version would misread. 2: an `iterator` request may ask for
+ * its first batch (`first`, `limit`), which a leader of 1 refuses.
  */
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
 /** The protocol version a message states (`v`; absent: 0). */
 export function versionOf(m: { v?: unknown }): number {

@@ -110,8 +110,7 @@ export function remoteIterator<T>(
   const open = (): Promise<{ id: number; epoch: number }> =>
     (opened ??= (async () => {
       const answer = (await send(request, epoch)) as number | FirstBatch;
-      // A bare number: a transaction's iterator, or a leader of a siltdb
-      // before first batches (it ignored `first`).
+      // A bare number: a transaction's iterator (`txnIterator` has no first batch).
       if (typeof answer === 'number') return { id: answer, epoch: connection.epoch };
       first = { batch: answer.batch, done: answer.done };
       return { id: answer.id, epoch: connection.epoch };
