@@ -21,7 +21,12 @@ export interface RemoteIteratorOptions<K = Key, V = Uint8Array> extends RangeOpt
   reverse?: boolean;
   /** Stop after this many entries (default: no limit). */
   limit?: number;
-  /** Entries per batch sent over from the leader (see `IteratorOptions.batchSize`). */
+  /**
+   * Entries per batch sent over from the leader (see
+   * `IteratorOptions.batchSize`). By default a `limit` of at most 1,024 is
+   * the batch size, so such a scan comes in one round trip (its first batch
+   * comes with the iterator); otherwise batches start at 16 and double.
+   */
   batchSize?: number;
   /** See `IteratorOptions.autoRefresh`. */
   autoRefresh?: boolean;
