@@ -150,7 +150,12 @@ export class FakeDirectory {
 
   async *entries(): AsyncIterable<[string, object]> {
     if (this.removed) throw notFound('the directory');
-    yield* [...[...this.files].map(([n, f]): [string, object] => [n, this.#handleOf(n, f)]), ...this.dirs];
+    for (const [n, f] of [...this.files]) {
+      // A listing fails where a lookup of the file would have.
+      this.faults.hook?.('getFileHandle', n);
+      yield [n, this.#handleOf(n, f)];
+    }
+    yield* this.dirs;
   }
 
   /** Whether a file of this tree has an open sync access handle. */

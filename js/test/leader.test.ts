@@ -440,7 +440,7 @@ describe('a request sent again to the same leader', () => {
     db.close();
   });
 
-  it('an iterator opened with its first batch: the same batch again, and let go of by the leader once the batch holds its limit or ends it', async () => {
+  it('an iterator opened with its first batch: sent again after its answer moved, LeaderChanged and the iterator goes; let go of by the leader at its limit, or empty', async () => {
     const db = await fresh();
     for (const k of ['a', 'b', 'c', 'd']) db.put(k, bytes(k));
     const leader = new Leader(db, 'first', 'L', undefined);
@@ -450,30 +450,33 @@ describe('a request sent again to the same leader', () => {
       for (let i = 0; b !== undefined && 2 * i + 1 < b.offsets.length; i++) out.push(text(b.bytes.subarray(b.offsets[2 * i]!, b.offsets[2 * i + 1]!)) ?? '');
       return out;
     };
-    // A limit the batch does not reach: the leader keeps the iterator, and
-    // the answer sent again is the same batch (kept, not moved).
+    // A limit the batch does not reach: the leader keeps the iterator. Its
+    // answer moved the batch: sent again, it fails, and the iterator goes.
     const open = { op: 'iterator', options: { batchSize: 2 }, snapshot: 0, first: true, limit: 3 } as Request;
     const a = value(await ask('F', 1, open)) as FirstBatch;
     expect([keysOf(a.batch), a.done]).toEqual([['a', 'b'], false]);
-    const again = value(await ask('F', 1, open)) as FirstBatch;
-    expect([again.id, keysOf(again.batch), again.done]).toEqual([a.id, ['a', 'b'], false]);
     expect(leader.holding.iterators).toBe(1);
-    const next = value(await ask('F', 2, { op: 'next', iterator: a.id })) as FirstBatch['batch'];
-    expect(keysOf(next)).toEqual(['c', 'd']);
-    value(await ask('F', 3, { op: 'releaseIterator', iterator: a.id }));
+    expect(await ask('F', 1, open)).toMatchObject({ ok: false, error: { code: 'LeaderChanged' } });
     expect(leader.holding.iterators).toBe(0);
-    // The batch holds the limit, or the iterator ends in it: let go of already.
-    const held = value(await ask('F', 4, { ...open, options: { batchSize: 3 } } as Request)) as FirstBatch;
+    // Read on with next, and released by the page.
+    const b = value(await ask('F', 2, open)) as FirstBatch;
+    expect(keysOf(value(await ask('F', 3, { op: 'next', iterator: b.id })) as FirstBatch['batch'])).toEqual(['c', 'd']);
+    value(await ask('F', 4, { op: 'releaseIterator', iterator: b.id }));
+    expect(leader.holding.iterators).toBe(0);
+    // The batch holds the limit, or the iterator is empty: let go of already.
+    const held = value(await ask('F', 5, { ...open, options: { batchSize: 3 } } as Request)) as FirstBatch;
     expect([keysOf(held.batch), held.done]).toEqual([['a', 'b', 'c'], true]);
-    const ended = value(await ask('F', 5, { op: 'iterator', options: { gte: bytes('c') }, snapshot: 0, first: true })) as FirstBatch;
-    expect([keysOf(ended.batch), ended.done]).toEqual([['c', 'd'], false]);
     const empty = value(await ask('F', 6, { op: 'iterator', options: { gte: bytes('z') }, snapshot: 0, first: true })) as FirstBatch;
     expect([empty.batch, empty.done]).toEqual([undefined, true]);
-    expect(leader.holding.iterators).toBe(1); // the one from gte 'c', whose end the page has not read yet
-    expect(value(await ask('F', 7, { op: 'next', iterator: ended.id }))).toBeUndefined();
     expect(leader.holding.iterators).toBe(0);
-    // Without `first` (a page of an earlier siltdb): the number alone.
-    expect(typeof value(await ask('F', 8, { op: 'iterator', options: {}, snapshot: 0 }))).toBe('number');
+    // No limit: held until the page reads its end.
+    const rest = value(await ask('F', 7, { op: 'iterator', options: { gte: bytes('c') }, snapshot: 0, first: true })) as FirstBatch;
+    expect([keysOf(rest.batch), rest.done]).toEqual([['c', 'd'], false]);
+    expect(leader.holding.iterators).toBe(1);
+    expect(value(await ask('F', 8, { op: 'next', iterator: rest.id }))).toBeUndefined();
+    expect(leader.holding.iterators).toBe(0);
+    // Without `first`: the number alone.
+    expect(typeof value(await ask('F', 9, { op: 'iterator', options: {}, snapshot: 0 }))).toBe('number');
     await leader.close();
     db.close();
   });

@@ -34,8 +34,12 @@ export interface Client {
   transactions: Map<number, LeaderTransaction>;
   /** Exports being read, by id. */
   exports: Map<number, ReadableStreamDefaultReader<Uint8Array>>;
-  /** Answers to requests it may send again, by request id (leader.ts, `ANSWERS_KEPT`). */
-  answered: Map<number, Response | 'moved'>;
+  /**
+   * Answers to requests it may send again, by request id (leader.ts,
+   * `ANSWERS_KEPT`); `'moved'` for one that moved bytes, and the number of
+   * the iterator an `iterator` request made whose first batch was moved.
+   */
+  answered: Map<number, Response | 'moved' | { movedIterator: number }>;
   /** The highest floor it sent: answers below it were pruned from `answered`. */
   floor: number;
   post(r: Response | Response[], transfer: Transferable[]): void;

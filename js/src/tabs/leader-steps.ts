@@ -135,10 +135,11 @@ export const STEPS = {
    * Opens an iterator at the latest state (its number comes with the
    * answer, from whichever leader), or at a snapshot. With `first`, the
    * answer also holds its first batch (`FirstBatch`): a scan's first
-   * entries come in one round trip. Copied, not transferred, so that the
-   * answer is kept and served again as it was if it is sent again. The
-   * leader lets go of the iterator itself once that batch ends it or holds
-   * the `limit` entries the page will take.
+   * entries come in one round trip. The batch is transferred, as `next`'s
+   * are: sent again after its answer was lost, the request fails with
+   * `LeaderChanged` and the iterator goes (leader.ts), as a lost `next`'s
+   * does. The leader lets go of the iterator itself when it is empty or
+   * that batch holds the `limit` entries the page will take.
    */
   iterator: step({
     serve: (s, r: { options: IteratorRequestOptions; snapshot: number; first?: boolean; limit?: number }) => {
@@ -146,12 +147,14 @@ export const STEPS = {
       s.client.iterators.set(iid, s.db.iterator({ ...r.options, ...s.snapshotOf(r.snapshot) }));
       if (r.first !== true) return [iid, []];
       const shown = nextBatch(s.client, iid)[0] as FirstBatch['batch'];
-      const entries = shown === undefined ? 0 : (shown.offsets.length - 1) / 2;
-      const done = shown === undefined || (r.limit !== undefined && entries >= r.limit);
-      // Copied before a release, which ends the iterator's batch memory.
-      const batch = shown === undefined ? undefined : { bytes: shown.bytes.slice(), offsets: shown.offsets.slice() };
-      if (done) releaseOf(s.client, iid);
-      return [{ id: iid, batch, done } satisfies FirstBatch, []];
+      if (shown === undefined) return [{ id: iid, batch: undefined, done: true } satisfies FirstBatch, []];
+      if (r.limit === undefined || (shown.offsets.length - 1) / 2 < r.limit) {
+        return [{ id: iid, batch: shown, done: false } satisfies FirstBatch, [shown.bytes.buffer]];
+      }
+      // Copied before the release, which ends the iterator's batch memory.
+      const batch = { bytes: shown.bytes.slice(), offsets: shown.offsets.slice() };
+      releaseOf(s.client, iid);
+      return [{ id: iid, batch, done: true } satisfies FirstBatch, [batch.bytes.buffer]];
     },
     fields: { options: ITERATOR_OPTIONS, snapshot: COUNT, first: optional(BOOL), limit: optional(COUNT) },
     state: atSnapshot,

@@ -34,6 +34,7 @@ import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
+import type { FirstBatch } from './leader-steps.js';
 import {
   type ChangeMessage,
   type ChangeRecord,
@@ -380,14 +381,18 @@ export class Leader {
     // Sent again to this leader (its connection went to another and came
     // back): answered as the first time, so that nothing is made twice.
     const kept = ANSWERED_AGAIN.has(envelope.request.op) ? undefined : c.answered.get(id);
-    let response = kept === MOVED ? undefined : kept;
+    const movedIterator = typeof kept === 'object' && 'movedIterator' in kept ? kept.movedIterator : undefined;
+    let response = kept === MOVED || movedIterator !== undefined ? undefined : (kept as Response | undefined);
     let transfer: Transferable[] = [];
-    if (kept === MOVED && ADVANCES.has(envelope.request.op)) {
+    if ((kept === MOVED && ADVANCES.has(envelope.request.op)) || movedIterator !== undefined) {
       // Its answer moved entries out and was lost: served again, it would
-      // skip them. The page takes the iterator (or export) for gone with
-      // that error and never releases it: it goes here.
+      // skip them (or make a second iterator). The page takes the iterator
+      // (or export) for gone with that error and never releases it: it goes here.
       const r = envelope.request;
-      if (r.op === 'next') {
+      if (movedIterator !== undefined) {
+        c.iterators.get(movedIterator)?.release();
+        c.iterators.delete(movedIterator);
+      } else if (r.op === 'next') {
         c.iterators.get(r.iterator)?.release();
         c.iterators.delete(r.iterator);
       } else if (r.op === 'exportNext') {
@@ -399,7 +404,7 @@ export class Leader {
       }
       const error = new SiltError(
         'LeaderChanged',
-        `the answer to this ${envelope.request.op === 'next' ? 'iterator' : 'export'}'s read was lost with a link to the leader; open it again`,
+        `the answer to this ${envelope.request.op === 'exportNext' ? 'export' : 'iterator'}'s read was lost with a link to the leader; open it again`,
       );
       response = { id, from: this.#id, ok: false, error: toWire(error) };
     } else if (response === undefined) {
@@ -413,7 +418,8 @@ export class Leader {
         response = { id, from: this.#id, ok: false, error: toWire(e) };
       }
       const op = envelope.request.op;
-      if (!WRITES.has(op) && !ANSWERED_AGAIN.has(op) && c.answered.size < ANSWERS_KEPT) c.answered.set(id, transfer.length === 0 ? response : MOVED);
+      if (!WRITES.has(op) && !ANSWERED_AGAIN.has(op) && c.answered.size < ANSWERS_KEPT)
+        c.answered.set(id, transfer.length === 0 ? response : movedOf(op, response));
     }
     if (answers !== undefined) answers.add(response, transfer);
     else post(c, response, transfer);
@@ -519,6 +525,11 @@ const ANSWERS_KEPT = 256;
 
 /** Kept for an answer that moved bytes (`ANSWERS_KEPT`). */
 const MOVED = 'moved';
+
+/** What is kept of the answer to an `op` request that moved bytes: for an iterator's first batch, the iterator it made. */
+function movedOf(op: Request['op'], response: Response): 'moved' | { movedIterator: number } {
+  return op === 'iterator' && response.ok ? { movedIterator: (response.value as FirstBatch).id } : MOVED;
+}
 
 /**
  * Requests served again when sent again, never answered from what was kept:
