@@ -344,8 +344,13 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       track(s, 'state', 'snapshot', [], p);
     },
     (s, db) => {
+      // Read on batch by batch; a first batch that holds the limit (the
+      // leader lets go itself); a loop left after its first entry.
+      const way = rng.int(3);
       const p = (async () => {
-        for await (const _ of db.iterator({ limit: 4, batchSize: 1 })) void _;
+        if (way === 0) for await (const _ of db.iterator({ limit: 4, batchSize: 1 })) void _;
+        else if (way === 1) for await (const _ of db.iterator({ limit: 2 })) void _;
+        else for await (const _ of db.iterator({ limit: 50 })) break;
       })();
       track(s, 'state', 'iterator', [], p);
     },

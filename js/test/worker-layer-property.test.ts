@@ -19,6 +19,7 @@ import { openMemory, SILT_ERROR_CODES, SiltError, type Database } from '../src/i
 import { importDatabaseOn, openOn, removeDatabaseOn, type StorageEnv } from '../src/local/open.js';
 import { releaseParked } from '../src/opfs/parking.js';
 import { domError, FakeDirectory, FakeLocks, type FakeOp, type Faults } from './fakes.js';
+import { Rng } from './tabs-world.js';
 
 const SOAK = process.env.SILT_SOAK === '1';
 const SEQUENCES_CI = 24;
@@ -28,16 +29,10 @@ const NAMES = ['a', 'b', 'c'];
 const KEYS = 120;
 const SETTLE_MS = 15_000;
 
-/** mulberry32: small, seeded, good enough to pick operations. */
+/** The tab tests' mulberry32 (`Rng`), as a function. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 const utf8 = new TextEncoder();

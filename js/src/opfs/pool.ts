@@ -133,7 +133,12 @@ export class PoolKeeper {
     const next = names.length === 0 ? 0 : Number(POOL_FILE.exec(names[names.length - 1]!)![1]) + 1;
     const keeper = new PoolKeeper(dir, pool, reserve, next);
     try {
-      const handles = await Promise.allSettled(names.map((n) => (files.get(n) === undefined ? openHandle(dir, n) : openFile(files.get(n)!, n))));
+      const handles = await Promise.allSettled(
+        names.map((n) => {
+          const file = files.get(n);
+          return file === undefined ? openHandle(dir, n) : openFile(file, n);
+        }),
+      );
       const failed = handles.find((h): h is PromiseRejectedResult => h.status === 'rejected');
       if (failed) {
         for (const h of handles) if (h.status === 'fulfilled') h.value.close();
