@@ -16,18 +16,23 @@
 //
 // --op put times awaited puts instead (each writing a key's own value again);
 // --op get32 groups of 32 gets issued in one Promise.all (per group: the
-// total, and the worker's time serving and posting).
+// total, the worker's time serving and posting, the engine's MultiGet in it,
+// and the page's part before the post and after the answer). The profiles
+// list self time as shares, then total time (callees included) in µs per
+// call or group. --trace FILE also writes a Chrome trace (Tracing over CDP)
+// of a short run of silt's calls, for chrome://tracing or Perfetto: the
+// page's and the worker's tasks, message (de)serialization, GC.
 //
-//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only] [--op get|put|get32]
+//   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only] [--op get|put|get32] [--trace FILE]
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
-import { printTop, topSelf } from './v8-profile.mjs';
+import { printTop, topSelf, topTotal } from './v8-profile.mjs';
 
 const args = parseArgs(
   process.argv.slice(2),
-  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, op: 'get', 'timeout-min': 15 },
-  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put|get32]',
+  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, op: 'get', 'timeout-min': 15, trace: '' },
+  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put|get32] [--trace FILE]',
 );
 const log = (m) => process.stderr.write(`[profile-page] ${m}\n`);
 
@@ -115,14 +120,22 @@ async function main() {
           return { total: us(performance.now() - t0), before: us(before), after: us(after) };
         };
         /** `n` groups of 32 gets issued in one Promise.all, each group awaited: µs per group. */
-        const timeGroups = async (get, n) => {
+        const timeGroups = async (get, n, clock) => {
+          let before = 0;
+          let after = 0;
           const t0 = performance.now();
           for (let g = 0; g < n; g++) {
             const group = Array.from({ length: 32 }, (_, j) => keyTextOf(((g * 32 + j) * 7919) % keys));
+            const c0 = performance.now();
             const values = await Promise.all(group.map(get));
+            const c1 = performance.now();
             if (values.some((v) => v === undefined)) throw new Error('a get of the group found nothing');
+            if (clock !== undefined) {
+              before += clock.posted - c0;
+              after += c1 - clock.answered;
+            }
           }
-          return { total: (1000 * (performance.now() - t0)) / n };
+          return { total: (1000 * (performance.now() - t0)) / n, before: (1000 * before) / n, after: (1000 * after) / n };
         };
         window.__profilePage = { db, timeGets, timeGroups, leaderSums, mapSums, mapGet, mapPut, siltPut, mapClock, siltClock };
       }, args);
@@ -143,12 +156,18 @@ async function main() {
             });
             if (op === 'get32') {
               const groups = Math.max(1, Math.round(n / 32));
-              const perGroup = (s) => ({ served: (1000 * s.servedMs) / groups, post: (1000 * s.postMs) / groups, messages: s.messages });
+              const perGroup = (s) => ({
+                served: (1000 * s.servedMs) / groups,
+                post: (1000 * s.postMs) / groups,
+                toReceive: (1000 * s.toReceiveMs) / groups,
+                get: (1000 * s.getMs) / groups,
+                messages: s.messages,
+              });
               await p.mapSums();
               const floor = await p.timeGroups(p.mapGet, groups);
               const mapWorker = perGroup(await p.mapSums());
               await p.leaderSums();
-              const silt = await p.timeGroups((k) => p.db.get(k), groups);
+              const silt = await p.timeGroups((k) => p.db.get(k), groups, p.siltClock);
               const leader = perGroup(await p.leaderSums());
               return { groups, floor, mapWorker, silt, leader };
             }
@@ -164,9 +183,11 @@ async function main() {
         );
         if (args.op === 'get32') {
           const g = (name, t, w) =>
-            `${name} ${t.total.toFixed(1)} µs a group of 32; its worker ${w.served.toFixed(1)} µs serving and ${w.post.toFixed(1)} µs posting, in ${w.messages / r.groups} answer messages a group`;
+            `${name} ${t.total.toFixed(1)} µs a group of 32; its worker ${w.served.toFixed(1)} µs serving and ${w.post.toFixed(1)} µs posting, in ${w.messages / r.groups} answer messages a group${w.get > 0 ? ` (to Leader.receive ${w.toReceive.toFixed(1)} µs, the engine's gets ${w.get.toFixed(1)} µs)` : ''}`;
           console.log(`rep ${rep + 1}: ${g('floor', r.floor, r.mapWorker)}`);
-          console.log(`rep ${rep + 1}: ${g('silt', r.silt, r.leader)}`);
+          console.log(
+            `rep ${rep + 1}: ${g('silt', r.silt, r.leader)}; on the page ${r.silt.before.toFixed(1)} µs before the post, ${r.silt.after.toFixed(1)} µs after the answer's event`,
+          );
           continue;
         }
         const line = (name, t, w) => {
@@ -177,6 +198,42 @@ async function main() {
         console.log(
           `rep ${rep + 1}: ${line('silt', r.silt, r.leader)}; in the worker: to Leader.receive ${r.leader.toReceive.toFixed(1)}, the engine's ${args.op === 'put' ? `write ${r.leader.write.toFixed(1)}, the change record's post ${r.leader.change.toFixed(1)}` : `get ${r.leader.get.toFixed(1)}`}`,
         );
+      }
+      if (args.trace !== '') {
+        // A Chrome trace of a short run of silt's calls (Tracing over CDP), written to --trace.
+        const cdp = await page.context().newCDPSession(page);
+        const chunks = [];
+        cdp.on('Tracing.dataCollected', (e) => chunks.push(...e.value));
+        const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+        await cdp.send('Tracing.start', {
+          traceConfig: {
+            includedCategories: [
+              'devtools.timeline',
+              'v8',
+              'v8.execute',
+              'blink',
+              'toplevel',
+              'disabled-by-default-devtools.timeline',
+              'ipc',
+              'mojom',
+              'scheduler',
+            ],
+          },
+          transferMode: 'ReportEvents',
+        });
+        await page.evaluate(
+          async ([n, op]) => {
+            const p = window.__profilePage;
+            if (op === 'get32') await p.timeGroups((k) => p.db.get(k), Math.max(1, Math.round(n / 32)));
+            else await p.timeGets(op === 'put' ? p.siltPut : (k) => p.db.get(k), p.siltClock, n);
+          },
+          [Math.min(args.gets, 3200), args.op],
+        );
+        await cdp.send('Tracing.end');
+        await done;
+        const { writeFileSync } = await import('node:fs');
+        writeFileSync(args.trace, JSON.stringify({ traceEvents: chunks }));
+        log(`trace: ${chunks.length} events in ${args.trace}`);
       }
       if (!args['time-only']) {
         const cdp = await page.context().newCDPSession(page);
@@ -201,6 +258,9 @@ async function main() {
           const { profile } = await s.send('Profiler.stop');
           console.log(`\n${name} during silt ${args.op}s (self time):`);
           printTop(topSelf(profile, args.top, null));
+          const ops = args.op === 'get32' ? Math.max(1, Math.round(args.gets / 32)) : args.gets;
+          console.log(`\n${name} during silt ${args.op}s (total time, µs per ${args.op === 'get32' ? 'group' : 'call'}):`);
+          for (const [fn, ms] of topTotal(profile, args.top)) console.log(`  ${((1000 * ms) / ops).toFixed(1).padStart(7)}  ${fn}`);
         }
       }
       await page.evaluate(() => window.__profilePage.db.close());

@@ -38,3 +38,30 @@ export function topSelf(profile, top, skipUrl = 'node:inspector') {
 export function printTop(entries) {
   for (const [fn, share] of entries) console.log(`  ${(share * 100).toFixed(1).padStart(5)}%  ${fn}`);
 }
+
+/**
+ * The `top` functions with the most total time (their own and their
+ * callees'), in ms summed over the profile (idle and the profiler's own
+ * samples left out).
+ */
+export function topTotal(profile, top) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const keyOf = (f) => `${f.functionName || '(anonymous)'}${f.url ? ` (${f.url.split('/').pop()})` : ''}`.replace(/::h[0-9a-f]{16}/, '');
+  const total = new Map();
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const seen = new Set();
+    for (let n = byId.get(id); n !== undefined; n = byId.get(parent.get(n.id))) {
+      const k = keyOf(n.callFrame);
+      if (k === '(idle)' || k === '(root)' || seen.has(k)) continue;
+      seen.add(k);
+      total.set(k, (total.get(k) ?? 0) + dt);
+    }
+  });
+  return [...total.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => [k, v / 1000]);
+}

@@ -62,6 +62,7 @@ if (siltdb) {
     };
   };
   timed(Database.prototype, 'get', 'getMs');
+  timed(Database.prototype, 'multiGet', 'getMs');
   timed(Database.prototype, 'write', 'writeMs');
   // The change records (the leader's only BroadcastChannel posts while it serves writes).
   if (typeof BroadcastChannel === 'function') timed(BroadcastChannel.prototype, 'postMessage', 'changeMs');
