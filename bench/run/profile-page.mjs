@@ -15,7 +15,8 @@
 // REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
 //
 // --op put times awaited puts instead (each writing a key's own value again);
-// --op get32 groups of 32 gets issued in one Promise.all (per group: the
+// --op get32 groups of 32 gets issued in one Promise.all, and the same groups
+// asked with one multiGet (per group: the
 // total, the worker's time serving and posting, the engine's MultiGet in it,
 // and the page's part before the post and after the answer). The profiles
 // list self time as shares, then total time (callees included) in µs per
@@ -119,15 +120,20 @@ async function main() {
           const us = (ms) => (1000 * ms) / n;
           return { total: us(performance.now() - t0), before: us(before), after: us(after) };
         };
-        /** `n` groups of 32 gets issued in one Promise.all, each group awaited: µs per group. */
-        const timeGroups = async (get, n, clock) => {
+        /** `n` groups of 32 gets issued in one Promise.all (or asked of `together`, a multiGet), each group awaited: µs per group. */
+        const timeGroups = async (get, n, clock, together) => {
           let before = 0;
           let after = 0;
           const t0 = performance.now();
           for (let g = 0; g < n; g++) {
             const group = Array.from({ length: 32 }, (_, j) => keyTextOf(((g * 32 + j) * 7919) % keys));
             const c0 = performance.now();
-            const values = await Promise.all(group.map(get));
+            let values;
+            if (together === undefined) values = await Promise.all(group.map(get));
+            else {
+              const result = await together(group);
+              values = Array.from({ length: result.length }, (_, i) => result.get(i));
+            }
             const c1 = performance.now();
             if (values.some((v) => v === undefined)) throw new Error('a get of the group found nothing');
             if (clock !== undefined) {
@@ -169,7 +175,9 @@ async function main() {
               await p.leaderSums();
               const silt = await p.timeGroups((k) => p.db.get(k), groups, p.siltClock);
               const leader = perGroup(await p.leaderSums());
-              return { groups, floor, mapWorker, silt, leader };
+              const multi = await p.timeGroups(undefined, groups, p.siltClock, (keys) => p.db.multiGet(keys));
+              const multiLeader = perGroup(await p.leaderSums());
+              return { groups, floor, mapWorker, silt, leader, multi, multiLeader };
             }
             await p.mapSums();
             const floor = await p.timeGets(mapOp, p.mapClock, n);
@@ -187,6 +195,9 @@ async function main() {
           console.log(`rep ${rep + 1}: ${g('floor', r.floor, r.mapWorker)}`);
           console.log(
             `rep ${rep + 1}: ${g('silt', r.silt, r.leader)}; on the page ${r.silt.before.toFixed(1)} µs before the post, ${r.silt.after.toFixed(1)} µs after the answer's event`,
+          );
+          console.log(
+            `rep ${rep + 1}: ${g('silt, one multiGet', r.multi, r.multiLeader)}; on the page ${r.multi.before.toFixed(1)} µs before the post, ${r.multi.after.toFixed(1)} µs after the answer's event`,
           );
           continue;
         }
