@@ -17,6 +17,8 @@ export type FaultHook = (op: FakeOp, name: string) => void;
 /** What every directory and handle of one fake tree shares. */
 export interface Faults {
   hook: FaultHook | undefined;
+  /** Sync access handles of the tree open now, and the most at once (set it to count them). */
+  handles?: { open: number; peak: number };
 }
 
 /** An error as OPFS throws them (a DOMException-like `name`). */
@@ -82,6 +84,7 @@ class FakeSyncHandle implements SyncHandleLike {
     if (this.#closed) return;
     this.#closed = true;
     this.#file.open = false;
+    if (this.#faults.handles !== undefined) this.#faults.handles.open--;
   }
 }
 
@@ -138,6 +141,10 @@ export class FakeDirectory {
         if (file.removed) throw notFound(`file ${name}`);
         if (file.open) throw Object.assign(new Error('file is open'), { name: 'NoModificationAllowedError' });
         file.open = true;
+        if (faults.handles !== undefined) {
+          faults.handles.open++;
+          faults.handles.peak = Math.max(faults.handles.peak, faults.handles.open);
+        }
         return new FakeSyncHandle(file, name, faults);
       },
     };

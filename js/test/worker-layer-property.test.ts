@@ -10,13 +10,16 @@
 //   close made it durable, and nothing reads back that was never written;
 // - a failed importDatabase leaves no database behind;
 // - every call settles, and every error is a SiltError with a known code
-//   (never `Internal`).
+//   (never `Internal`);
+// - never more sync access handles are open than the sequence's
+//   `handleBudget`, and the budget counts exactly those open.
 //
 // CI runs SEQUENCES_CI sequences; SILT_SOAK=1 runs SEQUENCES_SOAK; SILT_SEED=n
 // runs the one sequence of seed n (the failure message names it).
 import { expect, test } from 'vitest';
 import { openMemory, SILT_ERROR_CODES, SiltError, type Database } from '../src/index.js';
 import { importDatabaseOn, openOn, removeDatabaseOn, type StorageEnv } from '../src/local/open.js';
+import { realmHandles } from '../src/opfs/handle-budget.js';
 import { releaseParked } from '../src/opfs/parking.js';
 import { domError, FakeDirectory, FakeLocks, type FakeOp, type Faults } from './fakes.js';
 import { Rng } from './tabs-world.js';
@@ -80,6 +83,8 @@ interface Figures {
   crashes: number;
   reopened: number;
   imports: { ok: number; failed: number };
+  /** The most sync access handles open at once, over the sequences' budgets. */
+  handlesPeak: number;
 }
 
 const figures: Figures = {
@@ -92,7 +97,16 @@ const figures: Figures = {
   crashes: 0,
   reopened: 0,
   imports: { ok: 0, failed: 0 },
+  handlesPeak: 0,
 };
+
+/** Files of the tree with an open sync access handle. */
+function openHandlesIn(dir: FakeDirectory): number {
+  let n = 0;
+  for (const f of dir.files.values()) if (f.open) n++;
+  for (const d of dir.dirs.values()) n += openHandlesIn(d);
+  return n;
+}
 
 /** Awaits `p`, failing if it does not settle in time. */
 async function settles<T>(what: string, p: Promise<T>): Promise<T> {
@@ -141,6 +155,20 @@ async function runSequence(seed: number): Promise<void> {
   let counter = 0;
   let step = 0;
   const where = () => `seed ${seed}, step ${step}`;
+  /** The handle budget of every open of this sequence: small, so that three databases meet it. */
+  const handleBudget = pick([32, 40, 64]);
+  /**
+   * Never more open than the budget, nor than it counts (a top-up in
+   * flight counts its handles before it opens them); `exact` once nothing
+   * is in flight: exactly those open.
+   */
+  const checkHandles = (exact = false) => {
+    const open = openHandlesIn(env.root as FakeDirectory);
+    figures.handlesPeak = Math.max(figures.handlesPeak, open / handleBudget);
+    if (open > handleBudget) throw new Error(`${where()}: ${open} sync access handles open, past the budget of ${handleBudget}`);
+    const counted = realmHandles(env.locks).held;
+    if (exact ? counted !== open : counted < open) throw new Error(`${where()}: ${open} sync access handles open, and the budget counts ${counted}`);
+  };
   /** What the sequence did, for the message of a failure. */
   const trace: string[] = [];
   const note = (what: string) => trace.push(`${step} ${what}`);
@@ -195,7 +223,7 @@ async function runSequence(seed: number): Promise<void> {
   const openModel = async (name: string) => {
     const m = models.get(name)!;
     const parkable = rnd() < 0.6;
-    const options = { poolReserve: 4 + Math.floor(rnd() * 5), writeBufferSize: 64 * 1024, blockCacheCapacity: 256 * 1024 };
+    const options = { poolReserve: 4 + Math.floor(rnd() * 5), handleBudget, writeBufferSize: 64 * 1024, blockCacheCapacity: 256 * 1024 };
     let db: Database;
     try {
       db = await settles(`${where()}: open ${name}`, openOn(env, name, options, parkable));
@@ -474,17 +502,25 @@ async function runSequence(seed: number): Promise<void> {
         }
       }
       checkViews();
+      checkHandles();
     }
     // The end: faults off, every database reopened and checked.
     note('the end');
     plan = undefined;
+    // Every one closed first: three open at once may need more handles than the budget.
+    for (const [name, m] of models) if (m.db !== undefined) closeModel(name, m);
     for (const [name, m] of models) {
-      if (m.db !== undefined) closeModel(name, m);
       await openModel(name);
       if (models.get(name)!.db === undefined) throw new Error(`seed ${seed}: ${name} did not reopen without faults`);
       closeModel(name, m);
       checkViews();
     }
+    // Every database closed and let go of: nothing open, nothing counted.
+    for (const name of NAMES) releaseParked(name);
+    await sleep(20);
+    checkHandles(true);
+    if (realmHandles(env.locks).held !== 0)
+      throw new Error(`seed ${seed}: every database closed, and the budget still counts ${realmHandles(env.locks).held} handles`);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     throw new Error(`${message}\nthe last of the sequence:\n${trace.slice(-40).join('\n')}`, { cause: e });
@@ -523,7 +559,7 @@ test(
     const seconds = (performance.now() - started) / 1000;
     console.log(
       `worker-layer property: ${figures.sequences} sequences, ${figures.ops} operations, ${figures.injected} injected failures, ` +
-        `${figures.crashes} crashes, ${figures.reopened} opens, imports ${figures.imports.ok} ok / ${figures.imports.failed} failed, ` +
+        `${figures.crashes} crashes, ${figures.reopened} opens, handles at most ${(100 * figures.handlesPeak).toFixed(0)}% of the budget, imports ${figures.imports.ok} ok / ${figures.imports.failed} failed, ` +
         `${figures.viewsChecked} view checks (${figures.viewsDetached} views found detached), errors ${JSON.stringify(Object.fromEntries(figures.errors))}, ` +
         `${failures.length} failed (seeds ${failures.map((f) => /seed (\d+)/.exec(f)?.[1]).join(', ') || 'none'}), ${seconds.toFixed(1)} s`,
     );

@@ -106,6 +106,21 @@ const checks = {
     assert.deepEqual([r.wrongBefore, r.wrongAfter, r.count, r.countAfter], [0, 0, 50_000, 50_000]);
   },
 
+  async 'the handle budget: databases with heavy pools never have more sync access handles open than handleBudget; the open past it is PoolExhausted naming it'(
+    browser,
+  ) {
+    const { page } = await harness(browser);
+    const r = await run(page, 'openMany', { prefix: 'hb-one-', most: 12, options: { handleBudget: 64, poolReserve: 16 } });
+    assert.ok(r.opened >= 2, JSON.stringify(r));
+    assert.equal(r.refused?.code, 'PoolExhausted');
+    assert.match(r.refused.message, /budget of 64/);
+    assert.ok(r.peak <= 64, `peak ${r.peak}`);
+    assert.equal(
+      r.handles.reduce((a, h) => a + h.database, 0),
+      r.open,
+    );
+  },
+
   async 'data survives a page reload'(browser) {
     const { page } = await harness(browser);
     assert.equal(await run(page, 'write', { name: 'reload', from: 0, to: 2000 }), 2000);

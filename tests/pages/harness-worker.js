@@ -6,6 +6,7 @@ import { open, configureMemory, memoryMode, SiltError, WriteBatch } from '/siltd
 import * as boundaryScenarios from './boundary-scenarios.js';
 import * as iteratorScenarios from './iterator-scenarios.js';
 import * as backupScenarios from './backup-scenarios.js';
+import * as handleScenarios from './handle-scenarios.js';
 import { sharedSuiteInWorker } from './shared-scenarios.js';
 import { serve } from './worker-rpc.js';
 
@@ -437,8 +438,8 @@ const scenarios = {
 let held;
 
 // Iterators (iterator-scenarios.js), the boundary counters (boundary-scenarios.js),
-// backups (backup-scenarios.js), and the scenarios both APIs share, through
+// backups (backup-scenarios.js), the handle budget (handle-scenarios.js), and the scenarios both APIs share, through
 // open() here (shared-scenarios.js; through connect() on the page).
-Object.assign(scenarios, iteratorScenarios, boundaryScenarios, backupScenarios, { sharedSuiteInWorker });
+Object.assign(scenarios, iteratorScenarios, boundaryScenarios, backupScenarios, handleScenarios, { sharedSuiteInWorker });
 
 serve(scenarios);

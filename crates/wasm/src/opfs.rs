@@ -164,6 +164,15 @@ impl OpfsPool {
         self.pool.stats().files as u32
     }
 
+    /// Closes up to `max` free pooled files and lets them go from the pool
+    /// (siltdb then removes them from the directory, so that the handle
+    /// budget gets them back: js/src/opfs/handle-budget.ts). Returns their
+    /// OPFS file names.
+    #[wasm_bindgen(js_name = closeFree)]
+    pub fn close_free(&self, max: u32) -> Vec<String> {
+        self.pool.close_free(max as usize)
+    }
+
     /// Closes every handle (a database opened on the pool closes it too).
     pub fn close(&self) {
         self.pool.close();

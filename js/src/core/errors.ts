@@ -15,10 +15,13 @@
  *   is left. siltdb tops the pool up between calls, and writes that find no
  *   file wait in memory (up to 8 memtables' worth) rather than fail: a
  *   write gets this code only in a synchronous burst that writes past that
- *   without an `await`, or once the pool cannot grow (storage refused);
- *   `flush()`, `compactRange()`, `import()` and `open()` get it when too
- *   few files are free to start. Nothing was written: await something and
- *   retry, or open with a larger `poolReserve`.
+ *   without an `await`, or once the pool cannot grow (storage refused, or
+ *   the origin's `handleBudget` of open OPFS handles is used up: the
+ *   message says which); `flush()`, `compactRange()`, `import()` and
+ *   `open()` get it when too few files are free to start, and `open()`
+ *   when the budget has no handle left for the database's files. Nothing
+ *   was written: await something and retry, open with a larger
+ *   `poolReserve`, or close databases (or raise `handleBudget`).
  * - `NotFound`: `open()` with `createIfMissing: false` of a database that
  *   does not exist.
  * - `AlreadyExists`: `open()` with `errorIfExists: true` of a database that
@@ -122,7 +125,7 @@ function nextStep(code: SiltErrorCode, message: string): string | undefined {
       return undefined;
   }
 }
-const HAS_STEP = /repairDatabase|compactRange|open it again|reopen|maxBytes|poolReserve|persist\(\)/;
+const HAS_STEP = /repairDatabase|compactRange|open it again|reopen|maxBytes|poolReserve|handleBudget|persist\(\)/;
 
 /** `message` with the next step of `code` where it has none. */
 function withNextStep(code: SiltErrorCode, message: string): string {

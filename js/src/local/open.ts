@@ -13,9 +13,10 @@ import { fromWasm, SiltError } from '../core/errors.js';
 import type { Exactly } from '../core/option-names.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import { acquireLock } from '../opfs/lock.js';
-import { type Checked, checkName, checkOptions, DEFAULT_POOL_RESERVE, type OpenOptions, toWasm } from './options.js';
-import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
-import { HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
+import { type Checked, checkName, checkOptions, DEFAULT_HANDLE_BUDGET, DEFAULT_POOL_RESERVE, type OpenOptions, toWasm } from './options.js';
+import { closed as closedForGood, holdOpen, letParkedGo, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
+import { type Budget, HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
+import { realmHandles } from '../opfs/handle-budget.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
 import { loadWasm } from '../boundary/wasm.js';
 import { markStage } from '../core/marks.js';
@@ -179,7 +180,8 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
   await loadWasm();
   const wasm = toWasm(engine);
   const reserve = o.poolReserve ?? DEFAULT_POOL_RESERVE;
-  const parked = how.parkable ? takeParked(name, reserve) : undefined;
+  const budget: Budget = { handles: realmHandles(env.locks), limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET, what: `database "${name}"`, letGo: letParkedGo };
+  const parked = how.parkable ? takeParked(name, reserve, budget.limit) : undefined;
   const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
   markStage('locked');
   how.onLocked?.();
@@ -193,7 +195,7 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
         await removeUnfinished(env, name);
         dir = await directoryOf(env, name, create);
       }
-      keeper = await PoolKeeper.open(dir, reserve);
+      keeper = await PoolKeeper.open(dir, reserve, budget);
       if (how.importing) {
         mustBeNew(keeper.pool, name, engine);
         await markImport(dir as unknown as MarkableDirectory, name, true);

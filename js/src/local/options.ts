@@ -38,6 +38,17 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    * memory (up to 8 × `writeBufferSize`) and only then get `PoolExhausted`.
    */
   poolReserve?: number;
+  /**
+   * OPFS sync access handles siltdb keeps open in this origin at most,
+   * every database of every worker together, parked ones included
+   * (default 128, 32..65536). Each file of an open database is one open
+   * handle, and Safari refuses more than about 252 at once; Chromium and
+   * Firefox set no such limit. An open that would need more, or a write
+   * that needs a new file once the pool's free files are used, fails with
+   * `PoolExhausted` naming the budget; databases only parked (closed a
+   * moment ago) let go of theirs first. `poolReserve` is at most half of it.
+   */
+  handleBudget?: number;
   /** Bytes a memtable holds before it is flushed (default 4 MiB). */
   writeBufferSize?: number;
   /** Memtables held at most, the active one included (default 2). */
@@ -139,6 +150,13 @@ export const MIN_POOL_RESERVE = 4;
 /** The `poolReserve` of a database whose options name none. */
 export const DEFAULT_POOL_RESERVE = 16;
 
+/** Handles siltdb keeps open in an origin at most, unless `handleBudget` says otherwise (opfs/handle-budget.ts). */
+export const DEFAULT_HANDLE_BUDGET = 128;
+
+/** The smallest and largest `handleBudget`. */
+export const MIN_HANDLE_BUDGET = 32;
+export const MAX_HANDLE_BUDGET = 1 << 16;
+
 function uint(o: Record<string, unknown>, key: string, min: number, max: number): number {
   const v = o[key];
   if (v === undefined) return 0;
@@ -209,6 +227,7 @@ export const OPEN_OPTIONS = optionNames<OpenOptions<unknown, unknown>>(
     signal: true,
     sync: true,
     poolReserve: true,
+    handleBudget: true,
     writeBufferSize: true,
     maxWriteBufferNumber: true,
     blockSize: true,
@@ -226,7 +245,7 @@ export const OPEN_OPTIONS = optionNames<OpenOptions<unknown, unknown>>(
 );
 
 /** The names of `repairDatabase`'s options. */
-export const REPAIR_OPTIONS = optionNames<Pick<OpenOptions, 'wait' | 'signal'>>({ wait: true, signal: true });
+export const REPAIR_OPTIONS = optionNames<Pick<OpenOptions, 'wait' | 'signal' | 'handleBudget'>>({ wait: true, signal: true, handleBudget: true });
 
 /**
  * @internal Checks every option (names, types and ranges) without touching
@@ -242,6 +261,15 @@ export function checkOptions(options: unknown, call = 'open()', known: OptionLis
   bool(o, 'wait', false);
   bool(o, 'sync', false);
   uint(o, 'poolReserve', MIN_POOL_RESERVE, 256);
+  uint(o, 'handleBudget', MIN_HANDLE_BUDGET, MAX_HANDLE_BUDGET);
+  const reserve = (o.poolReserve as number | undefined) ?? DEFAULT_POOL_RESERVE;
+  const budget = (o.handleBudget as number | undefined) ?? DEFAULT_HANDLE_BUDGET;
+  if (reserve > budget / 2) {
+    throw new SiltError(
+      'InvalidArgument',
+      `poolReserve (${reserve}) must be at most half of handleBudget (${o.handleBudget === undefined ? `${budget}, the default` : budget}): pass a larger handleBudget, or a smaller poolReserve`,
+    );
+  }
   if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
     throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${show(o.compression)}`);
   }

@@ -6,9 +6,11 @@
 import { fromWasm } from '../core/errors.js';
 import { acquireLock } from '../opfs/lock.js';
 import { PoolKeeper } from '../opfs/pool.js';
+import { realmHandles } from '../opfs/handle-budget.js';
+import { letParkedGo } from '../opfs/parking.js';
 import { loadWasm } from '../boundary/wasm.js';
 import { browserStorage, directoryOf, domCall, ENGINE_DIR, type StorageEnv } from './open.js';
-import { checkName, checkOptions, DEFAULT_POOL_RESERVE, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
+import { checkName, checkOptions, DEFAULT_HANDLE_BUDGET, DEFAULT_POOL_RESERVE, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
 
 /** What `repairDatabase` salvaged and lost. */
 export interface RepairReport {
@@ -36,25 +38,31 @@ export interface RepairReport {
  * when `open()` fails with `Corruption` or `ChecksumMismatch`: every table
  * file and log is read, damaged blocks and records are left out, and the
  * rest becomes a database `open()` opens. The database must not be open
- * anywhere (its Web Lock is taken; `wait` as for `open()`). Returns what was
+ * anywhere (its Web Lock is taken; `wait` and `handleBudget` as for `open()`). Returns what was
  * salvaged and what was lost. Export what you can first if the data
  * matters: a repair keeps only what it can read.
  */
-export async function repairDatabase(name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
+export async function repairDatabase(name: string, options: Pick<OpenOptions, 'wait' | 'signal' | 'handleBudget'> = {}): Promise<RepairReport> {
   const storage = browserStorage();
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
   return repairOn({ root, locks: storage.locks }, name, options);
 }
 
 /** @internal `repairDatabase` on the given storage (the Node tests use fakes). */
-export async function repairOn(env: StorageEnv, name: string, options: Pick<OpenOptions, 'wait' | 'signal'> = {}): Promise<RepairReport> {
+export async function repairOn(env: StorageEnv, name: string, options: Pick<OpenOptions, 'wait' | 'signal' | 'handleBudget'> = {}): Promise<RepairReport> {
   checkName(name);
   const { engine, o } = checkOptions(options, 'repairDatabase()', REPAIR_OPTIONS);
   await loadWasm();
   const lock = await acquireLock(env.locks, name, o.wait ?? false, o.signal);
   let keeper: PoolKeeper | undefined;
   try {
-    keeper = await PoolKeeper.open(await directoryOf(env, name, false, 'there is nothing to repair: check the name'), DEFAULT_POOL_RESERVE);
+    const dir = await directoryOf(env, name, false, 'there is nothing to repair: check the name');
+    keeper = await PoolKeeper.open(dir, DEFAULT_POOL_RESERVE, {
+      handles: realmHandles(env.locks),
+      limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET,
+      what: `repairing database "${name}"`,
+      letGo: letParkedGo,
+    });
     try {
       return keeper.pool.repair(ENGINE_DIR, toWasm(engine)) as RepairReport;
     } catch (e) {

@@ -67,6 +67,13 @@ export interface Statistics {
    * taken); through `connect()` it is fresh.
    */
   storage?: StorageEstimate;
+  /**
+   * OPFS sync access handles (persistent databases only): this database's
+   * open now, those of every database of this worker (parked ones too),
+   * and the `handleBudget` they are counted in (with other workers' of the
+   * origin).
+   */
+  handles?: { database: number; worker: number; budget: number };
   /** Results pinning values right now (every database of this realm). */
   pinnedResults: number;
   /** Results released by garbage collection instead of `release()`. */
@@ -95,7 +102,7 @@ export interface VerifyReport {
  * against the module's (`REPORT_FIELDS.statistics` in boundary/report-fields.ts),
  * so a field `statisticsOf` adds must be named here.
  */
-export type ModuleStatistics = Omit<Statistics, 'name' | 'persistent' | 'storage' | 'collectedResults' | 'memory' | 'background'>;
+export type ModuleStatistics = Omit<Statistics, 'name' | 'persistent' | 'storage' | 'handles' | 'collectedResults' | 'memory' | 'background'>;
 
 /** The statistics of the database `core` runs (`Database.statistics`). */
 export function statisticsOf(core: Core): Statistics {
@@ -108,6 +115,7 @@ export function statisticsOf(core: Core): Statistics {
     persistent: core.keeper !== undefined,
     ...s,
     ...(storage ? { storage } : {}),
+    ...(core.keeper ? { handles: core.keeper.handleStats() } : {}),
     collectedResults: collectedResults(),
     memory: { bytes: memoryBytes(), heapBytes: heapBytes(), mode: memoryMode() },
     background: {

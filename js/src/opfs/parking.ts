@@ -11,7 +11,8 @@
  * a parked database lets go at once and answers `released`; an open one
  * answers `busy`, and if the asker means to wait, it remembers that, and
  * its `close()` lets go instead of parking. A parked database also lets go
- * after `PARK_MS` on its own, and when its worker ends.
+ * after `PARK_MS` on its own, when its worker ends, and when a worker of
+ * the origin needs the handles it keeps (`NEED_CHANNEL`, handle-budget.ts).
  */
 
 import type { HeldLock } from '../core/web-locks.js';
@@ -56,6 +57,43 @@ function forget(name: string, h: Holder): void {
   h.channel?.close();
   h.channel = undefined;
   if (holders.get(name) === h) holders.delete(name);
+  stopListeningIfNoneParked();
+}
+
+/**
+ * Where a worker that needs OPFS handles the budget cannot give
+ * (handle-budget.ts) asks every parked database of the origin to let go.
+ */
+const NEED_CHANNEL = 'siltdb-handles';
+
+/** This realm's listener on `NEED_CHANNEL`, while it has a database parked. */
+let needListener: BroadcastChannel | undefined;
+
+function listenForNeed(): void {
+  if (needListener !== undefined || typeof BroadcastChannel !== 'function') return;
+  needListener = new BroadcastChannel(NEED_CHANNEL);
+  needListener.addEventListener('message', () => releaseAllParked());
+}
+
+function stopListeningIfNoneParked(): void {
+  if (needListener === undefined) return;
+  for (const h of holders.values()) if (h.parked !== undefined) return;
+  needListener.close();
+  needListener = undefined;
+}
+
+/** Lets go of every database parked in this realm (their handles and locks). */
+export function releaseAllParked(): void {
+  for (const [name, h] of [...holders]) if (h.parked !== undefined) unparkAndRelease(name, h);
+}
+
+/** Lets go of every database parked in this realm, and asks every other realm of the origin to let go of theirs. */
+export function letParkedGo(): void {
+  releaseAllParked();
+  if (typeof BroadcastChannel !== 'function') return;
+  const c = new BroadcastChannel(NEED_CHANNEL);
+  c.postMessage({ t: 'need' });
+  c.close();
 }
 
 /**
@@ -90,6 +128,7 @@ export function mayPark(h: Holder): boolean {
 /** Parks a database just closed with its files left open. */
 export function park(name: string, h: Holder, keeper: PoolKeeper, lock: HeldLock, reserve: number): void {
   h.parked = { keeper, lock, reserve, timer: setTimeout(() => unparkAndRelease(name, h), PARK_MS) };
+  listenForNeed();
 }
 
 /** The database closed for good: stops answering for it. */
@@ -99,14 +138,14 @@ export function closed(name: string, h: Holder): void {
 
 /**
  * Takes the parked database `name` for a reopen in this realm: its pool
- * (files open) and its lock, still held. A pool kept for another reserve is
- * let go instead.
+ * (files open) and its lock, still held. A pool kept for another reserve
+ * or handle budget is let go instead.
  */
-export function takeParked(name: string, reserve: number): { keeper: PoolKeeper; lock: HeldLock } | undefined {
+export function takeParked(name: string, reserve: number, handleBudget: number): { keeper: PoolKeeper; lock: HeldLock } | undefined {
   const h = holders.get(name);
   const p = h?.parked;
   if (h === undefined || p === undefined) return undefined;
-  if (p.reserve !== reserve) {
+  if (p.reserve !== reserve || p.keeper.budgetLimit !== handleBudget) {
     unparkAndRelease(name, h);
     return undefined;
   }

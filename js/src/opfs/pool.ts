@@ -12,6 +12,7 @@
 
 import { OpfsPool } from '../../pkg/silt_wasm.js';
 import { fromWasm, SiltError } from '../core/errors.js';
+import { HANDLES_PER_SLICE, type RealmHandles } from './handle-budget.js';
 
 /** The synchronous methods of a `FileSystemSyncAccessHandle` the pool uses. */
 export interface SyncHandleLike {
@@ -34,12 +35,27 @@ export interface DirectoryLike {
   keys(): AsyncIterable<string>;
   /** Each entry with its handle (a file's, or a directory's, which has no `createSyncAccessHandle`). */
   entries(): AsyncIterable<[string, FileLike | object]>;
+  removeEntry(name: string): Promise<void>;
+}
+
+/** The handle budget a keeper opens its files within (handle-budget.ts), and for whom. */
+export interface Budget {
+  handles: RealmHandles;
+  /** `handleBudget`: handles siltdb keeps open in the origin at most. */
+  limit: number;
+  /** Who asks, for messages: `database "name"`. */
+  what: string;
+  /** Asks databases only parked, in this worker and the others, to let go of their handles (parking.ts). */
+  letGo(): void;
 }
 
 const POOL_FILE = /^(\d{6})\.pool$/;
 
-/** The most free pooled files a keeper raises its target to. */
+/** The most free pooled files a keeper raises its target to (and at most half the handle budget). */
 const MAX_TARGET = 256;
+
+/** After this long without a burst, a raised target halves (down to the reserve), and free files past it are let go. */
+export const TARGET_DECAY_MS = 30_000;
 
 /** Opening a sync access handle still held by a worker that just died. */
 export const HANDLE_RETRY_MS = 3_000;
@@ -95,27 +111,34 @@ export class PoolKeeper {
   readonly pool: OpfsPool;
   readonly reserve: number;
   #dir: DirectoryLike;
+  readonly #budget: Budget;
+  /** Sync access handles this keeper has open (counted in the budget). */
+  #handles = 0;
   #next: number;
   #filling: Promise<void> | undefined;
   #target: number;
   /** A call used more than half of the target since the last top-up. */
   #burst = false;
+  /** When the target was last raised or lowered (`Date.now()`). */
+  #targetSince = Date.now();
   #closed = false;
   lastError: SiltError | undefined;
 
-  private constructor(dir: DirectoryLike, pool: OpfsPool, reserve: number, next: number) {
+  private constructor(dir: DirectoryLike, pool: OpfsPool, reserve: number, next: number, budget: Budget) {
     this.#dir = dir;
     this.pool = pool;
     this.reserve = reserve;
     this.#target = reserve;
     this.#next = next;
+    this.#budget = budget;
   }
 
   /**
    * Opens every pooled file in `dir` and tops the pool up to `reserve`
-   * free files. On failure every handle opened is closed again.
+   * free files, within `budget`. On failure every handle opened is closed
+   * again.
    */
-  static async open(dir: DirectoryLike, reserve: number): Promise<PoolKeeper> {
+  static async open(dir: DirectoryLike, reserve: number, budget: Budget): Promise<PoolKeeper> {
     // Listed with their handles: no lookup of each file by name before its
     // sync access handle (20 files in Chromium: 4.4 ms instead of 7.0).
     // Something else of a pooled file's name (a directory) is looked up by
@@ -131,7 +154,14 @@ export class PoolKeeper {
     const names = [...files.keys()].sort();
     const pool = new OpfsPool();
     const next = names.length === 0 ? 0 : Number(POOL_FILE.exec(names[names.length - 1]!)![1]) + 1;
-    const keeper = new PoolKeeper(dir, pool, reserve, next);
+    const keeper = new PoolKeeper(dir, pool, reserve, next, budget);
+    try {
+      await budget.handles.take(names.length, budget.limit, `opening ${budget.what} (${names.length} pooled files, each an open handle)`, budget.letGo);
+    } catch (e) {
+      pool.close();
+      throw e;
+    }
+    keeper.#handles = names.length;
     try {
       const handles = await Promise.allSettled(
         names.map((n) => {
@@ -148,7 +178,7 @@ export class PoolKeeper {
       await keeper.topUp();
       if (keeper.lastError) throw keeper.lastError;
     } catch (e) {
-      pool.close();
+      keeper.close();
       throw e;
     }
     return keeper;
@@ -181,18 +211,43 @@ export class PoolKeeper {
 
   /**
    * Starts a top-up if fewer than the target are free. The target starts
-   * at `reserve` and doubles (up to 256) after a burst of calls used more
-   * than half of it before the keeper could add files: pooled files are
-   * created only between calls, so a workload that writes in bursts gets a
-   * pool sized for its bursts (a free pooled file is an empty file).
+   * at `reserve` and doubles (up to 256, and half the handle budget) after
+   * a burst of calls used more than half of it before the keeper could add
+   * files: pooled files are created only between calls, so a workload that
+   * writes in bursts gets a pool sized for its bursts (a free pooled file
+   * is an empty file). Without a burst for `TARGET_DECAY_MS` it halves
+   * again, down to `reserve`; free files more than a slice of the budget
+   * past the target are closed and removed (`#shrink`).
    */
   topUpIfLow(): void {
     if (this.#closed) return;
     const free = this.pool.freeCount();
     if (free < this.#target / 2) this.#burst = true;
+    else if (this.#target > this.reserve && Date.now() - this.#targetSince > TARGET_DECAY_MS) {
+      // No burst for a while: the pool need not stay sized for one.
+      this.#target = Math.max(this.reserve, Math.floor(this.#target / 2));
+      this.#targetSince = Date.now();
+    }
     if (this.#filling === undefined && free < this.#target) {
       this.topUp().catch(() => {}); // kept in lastError
+    } else if (this.#filling === undefined && free > this.#target + HANDLES_PER_SLICE) {
+      this.#shrink();
     }
+  }
+
+  /**
+   * Closes the free pooled files past the target (left by deleted tables:
+   * a compaction that merged many files into few) and removes them, so
+   * that the handle budget gets them back and the next open does not open
+   * them again. A removal that fails leaves a free file, which the next
+   * open adds to the pool as free.
+   */
+  #shrink(): void {
+    const names = this.pool.closeFree(this.pool.freeCount() - this.#target);
+    if (names.length === 0) return;
+    this.#handles -= names.length;
+    this.#budget.handles.give(names.length);
+    for (const n of names) this.#dir.removeEntry(n).catch(() => {});
   }
 
   /** Free pooled files the keeper keeps now (`reserve`, raised after bursts). */
@@ -211,7 +266,8 @@ export class PoolKeeper {
     for (;;) {
       if (this.#burst) {
         this.#burst = false;
-        this.#target = Math.min(this.#target * 2, MAX_TARGET);
+        this.#target = Math.max(this.#target, Math.min(this.#target * 2, MAX_TARGET, Math.floor(this.#budget.limit / 2)));
+        this.#targetSince = Date.now();
       }
       const want = target ?? this.#target;
       if (this.#closed || this.pool.freeCount() >= want) return;
@@ -225,15 +281,39 @@ export class PoolKeeper {
       while (!this.#closed) {
         const missing = target - this.pool.freeCount();
         if (missing <= 0) break;
-        const names = Array.from({ length: Math.min(missing, 8) }, () => `${String(this.#next++).padStart(6, '0')}.pool`);
+        const count = Math.min(missing, 8);
+        try {
+          await this.#budget.handles.take(count, this.#budget.limit, `${this.#budget.what} (adding free files to its pool)`, this.#budget.letGo);
+        } catch (e) {
+          // The budget is used up: enough if the reserve is there (only a raised target is not met).
+          if (this.pool.freeCount() >= this.reserve) break;
+          throw e;
+        }
+        if (this.#closed) {
+          this.#budget.handles.give(count);
+          break;
+        }
+        // Counted in the budget from here, in `#handles` once in the pool
+        // (a close meanwhile gives back only what the pool holds; this
+        // batch gives back its own).
+        const names = Array.from({ length: count }, () => `${String(this.#next++).padStart(6, '0')}.pool`);
         const opened = await Promise.allSettled(names.map((n) => openHandle(this.#dir, n)));
         const failed = opened.find((h): h is PromiseRejectedResult => h.status === 'rejected');
         if (this.#closed || failed) {
           for (const h of opened) if (h.status === 'fulfilled') h.value.close();
+          this.#budget.handles.give(count);
           if (failed) throw failed.reason;
           break;
         }
-        this.#addAll(opened as PromiseFulfilledResult<SyncHandleLike>[], names);
+        const before = this.pool.fileCount();
+        try {
+          this.#addAll(opened as PromiseFulfilledResult<SyncHandleLike>[], names);
+        } finally {
+          // Those not added (a header that would not read) were closed.
+          const added = this.pool.fileCount() - before;
+          this.#handles += added;
+          if (added < count) this.#budget.handles.give(count - added);
+        }
       }
       this.lastError = undefined;
     } catch (e) {
@@ -242,9 +322,27 @@ export class PoolKeeper {
     }
   }
 
-  /** Stops topping up; handles opened from now on are closed at once. */
+  /** Stops topping up, closes every handle and gives them back to the budget; handles opened from now on are closed at once. */
   close(): void {
     this.#closed = true;
     this.pool.close();
+    const n = this.#handles;
+    this.#handles = 0;
+    this.#budget.handles.give(n);
+  }
+
+  /** Sync access handles this keeper has open. */
+  get handles(): number {
+    return this.#handles;
+  }
+
+  /** Its handles, this worker's (every database's), and the budget (`statistics().handles`). */
+  handleStats(): { database: number; worker: number; budget: number } {
+    return { database: this.#handles, worker: this.#budget.handles.held, budget: this.#budget.limit };
+  }
+
+  /** The `handleBudget` it opens files within. */
+  get budgetLimit(): number {
+    return this.#budget.limit;
   }
 }

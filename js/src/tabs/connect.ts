@@ -10,7 +10,15 @@ import { SiltError } from '../core/errors.js';
 import { markStage } from '../core/marks.js';
 import { abortReason, type LockManagerLike } from '../core/web-locks.js';
 import { checkOptionNames, optionNames, type Exactly } from '../core/option-names.js';
-import { checkName, checkOptions, DEFAULT_POOL_RESERVE, defaultBlockCacheCapacity, OPEN_OPTIONS, type OpenOptions } from '../local/options.js';
+import {
+  checkName,
+  checkOptions,
+  DEFAULT_HANDLE_BUDGET,
+  DEFAULT_POOL_RESERVE,
+  defaultBlockCacheCapacity,
+  OPEN_OPTIONS,
+  type OpenOptions,
+} from '../local/options.js';
 import { Connection } from './connection.js';
 import { connectionsOf } from './realms.js';
 import { RemoteDatabase } from './remote-database.js';
@@ -48,6 +56,7 @@ const SHARED: {
 } = {
   sync: () => false,
   poolReserve: () => DEFAULT_POOL_RESERVE,
+  handleBudget: () => DEFAULT_HANDLE_BUDGET,
   writeBufferSize: () => 4 << 20,
   maxWriteBufferNumber: () => 2,
   blockSize: () => 4096,

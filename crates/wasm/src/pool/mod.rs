@@ -127,6 +127,17 @@ struct Slot<S> {
     generation: u64,
     /// Live `PoolFile`s on this slot.
     open: usize,
+    /// Closed by [`Pool::close_free`]: no longer a pooled file (its index
+    /// stays taken, so that other slots keep theirs).
+    detached: bool,
+}
+
+impl<S> Slot<S> {
+    /// Free for a new logical file: names nothing, nobody has it open, and
+    /// it is still part of the pool.
+    fn is_free(&self) -> bool {
+        self.path.is_none() && self.open == 0 && !self.detached
+    }
 }
 
 struct SlotData<S> {
@@ -318,6 +329,7 @@ impl<S: SlotFile> Pool<S> {
             path,
             generation,
             open: 0,
+            detached: false,
         });
         if new_loses {
             let data = st.slots[index].data.clone();
@@ -328,7 +340,7 @@ impl<S: SlotFile> Pool<S> {
 
     /// Pooled files free for a new logical file right now.
     pub fn free_count(&self) -> usize {
-        self.state().slots.iter().filter(|s| s.path.is_none() && s.open == 0).count()
+        self.state().slots.iter().filter(|s| s.is_free()).count()
     }
 
     /// Creates refused because no pooled file was free, so far. An engine
@@ -339,8 +351,9 @@ impl<S: SlotFile> Pool<S> {
 
     pub fn stats(&self) -> PoolStats {
         let st = self.state();
-        let mut s = PoolStats { files: st.slots.len(), exhausted: st.exhausted, ..PoolStats::default() };
-        for slot in &st.slots {
+        let mut s = PoolStats { exhausted: st.exhausted, ..PoolStats::default() };
+        for slot in st.slots.iter().filter(|s| !s.detached) {
+            s.files += 1;
             match (&slot.path, slot.open) {
                 (None, 0) => s.free += 1,
                 (None, _) => s.removed_open += 1,
@@ -362,6 +375,33 @@ impl<S: SlotFile> Pool<S> {
         paths
     }
 
+    /// Closes up to `max` free pooled files and lets them go from the pool
+    /// (the embedder then deletes them from storage, or finds them free at
+    /// the next open: a free file holds nothing). Files never written past
+    /// their header go first. Returns their labels.
+    pub fn close_free(&self, max: usize) -> Vec<String> {
+        let mut st = self.state();
+        if st.closed {
+            return Vec::new();
+        }
+        let mut order: Vec<usize> = (0..st.slots.len()).filter(|&i| st.slots[i].is_free()).collect();
+        // Empty ones (no header yet) first, then the newest.
+        silt_engine::sort::sort_by_key(&mut order, |&i| {
+            (lock(&st.slots[i].data.size).physical >= HEADER_SIZE, std::cmp::Reverse(i))
+        });
+        order.truncate(max);
+        let mut labels = Vec::with_capacity(order.len());
+        for i in order {
+            let slot = &mut st.slots[i];
+            slot.detached = true;
+            slot.data.file.close();
+            let physical = lock(&slot.data.size).physical;
+            labels.push(slot.data.label.clone());
+            self.space().give_back(physical);
+        }
+        labels
+    }
+
     /// Closes every pooled file. Every later call on the pool or on a file
     /// it handed out fails. Closing twice is fine.
     pub fn close(&self) {
@@ -376,7 +416,7 @@ impl<S: SlotFile> Pool<S> {
     /// A free file that already has its header's room costs no space, so
     /// it goes first.
     fn claim(&self, st: &mut State<S>, path: &str) -> Result<usize> {
-        let free = |s: &Slot<S>| s.path.is_none() && s.open == 0;
+        let free = |s: &Slot<S>| s.is_free();
         let sized = st.slots.iter().position(|s| free(s) && lock(&s.data.size).physical >= HEADER_SIZE);
         let Some(index) = sized.or_else(|| st.slots.iter().position(free)) else {
             st.exhausted += 1;
@@ -386,7 +426,7 @@ impl<S: SlotFile> Pool<S> {
                     "the OPFS file pool is exhausted: all {} pooled files are in use; \
                      the pool is topped up between calls (let the worker's event loop run), \
                      or open the database with a larger poolReserve",
-                    st.slots.len()
+                    st.slots.iter().filter(|s| !s.detached).count()
                 ),
             });
         };

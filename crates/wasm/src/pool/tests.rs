@@ -686,3 +686,53 @@ fn a_database_closed_keeping_its_pool_reopens_on_it_and_a_clean_reopen_writes_no
     }
     pool.close();
 }
+
+#[test]
+fn close_free_closes_only_free_files_and_they_leave_the_pool() {
+    let (pool, slots) = pool_of(5);
+    write_file(&pool, "d/kept", b"data");
+    // A removed file still open is not free: it must stay.
+    write_file(&pool, "d/gone", b"old");
+    let open = pool.open("d/gone", false).unwrap();
+    pool.remove("d/gone").unwrap();
+    assert_eq!(pool.stats().free, 3);
+
+    let closed = pool.close_free(2);
+    assert_eq!(closed.len(), 2);
+    let stats = pool.stats();
+    assert_eq!((stats.files, stats.free, stats.removed_open), (3, 1, 1));
+    let closed_slots = slots.iter().filter(|s| s.is_closed()).count();
+    assert_eq!(closed_slots, 2, "the two files let go are closed");
+    // Asking for more than are free closes what is free, nothing else.
+    assert_eq!(pool.close_free(10).len(), 1);
+    assert_eq!(pool.free_count(), 0);
+    assert_eq!(read_file(&pool, "d/kept"), b"data");
+    assert_eq!(read_all(&*open, "d/gone").unwrap(), b"old");
+    drop(open);
+    // The removed file is free once let go of, and can be closed in turn.
+    assert_eq!(pool.free_count(), 1);
+    assert_eq!(pool.close_free(1).len(), 1);
+    assert!(matches!(pool.open("d/new", true), Err(Error::PoolExhausted { .. })));
+    // A file added later is used, and the closed ones never again.
+    pool.add(Arc::new(MemSlot::default()), "0009.silt").unwrap();
+    write_file(&pool, "d/new", b"n");
+    assert_eq!(read_file(&pool, "d/new"), b"n");
+    assert_eq!(pool.stats().files, 2);
+    assert_eq!(pool.close_free(3), Vec::<String>::new());
+}
+
+#[test]
+fn close_free_gives_the_space_of_the_files_back_and_prefers_empty_ones() {
+    let (pool, _) = pool_of(3);
+    write_file(&pool, "d/a", &[7u8; 1000]);
+    pool.remove("d/a").unwrap();
+    // One free file with a header's room (once used), two never used.
+    let before = pool.stats().bytes;
+    assert!(before >= HEADER_SIZE);
+    let closed = pool.close_free(2);
+    assert_eq!(closed.len(), 2);
+    assert!(!closed.contains(&"0000.silt".to_string()), "the used one goes last: {closed:?}");
+    assert_eq!(pool.stats().bytes, before, "the empty ones took no space");
+    assert_eq!(pool.close_free(1), vec!["0000.silt".to_string()]);
+    assert_eq!(pool.stats().bytes, 0);
+}
