@@ -80,6 +80,8 @@ const WITHOUT_OPTIONS = [
   'path',
   'closed',
   'isLeader',
+  'storage',
+  'persisted',
 ];
 
 /** Every method of `proto` is one of `withOptions` or `without`. */

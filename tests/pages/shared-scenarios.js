@@ -28,13 +28,17 @@ async function runSuites(only, target) {
   return out;
 }
 
-/** The shared scenarios through `open()` in this worker, on databases (or, with `sublevel`, sublevels) on OPFS. */
-export function sharedSuiteInWorker({ suites: only, sublevel }) {
+/**
+ * The shared scenarios through `open()` in this worker, on databases (or,
+ * with `sublevel`, sublevels) on OPFS, or where `storage` says
+ * (`'indexeddb'`: the IndexedDB storage).
+ */
+export function sharedSuiteInWorker({ suites: only, sublevel, storage }) {
   return runSuites(only, {
     api: 'worker',
     sublevel,
     lib: siltdb,
-    openRoot: (options) => siltdb.open(fresh('worker'), options),
+    openRoot: (options) => siltdb.open(fresh('worker'), storage === undefined ? options : { storage, ...options }),
     closeRoot: (db) => db.close(),
   });
 }

@@ -158,3 +158,16 @@ export function fromWasm(thrown: unknown): SiltError {
   }
   return new SiltError('Internal', `engine failure: ${String(thrown)}${REPORT}`, { cause: thrown });
 }
+
+/**
+ * An error of the browser's storage (a DOMException from OPFS or
+ * IndexedDB) as a SiltError: `QuotaExceeded` for a full quota, else
+ * `IoError`, saying during `what`; a SiltError as it is.
+ */
+export function storageError(what: string, e: unknown): SiltError {
+  if (e instanceof SiltError) return e;
+  const name = (e as { name?: unknown } | null)?.name;
+  const detail =
+    e instanceof Error || (typeof e === 'object' && e !== null && 'message' in e) ? `${String(name)}: ${(e as { message: unknown }).message}` : String(e);
+  return new SiltError(name === 'QuotaExceededError' ? 'QuotaExceeded' : 'IoError', `${what}: ${detail}`, { cause: e });
+}

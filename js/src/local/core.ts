@@ -24,7 +24,14 @@ const READ_KICK_MS = 10;
 export const ROOT = Codec.root(undefined);
 
 /** @internal What happens to a database's files and lock at close (open.ts). */
+/** Where a database's files live (`db.storage`): OPFS, IndexedDB, or nowhere (`openMemory`). */
+export type StorageKind = 'opfs' | 'indexeddb' | 'memory';
+
 export interface Closer {
+  /** Where the database's files live (`db.storage`). */
+  storage: StorageKind;
+  /** Resolves once every write so far is durable where the files live (`db.persisted()`). */
+  persisted(): Promise<void>;
   /** Whether to close leaving the pooled files open (to park them). */
   keepFiles(): boolean;
   /** The engine closed; `kept`: its files are still open. */

@@ -4,7 +4,7 @@
  */
 
 import { reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
-import { decodedValues, type MultiGetResult, type MultiGot, PinnedMultiGetResult, PinnedValue } from '../boundary/results.js';
+import { type MultiGetResult, type MultiGot, PinnedValue } from '../boundary/results.js';
 import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
 import { checkRangeOrder, compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
 import {
@@ -28,17 +28,10 @@ import { fromWasm, SiltError } from '../core/errors.js';
 import type { Operations } from '../core/operations.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
-import { type Closer, Core, ROOT } from './core.js';
+import { type Closer, Core, ROOT, type StorageKind } from './core.js';
+import { multiGetOf } from './multi-get.js';
 import { ITERATOR_OPTIONS, iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
-import {
-  type CountOptions,
-  type GetOptions,
-  MULTIGET_OPTIONS,
-  type MultiGetOptions,
-  type ReadOptions,
-  type SublevelOptions,
-  type WriteOptions,
-} from './options.js';
+import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
 import { type Statistics, statisticsOf, type VerifyReport } from './statistics.js';
 import {
@@ -76,6 +69,23 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     this.#core = inner instanceof Core ? inner : new Core(inner, name, keeper, sync, closer!);
     this.#codec = codec;
     registerCodec(this, codec);
+  }
+
+  /** Where its files live: `'opfs'`, `'indexeddb'` (in memory, persisted to IndexedDB) or `'memory'` (`openMemory()`). */
+  get storage(): StorageKind {
+    return this.#core.closer.storage;
+  }
+
+  /**
+   * Resolves once every write so far is durable where the database lives:
+   * at once on OPFS; in IndexedDB once the commit that carries it completes
+   * (await it where a write must survive a crash of the tab; `connect()`
+   * does before it answers a write). Rejects with `QuotaExceeded` or
+   * `IoError` if a commit fails (the writes stay in memory; the next call
+   * retries).
+   */
+  persisted(): Promise<void> {
+    return this.#core.closer.persisted();
   }
 
   /** The name the database was opened with. */
@@ -313,29 +323,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     keys: K[],
     options?: Exactly<O, MultiGetOptions & GetOptions<unknown>>,
   ): MultiGot<ReadValueOf<O, V>> {
-    checkOptionNames(options, MULTIGET_OPTIONS, 'db.multiGet()');
-    const core = this.#core;
-    const snapshot = core.snapshotOf(options);
-    const batched = options?.batched === undefined ? true : options.batched;
-    if (typeof batched !== 'boolean') throw new SiltError('InvalidArgument', `batched must be a boolean, got ${show(batched)}`);
-    const c = options?.valueEncoding === undefined ? this.#codec : this.#codec.with(options as EncodingOptions<unknown, unknown>);
-    let given: unknown = keys;
-    if (!c.plainKeys) {
-      if (!Array.isArray(keys)) throw new SiltError('InvalidArgument', `keys must be an array of keys, got ${show(keys)}`);
-      given = keys.map((k, i) => c.key(k, `keys[${i}]`));
-    }
-    const result = PinnedMultiGetResult.wrap(core.exchange, core.exchange.multiGet(given, snapshot, batched));
-    if (c.plainValues) return result as unknown as MultiGot<ReadValueOf<O, V>>;
-    try {
-      const out: unknown[] = new Array(result.length);
-      for (let i = 0; i < result.length; i++) {
-        const v = result.get(i);
-        out[i] = v === undefined ? undefined : c.unvalue(v);
-      }
-      return (c.customValues ? decodedValues(out) : out) as unknown as MultiGot<ReadValueOf<O, V>>;
-    } finally {
-      result.release();
-    }
+    return multiGetOf(this.#core, this.#codec, keys, options) as MultiGot<ReadValueOf<O, V>>;
   }
 
   /**

@@ -9,25 +9,32 @@ import type { Key } from '../core/bytes.js';
 import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
 import type { Closer } from './core.js';
 import { Database } from './database.js';
-import { fromWasm, SiltError } from '../core/errors.js';
+import { fromWasm, SiltError, storageError } from '../core/errors.js';
 import type { Exactly } from '../core/option-names.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
-import { acquireLock } from '../opfs/lock.js';
-import { type Checked, checkName, checkOptions, DEFAULT_HANDLE_BUDGET, DEFAULT_POOL_RESERVE, type OpenOptions, toWasm } from './options.js';
+import { acquireLock, releasedAfter } from '../opfs/lock.js';
+import {
+  type Checked,
+  checkName,
+  checkOptions,
+  DEFAULT_HANDLE_BUDGET,
+  DEFAULT_POOL_RESERVE,
+  IDB_DEFAULT_MAX_BYTES,
+  type OpenOptions,
+  toWasm,
+} from './options.js';
 import { closed as closedForGood, holdOpen, letParkedGo, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
 import { type Budget, HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
 import { realmHandles } from '../opfs/handle-budget.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
 import { loadWasm } from '../boundary/wasm.js';
 import { markStage } from '../core/marks.js';
+import type { IdbDirectory, IdbFactoryLike } from '../idb/idb-directory.js';
+import { UNCOUNTED } from '../opfs/handle-budget.js';
 
 export { checkName, checkOptions, defaultBlockCacheCapacity, MIN_POOL_RESERVE, type OpenOptions } from './options.js';
-
-/** Where `open` finds OPFS and Web Locks (tests substitute both). */
-export interface StorageEnv {
-  root: { getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<unknown> };
-  locks: LockManagerLike;
-}
+export { browserStorage, domCall, onBrowserStorage, type StorageEnv } from './browser-storage.js';
+import { browserStorage, domCall, idbStorage, onBrowserStorage, ROOT_DIR, type StorageEnv } from './browser-storage.js';
 
 /** An OPFS directory as the markers of an unfinished import or removal use it. */
 interface MarkableDirectory {
@@ -53,54 +60,8 @@ const IMPORT_MARKER = 'import-unfinished';
  */
 const REMOVE_MARKER = 'remove-unfinished';
 
-/** The OPFS directory that holds one directory per database. */
-const ROOT_DIR = 'siltdb';
 /** The engine's directory inside the pool (a path prefix only). */
 export const ENGINE_DIR = 'db';
-
-/** OPFS and Web Locks of this dedicated worker, or a clear refusal. */
-export function browserStorage(): { locks: LockManagerLike; rootDirectory(): Promise<StorageEnv['root']> } {
-  const g = globalThis as {
-    navigator?: { storage?: { getDirectory?: () => Promise<StorageEnv['root']> }; locks?: LockManagerLike };
-    FileSystemFileHandle?: { prototype: object };
-  };
-  const hasSyncHandles = g.FileSystemFileHandle !== undefined && 'createSyncAccessHandle' in g.FileSystemFileHandle.prototype;
-  const inDedicatedWorker = typeof (globalThis as { DedicatedWorkerGlobalScope?: unknown }).DedicatedWorkerGlobalScope === 'function';
-  const missing = !g.navigator?.storage?.getDirectory
-    ? 'the origin private file system (navigator.storage.getDirectory)'
-    : !hasSyncHandles
-      ? 'OPFS sync access handles (FileSystemFileHandle.prototype.createSyncAccessHandle)'
-      : undefined;
-  if (inDedicatedWorker && missing !== undefined) {
-    throw new SiltError(
-      'NotSupported',
-      `open() needs ${missing}, which this browser's workers lack: ` +
-        'use Chrome or Edge 102+, Firefox 111+ or Safari 16.4+, or openMemory() for a database that is not kept',
-    );
-  }
-  if (missing !== undefined) {
-    throw new SiltError(
-      'NotSupported',
-      'open() needs OPFS sync access handles, which only a dedicated worker in a browser has: ' +
-        'call open() in a worker, connect() from a page, or openMemory() anywhere',
-    );
-  }
-  const { locks, storage } = g.navigator!;
-  if (!locks) throw new SiltError('NotSupported', 'open() needs Web Locks (navigator.locks), which this browser lacks');
-  return { locks, rootDirectory: () => storage!.getDirectory!() };
-}
-
-export async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (e) {
-    if (e instanceof SiltError) throw e;
-    const name = (e as { name?: unknown }).name;
-    const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    const code = name === 'QuotaExceededError' ? 'QuotaExceeded' : 'IoError';
-    throw new SiltError(code, `${what}: ${detail}`, { cause: e });
-  }
-}
 
 /**
  * Opens (or creates) the database `name` on OPFS. Call it in a dedicated
@@ -118,11 +79,12 @@ export async function open<K = Key, V = Uint8Array>(name: string, options: OpenO
   return (await openInBrowser(name, options as OpenOptions<unknown, unknown>, true)) as unknown as Database<K, V>;
 }
 
-/** `open` on this browser's OPFS and Web Locks. */
+/** `open` on this browser's storage (OPFS, else IndexedDB: the `storage` option) and Web Locks. */
 async function openInBrowser(name: string, options: OpenOptions<unknown, unknown>, parkable: boolean, onLocked?: () => void): Promise<Database> {
   checkName(name);
   checkOptions(options);
-  const storage = browserStorage();
+  const wanted = options.storage ?? 'auto';
+  const storage = browserStorage(wanted);
   // Asked for while the module loads: two waits at once.
   const rootAsked = domCall('opening the origin private file system', () => storage.rootDirectory());
   rootAsked.catch(() => {}); // awaited below, unless the module fails first
@@ -132,7 +94,7 @@ async function openInBrowser(name: string, options: OpenOptions<unknown, unknown
   // Started now, never awaited: statistics() has the origin's usage and
   // quota once the browser answers (usually before open returns).
   refreshStorageEstimate().catch(() => {});
-  return openOn({ root, locks: storage.locks }, name, options, parkable, onLocked);
+  return onBrowserStorage(name, wanted, storage, root, (env) => openOn(env, name, options, parkable, onLocked));
 }
 
 /**
@@ -180,12 +142,28 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
   await loadWasm();
   const wasm = toWasm(engine);
   const reserve = o.poolReserve ?? DEFAULT_POOL_RESERVE;
-  const budget: Budget = { handles: realmHandles(env.locks), limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET, what: `database "${name}"`, letGo: letParkedGo };
+  const kind = env.kind ?? 'opfs';
+  // Files in memory count against no handle budget; their bytes against maxBytes (256 MiB unless given).
+  const budget: Budget = {
+    handles: kind === 'opfs' ? realmHandles(env.locks) : UNCOUNTED,
+    limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET,
+    what: `database "${name}"`,
+    letGo: letParkedGo,
+  };
+  if (kind === 'indexeddb' && o.maxBytes === undefined) wasm.maxBytes = IDB_DEFAULT_MAX_BYTES;
   const parked = how.parkable ? takeParked(name, reserve, budget.limit) : undefined;
-  const lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  let keeper: PoolKeeper | undefined = parked?.keeper;
+  /** Everything written is committed where the files live (IndexedDB: a persist; OPFS: at once). */
+  const persisted = (): Promise<void> =>
+    kind === 'indexeddb' && keeper !== undefined
+      ? (keeper.directory as unknown as IdbDirectory).persisted().catch((e: unknown) => {
+          throw storageError(`persisting database "${name}" to IndexedDB`, e);
+        })
+      : Promise.resolve();
+  let lock: HeldLock = parked?.lock ?? (await acquireLock(env.locks, name, o.wait ?? false, o.signal));
+  if (kind === 'indexeddb' && parked === undefined) lock = releasedAfter(lock, name, persisted);
   markStage('locked');
   how.onLocked?.();
-  let keeper: PoolKeeper | undefined = parked?.keeper;
   let marked = false;
   try {
     if (keeper === undefined) {
@@ -225,6 +203,8 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
     }
     const holder = how.parkable ? holdOpen(name) : undefined;
     const closer: Closer = {
+      storage: kind,
+      persisted,
       keepFiles: () => holder !== undefined && mayPark(holder),
       closed(kept) {
         if (holder !== undefined && kept) {
@@ -411,9 +391,10 @@ export async function importDatabase(name: string, source: ImportSource, options
   checkName(name);
   checkOptions(options, 'importDatabase()');
   await loadWasm();
-  const storage = browserStorage();
+  const wanted = options.storage ?? 'auto';
+  const storage = browserStorage(wanted);
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
-  return importDatabaseOn({ root, locks: storage.locks }, name, source, options);
+  return onBrowserStorage(name, wanted, storage, root, (env) => importDatabaseOn(env, name, source, options));
 }
 
 /** The pool an `importDatabase` keeps (see `importDatabaseOn`). */
@@ -513,7 +494,7 @@ export async function openMemory<K = Key, V = Uint8Array>(options: OpenOptions<K
     'memory',
     undefined,
     o.sync ?? false,
-    { keepFiles: () => false, closed() {} },
+    { storage: 'memory', persisted: () => Promise.resolve(), keepFiles: () => false, closed() {} },
     rootCodec(o as EncodingOptions<unknown, unknown>),
   );
 }
@@ -529,13 +510,24 @@ const REMOVE_WAIT_MS = 2_000;
  */
 export async function removeDatabase(name: string): Promise<void> {
   checkName(name);
-  const g = globalThis as { navigator?: { storage?: { getDirectory?: () => Promise<StorageEnv['root']> }; locks?: LockManagerLike } };
-  if (!g.navigator?.storage?.getDirectory || !g.navigator.locks) {
-    throw new SiltError('NotSupported', 'removeDatabase() needs OPFS and Web Locks (a browser)');
+  const g = globalThis as {
+    navigator?: { storage?: { getDirectory?: () => Promise<StorageEnv['root']> }; locks?: LockManagerLike };
+    indexedDB?: IdbFactoryLike;
+  };
+  const locks = g.navigator?.locks;
+  const opfs = g.navigator?.storage?.getDirectory;
+  if (!locks || (!opfs && !g.indexedDB)) {
+    throw new SiltError('NotSupported', 'removeDatabase() needs Web Locks and OPFS or IndexedDB (a browser)');
   }
-  const { storage, locks } = g.navigator;
-  const root = await domCall('opening the origin private file system', () => storage.getDirectory!());
-  return removeDatabaseOn({ root, locks }, name);
+  if (opfs) {
+    const root = await domCall('opening the origin private file system', () => opfs.call(g.navigator!.storage));
+    await removeDatabaseOn({ root, locks }, name);
+  }
+  // And wherever the IndexedDB storage keeps it (a database made where workers had no sync access handles).
+  if (g.indexedDB) {
+    const { IdbRoot, idbHas } = await idbStorage();
+    if (await idbHas(g.indexedDB, name)) await removeDatabaseOn({ root: new IdbRoot(g.indexedDB), locks, kind: 'indexeddb' }, name);
+  }
 }
 
 /** @internal `removeDatabase` on the given storage, waiting `waitMs` for the lock. */

@@ -32,6 +32,19 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
   /** Default `sync` of every write (default false). */
   sync?: boolean;
   /**
+   * Where the database's files live (default `'auto'`): `'opfs'`, the
+   * origin private file system through sync access handles (the fast
+   * path: Chrome and Edge 102+, Firefox 111+, Safari 16.4+); `'indexeddb'`,
+   * files held in memory and persisted to IndexedDB (where workers have no
+   * sync access handles: WebKitGTK, Safari's private browsing, older
+   * Safari; the whole database is read into memory at open, so `maxBytes`
+   * defaults to 256 MiB there, and a write is durable once
+   * `await db.persisted()` resolves, which `connect()` awaits for you);
+   * `'auto'`, OPFS where the browser has it, else IndexedDB (a database
+   * already kept in IndexedDB stays there). `db.storage` says which.
+   */
+  storage?: 'auto' | 'opfs' | 'indexeddb';
+  /**
    * OPFS files kept open and free for new files (default 16, 4..256),
    * topped up between calls. A synchronous burst of writes with no `await`
    * cannot get new files meanwhile: once these are used, its writes wait in
@@ -150,6 +163,9 @@ export const MIN_POOL_RESERVE = 4;
 /** The `poolReserve` of a database whose options name none. */
 export const DEFAULT_POOL_RESERVE = 16;
 
+/** The `maxBytes` of a database kept in IndexedDB (held in memory) whose options name none. */
+export const IDB_DEFAULT_MAX_BYTES = 256 << 20;
+
 /** Handles siltdb keeps open in an origin at most, unless `handleBudget` says otherwise (opfs/handle-budget.ts). */
 export const DEFAULT_HANDLE_BUDGET = 128;
 
@@ -226,6 +242,7 @@ export const OPEN_OPTIONS = optionNames<OpenOptions<unknown, unknown>>(
     wait: true,
     signal: true,
     sync: true,
+    storage: true,
     poolReserve: true,
     handleBudget: true,
     writeBufferSize: true,
@@ -269,6 +286,9 @@ export function checkOptions(options: unknown, call = 'open()', known: OptionLis
       'InvalidArgument',
       `poolReserve (${reserve}) must be at most half of handleBudget (${o.handleBudget === undefined ? `${budget}, the default` : budget}): pass a larger handleBudget, or a smaller poolReserve`,
     );
+  }
+  if (o.storage !== undefined && o.storage !== 'auto' && o.storage !== 'opfs' && o.storage !== 'indexeddb') {
+    throw new SiltError('InvalidArgument', `storage must be 'auto', 'opfs' or 'indexeddb', got ${show(o.storage)}`);
   }
   if (o.compression !== undefined && o.compression !== 'lz4' && o.compression !== 'none') {
     throw new SiltError('InvalidArgument', `compression must be 'lz4' or 'none', got ${show(o.compression)}`);

@@ -6,10 +6,11 @@
 import { fromWasm } from '../core/errors.js';
 import { acquireLock } from '../opfs/lock.js';
 import { PoolKeeper } from '../opfs/pool.js';
-import { realmHandles } from '../opfs/handle-budget.js';
+import { realmHandles, UNCOUNTED } from '../opfs/handle-budget.js';
+import type { IdbDirectory } from '../idb/idb-directory.js';
 import { letParkedGo } from '../opfs/parking.js';
 import { loadWasm } from '../boundary/wasm.js';
-import { browserStorage, directoryOf, domCall, ENGINE_DIR, type StorageEnv } from './open.js';
+import { browserStorage, directoryOf, domCall, ENGINE_DIR, onBrowserStorage, type StorageEnv } from './open.js';
 import { checkName, checkOptions, DEFAULT_HANDLE_BUDGET, DEFAULT_POOL_RESERVE, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
 
 /** What `repairDatabase` salvaged and lost. */
@@ -45,7 +46,7 @@ export interface RepairReport {
 export async function repairDatabase(name: string, options: Pick<OpenOptions, 'wait' | 'signal' | 'handleBudget'> = {}): Promise<RepairReport> {
   const storage = browserStorage();
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
-  return repairOn({ root, locks: storage.locks }, name, options);
+  return onBrowserStorage(name, 'auto', storage, root, (env) => repairOn(env, name, options));
 }
 
 /** @internal `repairDatabase` on the given storage (the Node tests use fakes). */
@@ -58,16 +59,20 @@ export async function repairOn(env: StorageEnv, name: string, options: Pick<Open
   try {
     const dir = await directoryOf(env, name, false, 'there is nothing to repair: check the name');
     keeper = await PoolKeeper.open(dir, DEFAULT_POOL_RESERVE, {
-      handles: realmHandles(env.locks),
+      handles: env.kind === 'indexeddb' ? UNCOUNTED : realmHandles(env.locks),
       limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET,
       what: `repairing database "${name}"`,
       letGo: letParkedGo,
     });
+    let report: RepairReport;
     try {
-      return keeper.pool.repair(ENGINE_DIR, toWasm(engine)) as RepairReport;
+      report = keeper.pool.repair(ENGINE_DIR, toWasm(engine)) as RepairReport;
     } catch (e) {
       throw fromWasm(e);
     }
+    // Kept in IndexedDB: committed there before the lock goes.
+    if (env.kind === 'indexeddb') await (dir as unknown as IdbDirectory).persisted();
+    return report;
   } finally {
     keeper?.close();
     lock.release();

@@ -115,7 +115,7 @@ export function statisticsOf(core: Core): Statistics {
     persistent: core.keeper !== undefined,
     ...s,
     ...(storage ? { storage } : {}),
-    ...(core.keeper ? { handles: core.keeper.handleStats() } : {}),
+    ...(core.keeper && core.closer.storage === 'opfs' ? { handles: core.keeper.handleStats() } : {}),
     collectedResults: collectedResults(),
     memory: { bytes: memoryBytes(), heapBytes: heapBytes(), mode: memoryMode() },
     background: {

@@ -193,6 +193,16 @@ function tryLock(locks: LockManagerLike, name: string): Promise<HeldLock | null>
   });
 }
 
+/** What a pool keeper counts its handles in: a realm's budget, or `UNCOUNTED`. */
+export type HandleCounter = Pick<RealmHandles, 'take' | 'give' | 'held'>;
+
+/** Handles that cost no budget: files held in memory (the IndexedDB storage). */
+export const UNCOUNTED: HandleCounter = {
+  take: () => Promise.resolve(),
+  give: () => {},
+  held: 0,
+};
+
 const realms = new WeakMap<LockManagerLike, RealmHandles>();
 
 /** The handles of this realm counted against the budget kept with `locks` (navigator.locks in a browser). */

@@ -52,6 +52,32 @@ export async function acquireLock(locks: LockManagerLike, name: string, wait: bo
   return got;
 }
 
+/**
+ * `lock`, released only once `ready()` settles: a database kept in
+ * IndexedDB lets go of its lock once its last writes are committed there,
+ * so that whoever takes the lock next reads them. A reopen in this realm
+ * meanwhile waits for that (`releasing`).
+ */
+export function releasedAfter(lock: HeldLock, name: string, ready: () => Promise<unknown>): HeldLock {
+  const key = `siltdb:${name}`;
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      releasing.set(
+        key,
+        ready()
+          .catch(() => {})
+          .then(() => {
+            lock.release();
+            return releasing.get(key);
+          }),
+      );
+    },
+  };
+}
+
 /** How long to wait for a parked holder that said it lets go. */
 const RELEASE_WAIT_MS = 2_000;
 

@@ -12,7 +12,7 @@
 
 import { OpfsPool } from '../../pkg/silt_wasm.js';
 import { fromWasm, SiltError } from '../core/errors.js';
-import { HANDLES_PER_SLICE, type RealmHandles } from './handle-budget.js';
+import { HANDLES_PER_SLICE, type HandleCounter } from './handle-budget.js';
 
 /** The synchronous methods of a `FileSystemSyncAccessHandle` the pool uses. */
 export interface SyncHandleLike {
@@ -40,7 +40,7 @@ export interface DirectoryLike {
 
 /** The handle budget a keeper opens its files within (handle-budget.ts), and for whom. */
 export interface Budget {
-  handles: RealmHandles;
+  handles: HandleCounter;
   /** `handleBudget`: handles siltdb keeps open in the origin at most. */
   limit: number;
   /** Who asks, for messages: `database "name"`. */
@@ -62,7 +62,7 @@ export const HANDLE_RETRY_MS = 3_000;
 
 function domError(what: string, e: unknown): SiltError {
   if (e instanceof SiltError) return e;
-  const errName = (e as { name?: unknown }).name;
+  const errName = (e as { name?: unknown } | null)?.name;
   const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   const code = errName === 'NoModificationAllowedError' ? 'DatabaseLocked' : errName === 'QuotaExceededError' ? 'QuotaExceeded' : 'IoError';
   return new SiltError(code, `${what}: ${detail}`, { cause: e });
@@ -339,6 +339,11 @@ export class PoolKeeper {
   /** Its handles, this worker's (every database's), and the budget (`statistics().handles`). */
   handleStats(): { database: number; worker: number; budget: number } {
     return { database: this.#handles, worker: this.#budget.handles.held, budget: this.#budget.limit };
+  }
+
+  /** The directory its files are in. */
+  get directory(): DirectoryLike {
+    return this.#dir;
   }
 
   /** The `handleBudget` it opens files within. */

@@ -55,6 +55,7 @@ const SHARED: {
   >]: () => unknown;
 } = {
   sync: () => false,
+  storage: () => 'auto',
   poolReserve: () => DEFAULT_POOL_RESERVE,
   handleBudget: () => DEFAULT_HANDLE_BUDGET,
   writeBufferSize: () => 4 << 20,

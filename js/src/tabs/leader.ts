@@ -50,6 +50,7 @@ import {
 import { toWireMessage } from './answer-wire.js';
 import { type Inbox, readRequests, type Refusal } from './leader-inbox.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
+import { Answers, post } from './leader-answers.js';
 import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
 export { isReserved, RESERVED } from './write-records.js';
@@ -420,6 +421,20 @@ export class Leader {
       const op = envelope.request.op;
       if (!WRITES.has(op) && !ANSWERED_AGAIN.has(op) && c.answered.size < ANSWERS_KEPT)
         c.answered.set(id, transfer.length === 0 ? response : movedOf(op, response));
+      if (WRITES.has(op) && response.ok && this.#db.storage === 'indexeddb') {
+        // Kept in IndexedDB: a write is answered once committed there (the
+        // requests after it are served meanwhile, and commit with it).
+        const applied = response;
+        void this.#db.persisted().then(
+          () => (answers !== undefined ? answers.add(applied, transfer) : post(c, applied, transfer)),
+          (e: unknown) => {
+            const failed: Response = { id, from: this.#id, ok: false, error: toWire(e) };
+            if (answers !== undefined) answers.add(failed, []);
+            else post(c, failed, []);
+          },
+        );
+        return;
+      }
     }
     if (answers !== undefined) answers.add(response, transfer);
     else post(c, response, transfer);
@@ -543,46 +558,3 @@ const ANSWERED_AGAIN = new Set<Request['op']>(['changes']);
 
 /** Requests that move a position on: served again, they would skip what the lost answer had. */
 const ADVANCES = new Set<Request['op']>(['next', 'exportNext']);
-
-/** Posts `r` to `c`: gone meanwhile (its channel closed), nobody waits for it. */
-function post(c: Client, r: Response | Response[], transfer: Transferable[]): void {
-  try {
-    c.post(r, transfer);
-  } catch {
-    // The follower's channel was closed meanwhile.
-  }
-}
-
-/** The answers to the requests of one message, posted together once each is answered or skipped. */
-class Answers {
-  #responses: Response[] = [];
-  #transfer: Transferable[] = [];
-  #left: number;
-  readonly #client: Client;
-
-  constructor(client: Client, count: number) {
-    this.#client = client;
-    this.#left = count;
-  }
-
-  add(r: Response, transfer: Transferable[]): void {
-    this.#responses.push(r);
-    this.#transfer.push(...transfer);
-    this.skip();
-  }
-
-  /** One request needs no answer (its connection was dropped). */
-  skip(): void {
-    if (--this.#left === 0) this.flush();
-  }
-
-  /** Posts what is answered so far. */
-  flush(): void {
-    if (this.#responses.length === 0) return;
-    const responses = this.#responses;
-    const transfer = this.#transfer;
-    this.#responses = [];
-    this.#transfer = [];
-    post(this.#client, responses.length === 1 ? responses[0]! : responses, transfer);
-  }
-}

@@ -1,5 +1,7 @@
 // The app's own worker: the README's example, on OPFS. Asked to, it first
-// hides something siltdb needs, as a browser without it would.
+// hides something siltdb needs, as a browser without it would (without
+// sync access handles, open() keeps the database in IndexedDB, unless
+// `require` is 'opfs').
 import { open } from 'siltdb';
 
 const hiders = {
@@ -29,17 +31,18 @@ const hiders = {
   },
 };
 
-self.onmessage = async ({ data: { hide } }) => {
+self.onmessage = async ({ data: { hide, require } }) => {
   try {
     if (hide !== null) hiders[hide]();
     // The previous visit's worker may hold the lock for a moment after a reload.
-    const db = await open('app', { wait: true, signal: AbortSignal.timeout(5_000) });
+    const options = { wait: true, signal: AbortSignal.timeout(5_000), ...(require === null ? {} : { storage: require }) };
+    const db = await open(hide === null ? 'app' : `app-${hide}`, options);
     const before = db.get('visits');
     const visits = before === undefined ? 1 : Number(new TextDecoder().decode(before)) + 1;
     db.put('visits', new TextEncoder().encode(String(visits)), { sync: true });
     const stats = db.statistics();
     db.close();
-    postMessage({ visits, persistent: stats.persistent, memory: stats.memory.mode });
+    postMessage({ visits, persistent: stats.persistent, memory: stats.memory.mode, storage: db.storage });
   } catch (e) {
     postMessage({ error: { code: e.code, message: e.message } });
   }

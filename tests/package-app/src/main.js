@@ -1,10 +1,13 @@
 // A fresh app's page: its own worker opens a database with open(), and the
 // page itself uses connect(), whose worker comes from inside the package.
 // `?hide=<feature>` makes the app's worker hide something siltdb needs
-// first (see app-worker.js): open() must then fail with a typed error.
+// first (see app-worker.js): open() must then fail with a typed error, or
+// (sync access handles) keep the database in IndexedDB; `?require=opfs`
+// asks open() for OPFS or nothing.
 import { connect } from 'siltdb';
 
 const hide = new URLSearchParams(location.search).get('hide');
+const require = new URLSearchParams(location.search).get('require');
 const out = {};
 const done = () => {
   document.getElementById('out').textContent = JSON.stringify(out);
@@ -30,4 +33,4 @@ worker.onerror = (e) => {
   out.worker = { error: e.message };
   done();
 };
-worker.postMessage({ hide });
+worker.postMessage({ hide, require });
