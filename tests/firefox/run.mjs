@@ -389,6 +389,19 @@ for (const [api, through] of [
   }
 }
 
+// And through open() on the IndexedDB storage (issue 38), which a browser
+// whose workers have no sync access handles gets.
+checks['the shared scenarios through open() in a worker on the IndexedDB storage'] = async (browser) => {
+  const { page } = await harness(browser);
+  const got = [];
+  for (const [suite] of suites) got.push(...(await run(page, 'sharedSuiteInWorker', { suites: [suite], sublevel: false, storage: 'indexeddb' })));
+  assert.deepEqual(
+    got.map((o) => o.name),
+    namesOf(suites, false),
+  );
+  assert.deepEqual(problems(got), []);
+};
+
 let results = [];
 let server;
 let browser;

@@ -8,8 +8,9 @@
  * the pool keeper and the engine run on it unchanged.
  *
  * Each database is an IndexedDB database `siltdb:<name>` with two stores:
- * `files` (a file's name to its length) and `chunks` ([name, index] to the
- * bytes of 32 KiB of the file; docs/format.md). A write marks the chunks it
+ * `files` (the names of its files) and `chunks` ([name, index] to the bytes
+ * of 4 KiB of the file; a file's length is where its last chunk ends;
+ * docs/format.md). A write marks the chunks it
  * touched; at the end of the task (a microtask) the directory persists what
  * is marked in one readwrite transaction, which commits all of it or
  * nothing: what IndexedDB holds is always the directory as it was at the
@@ -176,23 +177,24 @@ export class IdbDirectory implements ChangeSink {
   static async load(db: IDBDatabase, name: string, bound: Bound): Promise<IdbDirectory> {
     const dir = new IdbDirectory(db, name, bound);
     const tx = db.transaction([FILES, CHUNKS], 'readonly');
-    const [names, sizes, keys, chunks] = (await Promise.all([
+    const [names, keys, chunks] = (await Promise.all([
       done(tx.objectStore(FILES).getAllKeys()),
-      done(tx.objectStore(FILES).getAll()),
       done(tx.objectStore(CHUNKS).getAllKeys()),
       done(tx.objectStore(CHUNKS).getAll()),
-    ])) as [string[], number[], [string, number][], Uint8Array[]];
-    names.forEach((n, i) => {
-      const size = sizes[i]!;
-      dir.#files.set(n, new MemoryFile(n, dir, new Uint8Array(size)));
-    });
+    ])) as [string[], [string, number][], Uint8Array[]];
+    // A file's length is where its last chunk ends (0 without chunks).
+    const sizes = new Map<string, number>(names.map((n) => [n, 0]));
     keys.forEach(([n, c], i) => {
-      const f = dir.#files.get(n);
-      if (f === undefined) return; // (a file's chunks and its length are removed in one commit)
-      const bytes = chunks[i]!;
-      const at = c * CHUNK;
-      if (at < f.size) f.bytes.set(bytes.subarray(0, Math.min(bytes.length, f.size - at)), at);
+      const size = sizes.get(n);
+      // (A file's chunks and its record are removed in one commit: a chunk without one is never left.)
+      if (size !== undefined) sizes.set(n, Math.max(size, c * CHUNK + chunks[i]!.length));
     });
+    const bytes = new Map<string, Uint8Array<ArrayBuffer>>();
+    for (const [n, size] of sizes) bytes.set(n, new Uint8Array(size));
+    keys.forEach(([n, c], i) => {
+      bytes.get(n)?.set(chunks[i]!, c * CHUNK);
+    });
+    for (const [n, b] of bytes) dir.#files.set(n, new MemoryFile(n, dir, b));
     return dir;
   }
 
@@ -238,19 +240,22 @@ export class IdbDirectory implements ChangeSink {
     this.#strict = false;
     // What is marked now, copied: the state at the end of this task, for one commit.
     const puts: [[string, number], Uint8Array][] = [];
-    const sizes: [string, number, number][] = [];
-    const taken: [MemoryFile, number[], boolean][] = [];
+    const made: string[] = [];
+    const shrunk: [string, number][] = [];
+    const taken: [MemoryFile, number[], boolean, boolean][] = [];
     for (const f of this.#files.values()) {
-      if (f.dirty.size === 0 && !f.sizeChanged) continue;
+      if (f.dirty.size === 0 && !f.shrunk && !f.created) continue;
       const chunks = [...f.dirty];
       for (const c of chunks) {
         const at = c * CHUNK;
         if (at < f.size) puts.push([[f.name, c], f.bytes.slice(at, Math.min(at + CHUNK, f.size))]);
       }
-      if (f.sizeChanged) sizes.push([f.name, f.size, Math.ceil(f.size / CHUNK)]);
-      taken.push([f, chunks, f.sizeChanged]);
+      if (f.created) made.push(f.name);
+      if (f.shrunk) shrunk.push([f.name, Math.ceil(f.size / CHUNK)]);
+      taken.push([f, chunks, f.shrunk, f.created]);
       f.dirty.clear();
-      f.sizeChanged = false;
+      f.shrunk = false;
+      f.created = false;
     }
     const removed = [...this.#removed];
     this.#removed.clear();
@@ -262,17 +267,16 @@ export class IdbDirectory implements ChangeSink {
         files.delete(n);
         store.delete(this.#bound([n, 0], [n, Number.MAX_SAFE_INTEGER]));
       }
-      for (const [n, size, chunks] of sizes) {
-        files.put(size, n);
-        store.delete(this.#bound([n, chunks], [n, Number.MAX_SAFE_INTEGER]));
-      }
+      for (const n of made) files.put(0, n);
+      for (const [n, chunks] of shrunk) store.delete(this.#bound([n, chunks], [n, Number.MAX_SAFE_INTEGER]));
       for (const [key, bytes] of puts) store.put(bytes, key);
       await committed(tx);
     } catch (e) {
       // Nothing of it was committed: marked again, for the next persist.
-      for (const [f, chunks, sized] of taken) {
+      for (const [f, chunks, wasShrunk, wasCreated] of taken) {
         for (const c of chunks) f.dirty.add(c);
-        if (sized) f.sizeChanged = true;
+        if (wasShrunk) f.shrunk = true;
+        if (wasCreated) f.created = true;
       }
       for (const n of removed) if (!this.#files.has(n)) this.#removed.add(n);
       if (strict) this.#strict = true;
@@ -304,7 +308,9 @@ export class IdbDirectory implements ChangeSink {
     if (f === undefined) {
       if (!options?.create) throw domError('NotFoundError', `no file ${name} in database ${this.name}`);
       f = new MemoryFile(name, this);
-      f.sizeChanged = true;
+      f.created = true;
+      // Old chunks of a file of this name removed earlier in this persist's window: gone with it.
+      f.shrunk = this.#removed.has(name);
       this.#files.set(name, f);
       this.#removed.delete(name);
       this.changed(true);
