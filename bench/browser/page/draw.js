@@ -1,7 +1,8 @@
-// Which keys a run of the page benchmark reads and writes (bench/run/page.mjs):
+// Which keys a run of the page benchmark reads and writes (bench/run/page.mjs,
+// bench/run/storage.mjs), and Silt's timed gets of them in a worker:
 // the same indices for every peer in one repetition, drawn from a PRNG
 // seeded by the run, uniform among the keys written.
-import { below, rng } from '../common.js';
+import { below, checksum, expectedChecksum, keyTextOf, rng } from '../common.js';
 
 /** `n` indices in [0, keys), uniform, from `seed`. */
 export function drawIndices(n, keys, seed) {
@@ -9,4 +10,23 @@ export function drawIndices(n, keys, seed) {
   const out = new Uint32Array(n);
   for (let i = 0; i < n; i++) out[i] = below(next, keys);
   return out;
+}
+
+/**
+ * `n` gets of random keys from Silt's worker `db` (values owned by the
+ * caller, every byte read and checked against what the keys predict, after
+ * 200 untimed): µs per get. `who` names it in the error of a wrong read.
+ */
+export function timeSiltGets(db, n, keys, seed, who) {
+  const idx = drawIndices(n, keys, seed);
+  const ks = Array.from(idx, keyTextOf);
+  for (let i = 0; i < Math.min(200, n); i++) db.get(ks[i]); // warm up
+  let sum = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) sum += checksum(db.get(ks[i]));
+  const us = ((performance.now() - t0) * 1000) / n;
+  let want = 0;
+  for (const i of idx) want += expectedChecksum(i);
+  if (sum !== want) throw new Error(`${who}: get read ${sum}, not ${want}`);
+  return us;
 }

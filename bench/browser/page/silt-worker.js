@@ -5,8 +5,8 @@
 // its database), its own database filled as the page's, timed here with
 // `performance.now()`. Behind the minimal layer of rpc.js.
 import { open } from '/siltdb/dist/index.js';
-import { checksum, expectedChecksum, keyTextOf, valueFor } from '../common.js';
-import { drawIndices } from './draw.js';
+import { checksum, keyTextOf, valueFor } from '../common.js';
+import { drawIndices, timeSiltGets } from './draw.js';
 
 let db;
 
@@ -24,17 +24,7 @@ const ops = {
   },
   /** `n` gets (values owned by the caller, every byte read): µs per get. */
   get(n, keys, seed) {
-    const idx = drawIndices(n, keys, seed);
-    const ks = Array.from(idx, keyTextOf);
-    for (let i = 0; i < Math.min(200, n); i++) db.get(ks[i]); // warm up
-    let sum = 0;
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) sum += checksum(db.get(ks[i]));
-    const us = ((performance.now() - t0) * 1000) / n;
-    let want = 0;
-    for (const i of idx) want += expectedChecksum(i);
-    if (sum !== want) throw new Error(`silt in the worker: get read ${sum}, not ${want}`);
-    return us;
+    return timeSiltGets(db, n, keys, seed, 'silt in the worker');
   },
   /** `n` scans of 100 entries by `for...of` over `iterator({ gte, limit: 100 })`: µs per scan. */
   scan(n, keys, seed) {

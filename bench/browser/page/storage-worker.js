@@ -8,7 +8,7 @@
 // put, awaited until complete. Behind the minimal layer of rpc.js.
 import { open, removeDatabase } from '/siltdb/dist/index.js';
 import { checksum, expectedChecksum, keyTextOf, valueFor } from '../common.js';
-import { drawIndices } from './draw.js';
+import { drawIndices, timeSiltGets } from './draw.js';
 
 const dbs = new Map();
 let idb;
@@ -46,18 +46,7 @@ const ops = {
 
   /** `n` gets on `storage`'s database (values owned by the caller, every byte read): µs per get. */
   get(storage, n, keys, seed) {
-    const db = dbs.get(storage);
-    const idx = drawIndices(n, keys, seed);
-    const ks = Array.from(idx, keyTextOf);
-    for (let i = 0; i < Math.min(200, n); i++) db.get(ks[i]); // warm up
-    let sum = 0;
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) sum += checksum(db.get(ks[i]));
-    const us = ((performance.now() - t0) * 1000) / n;
-    let want = 0;
-    for (const i of idx) want += expectedChecksum(i);
-    if (sum !== want) throw new Error(`silt (${storage}): get read ${sum}, not ${want}`);
-    return us;
+    return timeSiltGets(dbs.get(storage), n, keys, seed, `silt (${storage})`);
   },
 
   /** `n` puts on `storage`'s database, each awaited: `put(k, v, { sync })`, then `await db.persisted()`. µs per put. */
