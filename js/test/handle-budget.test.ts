@@ -166,6 +166,30 @@ describe('databases within the budget', () => {
     expect(text(back.get('k'))).toBe('a');
   });
 
+  test('when the budget runs short, an open database gives back its free files past what a call needs, and goes on working', async () => {
+    const o = origin();
+    const options: OpenOptions = { handleBudget: 48, poolReserve: 24, writeBufferSize: 64 * 1024 };
+    const a = await openIn(o, 'giver', options);
+    a.put('k', bytes('a'));
+    const before = a.statistics().handles!.database;
+    expect(before).toBeGreaterThanOrEqual(24);
+    // b needs more than the budget has left: a's free files past 4 go.
+    const b = await openIn(o, 'taker', options);
+    b.put('k', bytes('b'));
+    expect(o.handles.peak).toBeLessThanOrEqual(48);
+    expect(a.statistics().handles!.database).toBeLessThan(before);
+    expect(a.statistics().pool!.free).toBeLessThanOrEqual(4);
+    // a still writes: its pool grows again within what the budget gives.
+    for (let i = 0; i < 3; i++) {
+      a.put(`more${i}`, bytes('x'));
+      a.flush();
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    expect(text(a.get('more2'))).toBe('x');
+    expect(text(b.get('k'))).toBe('b');
+    expect(o.handles.peak).toBeLessThanOrEqual(48);
+  });
+
   test('a pool raised for bursts shrinks back once they stop: its free files are closed and removed, and the data stays', async () => {
     const o = origin();
     const db = await openIn(o, 'shrinks', { poolReserve: 8, writeBufferSize: 64 * 1024 });

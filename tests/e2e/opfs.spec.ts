@@ -34,6 +34,12 @@ test("the engine's fs contract holds on a pool of real OPFS files", async ({ pag
   expect(r.files).toBeGreaterThanOrEqual(48);
 });
 
+test("the engine's fs contract holds on the IndexedDB storage's files", async ({ page }) => {
+  const r = await runFresh<{ failures: string[]; files: number }>(page, 'fsContract', { dirName: 'fs-contract-idb', storage: 'indexeddb' });
+  expect(r.failures).toEqual([]);
+  expect(r.files).toBeGreaterThanOrEqual(48);
+});
+
 test('data survives a page reload', async ({ page }) => {
   expect(await runFresh(page, 'write', { name: 'reload', from: 0, to: 2000 })).toBe(2000);
   await page.reload();

@@ -108,14 +108,23 @@ const scenarios = {
    * test-only wasm build (scripts/build.sh --tests: the shipped one has no
    * runFsContract). Its pool is filled the way PoolKeeper fills siltdb's.
    */
-  async fsContract({ dirName }) {
+  async fsContract({ dirName, storage }) {
     const testBuild = await import('/test-pkg/silt_wasm_test.js');
     await testBuild.default();
-    const root = await navigator.storage.getDirectory();
-    try {
-      await root.removeEntry(dirName, { recursive: true });
-    } catch {}
-    const dir = await root.getDirectoryHandle(dirName, { create: true });
+    let dir;
+    if (storage === 'indexeddb') {
+      // The IndexedDB storage's files (in memory, committed to IndexedDB), as open() makes them.
+      const { IdbTop } = await import('/siltdb/dist/idb/idb-directory.js');
+      const top = new IdbTop(indexedDB);
+      await top.removeEntry(dirName);
+      dir = await top.getDirectoryHandle(dirName, { create: true });
+    } else {
+      const root = await navigator.storage.getDirectory();
+      try {
+        await root.removeEntry(dirName, { recursive: true });
+      } catch {}
+      dir = await root.getDirectoryHandle(dirName, { create: true });
+    }
     const pool = new testBuild.OpfsPool();
     try {
       for (let i = 0; i < 48; i++) {

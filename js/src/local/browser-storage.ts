@@ -142,5 +142,15 @@ async function keptInIndexedDb(root: StorageEnv['root'], idb: IdbFactoryLike, na
   } catch (e) {
     if ((e as { name?: unknown }).name !== 'NotFoundError') return false;
   }
+  // Asked without loading the IndexedDB storage's module where the browser lists its databases (all current ones do).
+  const list = (idb as { databases?: () => Promise<{ name?: string }[]> }).databases;
+  if (typeof list === 'function') {
+    try {
+      const wanted = `siltdb:${name}`;
+      return (await list.call(idb)).some((d) => d.name === wanted);
+    } catch {
+      // Asked the other way below.
+    }
+  }
   return (await idbStorage()).idbHas(idb, name);
 }

@@ -23,7 +23,7 @@ import {
   type OpenOptions,
   toWasm,
 } from './options.js';
-import { closed as closedForGood, holdOpen, letParkedGo, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
+import { closed as closedForGood, holdOpen, mayPark, park, releaseParked, takeParked } from '../opfs/parking.js';
 import { type Budget, HANDLE_RETRY_MS, PoolKeeper, type DirectoryLike } from '../opfs/pool.js';
 import { realmHandles } from '../opfs/handle-budget.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
@@ -148,7 +148,6 @@ async function openHeld(env: StorageEnv, name: string, options: OpenOptions<unkn
     handles: kind === 'opfs' ? realmHandles(env.locks) : UNCOUNTED,
     limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET,
     what: `database "${name}"`,
-    letGo: letParkedGo,
   };
   if (kind === 'indexeddb' && o.maxBytes === undefined) wasm.maxBytes = IDB_DEFAULT_MAX_BYTES;
   const parked = how.parkable ? takeParked(name, reserve, budget.limit) : undefined;

@@ -8,7 +8,6 @@ import { acquireLock } from '../opfs/lock.js';
 import { PoolKeeper } from '../opfs/pool.js';
 import { realmHandles, UNCOUNTED } from '../opfs/handle-budget.js';
 import type { IdbDirectory } from '../idb/idb-directory.js';
-import { letParkedGo } from '../opfs/parking.js';
 import { loadWasm } from '../boundary/wasm.js';
 import { browserStorage, directoryOf, domCall, ENGINE_DIR, onBrowserStorage, type StorageEnv } from './open.js';
 import { checkName, checkOptions, DEFAULT_HANDLE_BUDGET, DEFAULT_POOL_RESERVE, type OpenOptions, REPAIR_OPTIONS, toWasm } from './options.js';
@@ -62,7 +61,6 @@ export async function repairOn(env: StorageEnv, name: string, options: Pick<Open
       handles: env.kind === 'indexeddb' ? UNCOUNTED : realmHandles(env.locks),
       limit: o.handleBudget ?? DEFAULT_HANDLE_BUDGET,
       what: `repairing database "${name}"`,
-      letGo: letParkedGo,
     });
     let report: RepairReport;
     try {

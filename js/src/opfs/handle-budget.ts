@@ -17,9 +17,10 @@
  * those it no longer needs. A worker that ends loses its locks with its
  * handles, so nothing is ever counted for a worker that is gone. When no
  * slice is free, databases that are only parked (closed a moment ago,
- * parking.ts) are asked to let go, in this worker and in the others, and
- * the request is tried again; then it fails with `PoolExhausted` naming the
- * budget.
+ * parking.ts) are asked to let go, and open ones to close their free files
+ * past what a call needs (`yieldHandles`), in this worker and in the
+ * others, and the request is tried again; then it fails with
+ * `PoolExhausted` naming the budget.
  */
 
 import { SiltError } from '../core/errors.js';
@@ -66,17 +67,17 @@ export class RealmHandles {
    * Counts `n` more handles, within `budget` for the origin, taking slices
    * of it first if those held do not cover them; rejects with
    * `PoolExhausted` (`what` says for what) when the origin has none left,
-   * once `letGo` (which asks databases only parked to let go of theirs,
-   * here and in other workers: parking.ts) did not free enough in time.
-   * Takes are served one at a time.
+   * once the holders that can give some back (`yieldHandles`, here and in
+   * the other workers) did not free enough in time. Takes are served one at
+   * a time.
    */
-  take(n: number, budget: number, what: string, letGo: () => void = () => {}): Promise<void> {
-    const run = this.#queue.then(() => this.#take(n, budget, what, letGo));
+  take(n: number, budget: number, what: string): Promise<void> {
+    const run = this.#queue.then(() => this.#take(n, budget, what));
     this.#queue = run.catch(() => {});
     return run;
   }
 
-  async #take(n: number, budget: number, what: string, letGo: () => void): Promise<void> {
+  async #take(n: number, budget: number, what: string): Promise<void> {
     if (n <= 0) return;
     const slices = Math.floor(budget / HANDLES_PER_SLICE);
     this.#wanted = n;
@@ -86,10 +87,12 @@ export class RealmHandles {
         const need = Math.ceil((this.#held + n) / HANDLES_PER_SLICE);
         if (need <= this.#slices.size) break;
         if (need <= slices && (await this.#takeSlices(need - this.#slices.size, slices))) continue;
-        // None free: databases only parked, here and in other workers, let go.
+        // None free: databases only parked let go, and open ones give back
+        // the free files past what a call needs, here and in other workers.
         if (!asked) {
           asked = true;
-          letGo();
+          yieldHandles();
+          askOthersToYield();
         }
         if (attempt >= RETRY_MS.length) throw this.#exhausted(n, budget, what);
         await new Promise((r) => setTimeout(r, RETRY_MS[attempt]));
@@ -191,6 +194,53 @@ function tryLock(locks: LockManagerLike, name: string): Promise<HeldLock | null>
       })
       .catch(() => resolve(null));
   });
+}
+
+/** Something that holds handles it can give back when the budget runs short (a pool's free files). */
+export interface Yielder {
+  yieldHandles(): void;
+}
+
+const yielders = new Set<Yielder>();
+
+/** Where a worker short of handles asks the other workers of the origin to give some back. */
+const NEED_CHANNEL = 'siltdb-handles';
+
+/** This realm's listener on `NEED_CHANNEL`, while it has a holder. */
+let listener: BroadcastChannel | undefined;
+
+/**
+ * Registers `y` (a parked database, a pool's free files) while it holds
+ * handles: it gives them back when the budget runs short here, or in
+ * another worker (which asks on `NEED_CHANNEL`). The returned function
+ * unregisters it.
+ */
+export function holdsHandles(y: Yielder): () => void {
+  yielders.add(y);
+  if (listener === undefined && typeof BroadcastChannel === 'function') {
+    listener = new BroadcastChannel(NEED_CHANNEL);
+    listener.addEventListener('message', () => yieldHandles());
+  }
+  return () => {
+    yielders.delete(y);
+    if (yielders.size === 0) {
+      listener?.close();
+      listener = undefined;
+    }
+  };
+}
+
+/** Every registered holder of this realm gives back what it can spare. */
+export function yieldHandles(): void {
+  for (const y of [...yielders]) y.yieldHandles();
+}
+
+/** Asks every other realm of the origin to give back what its holders can spare. */
+function askOthersToYield(): void {
+  if (typeof BroadcastChannel !== 'function') return;
+  const c = new BroadcastChannel(NEED_CHANNEL);
+  c.postMessage({ t: 'need' });
+  c.close();
 }
 
 /** What a pool keeper counts its handles in: a realm's budget, or `UNCOUNTED`. */

@@ -12,10 +12,11 @@
  * answers `busy`, and if the asker means to wait, it remembers that, and
  * its `close()` lets go instead of parking. A parked database also lets go
  * after `PARK_MS` on its own, when its worker ends, and when a worker of
- * the origin needs the handles it keeps (`NEED_CHANNEL`, handle-budget.ts).
+ * the origin needs the handles it keeps (`yieldHandles`, handle-budget.ts).
  */
 
 import type { HeldLock } from '../core/web-locks.js';
+import { holdsHandles } from './handle-budget.js';
 import type { PoolKeeper } from './pool.js';
 
 /** How long a closed database stays parked if nobody reopens it. */
@@ -30,7 +31,7 @@ interface Holder {
   channel: BroadcastChannel | undefined;
   /** Someone waits for the lock: close lets go instead of parking. */
   wanted: boolean;
-  parked: { keeper: PoolKeeper; lock: HeldLock; reserve: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  parked: { keeper: PoolKeeper; lock: HeldLock; reserve: number; timer: ReturnType<typeof setTimeout>; unregister: () => void } | undefined;
 }
 
 const holders = new Map<string, Holder>();
@@ -45,6 +46,7 @@ function unparkAndRelease(name: string, h: Holder): void {
   if (p === undefined) return;
   h.parked = undefined;
   clearTimeout(p.timer);
+  p.unregister();
   try {
     p.keeper.close();
   } finally {
@@ -57,43 +59,11 @@ function forget(name: string, h: Holder): void {
   h.channel?.close();
   h.channel = undefined;
   if (holders.get(name) === h) holders.delete(name);
-  stopListeningIfNoneParked();
-}
-
-/**
- * Where a worker that needs OPFS handles the budget cannot give
- * (handle-budget.ts) asks every parked database of the origin to let go.
- */
-const NEED_CHANNEL = 'siltdb-handles';
-
-/** This realm's listener on `NEED_CHANNEL`, while it has a database parked. */
-let needListener: BroadcastChannel | undefined;
-
-function listenForNeed(): void {
-  if (needListener !== undefined || typeof BroadcastChannel !== 'function') return;
-  needListener = new BroadcastChannel(NEED_CHANNEL);
-  needListener.addEventListener('message', () => releaseAllParked());
-}
-
-function stopListeningIfNoneParked(): void {
-  if (needListener === undefined) return;
-  for (const h of holders.values()) if (h.parked !== undefined) return;
-  needListener.close();
-  needListener = undefined;
 }
 
 /** Lets go of every database parked in this realm (their handles and locks). */
 export function releaseAllParked(): void {
   for (const [name, h] of [...holders]) if (h.parked !== undefined) unparkAndRelease(name, h);
-}
-
-/** Lets go of every database parked in this realm, and asks every other realm of the origin to let go of theirs. */
-export function letParkedGo(): void {
-  releaseAllParked();
-  if (typeof BroadcastChannel !== 'function') return;
-  const c = new BroadcastChannel(NEED_CHANNEL);
-  c.postMessage({ t: 'need' });
-  c.close();
 }
 
 /**
@@ -127,8 +97,14 @@ export function mayPark(h: Holder): boolean {
 
 /** Parks a database just closed with its files left open. */
 export function park(name: string, h: Holder, keeper: PoolKeeper, lock: HeldLock, reserve: number): void {
-  h.parked = { keeper, lock, reserve, timer: setTimeout(() => unparkAndRelease(name, h), PARK_MS) };
-  listenForNeed();
+  h.parked = {
+    keeper,
+    lock,
+    reserve,
+    timer: setTimeout(() => unparkAndRelease(name, h), PARK_MS),
+    // When the handle budget runs short, here or in another worker, it lets go.
+    unregister: holdsHandles({ yieldHandles: () => unparkAndRelease(name, h) }),
+  };
 }
 
 /** The database closed for good: stops answering for it. */
@@ -150,6 +126,7 @@ export function takeParked(name: string, reserve: number, handleBudget: number):
     return undefined;
   }
   clearTimeout(p.timer);
+  p.unregister();
   h.parked = undefined;
   forget(name, h);
   return { keeper: p.keeper, lock: p.lock };

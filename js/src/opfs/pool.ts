@@ -12,7 +12,7 @@
 
 import { OpfsPool } from '../../pkg/silt_wasm.js';
 import { fromWasm, SiltError } from '../core/errors.js';
-import { HANDLES_PER_SLICE, type HandleCounter } from './handle-budget.js';
+import { HANDLES_PER_SLICE, type HandleCounter, holdsHandles, UNCOUNTED } from './handle-budget.js';
 
 /** The synchronous methods of a `FileSystemSyncAccessHandle` the pool uses. */
 export interface SyncHandleLike {
@@ -45,14 +45,15 @@ export interface Budget {
   limit: number;
   /** Who asks, for messages: `database "name"`. */
   what: string;
-  /** Asks databases only parked, in this worker and the others, to let go of their handles (parking.ts). */
-  letGo(): void;
 }
 
 const POOL_FILE = /^(\d{6})\.pool$/;
 
 /** The most free pooled files a keeper raises its target to (and at most half the handle budget). */
 const MAX_TARGET = 256;
+
+/** The free files a pool keeps when the handle budget runs short: the most any call needs (`MIN_POOL_RESERVE`). */
+const PRESSED_TARGET = 4;
 
 /** After this long without a burst, a raised target halves (down to the reserve), and free files past it are let go. */
 export const TARGET_DECAY_MS = 30_000;
@@ -114,6 +115,8 @@ export class PoolKeeper {
   readonly #budget: Budget;
   /** Sync access handles this keeper has open (counted in the budget). */
   #handles = 0;
+  /** Unregisters it as a holder of handles the budget can ask back (`yieldHandles`). */
+  #unregister: (() => void) | undefined;
   #next: number;
   #filling: Promise<void> | undefined;
   #target: number;
@@ -156,7 +159,7 @@ export class PoolKeeper {
     const next = names.length === 0 ? 0 : Number(POOL_FILE.exec(names[names.length - 1]!)![1]) + 1;
     const keeper = new PoolKeeper(dir, pool, reserve, next, budget);
     try {
-      await budget.handles.take(names.length, budget.limit, `opening ${budget.what} (${names.length} pooled files, each an open handle)`, budget.letGo);
+      await budget.handles.take(names.length, budget.limit, `opening ${budget.what} (${names.length} pooled files, each an open handle)`);
     } catch (e) {
       pool.close();
       throw e;
@@ -175,6 +178,7 @@ export class PoolKeeper {
         throw failed.reason;
       }
       keeper.#addAll(handles as PromiseFulfilledResult<SyncHandleLike>[], names);
+      if (budget.handles !== UNCOUNTED) keeper.#unregister = holdsHandles(keeper);
       await keeper.topUp();
       if (keeper.lastError) throw keeper.lastError;
     } catch (e) {
@@ -236,6 +240,19 @@ export class PoolKeeper {
   }
 
   /**
+   * The handle budget ran short (here or in another worker): the target
+   * drops to the fewest free files a call needs, and the free files past it
+   * are closed and removed. It grows again with the next bursts, within
+   * what the budget gives.
+   */
+  yieldHandles(): void {
+    if (this.#closed || this.#filling !== undefined) return;
+    this.#target = PRESSED_TARGET;
+    this.#targetSince = Date.now();
+    if (this.pool.freeCount() > PRESSED_TARGET) this.#shrink();
+  }
+
+  /**
    * Closes the free pooled files past the target (left by deleted tables:
    * a compaction that merged many files into few) and removes them, so
    * that the handle budget gets them back and the next open does not open
@@ -283,7 +300,7 @@ export class PoolKeeper {
         if (missing <= 0) break;
         const count = Math.min(missing, 8);
         try {
-          await this.#budget.handles.take(count, this.#budget.limit, `${this.#budget.what} (adding free files to its pool)`, this.#budget.letGo);
+          await this.#budget.handles.take(count, this.#budget.limit, `${this.#budget.what} (adding free files to its pool)`);
         } catch (e) {
           // The budget is used up: enough if the reserve is there (only a raised target is not met).
           if (this.pool.freeCount() >= this.reserve) break;
@@ -325,6 +342,8 @@ export class PoolKeeper {
   /** Stops topping up, closes every handle and gives them back to the budget; handles opened from now on are closed at once. */
   close(): void {
     this.#closed = true;
+    this.#unregister?.();
+    this.#unregister = undefined;
     this.pool.close();
     const n = this.#handles;
     this.#handles = 0;
