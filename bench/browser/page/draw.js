@@ -2,7 +2,7 @@
 // bench/run/storage.mjs), and Silt's timed gets of them in a worker:
 // the same indices for every peer in one repetition, drawn from a PRNG
 // seeded by the run, uniform among the keys written.
-import { below, checksum, expectedChecksum, keyTextOf, rng } from '../common.js';
+import { below, checksum, expectedChecksum, keyTextOf, rng, valueFor } from '../common.js';
 
 /** `n` indices in [0, keys), uniform, from `seed`. */
 export function drawIndices(n, keys, seed) {
@@ -10,6 +10,17 @@ export function drawIndices(n, keys, seed) {
   const out = new Uint32Array(n);
   for (let i = 0; i < n; i++) out[i] = below(next, keys);
   return out;
+}
+
+/** Writes keys 0..keys-1 with their values into Silt's worker `db`, in batches of 1,000, then flushes and waits for its background work. */
+export async function fillSilt(db, keys) {
+  for (let b = 0; b < keys; b += 1000) {
+    const batch = db.batch();
+    for (let i = b; i < Math.min(keys, b + 1000); i++) batch.put(keyTextOf(i), valueFor(i));
+    db.write(batch);
+  }
+  db.flush();
+  await db.idle();
 }
 
 /**

@@ -5,21 +5,15 @@
 // its database), its own database filled as the page's, timed here with
 // `performance.now()`. Behind the minimal layer of rpc.js.
 import { open } from '/siltdb/dist/index.js';
-import { checksum, keyTextOf, valueFor } from '../common.js';
-import { drawIndices, timeSiltGets } from './draw.js';
+import { checksum, keyTextOf } from '../common.js';
+import { drawIndices, fillSilt, timeSiltGets } from './draw.js';
 
 let db;
 
 const ops = {
   async open(name, keys) {
     db = await open(name);
-    for (let b = 0; b < keys; b += 1000) {
-      const batch = db.batch();
-      for (let i = b; i < Math.min(keys, b + 1000); i++) batch.put(keyTextOf(i), valueFor(i));
-      db.write(batch);
-    }
-    db.flush();
-    await db.idle();
+    await fillSilt(db, keys);
     return 0;
   },
   /** `n` gets (values owned by the caller, every byte read): µs per get. */

@@ -8,7 +8,7 @@
 // put, awaited until complete. Behind the minimal layer of rpc.js.
 import { open, removeDatabase } from '/siltdb/dist/index.js';
 import { checksum, expectedChecksum, keyTextOf, valueFor } from '../common.js';
-import { drawIndices, timeSiltGets } from './draw.js';
+import { drawIndices, fillSilt, timeSiltGets } from './draw.js';
 
 const dbs = new Map();
 let idb;
@@ -32,13 +32,7 @@ const ops = {
   async open(name, storage, keys) {
     await removeDatabase(name).catch(() => {});
     const db = await open(name, { storage });
-    for (let b = 0; b < keys; b += 1000) {
-      const batch = db.batch();
-      for (let i = b; i < Math.min(keys, b + 1000); i++) batch.put(keyTextOf(i), valueFor(i));
-      db.write(batch);
-    }
-    db.flush();
-    await db.idle();
+    await fillSilt(db, keys);
     await db.persisted();
     dbs.set(storage, db);
     return db.storage;

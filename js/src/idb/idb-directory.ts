@@ -219,11 +219,6 @@ export class IdbDirectory implements ChangeSink {
     return p;
   }
 
-  /** Whether something written is not committed yet. */
-  get pending(): boolean {
-    return this.#committed < this.#generation;
-  }
-
   #start(): void {
     if (this.#running !== undefined || this.#committed >= this.#generation) return;
     this.#running = this.#persist().finally(() => {
@@ -347,12 +342,5 @@ export class IdbDirectory implements ChangeSink {
     this.#removed.add(name);
     this.changed(true);
     await this.persisted();
-  }
-
-  /** Bytes held in memory by every file (their lengths). */
-  get bytes(): number {
-    let n = 0;
-    for (const f of this.#files.values()) n += f.size;
-    return n;
   }
 }

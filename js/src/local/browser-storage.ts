@@ -5,7 +5,7 @@
  * environment open.ts opens on (tests substitute it).
  */
 
-import { SiltError } from '../core/errors.js';
+import { SiltError, storageError } from '../core/errors.js';
 import type { LockManagerLike } from '../core/web-locks.js';
 import type { IdbFactoryLike } from '../idb/idb-directory.js';
 
@@ -75,11 +75,7 @@ export async function domCall<T>(what: string, f: () => Promise<T>): Promise<T> 
   try {
     return await f();
   } catch (e) {
-    if (e instanceof SiltError) throw e;
-    const name = (e as { name?: unknown }).name;
-    const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    const code = name === 'QuotaExceededError' ? 'QuotaExceeded' : 'IoError';
-    throw new SiltError(code, `${what}: ${detail}`, { cause: e });
+    throw storageError(what, e);
   }
 }
 

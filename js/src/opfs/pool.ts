@@ -350,11 +350,6 @@ export class PoolKeeper {
     this.#budget.handles.give(n);
   }
 
-  /** Sync access handles this keeper has open. */
-  get handles(): number {
-    return this.#handles;
-  }
-
   /** Its handles, this worker's (every database's), and the budget (`statistics().handles`). */
   handleStats(): { database: number; worker: number; budget: number } {
     return { database: this.#handles, worker: this.#budget.handles.held, budget: this.#budget.limit };

@@ -32,8 +32,10 @@
 //!   *and* no `File` of a removed path still has it open (POSIX semantics
 //!   of remove: open handles stay usable until dropped).
 
+mod control;
 pub mod header;
 mod slot;
+mod space;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -41,8 +43,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use silt_engine::fs::{File, Fs, FsLock};
 use silt_engine::{Error, Result};
 
+pub use control::{PoolControl, ReserveGuard};
 pub use header::{Header, HEADER_SIZE, MAX_PATH_LEN};
 pub use slot::{MemSlot, SlotError, SlotFile};
+use space::Space;
 
 /// The engine's `Fs` over a pool of pre-opened files. Cloning gives another
 /// handle on the same pool.
@@ -61,52 +65,6 @@ struct Inner<S> {
     locks: Mutex<HashSet<String>>,
     /// Lock order: `state`, then a slot's `size`, then `space` (a leaf).
     space: Mutex<Space>,
-}
-
-/// The bytes the pooled files take on storage, and the cap on them.
-#[derive(Debug, Default)]
-struct Space {
-    /// Physical bytes of every pooled file, as this pool last set them.
-    used: u64,
-    /// The cap; `None` = only the storage's own quota.
-    max: Option<u64>,
-    /// Bytes below `max` that only work inside `use_reserve` may use.
-    reserve: u64,
-    /// `use_reserve` scopes open right now.
-    reserve_users: usize,
-}
-
-impl Space {
-    /// Takes `growth` more bytes, or says why not (as a full storage would).
-    fn take(&mut self, growth: u64) -> std::result::Result<(), SlotError> {
-        let Some(max) = self.max else {
-            self.used += growth;
-            return Ok(());
-        };
-        let limit = if self.reserve_users > 0 { max } else { max.saturating_sub(self.reserve) };
-        if self.used.saturating_add(growth) > limit {
-            let kept = if self.reserve_users > 0 || self.reserve == 0 {
-                String::new()
-            } else {
-                format!(" (of which the last {} are kept for deletes, compactions and reopening)", self.reserve)
-            };
-            return Err(SlotError {
-                quota: true,
-                message: format!(
-                    "the database's size cap is reached: its files take {} bytes, this write needs {growth} more, \
-                     and maxBytes is {max}{kept}; delete data and compact it (delete or deleteRange, then \
-                     compactRange), or reopen the database with a larger maxBytes",
-                    self.used
-                ),
-            });
-        }
-        self.used += growth;
-        Ok(())
-    }
-
-    fn give_back(&mut self, bytes: u64) {
-        self.used = self.used.saturating_sub(bytes);
-    }
 }
 
 struct State<S> {
@@ -475,49 +433,6 @@ impl<S: SlotFile> Pool<S> {
         if size.physical > HEADER_SIZE {
             let _ = self.resize_slot(&mut size, HEADER_SIZE, || data.file.truncate(HEADER_SIZE));
         }
-    }
-}
-
-/// What the database binding needs of a pool, whatever its files are.
-pub trait PoolControl {
-    fn free_count(&self) -> usize;
-    fn exhausted_count(&self) -> u64;
-    fn stats(&self) -> PoolStats;
-    fn paths(&self) -> Vec<String>;
-    fn close(&self);
-    fn use_reserve(&self) -> ReserveGuard;
-}
-
-impl<S: SlotFile> PoolControl for Pool<S> {
-    fn free_count(&self) -> usize {
-        Pool::free_count(self)
-    }
-    fn exhausted_count(&self) -> u64 {
-        Pool::exhausted_count(self)
-    }
-    fn stats(&self) -> PoolStats {
-        Pool::stats(self)
-    }
-    fn paths(&self) -> Vec<String> {
-        Pool::paths(self)
-    }
-    fn close(&self) {
-        Pool::close(self)
-    }
-    fn use_reserve(&self) -> ReserveGuard {
-        Pool::use_reserve(self)
-    }
-}
-
-/// While alive, writes to the pool may use the space reserve
-/// ([`Pool::use_reserve`]).
-#[must_use = "the reserve is usable only while the guard lives"]
-pub struct ReserveGuard(Box<dyn FnOnce()>);
-
-impl Drop for ReserveGuard {
-    fn drop(&mut self) {
-        let release = std::mem::replace(&mut self.0, Box::new(|| {}));
-        release();
     }
 }
 
