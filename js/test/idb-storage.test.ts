@@ -155,7 +155,7 @@ describe('the IndexedDB storage', () => {
   });
 });
 
-test('crashes, clean reopens and refused commits at random moments against an oracle: every write persisted() acknowledged is read back, and nothing never written', async () => {
+test('crashes, clean reopens and refused commits at random moments, among puts, spilled transactions, ingests and compactions, against an oracle: every write persisted() acknowledged is read back, and nothing never written', async () => {
   const SEQUENCES = Number(process.env.SILT_IDB_SEQUENCES ?? 12);
   for (let seed = 1; seed <= SEQUENCES; seed++) {
     const rng = new Rng(seed);
@@ -173,7 +173,7 @@ test('crashes, clean reopens and refused commits at random moments against an or
         for (let attempt = 0; ; attempt++) {
           const before = state.refusals;
           try {
-            return await openIdb(factory, locks, 'model', { writeBufferSize: 64 * 1024, wait: true });
+            return await openIdb(factory, locks, 'model', { writeBufferSize: 64 * 1024, transactionSpillBytes: 8192, wait: true });
           } catch (e) {
             if ((e as { code?: string }).code !== 'IoError' || state.refusals === before || attempt > 5) throw e;
             trace.push(`open refused (${(e as Error).message.slice(0, 80)})`);
@@ -208,17 +208,44 @@ test('crashes, clean reopens and refused commits at random moments against an or
       const steps = 20 + rng.int(40);
       for (let s = 0; s < steps; s++) {
         const r = rng.next();
-        if (r < 0.7) {
+        /** `key` may now hold `value` (written, or perhaps: an operation that failed may have applied it). */
+        const wrote = (key: string, value: string | null) => {
+          const list = since.get(key) ?? [];
+          list.push(value);
+          since.set(key, list);
+        };
+        const valueOf = () => `v${counter++}-${'x'.repeat(rng.int(3000))}`;
+        if (r >= 0.6 && r < 0.7) {
+          // What meets the storage besides puts: a transaction that spills into files of its own, an ingest, a compaction.
+          const kind = r < 0.64 ? 'transaction' : r < 0.67 ? 'ingest' : 'compactRange';
+          const keys = [...new Set(Array.from({ length: 1 + rng.int(12) }, () => `key${rng.int(40)}`))].sort();
+          const values = keys.map(() => valueOf());
+          if (kind !== 'compactRange') keys.forEach((k, i) => wrote(k, values[i]!));
+          try {
+            if (kind === 'transaction') {
+              await db.transaction((tx) => {
+                keys.forEach((k, i) => tx.put(k, bytes(values[i]!)));
+              });
+            } else if (kind === 'ingest') {
+              await db.ingest(keys.map((k, i) => [k, bytes(values[i]!)] as const));
+            } else {
+              await db.compactRange();
+            }
+            trace.push(kind);
+          } catch (e) {
+            // A refused commit may fail it (then each value may or may not be there: allowed above).
+            if (state.refusals === refusals && state.failNext === 0) throw e;
+            trace.push(`${kind} failed: ${(e as { code?: string }).code}`);
+          }
+        } else if (r < 0.7) {
           for (let i = 0, n = 1 + rng.int(30); i < n; i++) {
             const key = `key${rng.int(40)}`;
-            const value = rng.next() < 0.2 ? null : `v${counter++}-${'x'.repeat(rng.int(3000))}`;
+            const value = rng.next() < 0.2 ? null : valueOf();
             const sync = rng.next() < 0.2;
             if (value === null) db.delete(key, { sync });
             else db.put(key, bytes(value), { sync });
             if (key === 'key0') trace.push(`key0 = ${value?.split('-')[0] ?? 'none'}${sync ? ' sync' : ''}`);
-            const list = since.get(key) ?? [];
-            list.push(value);
-            since.set(key, list);
+            wrote(key, value);
           }
         } else if (r < 0.8) {
           db.flush();
