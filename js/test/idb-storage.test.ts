@@ -214,17 +214,19 @@ test('crashes, clean reopens and refused commits at random moments, among puts, 
           list.push(value);
           since.set(key, list);
         };
-        const valueOf = () => `v${counter++}-${'x'.repeat(rng.int(3000))}`;
+        const nextValue = () => `v${counter++}-${'x'.repeat(rng.int(3000))}`;
         if (r >= 0.6 && r < 0.7) {
           // What meets the storage besides puts: a transaction that spills into files of its own, an ingest, a compaction.
           const kind = r < 0.64 ? 'transaction' : r < 0.67 ? 'ingest' : 'compactRange';
           const keys = [...new Set(Array.from({ length: 1 + rng.int(12) }, () => `key${rng.int(40)}`))].sort();
-          const values = keys.map(() => valueOf());
-          if (kind !== 'compactRange') keys.forEach((k, i) => wrote(k, values[i]!));
+          const values = keys.map(() => nextValue());
+          if (kind !== 'compactRange') {
+            for (const [i, k] of keys.entries()) wrote(k, values[i]!);
+          }
           try {
             if (kind === 'transaction') {
               await db.transaction((tx) => {
-                keys.forEach((k, i) => tx.put(k, bytes(values[i]!)));
+                for (const [i, k] of keys.entries()) tx.put(k, bytes(values[i]!));
               });
             } else if (kind === 'ingest') {
               await db.ingest(keys.map((k, i) => [k, bytes(values[i]!)] as const));
@@ -240,7 +242,7 @@ test('crashes, clean reopens and refused commits at random moments, among puts, 
         } else if (r < 0.7) {
           for (let i = 0, n = 1 + rng.int(30); i < n; i++) {
             const key = `key${rng.int(40)}`;
-            const value = rng.next() < 0.2 ? null : valueOf();
+            const value = rng.next() < 0.2 ? null : nextValue();
             const sync = rng.next() < 0.2;
             if (value === null) db.delete(key, { sync });
             else db.put(key, bytes(value), { sync });
