@@ -30,10 +30,6 @@ interface Leading {
   port: MessagePort;
 }
 
-const leaders = new Map<string, Leading>();
-/** Follower ports waiting for leader `leader` of database `name`, by `${name}\n${leader}`. */
-const waiting = new Map<string, { client: string; port: MessagePort; timer: ReturnType<typeof setTimeout>; v: number }[]>();
-
 function handOver(l: Leading, client: string, port: MessagePort, v: number): void {
   l.port.postMessage({ t: 'attach', client, port, v } satisfies BrokerMessage, [port]);
 }
@@ -48,44 +44,58 @@ function wellFormed(m: unknown): m is BrokerMessage {
   return x.t === 'connect' && typeof x.client === 'string' && typeof port?.postMessage === 'function';
 }
 
-function onMessage(from: MessagePort, m: BrokerMessage): void {
-  if (m.t === 'lead') {
-    const l: Leading = { leader: m.leader, port: from };
-    leaders.set(m.name, l);
-    const key = `${m.name}\n${m.leader}`;
-    for (const w of waiting.get(key) ?? []) {
-      clearTimeout(w.timer);
-      handOver(l, w.client, w.port, w.v);
+/**
+ * A broker's state and the handler of its `connect` events: one per
+ * SharedWorker instance. (An instance can die under its pages, with the
+ * renderer process it ran in: a page then makes a new SharedWorker, which
+ * starts a new instance knowing no leader; connection.ts.)
+ */
+export function startBroker(): (e: { ports: readonly MessagePort[] }) => void {
+  const leaders = new Map<string, Leading>();
+  /** Follower ports waiting for leader `leader` of database `name`, by `${name}\n${leader}`. */
+  const waiting = new Map<string, { client: string; port: MessagePort; timer: ReturnType<typeof setTimeout>; v: number }[]>();
+
+  const onMessage = (from: MessagePort, m: BrokerMessage): void => {
+    if (m.t === 'lead') {
+      const l: Leading = { leader: m.leader, port: from };
+      leaders.set(m.name, l);
+      const key = `${m.name}\n${m.leader}`;
+      for (const w of waiting.get(key) ?? []) {
+        clearTimeout(w.timer);
+        handOver(l, w.client, w.port, w.v);
+      }
+      waiting.delete(key);
+    } else if (m.t === 'unlead') {
+      if (leaders.get(m.name)?.leader === m.leader) leaders.delete(m.name);
+    } else if (m.t === 'connect') {
+      const l = leaders.get(m.name);
+      if (l?.leader === m.leader) {
+        handOver(l, m.client, m.port, versionOf(m));
+        return;
+      }
+      const key = `${m.name}\n${m.leader}`;
+      const list = waiting.get(key) ?? [];
+      const port = m.port;
+      const timer = setTimeout(() => {
+        const left = (waiting.get(key) ?? []).filter((w) => w.port !== port);
+        if (left.length > 0) waiting.set(key, left);
+        else waiting.delete(key);
+        port.postMessage({ t: 'unknown' });
+        port.close();
+      }, WAIT_MS);
+      list.push({ client: m.client, port, timer, v: versionOf(m) });
+      waiting.set(key, list);
     }
-    waiting.delete(key);
-  } else if (m.t === 'unlead') {
-    if (leaders.get(m.name)?.leader === m.leader) leaders.delete(m.name);
-  } else if (m.t === 'connect') {
-    const l = leaders.get(m.name);
-    if (l?.leader === m.leader) {
-      handOver(l, m.client, m.port, versionOf(m));
-      return;
-    }
-    const key = `${m.name}\n${m.leader}`;
-    const list = waiting.get(key) ?? [];
-    const port = m.port;
-    const timer = setTimeout(() => {
-      const left = (waiting.get(key) ?? []).filter((w) => w.port !== port);
-      if (left.length > 0) waiting.set(key, left);
-      else waiting.delete(key);
-      port.postMessage({ t: 'unknown' });
-      port.close();
-    }, WAIT_MS);
-    list.push({ client: m.client, port, timer, v: versionOf(m) });
-    waiting.set(key, list);
-  }
+  };
+
+  return (e) => {
+    const port = e.ports[0];
+    if (port === undefined) return;
+    port.addEventListener('message', (ev: MessageEvent<unknown>) => {
+      if (wellFormed(ev.data)) onMessage(port, ev.data);
+    });
+    port.start();
+  };
 }
 
-(globalThis as unknown as { addEventListener(type: 'connect', f: (e: MessageEvent) => void): void }).addEventListener('connect', (e) => {
-  const port = e.ports[0];
-  if (port === undefined) return;
-  port.addEventListener('message', (ev: MessageEvent<unknown>) => {
-    if (wellFormed(ev.data)) onMessage(port, ev.data);
-  });
-  port.start();
-});
+(globalThis as unknown as { addEventListener(type: 'connect', f: (e: MessageEvent) => void): void }).addEventListener('connect', startBroker());

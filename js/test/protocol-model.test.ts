@@ -8,7 +8,7 @@
 // sizes, compactions, iterators, exports, imports, watches), and injects
 // faults at message boundaries and at the database's writes: the leading tab closed or crashed (its worker
 // crashing with it, in the middle of a request), a worker crashing alone,
-// a tab closing cleanly, a tab opening. Messages, lock grants and timers
+// a tab closing cleanly, a tab opening, the broker's SharedWorker dying. Messages, lock grants and timers
 // run in an order the seed picks. Half the tabs have a page cache. Then it checks:
 // - every call of a tab still open settled (after the schedule, with no
 //   more faults, within five minutes of the virtual clock);
@@ -37,6 +37,7 @@ import { RECORDS, RESERVED_END } from '../src/tabs/write-records.js';
 import { bytes } from './helpers.js';
 import { Instrument } from './model-instrument.js';
 import { imageOf, runSeeds } from './model-runs.js';
+import { brokerOf } from './tabs-browser.js';
 import { Origin, type Tab } from './tabs-harness.js';
 import { traceLine } from './tabs-world.js';
 
@@ -395,7 +396,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
   const live = () => tabs.filter((s) => s.gone === 'no');
   const fault = () => {
     faults--;
-    const r = rng.int(10);
+    const r = rng.int(11);
     trace(`fault ${r} (leading: ${o.leading?.name})`);
     const leading = tabs.find((s) => s.tab === o.leading && s.gone === 'no');
     if (r < 4 && leading !== undefined) {
@@ -412,6 +413,9 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       faulted = true;
       failovers++;
       o.storage.holder.crash();
+    } else if (r === 10) {
+      // The SharedWorker's instance dies (a renderer crashed with it): no page hears of it.
+      o.world.kill(brokerOf(o.world).realm);
     } else if (r < 8 && live().some((s) => s.dbs.length > 0)) {
       const s = rng.pick(live().filter((x) => x.dbs.length > 0));
       trace(`close ${s.tab.name} (${s.dbs.length} handles, leader: ${s.dbs.map((d) => d.isLeader).join()})`);

@@ -172,8 +172,23 @@ export class FakeMessageChannel {
   }
 }
 
-/** The real broker's 'connect' handler, once imported (installBroker). */
-let brokerConnect: ((e: { ports: unknown[] }) => void) | undefined;
+/** The real broker's factory (broker.ts's `startBroker`), once imported (install). */
+let startBroker: (() => (e: { ports: unknown[] }) => void) | undefined;
+
+/** The SharedWorker instance of each world: its realm and its `connect` handler; a new one once it died (`World.kill(instance.realm)`). */
+const brokers = new WeakMap<World, { realm: Realm; connect: (e: { ports: unknown[] }) => void }>();
+let brokerInstances = 0;
+
+/** The world's live broker instance, started if there is none (the first SharedWorker, or one after the instance died). */
+export function brokerOf(w: World): { realm: Realm; connect: (e: { ports: unknown[] }) => void } {
+  let b = brokers.get(w);
+  if (b === undefined || b.realm.dead) {
+    const realm = new Realm(`broker${++brokerInstances}`, 'broker');
+    b = { realm, connect: w.within(realm, () => startBroker!()) as (e: { ports: unknown[] }) => void };
+    brokers.set(w, b);
+  }
+  return b;
+}
 
 export class FakeSharedWorker extends Target {
   readonly port: FakePort;
@@ -183,10 +198,13 @@ export class FakeSharedWorker extends Target {
     const c = new FakeMessageChannel();
     this.port = c.port1;
     const theirs = c.port2;
-    w.broker.owned.add(theirs);
+    const b = brokerOf(w);
+    b.realm.owned.add(theirs);
     theirs.realm.owned.delete(theirs);
-    theirs.realm = w.broker;
-    w.enqueue(`sw:${theirs.id}`, w.current ?? w.broker, () => w.within(w.broker, () => brokerConnect?.({ ports: [theirs] })));
+    theirs.realm = b.realm;
+    w.enqueue(`sw:${theirs.id}`, w.current ?? w.broker, () => {
+      if (!b.realm.dead) w.within(b.realm, () => b.connect({ ports: [theirs] }));
+    });
   }
 }
 
@@ -378,12 +396,11 @@ export async function install(w: World): Promise<void> {
   });
   g.setTimeout = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => currentWorld().setTimeout(fn, ms, ...args);
   g.clearTimeout = (id: unknown) => currentWorld().clearTimeout(id);
-  if (brokerConnect === undefined) {
+  if (startBroker === undefined) {
+    // (Its module registers an instance of its own: not used.)
     const add = g.addEventListener;
-    g.addEventListener = (type: string, f: (e: { ports: unknown[] }) => void) => {
-      if (type === 'connect') brokerConnect = f;
-    };
-    await import('../src/broker.js');
+    g.addEventListener = () => {};
+    startBroker = (await import('../src/broker.js')).startBroker as unknown as typeof startBroker;
     g.addEventListener = add;
   }
 }

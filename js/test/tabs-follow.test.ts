@@ -10,7 +10,7 @@ import { SiltError } from '../src/core/errors.js';
 import { names, PROTOCOL, type RosterMessage } from '../src/tabs/protocol.js';
 import { bytes } from './helpers.js';
 import { Origin, outcome } from './tabs-harness.js';
-import { FakeWorker } from './tabs-browser.js';
+import { brokerOf, FakeWorker } from './tabs-browser.js';
 
 let origin: Origin | undefined;
 afterEach(async () => {
@@ -27,6 +27,17 @@ async function leading(seed = 1): Promise<{ o: Origin; a: ReturnType<Origin['ope
   return { o, a };
 }
 
+/** A leads; B is next in the queue to lead; F follows, and has put `k`. */
+async function leadingWithFollower() {
+  const { o, a } = await leading();
+  const b = o.open(o.tab('B'));
+  expect(await outcome(o, b.connection.ready)).toBe('ok');
+  const f = o.open(o.tab('F'));
+  expect(await outcome(o, f.connection.ready)).toBe('ok');
+  expect(await outcome(o, f.db.put('k', bytes('1')))).toBe('ok');
+  return { o, a, b, f };
+}
+
 describe('following a leader', () => {
   test('a follower that follows the same leader twice before its welcome (another tab asked who leads) links on the port that lives (item 10)', async () => {
     const { o } = await leading();
@@ -40,12 +51,7 @@ describe('following a leader', () => {
   });
 
   test('a transaction begun while a failover is under way lives on the new leader (item 13)', async () => {
-    const { o } = await leading();
-    const b = o.open(o.tab('B')); // next in the queue to lead
-    expect(await outcome(o, b.connection.ready)).toBe('ok');
-    const f = o.open(o.tab('F'));
-    expect(await outcome(o, f.connection.ready)).toBe('ok');
-    expect(await outcome(o, f.db.put('k', bytes('1')))).toBe('ok');
+    const { o, b, f } = await leadingWithFollower();
     o.kill(o.tabs[0]!);
     // F has heard that B leads, and has not been welcomed yet.
     expect(await o.world.runUntil(() => f.connection.leaderId === b.connection.client)).toBe(true);
@@ -57,12 +63,7 @@ describe('following a leader', () => {
   });
 
   test("a stale 'leader ready' of a leader that went does not take a follower away from the one that leads: its snapshot there stays good (review 8)", async () => {
-    const { o, a } = await leading();
-    const b = o.open(o.tab('B')); // next in the queue to lead
-    expect(await outcome(o, b.connection.ready)).toBe('ok');
-    const f = o.open(o.tab('F'));
-    expect(await outcome(o, f.connection.ready)).toBe('ok');
-    expect(await outcome(o, f.db.put('k', bytes('1')))).toBe('ok');
+    const { o, a, b, f } = await leadingWithFollower();
     o.kill(o.tabs[0]!);
     expect(await o.world.runUntil(() => b.connection.isLeader)).toBe(true);
     expect(await outcome(o, f.db.put('k', bytes('2')))).toBe('ok');
@@ -85,6 +86,31 @@ describe('following a leader', () => {
     await o.world.run(1_000);
     expect(o.leader!.holding.snapshots).toBe(0);
     expect(o.leader!.counters.duplicateWrites).toBe(0); // nothing sent to B twice
+  });
+
+  test('the SharedWorker dies (a crashed renderer took it) and then the leader: a follower whose broker no longer answers links to the new leader over its channel, and new brokers learn the leader', async () => {
+    // Seen in the tabs soak (seed 703122206): after crashes, a follower's
+    // broker port went silent (no handover, no `unknown`), and it asked the
+    // same dead broker again every two seconds, its calls pending for ever.
+    const { o, b, f } = await leadingWithFollower();
+    o.world.kill(brokerOf(o.world).realm); // silently: no page hears of it
+    o.kill(o.tabs[0]!);
+    expect(await o.world.runUntil(() => b.connection.isLeader)).toBe(true);
+    const put = f.db.put('k', bytes('2'));
+    expect(await outcome(o, put, 30_000)).toBe('ok');
+    expect(await outcome(o, f.db.get('k'), 30_000)).toBe('ok');
+    expect(new TextDecoder().decode(o.db.get('k'))).toBe('2');
+    // The leader registered with a broker that died: a follower that comes
+    // now starts a new instance, which does not know it. Told so by the
+    // follower's hello, the leader registers with that instance: the
+    // follower after it is handed a port at once.
+    const g = o.open(o.tab('G'));
+    expect(await outcome(o, g.connection.ready, 30_000)).toBe('ok');
+    const before = o.world.now;
+    const h = o.open(o.tab('H'));
+    expect(await outcome(o, h.connection.ready, 30_000)).toBe('ok');
+    expect(o.world.now - before).toBeLessThan(500); // no second's wait for the broker's `unknown`
+    expect(await outcome(o, h.db.get('k'), 30_000)).toBe('ok');
   });
 
   test("a follower's close() takes a round trip, not the second it waits at most for the leader's answer (item 14)", async () => {

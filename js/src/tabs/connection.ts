@@ -23,10 +23,11 @@ import { SiltError } from '../core/errors.js';
 import { markStage } from '../core/marks.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import type { OpenOptions } from '../local/options.js';
-import { connectToBroker, startLeaderWorker } from '../spawn.js';
+import { startLeaderWorker } from '../spawn.js';
+import { BrokerLine } from './broker-line.js';
 import { leaderChanged, locksRefused, openElsewhere, whatOf } from './connection-errors.js';
 import { fromWire, names, PROTOCOL, versionMismatch, versionOf } from './protocol.js';
-import type { BrokerMessage, ChangeRecord, Request, Response, RosterMessage, Welcome, WorkerControl, WorkerReport } from './protocol.js';
+import type { ChangeRecord, Request, Response, RosterMessage, Welcome, WorkerControl, WorkerReport } from './protocol.js';
 import { eachAnswer, isAnswers, type WireAnswer } from './answer-wire.js';
 import { closeWorker, onResume, readLeaderMessage } from './connection-lines.js';
 import { isChangeRecord, isObject, NAME } from './wire-checks.js';
@@ -54,7 +55,7 @@ export class Connection {
   #parking: BroadcastChannel;
   #own: BroadcastChannel | undefined;
   /** This realm's port to the broker (broker.ts), where SharedWorker exists. */
-  #broker: MessagePort | undefined;
+  #broker: BrokerLine;
   /** The follower's line to the leader's worker: a port from the broker, or `own`. */
   #via: MessagePort | 'channel' | undefined;
   /**
@@ -133,16 +134,11 @@ export class Connection {
     this.#roster = new BroadcastChannel(this.#names.roster);
     this.#roster.addEventListener('message', (ev: MessageEvent<RosterMessage>) => this.#onRoster(ev.data));
     // The broker introduces followers to the leader's worker (spawn.ts).
-    this.#broker = connectToBroker(
-      (m) => {
-        if (m.t === 'attach' && this.#role === 'leader') {
-          this.#worker?.postMessage({ t: 'attach', client: m.client, port: m.port, v: versionOf(m) } satisfies WorkerControl, [m.port]);
-        }
-      },
-      () => {
-        this.#broker = undefined;
-      },
-    );
+    this.#broker = new BrokerLine((m) => {
+      if (m.t === 'attach' && this.#role === 'leader') {
+        this.#worker?.postMessage({ t: 'attach', client: m.client, port: m.port, v: versionOf(m) } satisfies WorkerControl, [m.port]);
+      }
+    });
     // A page frozen (a hidden tab, bfcache) may have missed change records:
     // its watches check when it resumes.
     this.#offResume = onResume(() => {
@@ -281,6 +277,9 @@ export class Connection {
       case 'hello':
         if (this.#role === 'leader' && m.leader === this.client && NAME(m.client) === undefined) {
           this.#worker?.postMessage({ t: 'attach', client: m.client, v: versionOf(m) } satisfies WorkerControl);
+          // A follower with a broker that did not know this leader (a new
+          // instance: the one this leader told died) or did not answer.
+          if (m.broker === true) this.#broker.renew();
         }
         return;
     }
@@ -334,7 +333,7 @@ export class Connection {
     // Once this leader is asked over the channel, always over the channel:
     // a port attached after a hello would be closed by the leader when the
     // hello reaches it, under a follower that took that port's welcome.
-    if (this.#broker !== undefined && this.#helloFor !== leader) {
+    if (this.#broker.available && this.#helloFor !== leader) {
       // A port straight to the leader's worker, through the broker.
       const { port1: port, port2 } = new MessageChannel();
       this.#attempt = port;
@@ -353,7 +352,7 @@ export class Connection {
         }),
       );
       port.start();
-      this.#broker.postMessage({ t: 'connect', name: this.name, leader, client: this.client, port: port2, v: PROTOCOL } satisfies BrokerMessage, [port2]);
+      this.#broker.post({ t: 'connect', name: this.name, leader, client: this.client, port: port2, v: PROTOCOL }, [port2]);
     } else {
       this.#hello(leader);
     }
@@ -362,11 +361,20 @@ export class Connection {
       () => {
         // No welcome: that leader went meanwhile, or it is slow. Ask who
         // leads now (an answer from the same leader makes a new attempt).
-        if (this.#role === 'follower' && !this.#linked && this.#dead === undefined) {
-          this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
+        if (this.#role !== 'follower' || this.#linked || this.#dead !== undefined) return;
+        if (this.#attempt !== undefined && this.#leader === leader) {
+          // Nor did the broker say `unknown`, which it does within a
+          // second: its instance died under this page (broker-line.ts), or
+          // the leader went after the handover. A new broker for later
+          // leaders; this one over the channel (it answers if it lives).
+          this.#attempt.close();
+          this.#attempt = undefined;
+          this.#broker.renew();
+          this.#hello(leader);
         }
+        this.#roster.postMessage({ t: 'who' } satisfies RosterMessage);
       },
-      this.#broker !== undefined ? 2 * WELCOME_MS : WELCOME_MS,
+      this.#broker.available ? 2 * WELCOME_MS : WELCOME_MS,
     );
   }
 
@@ -384,7 +392,8 @@ export class Connection {
       );
       this.#own = own;
     }
-    this.#roster.postMessage({ t: 'hello', client: this.client, leader, v: PROTOCOL } satisfies RosterMessage);
+    const hello: RosterMessage = { t: 'hello', client: this.client, leader, v: PROTOCOL };
+    this.#roster.postMessage(this.#broker.available ? { ...hello, broker: true } : hello);
   }
 
   #welcomed(m: Welcome, via: MessagePort | 'channel'): void {
@@ -466,7 +475,7 @@ export class Connection {
         markStage('opened');
         this.#role = 'leader';
         this.#linked = true;
-        this.#broker?.postMessage({ t: 'lead', name: this.name, leader: this.client } satisfies BrokerMessage);
+        this.#broker.lead(this.name, this.client);
         this.#roster.postMessage({ t: 'leader', leader: this.client, ready: true, seq: m.seq, v: PROTOCOL } satisfies RosterMessage);
         this.#settleReady();
         this.#requests.resend(this.epoch);
@@ -557,8 +566,8 @@ export class Connection {
     this.#attempt?.close();
     this.#feed.clear();
     this.cache?.unlink();
-    if (this.#role === 'leader') this.#broker?.postMessage({ t: 'unlead', name: this.name, leader: this.client } satisfies BrokerMessage);
-    this.#broker?.close();
+    this.#broker.unlead();
+    this.#broker.close();
     this.#offResume();
     this.#forget();
   }

@@ -231,6 +231,13 @@ export class Leader {
     state.version = version;
     const serve = (ev: MessageEvent<unknown>) => this.receive(state, ev.data);
     if (port !== undefined) {
+      if (state.channel !== undefined) {
+        // It said hello: it keeps to its channel with this leader, and has
+        // closed its attempts by port (one handed over late: a broker that
+        // held it until this leader registered again, connection.ts).
+        port.close();
+        return;
+      }
       state.port?.close();
       state.port = port;
       state.post = (r, transfer) => {

@@ -157,7 +157,12 @@ export type RosterMessage =
    * from it.
    */
   | { t: 'leader'; leader: string; ready: boolean; seq?: number; blocked?: boolean; v: number }
-  | { t: 'hello'; client: string; leader: string; v: number };
+  /**
+   * `client` asks `leader` to serve it over its channel; `broker` where the
+   * client has a broker (it did not know that leader, or did not answer:
+   * the leader registers again, with the instance that lives; connection.ts).
+   */
+  | { t: 'hello'; client: string; leader: string; broker?: boolean; v: number };
 
 /**
  * Messages of the broker (broker.ts, a SharedWorker): a leader's page says
