@@ -262,3 +262,23 @@ describe('the default block cache', () => {
     expect((await fresh({ blockCacheCapacity: 1 << 20 })).statistics().properties.blockCacheCapacity).toBe(1 << 20);
   });
 });
+
+describe('bytes made in another realm (an iframe)', () => {
+  test('keys, values, multiGet keys, merge operands and readU64 take a Uint8Array of another realm, which instanceof does not know', async () => {
+    const { runInNewContext } = await import('node:vm');
+    const { readU64, u64 } = await import('../src/index.js');
+    const foreign = (s: string) => runInNewContext(`new Uint8Array([${[...bytes(s)].join(',')}])`) as Uint8Array;
+    expect(foreign('k') instanceof Uint8Array).toBe(false);
+    const db = await fresh({ mergeOperator: 'u64add' });
+    db.put(foreign('key'), foreign('value'));
+    expect(text(db.get('key'))).toBe('value');
+    expect(text(db.get(foreign('key')))).toBe('value');
+    const many = db.multiGet([foreign('key'), 'none', foreign('key')]);
+    expect([0, 1, 2].map((i) => many.copy(i) && text(many.copy(i)))).toEqual(['value', undefined, 'value']);
+    many.release();
+    db.merge('n', runInNewContext(`new Uint8Array([${[...u64(5)].join(',')}])`) as Uint8Array);
+    expect(readU64(runInNewContext(`new Uint8Array([${[...db.get('n')!].join(',')}])`) as Uint8Array)).toBe(5n);
+    // Other typed arrays of that realm are still refused, by name.
+    expect(caught(() => db.put('k', runInNewContext('new Uint16Array(2)') as Uint8Array))).toMatchObject({ code: 'InvalidArgument' });
+  });
+});

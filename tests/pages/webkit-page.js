@@ -46,6 +46,45 @@ function inWorker(scenario, args, killAt) {
   });
 }
 
+/** A frame of this page (webkit-frame.html), once its siltdb has loaded: a realm with its own locks, channels and workers. */
+async function frame() {
+  const f = document.createElement('iframe');
+  f.src = new URL('./webkit-frame.html', import.meta.url).href;
+  document.body.append(f);
+  for (let i = 0; i < 300 && f.contentDocument?.body?.dataset.state !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+  if (f.contentWindow?.lib === undefined) throw new Error('the frame did not load siltdb in 15 s');
+  return f;
+}
+
+/**
+ * Two realms (frames) connect() to one database: the first leads, the
+ * second writes through it; the leader's frame goes (its worker with it)
+ * and the second leads, with every acknowledged write there.
+ */
+async function twoRealms() {
+  const name = 'webkit-realms';
+  const a = await frame();
+  const b = await frame();
+  const dbA = await a.contentWindow.lib.connect(name, { signal: AbortSignal.timeout(15_000) });
+  const dbB = await b.contentWindow.lib.connect(name, { signal: AbortSignal.timeout(15_000) });
+  const roles = [dbA.isLeader, dbB.isLeader];
+  const n = 300;
+  for (let i = 0; i < n; i++) await dbB.put(`k${String(i).padStart(4, '0')}`, enc.encode(String(i)), { sync: i % 50 === 0 });
+  const readByA = await dbA.count();
+  a.remove(); // the leading realm goes, and its worker with it
+  let leads = false;
+  for (let i = 0; i < 400 && !leads; i++) {
+    leads = dbB.isLeader;
+    if (!leads) await new Promise((r) => setTimeout(r, 50));
+  }
+  const back = [];
+  for await (const [, v] of dbB.iterator()) back.push(Number(dec.decode(v)));
+  await dbB.close();
+  b.remove();
+  const inOrder = back.every((v, i) => v === i);
+  return { roles, readByA, leadsAfter: leads, back: back.length, inOrder };
+}
+
 const results = {
   userAgent: navigator.userAgent,
   env: {
@@ -83,6 +122,7 @@ if (phase === 'write') {
       return v;
     }),
   );
+  results.checks.push(await check('two realms through connect()', twoRealms));
   results.checks.push({ name: 'the shared scenarios through open()', ...(await inWorker('suite')) });
   // A worker killed while it writes: every batch persisted() acknowledged is there.
   const killed = await inWorker('stream', { name: 'webkit-killed' }, 1500);

@@ -5,7 +5,8 @@
 // what the support matrix (README "Browsers") says: the module loads with
 // SIMD128; open() in a worker and connect() on a page work, on the
 // IndexedDB storage; the API scenarios both APIs share pass through
-// open(); a worker terminated while it writes loses no write that
+// open(); two realms (frames) share a database through connect(), and the
+// second leads when the first goes; a worker terminated while it writes loses no write that
 // persisted() acknowledged; and a database written on one visit is read
 // back on the next (the same profile). Run both ways: with MiniBrowser's
 // defaults (no navigator.storage at all) and with its StorageAPI,
@@ -129,6 +130,12 @@ function fallbackWorks(c) {
   assert.equal(c['openMemory in a worker'].value, 'memory');
   assert.deepEqual(c['open in a worker'].value, { value: 'open', storage: 'indexeddb' }, JSON.stringify(c['open in a worker']));
   assert.equal(c['connect on the page'].value, 'v', JSON.stringify(c['connect on the page']));
+  // Two realms share one database through connect(); the leader's goes, the other leads with every write.
+  assert.deepEqual(
+    c['two realms through connect()'].value,
+    { roles: [true, false], readByA: 300, leadsAfter: true, back: 300, inOrder: true },
+    JSON.stringify(c['two realms through connect()']),
+  );
   const suite = c['the shared scenarios through open()'];
   assert.equal(suite.ok, true, JSON.stringify(suite));
   assert.deepEqual(suite.value.problems, []);
@@ -157,7 +164,7 @@ async function keptAcrossVisits(listener, features) {
 }
 
 const checks = {
-  async 'with its file system features on (OPFS without sync access handles): open() and connect() keep databases in IndexedDB; the shared scenarios pass; a killed worker loses nothing acknowledged'(
+  async 'with its file system features on (OPFS without sync access handles): open() and connect() keep databases in IndexedDB; two frames share one through connect() across a failover; the shared scenarios pass; a killed worker loses nothing acknowledged'(
     listener,
   ) {
     const report = await visit(listener, FEATURES);
@@ -172,7 +179,7 @@ const checks = {
     await keptAcrossVisits(listener, FEATURES);
   },
 
-  async 'with its defaults (no navigator.storage): open() and connect() keep databases in IndexedDB; the shared scenarios pass; a killed worker loses nothing acknowledged'(
+  async 'with its defaults (no navigator.storage): open() and connect() keep databases in IndexedDB; two frames share one through connect() across a failover; the shared scenarios pass; a killed worker loses nothing acknowledged'(
     listener,
   ) {
     const report = await visit(listener, undefined);

@@ -134,7 +134,11 @@ export class Exchange {
       this.#reserve(REQUEST + 3 * key.length);
       return encodeAt(key, this.#request);
     }
-    throw new SiltError('InvalidArgument', `key must be a Uint8Array or a string, got ${describe(key)}`);
+    // A Uint8Array of another realm (an iframe's); anything else is refused by name.
+    const b = keyBytes(key);
+    this.#reserve(REQUEST + b.byteLength);
+    this.#bytes.set(b, REQUEST);
+    return b.byteLength;
   }
 
   /**
@@ -195,7 +199,7 @@ export class Exchange {
     let room = 0;
     for (let i = 0; i < count; i++) {
       const k: unknown = keys[i];
-      room += k instanceof Uint8Array ? k.byteLength : typeof k === 'string' ? 3 * k.length : 0;
+      room += k instanceof Uint8Array ? k.byteLength : typeof k === 'string' ? 3 * k.length : ArrayBuffer.isView(k) ? k.byteLength : 0;
     }
     const keysAt = REQUEST + 4 * count;
     let list: unknown[] = keys;

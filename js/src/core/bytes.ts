@@ -42,6 +42,24 @@ export function checkedBytes(bytes: Uint8Array, what: string): Uint8Array {
 }
 
 /**
+ * A Uint8Array made in another realm (an iframe's, a worker's message
+ * already arrives as this realm's) as a view of this realm's over the same
+ * bytes, so that every later check takes it; undefined for anything else.
+ * (`instanceof` is false across realms; `ArrayBuffer.isView` and the
+ * `Symbol.toStringTag` getter of typed arrays are not.)
+ */
+export function foreignBytes(x: unknown): Uint8Array | undefined {
+  if (typeof x !== 'object' || x === null || x instanceof Uint8Array || !ArrayBuffer.isView(x)) return undefined;
+  if (Object.prototype.toString.call(x) !== '[object Uint8Array]') return undefined;
+  const v = x as Uint8Array;
+  try {
+    return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  } catch {
+    return new Uint8Array(0); // its buffer was detached: checkedBytes says so by name
+  }
+}
+
+/**
  * The bytes of `key`. A string is UTF-8 encoded; a string with a lone
  * surrogate is refused, because the encoder would replace it with U+FFFD and
  * two different strings would then name the same key.
@@ -67,6 +85,8 @@ export function keyBytes(key: unknown, what = 'key'): Uint8Array {
     }
     return utf8.encode(key);
   }
+  const foreign = foreignBytes(key);
+  if (foreign !== undefined) return foreign.byteLength === 0 ? checkedBytes(key as Uint8Array, what) : foreign;
   throw new SiltError(
     'InvalidArgument',
     `${what} must be a Uint8Array or a string, got ${describe(key)}: convert it (String(n)), or open the database with a keyEncoding that takes it ('json')`,
@@ -79,6 +99,8 @@ const ASCII_FAST_PATH = 64;
 /** The bytes of `value`, which must already be a `Uint8Array`. */
 export function valueBytes(value: unknown, what = 'value'): Uint8Array {
   if (value instanceof Uint8Array) return checkedBytes(value, what);
+  const foreign = foreignBytes(value);
+  if (foreign !== undefined) return foreign.byteLength === 0 ? checkedBytes(value as Uint8Array, what) : foreign;
   const fix =
     what === 'operand'
       ? "merge operands are bytes whatever the valueEncoding (for 'u64add', u64(n) makes one)"

@@ -3,7 +3,7 @@
  * integers, 8 bytes little-endian, added with wrap-around.
  */
 
-import { show } from './bytes.js';
+import { foreignBytes, show } from './bytes.js';
 import { SiltError } from './errors.js';
 
 const U64 = 2n ** 64n;
@@ -25,7 +25,8 @@ export function u64(n: number | bigint): Uint8Array {
 }
 
 /** The unsigned 64-bit integer in 8 little-endian bytes (a `'u64add'` value). */
-export function readU64(bytes: Uint8Array): bigint {
+export function readU64(given: Uint8Array): bigint {
+  const bytes = foreignBytes(given) ?? given;
   if (!(bytes instanceof Uint8Array) || bytes.length !== 8) {
     throw new SiltError('InvalidArgument', `readU64() takes 8 bytes, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : show(bytes)}`);
   }

@@ -7,7 +7,7 @@
  */
 
 import type { Database as WasmDatabase, Export as WasmExport } from '../../pkg/silt_wasm.js';
-import { describe } from '../core/bytes.js';
+import { describe, foreignBytes } from '../core/bytes.js';
 import { fromWasm, SiltError } from '../core/errors.js';
 
 /** What an import read and wrote. */
@@ -35,8 +35,9 @@ export const EXPORT_PIECE = 256 * 1024;
 
 /** The chunks of `source`, whatever form it has. */
 export async function* chunksOf(source: ImportSource): AsyncGenerator<Uint8Array, void, undefined> {
-  if (source instanceof Uint8Array) {
-    yield source;
+  const bytes = source instanceof Uint8Array ? source : foreignBytes(source);
+  if (bytes !== undefined) {
+    yield bytes;
     return;
   }
   if (source instanceof ArrayBuffer) {
@@ -68,6 +69,8 @@ export async function* chunksOf(source: ImportSource): AsyncGenerator<Uint8Array
 
 function checked(c: unknown): Uint8Array {
   if (c instanceof Uint8Array) return c;
+  const foreign = foreignBytes(c); // a chunk made in another realm
+  if (foreign !== undefined) return foreign;
   throw new SiltError('InvalidArgument', `an import stream must yield Uint8Array chunks, got ${describe(c)}`);
 }
 
