@@ -23,6 +23,7 @@
 //   node bench/run/read-ab.mjs --what read-triggered-compaction [--workloads readrandom]
 //   node bench/run/read-ab.mjs --what none   (both sides alike: an A/A)
 //   node bench/run/read-ab.mjs --what compacted   (compactRange() after the fill against not)
+//   node bench/run/read-ab.mjs --what idle   (an idle moment after the fill, the idle compaction on, against it off)
 //   [--num 100000] [--reads 10000] [--rounds 12] [--json FILE (appends JSON lines)]
 //   [--options JSON (over the tuned options on both sides, e.g. {"bloomBitsPerKey":0})]
 //   [--defaults (siltdb's library defaults on both sides instead of the tuned options)]
@@ -32,7 +33,7 @@ import { runInBlobWorker, withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|compacted|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON] [--defaults]';
+  'usage: node bench/run/read-ab.mjs --what row-cache|read-triggered-compaction|compacted|idle|none [--workloads readrandom,readhot] [--num N] [--reads N] [--rounds N] [--json FILE] [--options JSON] [--defaults]';
 const args = parseArgs(
   process.argv.slice(2),
   { what: 'row-cache', workloads: 'readhot,readrandom', num: 100_000, reads: 10_000, rounds: 12, json: '', options: '{}', defaults: false, 'timeout-min': 15 },
@@ -46,6 +47,9 @@ const SIDES = {
   // The fill compacted (compactRange() once it settled) against left as it
   // is, neither compacting on reads: what a compacted layout itself gives.
   compacted: { on: { readTriggeredCompaction: false, compactAfterFill: true }, off: { readTriggeredCompaction: false } },
+  // An idle moment after the fill with the idle compaction asked for
+  // (issue 35) against the default, without it.
+  idle: { on: { waitIdle: true, idleCompactionMaxBytes: 64 << 20 }, off: {} },
   // Both alike: an A/A, what the method itself tells apart.
   none: { on: {}, off: {} },
 };
@@ -63,13 +67,13 @@ async function run({ num, reads, rounds, workloads, options, defaults, sides }) 
   const tuned = { ...(defaults ? {} : TUNED), ...options };
   const names = ['read-ab-on', 'read-ab-off'];
   for (const n of names) await removeDatabase(n);
-  const opened = async (name, { compactAfterFill = false, ...side }) => ({ db: await open(name, { ...tuned, ...side }), compactAfterFill });
+  const opened = async (name, { compactAfterFill = false, waitIdle = false, ...side }) => ({ db: await open(name, { ...tuned, ...side }), compactAfterFill, waitIdle });
   const both = [await opened(names[0], sides.on), await opened(names[1], sides.off)];
   const dbs = both.map((d) => d.db);
   const keys = Array.from({ length: num }, (_, i) => keyOf(i));
   const order = permutation(num, 5);
   const b = new WriteBatch();
-  for (const { db, compactAfterFill } of both) {
+  for (const { db, compactAfterFill, waitIdle } of both) {
     for (let i = 0; i < num; i += 1000) {
       b.clear();
       for (let j = i; j < Math.min(num, i + 1000); j++) b.put(keys[order[j]], valueFor(order[j]));
@@ -78,6 +82,11 @@ async function run({ num, reads, rounds, workloads, options, defaults, sides }) 
     await db.idle();
     if (compactAfterFill) await db.compactRange();
     await db.idle();
+    if (waitIdle) {
+      // An idle moment: the worker starts the idle compaction a second after the last write.
+      await new Promise((r) => setTimeout(r, 1500));
+      await db.idle();
+    }
   }
   const shape = (db) => JSON.stringify(db.statistics().properties.filesPerLevel);
   const out = { options: tuned, filled: dbs.map(shape), rounds: [] };
@@ -109,7 +118,7 @@ async function run({ num, reads, rounds, workloads, options, defaults, sides }) 
   out.settled = dbs.map(shape);
   out.tickers = dbs.map((db) => {
     const t = db.statistics().tickers;
-    return Object.fromEntries(Object.entries(t).filter(([k, v]) => v > 0 && /row\\.cache|compaction\\.read|bloom/.test(k)));
+    return Object.fromEntries(Object.entries(t).filter(([k, v]) => v > 0 && /row\\.cache|compaction\\.(read|idle)|bloom/.test(k)));
   });
   for (const db of dbs) db.close();
   for (const n of names) await removeDatabase(n);

@@ -68,6 +68,7 @@ tickers! {
     Flushes => "silt.flushes",
     Compactions => "silt.compactions",
     TrivialMoves => "silt.compaction.trivial.moves",
+    IdleCompactions => "silt.compaction.idle",
     CompactionOutputsKeptOpen => "silt.compaction.outputs.kept.open",
     FileCountCompactions => "silt.compaction.for.files",
     ReadCompactionsWanted => "silt.compaction.read.wanted",

@@ -1,7 +1,8 @@
 //! Crash tests on `FaultFs`: stop the engine at every mutating file-system
 //! call of a workload of writes, range deletes and merges (every fourth
 //! write a transaction's commit, some batches of puts ingested) with flushes and
-//! compactions in budgeted steps (optionally tearing unsynced bytes),
+//! compactions in budgeted steps, idle compactions among them (optionally
+//! tearing unsynced bytes),
 //! reopen, and check against the oracle:
 //! - every write acknowledged with `sync` is there;
 //! - what is there is exactly the state after some prefix of the attempted
@@ -33,6 +34,8 @@ fn options() -> Options {
         merge_operator: Some(Arc::new(U64AddOperator)),
         // Small, so that the manifest is rolled over (and crashed in) too.
         max_manifest_file_size: 256,
+        // The idle compaction is off by default: on, so that it meets the rest.
+        idle_compaction_max_bytes: 64 << 20,
         ..Options::default()
     }
 }
@@ -163,6 +166,14 @@ fn run_writes(
         }
         if op.sync || ingest || spill {
             last_synced = Some(i);
+        }
+        // Now and then the embedder finds the database idle: the idle
+        // compaction (started only with nothing else due) goes on in the
+        // background steps after it, crashed in like any compaction. (Not
+        // while files run short: merging everything, it would spare the
+        // workload the compactions for want of files that test is for.)
+        if !files_may_run_short && i % 50 == 37 && db.start_idle_compaction().is_err() {
+            return (i + 1, last_synced);
         }
         if i % background_every == 0 {
             if let Err(f) = db.do_background_work(budget) {
@@ -568,6 +579,7 @@ fn assert_compactions_happen(seed: u64, n: usize) {
     let stats = db.statistics();
     assert!(stats.ticker("silt.compactions") >= 1, "the crash workload ran no compaction:\n{stats}");
     assert!(stats.ticker("silt.flushes") >= 3, "the crash workload flushed too little:\n{stats}");
+    assert!(stats.ticker("silt.compaction.idle") >= 1, "the crash workload started no idle compaction:\n{stats}");
 }
 
 /// The state after all of `ops`.

@@ -4,6 +4,8 @@
 //! older data (a deleted key would come back, a merge would lose its base,
 //! a get would stop at the stale version), whole, ranged or stepped.
 
+mod common;
+
 use std::sync::Arc;
 
 use silt_engine::fs::{Fs, MemFs};
@@ -13,15 +15,11 @@ const W: WriteOptions = WriteOptions { sync: false };
 
 fn options() -> Options {
     Options {
-        write_buffer_size: 64 << 10,
-        block_size: 512,
-        target_file_size_base: 64 << 10,
         compression: silt_engine::Compression::None,
-        max_bytes_for_level_base: 64 << 10,
         max_bytes_for_level_multiplier: 4,
         level0_file_num_compaction_trigger: 1,
         merge_operator: Some(Arc::new(U64AddOperator)),
-        ..Options::default()
+        ..common::small_options()
     }
 }
 

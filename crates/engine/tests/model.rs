@@ -5,7 +5,8 @@
 //! background steps, manual compactions, reopen; and where features meet
 //! (`model_ops/`): stepped compactions with reads between slices, large
 //! range deletes, transactions racing other writers, reopens with a full
-//! memtable, export/import round trips, repair of a healthy database.
+//! memtable, export/import round trips, repair of a healthy database, the
+//! idle compaction (run in slices, or started and left to meet the rest).
 //!
 //! `SILT_SOAK=1` runs thousands of seeds (`SILT_MODEL_SEEDS=N` sets how many).
 
@@ -70,6 +71,8 @@ fn options() -> Options {
         level0_file_num_compaction_trigger: 2,
         level0_stop_writes_trigger: 6,
         merge_operator: Some(Arc::new(U64AddOperator)),
+        // The idle compaction is off by default: on, so that it meets the rest.
+        idle_compaction_max_bytes: 64 << 20,
         ..Options::default()
     }
 }
@@ -258,7 +261,7 @@ fn run(seed: u64, steps: usize) {
             // The snapshot itself is dropped: the iterator keeps its own.
             live.push(LiveIter { it, want, pos: 0, reverse });
         }
-        match rng.random_range(0..108) {
+        match rng.random_range(0..110) {
             0..=29 => {
                 let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
                 let v = value_for(&mut rng, &k);
@@ -425,6 +428,11 @@ fn run(seed: u64, steps: usize) {
                 db = model_ops::reopen_with_a_full_memtable(db, &fs, &mut model, &mut rng, &mut open);
             }
             105 => model_ops::export_import_round_trip(&db, &model, &mut rng, &ctx),
+            108 => model_ops::idle_compaction(&db, &model, &mut rng, &ctx),
+            109 => {
+                // Started, and left to the background steps of the ops that follow.
+                db.start_idle_compaction().unwrap();
+            }
             106 => {
                 snaps.clear();
                 live.clear();

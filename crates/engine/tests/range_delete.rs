@@ -16,14 +16,7 @@ use silt_engine::{Db, Options, ReadOptions, WriteOptions};
 const W: WriteOptions = WriteOptions { sync: false };
 
 fn options() -> Options {
-    Options {
-        write_buffer_size: 64 << 10,
-        block_size: 512,
-        target_file_size_base: 64 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        disable_auto_compactions: true,
-        ..Options::default()
-    }
+    Options { disable_auto_compactions: true, ..common::small_options() }
 }
 
 fn open() -> Db {

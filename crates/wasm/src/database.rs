@@ -446,6 +446,17 @@ impl Database {
         Ok(self.engine_freeing(WRITE_RESERVE, |db| db.start_compact_range(begin.as_deref(), end.as_deref()))?)
     }
 
+    /// Starts a read-optimising compaction if the database is idle enough
+    /// for one (the engine's `start_idle_compaction`: no other background
+    /// work due, more than one sorted run for a lookup to probe, tables
+    /// within `idleCompactionMaxBytes`); [`Database::background_work`]
+    /// carries it out in budgeted steps. Returns whether it started. The
+    /// worker calls it once the database has had no write for a while.
+    #[wasm_bindgen(js_name = startIdleCompaction)]
+    pub fn start_idle_compaction(&self) -> JsResult<bool> {
+        Ok(self.engine(0, |db| db.start_idle_compaction())?)
+    }
+
     /// Runs at most about `budget` blocks of background work. Returns bits
     /// (DID_WORK, WORK_LEFT, WAITING_FOR_POOL: see `contract.rs`). A failed
     /// step throws its error with a `recovery` property: what the engine

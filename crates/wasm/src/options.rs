@@ -52,6 +52,11 @@ pub struct OpenOptions {
     /// keeps the engine's default, 0 never spills.
     #[wasm_bindgen(js_name = transactionSpillBytes)]
     pub transaction_spill_bytes: i32,
+    /// The bound on what one idle compaction rewrites (the engine's
+    /// `idle_compaction_max_bytes`): a whole number of bytes below 2^53,
+    /// 0 for none; -1 keeps the engine's default.
+    #[wasm_bindgen(js_name = idleCompactionMaxBytes)]
+    pub idle_compaction_max_bytes: f64,
 }
 
 /// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
@@ -78,6 +83,7 @@ impl Default for OpenOptions {
             merge_operator: 0,
             read_triggered_compaction: true,
             transaction_spill_bytes: -1,
+            idle_compaction_max_bytes: -1.0,
         }
     }
 }
@@ -140,6 +146,11 @@ impl OpenOptions {
         if let Ok(bytes) = usize::try_from(self.transaction_spill_bytes) {
             o.transaction_spill_bytes = bytes;
         }
+        // (Checked by the package: a whole number; anything else keeps the default.)
+        let idle = self.idle_compaction_max_bytes;
+        if (0.0..=9_007_199_254_740_991.0).contains(&idle) && idle.fract() == 0.0 {
+            o.idle_compaction_max_bytes = idle as u64;
+        }
         o.merge_operator = match self.merge_operator {
             1 => Some(Arc::new(U64AddOperator)),
             2 => Some(Arc::new(AppendOperator)),
@@ -177,8 +188,10 @@ mod tests {
             merge_operator: 2,
             read_triggered_compaction: false,
             transaction_spill_bytes: 0,
+            idle_compaction_max_bytes: 0.0,
         }
         .to_engine(None);
+        assert_eq!(o.idle_compaction_max_bytes, 0);
         assert!(!o.create_if_missing && o.error_if_exists);
         assert_eq!(o.write_buffer_size, 1 << 20);
         assert_eq!(o.max_write_buffer_number, 3);

@@ -25,10 +25,10 @@ export function u64(n: number | bigint): Uint8Array {
 }
 
 /** The unsigned 64-bit integer in 8 little-endian bytes (a `'u64add'` value). */
-export function readU64(given: Uint8Array): bigint {
-  const bytes = foreignBytes(given) ?? given;
-  if (!(bytes instanceof Uint8Array) || bytes.length !== 8) {
-    throw new SiltError('InvalidArgument', `readU64() takes 8 bytes, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : show(bytes)}`);
+export function readU64(bytes: Uint8Array): bigint {
+  const b = foreignBytes(bytes) ?? bytes; // (one of another realm: viewed as this realm's)
+  if (!(b instanceof Uint8Array) || b.length !== 8) {
+    throw new SiltError('InvalidArgument', `readU64() takes 8 bytes, got ${b instanceof Uint8Array ? `${b.length} bytes` : show(b)}`);
   }
-  return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+  return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
 }

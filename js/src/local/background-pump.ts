@@ -1,7 +1,8 @@
 /**
  * A worker's background work: the engine's flushes and compactions, run
  * between calls in short slices (`BackgroundPump`), or until they have
- * caught up (`idle`).
+ * caught up (`idle`); and, once no write has come for a while, the
+ * engine's read-optimising idle compaction.
  */
 
 import type { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
@@ -45,10 +46,26 @@ export class BackgroundPump {
   /** Background work stopped writes: nothing more is pumped. */
   #failed = false;
   #retryMs = RETRY_MS;
+  /** When the last write was made (`wrote`). */
+  #lastWrite = Number.NEGATIVE_INFINITY;
+  /** A write since the last idle check (a database just opened counts as written). */
+  #wroteSinceIdle = true;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
   steps = 0;
+  /** Idle compactions this pump started. */
+  idleCompactions = 0;
   lastError: SiltError | undefined;
   static sliceMs = 4;
   static budget = 8;
+  /**
+   * Milliseconds without a write after which, once background work has
+   * caught up, the engine may start a read-optimising compaction
+   * (`startIdleCompaction`: what lies above the last level compacted into
+   * it, so that a get probes one table). Reads do not count: the
+   * compaction runs in the same short slices as all background work, and
+   * a read waits at most one.
+   */
+  static idleMs = 1_000;
 
   constructor(inner: WasmDatabase, keeper: PoolKeeper | undefined) {
     this.#inner = inner;
@@ -89,6 +106,44 @@ export class BackgroundPump {
   stop(): void {
     this.#stopped = true;
     this.#cancel();
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  /** A write was made: background work now, and the idle clock starts again. */
+  wrote(): void {
+    this.#lastWrite = performance.now();
+    this.#wroteSinceIdle = true;
+    this.kick();
+  }
+
+  /** Looks for idle work `idleMs` after the last write (once per run of writes). */
+  #armIdle(): void {
+    if (this.#stopped || this.#failed || !this.#wroteSinceIdle || this.#idleTimer !== undefined) return;
+    const wait = Math.max(0, this.#lastWrite + BackgroundPump.idleMs - performance.now());
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      this.#idle();
+    }, wait);
+  }
+
+  #idle(): void {
+    if (this.#stopped || this.#failed || this.#scheduled) return; // a run under way arms it again
+    if (performance.now() - this.#lastWrite < BackgroundPump.idleMs) {
+      this.#armIdle();
+      return;
+    }
+    this.#wroteSinceIdle = false;
+    let started: boolean;
+    try {
+      started = this.#inner.startIdleCompaction();
+    } catch {
+      return; // closed, or background work failed: the next call says so
+    }
+    if (started) {
+      this.idleCompactions++;
+      this.kick();
+    }
   }
 
   #run(): void {
@@ -133,6 +188,7 @@ export class BackgroundPump {
     } else {
       this.#retryMs = RETRY_MS;
       if (bits & workLeft) this.kick();
+      else this.#armIdle();
     }
   }
 

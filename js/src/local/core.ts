@@ -82,7 +82,7 @@ export class Core {
 
   /** After a call that may have filled a memtable or used pooled files. */
   afterWrite(): void {
-    this.pump.kick();
+    this.pump.wrote();
     this.keeper?.topUpIfLow();
   }
 

@@ -69,6 +69,7 @@ const SHARED: {
   timers: () => false,
   readTriggeredCompaction: () => true,
   transactionSpillBytes: () => 8 << 20,
+  idleCompactionMaxBytes: () => 0,
   mergeOperator: () => undefined,
   pageCacheCapacity: () => 0,
 };

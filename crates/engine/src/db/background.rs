@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::range_del::{self, FragmentedTombstones};
 use crate::stats::{Histogram, Ticker};
-use crate::version::{parse_file_name, FileKind, VersionEdit, NUM_LEVELS};
+use crate::version::{parse_file_name, FileKind, Version, VersionEdit, NUM_LEVELS};
 
 /// Steps one [`Db::do_background_work`] call runs at most: e.g. two small
 /// flushes (a file each) and a compaction's step (at most one file more
@@ -481,7 +481,12 @@ impl Db {
         while st.compaction.is_some() {
             self.compaction_step(&mut st, usize::MAX)?;
         }
-        st.manual = Some(ManualCompaction { begin: begin.map(<[u8]>::to_vec), end: end.map(<[u8]>::to_vec), level: 0 });
+        st.manual = Some(ManualCompaction {
+            begin: begin.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            level: 0,
+            skip_bottommost: false,
+        });
         while st.manual.is_some() || st.compaction.is_some() {
             self.background_step(&mut st, usize::MAX)?;
         }
@@ -502,8 +507,49 @@ impl Db {
         if !st.mem.is_empty() {
             self.switch_memtable(&mut st)?;
         }
-        st.manual = Some(ManualCompaction { begin: begin.map(<[u8]>::to_vec), end: end.map(<[u8]>::to_vec), level: 0 });
+        st.manual = Some(ManualCompaction {
+            begin: begin.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            level: 0,
+            skip_bottommost: false,
+        });
         Ok(())
+    }
+
+    /// Starts a read-optimising compaction if the database is idle enough
+    /// for one (the embedder calls this once it has been idle a while): no
+    /// other background work is due, automatic compactions are on, a point
+    /// lookup may have to probe more than one sorted run (L0 files, and
+    /// each level that holds data), and the tables total at most
+    /// [`Options::idle_compaction_max_bytes`]. It compacts what lies above
+    /// the last level holding data down into it, and never rewrites that
+    /// level alone; `do_background_work` carries it out in budgeted steps
+    /// (as it does `start_compact_range`'s), and a write meanwhile does not
+    /// stop it. Returns whether it started.
+    ///
+    /// [`Options::idle_compaction_max_bytes`]: crate::Options::idle_compaction_max_bytes
+    pub fn start_idle_compaction(&self) -> Result<bool> {
+        self.check_open()?;
+        let max = self.inner.options.idle_compaction_max_bytes;
+        if max == 0 || self.inner.options.disable_auto_compactions {
+            return Ok(false);
+        }
+        let mut st = StateGuard::new(&self.inner);
+        st.wait_for_job();
+        if let Some(e) = &st.bg_error {
+            return Err(e.clone());
+        }
+        if self.background_due(&st) {
+            return Ok(false);
+        }
+        let v = st.versions.current_ref().clone();
+        let bytes: u64 = v.levels.iter().flatten().map(|f| f.meta.file_size).sum();
+        if is_one_run_from(&v, 0) || bytes > max {
+            return Ok(false);
+        }
+        st.manual = Some(ManualCompaction { begin: None, end: None, level: 0, skip_bottommost: true });
+        self.inner.stats.add(Ticker::IdleCompactions, 1);
+        Ok(true)
     }
 
     /// Whether a manual compaction started by [`Db::start_compact_range`]
@@ -521,7 +567,7 @@ impl Db {
             let state: &mut DbState = st;
             let v = state.versions.current_ref().clone();
             let Some(m) = state.manual.as_mut() else { break };
-            if m.level > last {
+            if m.level > last || (m.skip_bottommost && is_one_run_from(&v, m.level)) {
                 state.manual = None;
                 break;
             }
@@ -534,8 +580,12 @@ impl Db {
                     return Err(self.fail(st, Stage::Read, e));
                 }
                 Choice::Merge(spec) => {
-                    if m.level == last {
-                        m.level += 1; // the last level is rewritten once
+                    if m.level == last || (m.skip_bottommost && m.level == 0) {
+                        // The last level is rewritten once; and an idle
+                        // compaction takes L0 once, as it was: files that
+                        // writes flush meanwhile are left to the picker, so
+                        // that a steady writer never keeps it going.
+                        m.level += 1;
                     }
                     self.start_compaction(st, spec).map_err(|e| self.fail(st, Stage::Read, e))?;
                     return self.compaction_step(st, budget);
@@ -574,4 +624,14 @@ impl DbInner {
             }
         }
     }
+}
+
+/// Whether what levels `level` and below hold is one sorted run at most: a
+/// point lookup there probes one table (L0 counts once per file, its files
+/// overlap; each deeper level that holds data once).
+fn is_one_run_from(v: &Version, level: usize) -> bool {
+    let runs: usize = (level..NUM_LEVELS)
+        .map(|l| if l == 0 { v.levels[0].len() } else { usize::from(!v.levels[l].is_empty()) })
+        .sum();
+    runs <= 1
 }

@@ -175,6 +175,10 @@ struct ManualCompaction {
     begin: Option<Vec<u8>>,
     end: Option<Vec<u8>>,
     level: usize,
+    /// An idle compaction's (`start_idle_compaction`): it ends at the last
+    /// level that holds data instead of rewriting that level alone
+    /// (RocksDB's `BottommostLevelCompaction::kSkip`).
+    skip_bottommost: bool,
 }
 
 struct DbInner {

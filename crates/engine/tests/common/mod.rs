@@ -2,7 +2,20 @@
 
 use std::collections::BTreeMap;
 
-use silt_engine::{Db, ReadOptions};
+use silt_engine::{Db, Options, ReadOptions};
+
+/// Options with small buffers, blocks, files and levels: flushes and
+/// compactions across levels within a few thousand writes.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn small_options() -> Options {
+    Options {
+        write_buffer_size: 64 << 10,
+        block_size: 512,
+        target_file_size_base: 64 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        ..Options::default()
+    }
+}
 
 /// A database's contents, or an oracle's.
 pub type State = BTreeMap<Vec<u8>, Vec<u8>>;
