@@ -59,6 +59,7 @@ function sharedCalls<D extends Database | RemoteDatabase>(): Record<string, Call
     approximateSize: { call: (db, o) => any(db).approximateSize!(o), typo: 'snapshot', near: undefined },
     export: { call: (db, o) => any(db).export!(o), typo: 'format', near: 'form' },
     sublevel: { call: (db, o) => any(db).sublevel!('s', o), typo: 'valueencoding', near: 'valueEncoding' },
+    watch: { call: (db, o) => any(db).watch!(o), typo: 'sine', near: 'since' },
   };
 }
 
@@ -219,7 +220,6 @@ describe('through connect()', () => {
     const calls: Record<string, Call<RemoteDatabase>> = {
       ...sharedCalls<RemoteDatabase>(),
       multiGet: { call: (d, op) => d.multiGet(['k'], op as never), typo: 'batched', near: undefined }, // a worker's only
-      watch: { call: (d, op) => d.watch(op as never), typo: 'sine', near: 'since' },
     };
     for (const { call, typo, near } of Object.values(calls)) {
       await refusesName(

@@ -12,7 +12,9 @@ import { fromWasm, SiltError } from '../core/errors.js';
 import { WRITE_OPTIONS } from '../core/call-options.js';
 import { checkOptionNames } from '../core/option-names.js';
 import type { PoolKeeper } from '../opfs/pool.js';
+import type { Packed } from '../tabs/leader-batches.js';
 import { BackgroundPump } from './background-pump.js';
+import { changes, LocalFeed } from './change-feed.js';
 import { EntryIterator } from './iterator.js';
 import type { WriteOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
@@ -48,6 +50,8 @@ export class Core {
   closer: Closer;
   liveIterators = new Set<EntryIterator<unknown, unknown>>();
   exchange: Exchange;
+  /** The change records of the writes, from the first watch on (change-feed.ts). */
+  feed: LocalFeed | undefined;
 
   constructor(inner: WasmDatabase, name: string, keeper: PoolKeeper | undefined, sync: boolean, closer: Closer) {
     this.inner = inner;
@@ -97,16 +101,27 @@ export class Core {
   /**
    * A write: `call(f)`, then `afterWrite()`, also when it failed (a write
    * refused with `PoolExhausted` starts the top-up that lets it through
-   * after an await).
+   * after an await). `change`: what it changes, for the watches (asked
+   * only once the database has been watched; change-feed.ts).
    */
-  write<T>(f: () => T): T {
+  write<T>(f: () => T, change?: () => Packed | undefined): T {
+    let done = false;
     try {
-      return f();
+      const r = f();
+      done = true;
+      return r;
     } catch (e) {
       throw this.#poolCause(fromWasm(e));
     } finally {
+      this.feed?.wrote(done ? change?.() : undefined);
       this.afterWrite();
     }
+  }
+
+  /** The watches' feed of this database, made at its first watch. */
+  feedForWatch(): LocalFeed {
+    this.feed ??= new LocalFeed(() => this.call(() => this.inner.latestSequence));
+    return this.feed;
   }
 
   /**
@@ -153,6 +168,9 @@ export class Core {
       end = successor(first.value[0]);
     }
     const e = end;
-    this.write(() => this.inner.deleteRange(lower, e, sync));
+    this.write(
+      () => this.inner.deleteRange(lower, e, sync),
+      () => changes.deleteRange(lower, e),
+    );
   }
 }

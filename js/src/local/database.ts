@@ -3,9 +3,9 @@
  * zero-copy reads, and background work pumped between calls.
  */
 
-import { reserveMemory, type Database as WasmDatabase } from '../../pkg/silt_wasm.js';
+import type { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
 import { type MultiGetResult, type MultiGot, PinnedValue } from '../boundary/results.js';
-import { ingestBatch, ingestSorted, WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
+import { WriteBatch, type IngestOptions, type IngestReport } from '../core/batch.js';
 import { checkRangeOrder, compareBytes, show, valueBytes, type Key } from '../core/bytes.js';
 import {
   type Codec,
@@ -29,6 +29,9 @@ import type { Operations } from '../core/operations.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { type Closer, Core, ROOT, type StorageKind } from './core.js';
+import { ChangeLog, changes } from './change-feed.js';
+import { ingestInto } from './ingest.js';
+import { type Watch, type WatchEvent, type WatchOptions, watchOn } from '../tabs/watch.js';
 import { multiGetOf } from './multi-get.js';
 import { ITERATOR_OPTIONS, iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
 import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './options.js';
@@ -107,6 +110,21 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     return this.#core.call(() => this.#core.inner.latestSequence);
   }
 
+  /**
+   * The changes committed from now on (or after `since`) to the keys of
+   * `options`' range, in commit order, as `connect()`'s `watch` reports
+   * them: an async iterable, or `callback` called with each event (in a
+   * later microtask than the write, never inside it). A write whose keys
+   * cannot be listed (an import; a transaction begun before the first
+   * watch) is a `Gap`. `since` reaches back to the database's first watch
+   * at most (its history starts then; through `connect()`, at the
+   * leader's start). See `WatchEvent`.
+   */
+  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
+    if (this.closed) throw new SiltError('Closed', 'the database was closed');
+    return watchOn(this.#core.feedForWatch(), this.#codec, options, callback);
+  }
+
   /** Whether `close()` has run. */
   get closed(): boolean {
     return this.#core.inner.isClosed;
@@ -155,7 +173,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     const v = c.value(value);
     const core = this.#core;
     const sync = core.syncOf(options, 'db.put()');
-    core.write(() => core.inner.put(k, v, sync));
+    core.write(
+      () => core.inner.put(k, v, sync),
+      () => changes.put(k),
+    );
   }
 
   /**
@@ -170,7 +191,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     const v = valueBytes(operand, 'operand');
     const core = this.#core;
     const sync = core.syncOf(options, 'db.merge()');
-    core.write(() => core.inner.merge(k, v, sync));
+    core.write(
+      () => core.inner.merge(k, v, sync),
+      () => changes.merge(k),
+    );
   }
 
   /** Removes `key`; removing a missing key is not an error. */
@@ -178,7 +202,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     const k = this.#codec.key(key);
     const core = this.#core;
     const sync = core.syncOf(options, 'db.delete()');
-    core.write(() => core.inner.delete(k, sync));
+    core.write(
+      () => core.inner.delete(k, sync),
+      () => changes.delete(k),
+    );
   }
 
   /**
@@ -191,7 +218,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     checkRangeOrder(s, e, start, end);
     const core = this.#core;
     const sync = core.syncOf(options, 'db.deleteRange()');
-    core.write(() => core.inner.deleteRange(s, e, sync));
+    core.write(
+      () => core.inner.deleteRange(s, e, sync),
+      () => changes.deleteRange(s, e),
+    );
   }
 
   /**
@@ -218,7 +248,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     if (!(batch instanceof WriteBatch)) throw new SiltError('InvalidArgument', 'write() takes a WriteBatch');
     const core = this.#core;
     const sync = core.syncOf(options, 'db.write()');
-    core.write(() => core.inner.write(batch.encoded(), sync));
+    core.write(
+      () => core.inner.write(batch.encoded(), sync),
+      () => changes.batch(batch.encoded()),
+    );
   }
 
   /**
@@ -233,29 +266,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * equal keys the last wins.
    */
   ingest(entries: WriteBatch<K, V> | Iterable<readonly [K, V]>, options?: IngestOptions): Promise<IngestReport> {
-    return callAsync(async () => {
-      const sorted = ingestSorted(options);
-      const batch = ingestBatch(entries, () => this.batch());
-      const core = this.#core;
-      // The caller's own batch is copied: it may change while this waits
-      // for pooled files.
-      const encoded = batch === entries ? batch.encoded().slice() : batch.encoded();
-      // The tables it writes need free pooled files, which only appear
-      // between calls: get them first.
-      const keeper = core.keeper;
-      if (keeper)
-        await keeper.topUp(
-          Math.max(
-            keeper.target,
-            core.call(() => core.inner.ingestFilesNeeded(encoded.length)),
-          ),
-        );
-      // Its allocations in one growth of wasm memory: a copy of the batch,
-      // and a few words per entry to sort and build tables with.
-      reserveMemory(encoded.length + batch.length * 128);
-      const report = core.write(() => core.inner.ingest(encoded, sorted)) as IngestReport;
-      return report;
-    });
+    return callAsync(() => ingestInto(this.#core, entries, options, () => this.batch()));
   }
 
   /**
@@ -340,6 +351,10 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
       inner: core.inner,
       sync: core.sync,
       afterWrite: () => core.afterWrite(),
+      log: core.feed === undefined ? undefined : new ChangeLog(),
+      committed: (change) => {
+        core.feed?.wrote(change);
+      },
       track: (it, n, codec, limit) => core.track(it, n, codec, limit),
       codecOf: (db) => {
         if (!(db instanceof Database) || !Database.sameDatabase(db as Database<unknown, unknown>, this as Database<unknown, unknown>)) {
@@ -489,6 +504,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     }
     const core = this.#core;
     const report = await importInto(core.inner, source, () => core.keeper?.topUp());
+    core.feed?.wrote(undefined); // its keys are not listed: a gap
     core.afterWrite();
     return report;
   }
@@ -553,6 +569,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     if (this.closed) return;
     const core = this.#core;
     core.pump.stop();
+    core.feed?.close();
     for (const it of core.liveIterators) it.closeWithDatabase();
     core.exchange.flush();
     const keep = core.closer.keepFiles();

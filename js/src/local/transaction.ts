@@ -20,6 +20,8 @@ import { WRITE_OPTIONS } from '../core/call-options.js';
 import { fromWasm, SiltError, type SiltErrorCode } from '../core/errors.js';
 import { type EntryIterator, type IteratorOptions, iteratorOptions, TRANSACTION_ITERATOR_OPTIONS } from './iterator.js';
 import { dispose } from '../core/dispose.js';
+import type { Packed } from '../tabs/leader-batches.js';
+import type { ChangeLog } from './change-feed.js';
 
 /** How a commit writes (as `WriteOptions`). */
 export interface CommitOptions {
@@ -52,6 +54,10 @@ export interface TransactionHost {
   inner: WasmDatabase;
   sync: boolean;
   afterWrite(): void;
+  /** Its writes' log for the watches, if a watch is open as it begins (change-feed.ts). */
+  log: ChangeLog | undefined;
+  /** The commit ended (or failed): the watches' record of it (`change`, if it went through). */
+  committed(change: Packed | undefined): void;
   track<K, V>(inner: WasmIterator, batchSize: number | undefined, codec: Codec, limit: number): EntryIterator<K, V>;
   /** The codec of `db`, a sublevel of the transaction's database (for `in()`). */
   codecOf(db: unknown): Codec;
@@ -181,12 +187,14 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
     const k = this.#codec.key(key);
     const v = this.#codec.value(value);
     this.#call((inner, id) => inner.transactionPut(id, k, v));
+    this.#host.log?.put(k);
   }
 
   /** Removes `key` when the transaction commits (tracked). */
   delete(key: K): void {
     const k = this.#codec.key(key);
     this.#call((inner, id) => inner.transactionDelete(id, k));
+    this.#host.log?.delete(k);
   }
 
   /** Removes every key from `start` (included) to `end` (excluded) when the transaction commits; the range is tracked. */
@@ -195,6 +203,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
     const e = this.#codec.key(end, 'end');
     checkRangeOrder(s, e, start, end);
     this.#call((inner, id) => inner.transactionDeleteRange(id, s, e));
+    this.#host.log?.deleteRange(s, e);
   }
 
   /**
@@ -225,6 +234,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
     // Bounds that leave no key between them: nothing to remove (as the database's clear).
     if (compareBytes(s, end) >= 0) return;
     this.#call((inner, id) => inner.transactionDeleteRange(id, s, end));
+    this.#host.log?.deleteRange(s, end);
   }
 
   /**
@@ -236,6 +246,7 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
     const k = this.#codec.key(key);
     const v = valueBytes(operand, 'operand');
     this.#call((inner, id) => inner.transactionMerge(id, k, v));
+    this.#host.log?.merge(k);
   }
 
   /**
@@ -270,9 +281,13 @@ export class Transaction<K = Key, V = Uint8Array> implements Disposable {
       // Refused for want of free pooled files, the transaction stays open
       // (await, then commit again); any other failure ended it.
       if (!(e instanceof SiltError && e.code === 'PoolExhausted')) tx.#state.id = 0;
+      tx.#host.committed(undefined);
       throw e;
     }
     tx.#state.id = 0;
+    // (A bookkeeping put rides along: the record would not match; none is
+    // watched where one is written, a connect() leader's database.)
+    tx.#host.committed(recordKey === undefined ? tx.#host.log?.packed() : undefined);
     tx.#host.afterWrite();
   }
 

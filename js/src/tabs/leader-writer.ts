@@ -14,15 +14,12 @@ import { SiltError } from '../core/errors.js';
 import type { Database } from '../local/database.js';
 import { Transaction } from '../local/transaction.js';
 import { type Client, transactionOf } from './leader-clients.js';
-import { INGEST, NOTHING, pack, RESET_ALL, type Packed, putRange, recordBytes, splitAroundReserved } from './leader-batches.js';
+import { KeptChanges } from './change-history.js';
+import { INGEST, NOTHING, pack, RESET_ALL, type Packed, putRange, splitAroundReserved } from './leader-batches.js';
 import { decodeHandover, encodeHandover, HANDOVER_KEY } from './handover.js';
 import { recoveredChanges } from './recovered-changes.js';
-import type { ChangeHistory, ChangeRecord, TxnWrites } from './wire.js';
+import { type ChangeHistory, type ChangeRecord, HISTORY_BYTES, type TxnWrites } from './wire.js';
 import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
-
-/** How much change history the leader keeps for `watch({ since })`. */
-export const HISTORY_RECORDS = 10_000;
-export const HISTORY_BYTES = 4 << 20;
 
 /** @internal The writes of a leader, with their connections' write records, and the changes they made. */
 export class LeaderWriter {
@@ -36,9 +33,7 @@ export class LeaderWriter {
    * a sequence number while an ingest's intent there is stale.
    */
   #dirty = new Set<string>();
-  #history: ChangeRecord[] = [];
-  #historyBytes = 0;
-  #base: number;
+  readonly #history: KeptChanges;
   /** The latest sequence number when this leader began (before its sweep). */
   readonly #opened: number;
   /** Where each change record goes (the connections that watch). */
@@ -56,12 +51,12 @@ export class LeaderWriter {
   constructor(db: Database, id: string, publish: (record: ChangeRecord) => void) {
     this.#db = db;
     this.#id = id;
-    this.#base = db.latestSequence();
-    this.#opened = this.#base;
+    this.#opened = db.latestSequence();
+    this.#history = new KeptChanges(this.#opened);
     // The history the leader before handed over (handover.ts), if it ends where this one begins.
     const handed = decodeHandover(db.get(HANDOVER_KEY), this.#opened);
     if (handed !== undefined) {
-      this.#base = handed.base;
+      this.#history.base = handed.base;
       for (const r of handed.records) this.#keep(r);
       this.#recoverable = false;
     }
@@ -241,21 +236,15 @@ export class LeaderWriter {
 
   /** Keeps `record` in the history, the oldest going past its bounds. */
   #keep(record: ChangeRecord): void {
-    this.#history.push(record);
-    this.#historyBytes += recordBytes(record);
-    while (this.#history.length > HISTORY_RECORDS || (this.#historyBytes > HISTORY_BYTES && this.#history.length > 1)) {
-      const old = this.#history.shift()!;
-      this.#historyBytes -= recordBytes(old);
-      this.#base = old.last;
-    }
+    this.#history.keep(record);
   }
 
   /** The change records after `since` that this leader keeps, for `watch({ since })` (none for `null`: the latest sequence number only). */
   history(since: number | null): ChangeHistory {
     const latest = this.#db.latestSequence();
     if (since === null) return { base: latest, latest, records: [] };
-    if (since < this.#base) this.#recover();
-    return { base: this.#base, latest, records: this.#history.filter((r) => r.last > since) };
+    if (since < this.#history.base) this.#recover();
+    return { base: this.#history.base, latest, records: this.#history.after(since) };
   }
 
   /**
@@ -269,13 +258,10 @@ export class LeaderWriter {
     if (!this.#recoverable) return;
     this.#recoverable = false;
     // History dropped for room since would leave a hole between the two.
-    if (this.#base !== this.#opened) return;
+    if (this.#history.base !== this.#opened) return;
     const found = recoveredChanges(this.#db, this.#opened, HISTORY_BYTES, this.#id);
     if (found.length === 0) return;
-    const later = this.#history;
-    this.#history = [];
-    this.#historyBytes = 0;
-    this.#base = found[0]!.first - 1;
+    const later = this.#history.restart(found[0]!.first - 1);
     for (const r of [...found, ...later]) this.#keep(r);
   }
 
@@ -417,7 +403,7 @@ export class LeaderWriter {
     if (this.#db.closed || this.#dirty.size > 0) return;
     for (const a of this.#records.values()) if (a.pending !== undefined) return;
     const latest = this.#db.latestSequence() + 1;
-    const value = encodeHandover(this.#history, latest);
+    const value = encodeHandover(this.#history.records, latest);
     if (value === undefined) return;
     try {
       this.#db.write(new WriteBatch().put(HANDOVER_KEY, value));

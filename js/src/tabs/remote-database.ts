@@ -40,7 +40,7 @@ import {
 } from './remote-iterator.js';
 import { RemoteSnapshot } from './remote-snapshot.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
-import { type Range, type Watch, type WatchEvent, Watcher, WATCH_OPTIONS, type WatchOptions } from './watch.js';
+import { type Watch, type WatchEvent, type WatchOptions, watchOn } from './watch.js';
 import { asyncDispose } from '../core/dispose.js';
 import type { Operations, RemoteOperations } from '../core/operations.js';
 import { type Asked, OPERATIONS, type PageSide, syncOf, type TableName, unpack } from './operations.js';
@@ -55,12 +55,6 @@ export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
 async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
-}
-
-function watchRange(o: WatchOptions<unknown>, codec: Codec): Range {
-  // Both ends half-open: [lower, upper).
-  const { lower, upper } = codec.bounds(o);
-  return { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
 }
 
 /** What the handles of one `connect()` call share: the root and its sublevels. */
@@ -502,30 +496,8 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    * rejects if the connection fails (`for await` throws then too).
    */
   watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
-    if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `db.watch()'s options must be an object, got ${show(options)}`);
-    checkOptionNames(options, WATCH_OPTIONS, 'db.watch()');
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
-    if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
-    const since = options.since;
-    if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
-      throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
-    }
-    const w = new Watcher(this.#connection, this.#codec, watchRange(options, this.#codec), since, callback as ((e: WatchEvent<unknown>) => void) | undefined);
-    this.#connection.watchers.add(w);
-    const watch: Watch<KeyOf<K>> = {
-      next: () => w.next() as Promise<IteratorResult<WatchEvent<KeyOf<K>>, undefined>>,
-      return: async () => {
-        w.close();
-        return { done: true, value: undefined };
-      },
-      close: () => w.close(),
-      ended: w.ended,
-      [Symbol.asyncIterator]() {
-        return watch;
-      },
-      [asyncDispose]: async () => w.close(),
-    };
-    return watch;
+    return watchOn(this.#connection, this.#codec, options, callback);
   }
 
   /**

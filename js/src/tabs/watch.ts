@@ -12,9 +12,10 @@
 import type { Key } from '../core/bytes.js';
 import type { Codec } from '../core/encoding.js';
 import { SiltError } from '../core/errors.js';
-import { optionNames } from '../core/option-names.js';
-import { compareBytes } from '../core/bytes.js';
-import type { ChangeHistory, ChangeRecord, Request } from './protocol.js';
+import { checkOptionNames, optionNames } from '../core/option-names.js';
+import { compareBytes, show } from '../core/bytes.js';
+import { asyncDispose } from '../core/dispose.js';
+import type { ChangeHistory, ChangeRecord } from './wire.js';
 import { RESET } from './page-cache.js';
 
 /**
@@ -98,12 +99,49 @@ export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<
   readonly ended: Promise<void>;
 }
 
+/**
+ * A new watch of `host` (a connection, or a worker's feed) over
+ * `options`' range in `codec`'s keys: the options checked, the `Watcher`
+ * made and added to the host's watchers, and the `Watch` an app holds.
+ */
+export function watchOn<K>(host: WatchHost, codec: Codec, options: WatchOptions<unknown>, callback: ((event: WatchEvent<K>) => void) | undefined): Watch<K> {
+  if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `db.watch()'s options must be an object, got ${show(options)}`);
+  checkOptionNames(options, WATCH_OPTIONS, 'db.watch()');
+  if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
+  const since = options.since;
+  if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
+    throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
+  }
+  // Both ends half-open: [lower, upper).
+  const { lower, upper } = codec.bounds(options);
+  const range: Range = { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
+  const w = new Watcher(host, codec, range, since, callback as ((e: WatchEvent<unknown>) => void) | undefined);
+  host.watchers.add(w);
+  const watch: Watch<K> = {
+    next: () => w.next() as Promise<IteratorResult<WatchEvent<K>, undefined>>,
+    return: async () => {
+      w.close();
+      return { done: true, value: undefined };
+    },
+    close: () => w.close(),
+    ended: w.ended,
+    [Symbol.asyncIterator]() {
+      return watch;
+    },
+    [asyncDispose]: async () => w.close(),
+  };
+  return watch;
+}
+
 /** How many events an unread watch holds before it drops them for one `Gap`. */
 export const WATCH_QUEUE_LIMIT = 10_000;
 
-/** What a watch needs of its connection. */
+/** What a watch asks of its connection (requests of the tab protocol: leader-steps.ts, operations.ts). */
+export type WatchRequest = { op: 'changes'; since: number | null; watch: boolean } | { op: 'latestSequence' };
+
+/** What a watch needs of its connection (or of a worker's feed: local/change-feed.ts). */
 export interface WatchHost {
-  send(request: Request): Promise<unknown>;
+  send(request: WatchRequest): Promise<unknown>;
   readonly watchers: Set<Watcher>;
   /** Its last watch closed: the leader may stop sending change records. */
   stopWatching(): void;

@@ -66,3 +66,7 @@ export type ChangeMessage = { t: 'change'; record: ChangeRecord };
  * sequence number before the oldest kept), and the latest sequence number.
  */
 export type ChangeHistory = { base: number; latest: number; records: ChangeRecord[] };
+
+/** How much change history a leader (or a worker's feed, local/change-feed.ts) keeps for `watch({ since })`. */
+export const HISTORY_RECORDS = 10_000;
+export const HISTORY_BYTES = 4 << 20;

@@ -8,7 +8,7 @@
 // worker, `connect()` on a page; tests/pages/shared-scenarios.js). What only
 // one API has is tested on its own: the worker's synchronous calls,
 // getPinned and pinned views in js/test/{api,reads,scans,...}.test.ts;
-// connect()'s failover, watch and leader changes in js/test/tabs-*.test.ts
+// connect()'s failover, frozen pages and leader changes in js/test/tabs-*.test.ts
 // and tests/e2e/tabs.spec.ts.
 import backups from './backups.js';
 import batches from './batches.js';
@@ -22,6 +22,7 @@ import merges from './merges.js';
 import reads from './reads.js';
 import snapshots from './snapshots.js';
 import transactions from './transactions.js';
+import watch from './watch.js';
 import writes from './writes.js';
 
 /** @type {[string, import('./scenario.js').Scenario[]][]} Each file's scenarios, by the file's name. */
@@ -38,5 +39,6 @@ export const suites = [
   ['merges', merges],
   ['ingest', ingest],
   ['backups', backups],
+  ['watch', watch],
   ['errors', errors],
 ];
