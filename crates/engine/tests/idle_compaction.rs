@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use silt_engine::fs::MemFs;
+use silt_engine::fs::{FaultFs, Fs, MemFs};
 use silt_engine::{Db, IngestOptions, Options, ReadOptions, U64AddOperator, WriteBatch, WriteOptions};
 
 const W: WriteOptions = WriteOptions { sync: false };
@@ -236,4 +236,45 @@ fn writes_deletes_and_flushes_between_its_steps_are_kept() {
     catch_up(&db);
     check(&db, &model);
     db.close().unwrap();
+}
+
+#[test]
+fn out_of_space_it_is_dropped_not_retried_and_files_short_it_does_not_start() {
+    let mem = Arc::new(MemFs::new());
+    let fs = FaultFs::new(mem.clone());
+    let db = Db::open(Arc::new(fs.clone()), "db", options()).unwrap();
+    let model = random_fill(&db, 6000, 7);
+    assert!(runs(&db) > 1);
+    // No room for its outputs: the step fails alone, and the idle
+    // compaction is dropped (an optimisation), leaving the picker's work.
+    fs.set_quota(Some(mem.total_bytes() + 4096));
+    assert!(db.start_idle_compaction().unwrap());
+    let mut failures = 0;
+    for _ in 0..50 {
+        match db.do_background_work(64) {
+            Ok(p) if !p.work_left => break,
+            Ok(_) => {}
+            Err(f) => {
+                assert_eq!(f.recovery, silt_engine::Recovery::FailAlone, "{}", f.error);
+                failures += 1;
+            }
+        }
+    }
+    assert_eq!(failures, 1, "dropped after its first failure, not retried");
+    assert!(!db.manual_compaction_pending());
+    // Out of space, it does not start again.
+    assert!(!db.start_idle_compaction().unwrap());
+    fs.set_quota(None);
+    check(&db, &model);
+    drop(db);
+
+    // Files short (the pool nearly used up): it does not start.
+    let fs = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(Arc::new(fs.clone()), "db", options()).unwrap();
+    random_fill(&db, 6000, 8);
+    assert!(runs(&db) > 1);
+    fs.set_file_cap(Some(("db", fs.list("db").unwrap().len() + 1)));
+    assert!(!db.start_idle_compaction().unwrap());
+    fs.set_file_cap(None);
+    assert!(db.start_idle_compaction().unwrap());
 }

@@ -11,6 +11,13 @@ import { fromWasm, SiltError } from '../core/errors.js';
 import { nextTask } from '../core/task.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 
+/**
+ * Idle checks after a run of writes: one that finds other work due (a
+ * compaction the reads called for) looks again an `idleMs` later, this
+ * many times at most.
+ */
+const IDLE_CHECKS = 3;
+
 /** Failed steps in a row (that may be retried) before `idle()` gives up. */
 const IDLE_RETRY_ATTEMPTS = 3;
 
@@ -46,10 +53,10 @@ export class BackgroundPump {
   /** Background work stopped writes: nothing more is pumped. */
   #failed = false;
   #retryMs = RETRY_MS;
-  /** When the last write was made (`wrote`). */
-  #lastWrite = Number.NEGATIVE_INFINITY;
-  /** A write since the last idle check (a database just opened counts as written). */
-  #wroteSinceIdle = true;
+  /** Writes made (`wrote`): an idle timer set before the last one is set again. */
+  #writes = 0;
+  /** Idle checks left before the next write (a database just opened counts as written). */
+  #idleChecks = IDLE_CHECKS;
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   steps = 0;
   /** Idle compactions this pump started. */
@@ -112,28 +119,29 @@ export class BackgroundPump {
 
   /** A write was made: background work now, and the idle clock starts again. */
   wrote(): void {
-    this.#lastWrite = performance.now();
-    this.#wroteSinceIdle = true;
+    this.#writes++;
+    this.#idleChecks = IDLE_CHECKS;
     this.kick();
   }
 
-  /** Looks for idle work `idleMs` after the last write (once per run of writes). */
+  /**
+   * Looks for idle work once no write has come for `idleMs` (timers only,
+   * no clock: a write since the timer was set sets it again).
+   */
   #armIdle(): void {
-    if (this.#stopped || this.#failed || !this.#wroteSinceIdle || this.#idleTimer !== undefined) return;
-    const wait = Math.max(0, this.#lastWrite + BackgroundPump.idleMs - performance.now());
+    if (this.#stopped || this.#failed || this.#idleChecks === 0 || this.#idleTimer !== undefined) return;
+    const writes = this.#writes;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
-      this.#idle();
-    }, wait);
+      if (this.#writes !== writes)
+        this.#armIdle(); // written meanwhile: idle from the last write on
+      else this.#idle();
+    }, BackgroundPump.idleMs);
   }
 
   #idle(): void {
     if (this.#stopped || this.#failed || this.#scheduled) return; // a run under way arms it again
-    if (performance.now() - this.#lastWrite < BackgroundPump.idleMs) {
-      this.#armIdle();
-      return;
-    }
-    this.#wroteSinceIdle = false;
+    this.#idleChecks--;
     let started: boolean;
     try {
       started = this.#inner.startIdleCompaction();
@@ -141,8 +149,11 @@ export class BackgroundPump {
       return; // closed, or background work failed: the next call says so
     }
     if (started) {
+      this.#idleChecks = 0;
       this.idleCompactions++;
       this.kick();
+    } else {
+      this.#armIdle(); // other work due, or nothing to do: looked at again, a few times
     }
   }
 

@@ -146,9 +146,10 @@ export class LocalFeed implements WatchHost {
     if (latest <= this.#last) return;
     const first = this.#last + 1;
     this.#last = latest;
-    // A write's updates take one number each (an ingest's share one).
+    // A write's updates take one number each (an ingest's record is one
+    // update, and its entries share one number).
     const count = latest - first + 1;
-    const exact = change !== undefined && (change.kinds.length === count || (change.kinds[0] === INGEST && change.kinds.length === 1));
+    const exact = change !== undefined && change.kinds.length === count;
     this.#add({ first, last: latest, ...(exact ? change : RESET_ALL), from: '' });
   }
 
@@ -185,8 +186,9 @@ export class LocalFeed implements WatchHost {
   /** Its last watch closed (the history is kept for the next `watch({ since })`). */
   stopWatching(): void {}
 
-  /** The database closed: every watch ends. */
+  /** The database closed: what was written reaches the watches, then every watch ends. */
   close(): void {
+    this.#deliver();
     for (const w of [...this.watchers]) w.close();
   }
 }

@@ -113,7 +113,7 @@ export class Core {
     } catch (e) {
       throw this.#poolCause(fromWasm(e));
     } finally {
-      this.feed?.wrote(done ? change?.() : undefined);
+      this.feed?.wrote(done ? listed(change) : undefined);
       this.afterWrite();
     }
   }
@@ -172,5 +172,18 @@ export class Core {
       () => this.inner.deleteRange(lower, e, sync),
       () => changes.deleteRange(lower, e),
     );
+  }
+}
+
+/**
+ * What a write that went through changed, for the watches; undefined (a
+ * gap) if it cannot be listed: a write applied is never reported as failed
+ * because its record could not be made (a batch with reserved keys).
+ */
+function listed(change: (() => Packed | undefined) | undefined): Packed | undefined {
+  try {
+    return change?.();
+  } catch {
+    return undefined;
   }
 }

@@ -15,8 +15,13 @@
 import { connectToBroker } from '../spawn.js';
 import type { BrokerMessage } from './protocol.js';
 
+/** The least time between two renewals of a line. */
+const RENEW_MS = 2_000;
+
 export class BrokerLine {
   #port: MessagePort | undefined;
+  /** When the line was last renewed. */
+  #renewed = Number.NEGATIVE_INFINITY;
   /** This realm's registration as a database's leader, posted again on a renewed line. */
   #lead: { name: string; leader: string } | undefined;
   readonly #onMessage: (m: BrokerMessage) => void;
@@ -58,7 +63,10 @@ export class BrokerLine {
    */
   renew(): void {
     const old = this.#port;
-    if (old === undefined) return;
+    // At most one every RENEW_MS: a renewal loses the ports the old line
+    // was handing over, whose followers then say hello too.
+    if (old === undefined || performance.now() - this.#renewed < RENEW_MS) return;
+    this.#renewed = performance.now();
     old.close();
     this.#port = this.#connect();
     if (this.#lead !== undefined) this.post({ t: 'lead', ...this.#lead });

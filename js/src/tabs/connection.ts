@@ -279,7 +279,7 @@ export class Connection {
           this.#worker?.postMessage({ t: 'attach', client: m.client, v: versionOf(m) } satisfies WorkerControl);
           // A follower with a broker that did not know this leader (a new
           // instance: the one this leader told died) or did not answer.
-          if (m.broker === true) this.#broker.renew();
+          if (m.broker === true && !this.#closing) this.#broker.renew();
         }
         return;
     }

@@ -441,7 +441,13 @@ impl Db {
     /// last level (which `manual_step` marks done when it starts) is
     /// started again by its next step.
     fn abandon_compaction(&self, st: &mut DbState, spec: &CompactionSpec, job: TableJob) {
-        if let (Some(m), Some((level, _))) = (st.manual.as_mut(), spec.inputs.first()) {
+        if st.manual.as_ref().is_some_and(|m| m.skip_bottommost) {
+            // An idle compaction is an optimisation: out of space, it is
+            // dropped, not retried (and the picker's work goes on); none
+            // starts again until a step goes through (`out_of_space`).
+            st.manual = None;
+            st.out_of_space = true;
+        } else if let (Some(m), Some((level, _))) = (st.manual.as_mut(), spec.inputs.first()) {
             m.level = m.level.min(*level);
         }
         self.abandon_job(st, job);
@@ -539,7 +545,9 @@ impl Db {
         if let Some(e) = &st.bg_error {
             return Err(e.clone());
         }
-        if self.background_due(&st) {
+        // Nothing else due, and room: the last job did not run out of
+        // space, and there are files to spare.
+        if self.background_due(&st) || st.out_of_space || self.short_of_files() {
             return Ok(false);
         }
         let v = st.versions.current_ref().clone();
