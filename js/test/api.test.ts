@@ -264,7 +264,7 @@ describe('the default block cache', () => {
 });
 
 describe('bytes made in another realm (an iframe)', () => {
-  test('keys, values, multiGet keys, merge operands and readU64 take a Uint8Array of another realm, which instanceof does not know', async () => {
+  test('keys, values, multiGet keys, merge operands, readU64, import sources and custom encodings take bytes of another realm, which instanceof does not know', async () => {
     const { runInNewContext } = await import('node:vm');
     const { readU64, u64 } = await import('../src/index.js');
     const foreign = (s: string) => runInNewContext(`new Uint8Array([${[...bytes(s)].join(',')}])`) as Uint8Array;
@@ -278,6 +278,22 @@ describe('bytes made in another realm (an iframe)', () => {
     many.release();
     db.merge('n', runInNewContext(`new Uint8Array([${[...u64(5)].join(',')}])`) as Uint8Array);
     expect(readU64(runInNewContext(`new Uint8Array([${[...db.get('n')!].join(',')}])`) as Uint8Array)).toBe(5n);
+    // An import from another realm's ArrayBuffer or bytes; a custom encoding that encodes there.
+    const exported = new Uint8Array(await new Response(db.export()).arrayBuffer());
+    const copy = runInNewContext(`new Uint8Array(${exported.length})`) as Uint8Array;
+    copy.set(exported);
+    for (const source of [copy.buffer, copy]) {
+      const into = await fresh({ mergeOperator: 'u64add' });
+      await into.import(source as ArrayBuffer);
+      expect(text(into.get('key'))).toBe('value');
+    }
+    const foreignText = {
+      encode: (s: string) => runInNewContext(`new Uint8Array([${[...bytes(s)].join(',')}])`) as Uint8Array,
+      decode: (b: Uint8Array) => new TextDecoder().decode(b),
+    };
+    const notes = db.sublevel('notes', { valueEncoding: foreignText });
+    notes.put('n', 'hello');
+    expect(notes.get('n')).toBe('hello');
     // Other typed arrays of that realm are still refused, by name.
     expect(caught(() => db.put('k', runInNewContext('new Uint16Array(2)') as Uint8Array))).toMatchObject({ code: 'InvalidArgument' });
   });

@@ -13,7 +13,7 @@
  * clears and iterates only its own keys. Its name is text without `!`.
  */
 
-import { keyBytes, show, successor, valueBytes, type Key } from './bytes.js';
+import { foreignBytes, keyBytes, show, successor, valueBytes, type Key } from './bytes.js';
 import { SiltError } from './errors.js';
 import { optionNames } from './option-names.js';
 
@@ -161,8 +161,10 @@ function custom(e: Encoding<unknown>, what: string): Encoding<unknown> {
         if (err instanceof SiltError) throw err;
         throw new SiltError('InvalidArgument', `${name} could not encode ${show(v)}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
       }
-      if (!(b instanceof Uint8Array)) throw new SiltError('InvalidArgument', `${name}'s encode must return a Uint8Array, got ${show(b)}`);
-      return b;
+      if (b instanceof Uint8Array) return b;
+      const foreign = foreignBytes(b); // one made in another realm
+      if (foreign !== undefined) return foreign;
+      throw new SiltError('InvalidArgument', `${name}'s encode must return a Uint8Array, got ${show(b)}`);
     },
     decode(b: Uint8Array): unknown {
       try {

@@ -40,16 +40,18 @@ export async function* chunksOf(source: ImportSource): AsyncGenerator<Uint8Array
     yield bytes;
     return;
   }
-  if (source instanceof ArrayBuffer) {
-    yield new Uint8Array(source);
+  // (Brands, not instanceof, as for bytes: a source may come from another realm, an iframe's.)
+  const brand = Object.prototype.toString.call(source);
+  if (source instanceof ArrayBuffer || brand === '[object ArrayBuffer]') {
+    yield new Uint8Array(source as ArrayBuffer);
     return;
   }
-  if (typeof Blob === 'function' && source instanceof Blob) {
-    yield* chunksOf(source.stream() as ReadableStream<Uint8Array>);
+  if ((typeof Blob === 'function' && source instanceof Blob) || brand === '[object Blob]' || brand === '[object File]') {
+    yield* chunksOf((source as Blob).stream() as ReadableStream<Uint8Array>);
     return;
   }
-  if (typeof ReadableStream === 'function' && source instanceof ReadableStream) {
-    const reader = source.getReader();
+  if ((typeof ReadableStream === 'function' && source instanceof ReadableStream) || brand === '[object ReadableStream]') {
+    const reader = (source as ReadableStream<Uint8Array>).getReader();
     try {
       for (;;) {
         const { done, value } = await reader.read();
