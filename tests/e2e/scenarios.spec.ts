@@ -13,7 +13,16 @@ import { newWorker, openHarness, run } from './harness.js';
 /** Runs the suites named, through `api`, in `page`; resolves to every outcome. */
 async function outcomes(page: Page, api: 'worker' | 'connect', sublevel: boolean, only: string[], storage?: 'indexeddb'): Promise<Outcome[]> {
   const args = { suites: only, sublevel, ...(storage === undefined ? {} : { storage }) };
-  if (api === 'worker') return run<Outcome[]>(page, await newWorker(page), 'sharedSuiteInWorker', args);
+  if (api === 'worker') {
+    // A worker per suite, ended after it: workers left alive keep slices of
+    // the origin's handle budget until their parked databases let go.
+    const w = await newWorker(page);
+    try {
+      return await run<Outcome[]>(page, w, 'sharedSuiteInWorker', args);
+    } finally {
+      await page.evaluate((id) => window.silt.terminate(id), w);
+    }
+  }
   return page.evaluate(async (a) => {
     const m = await import('/test-pages/shared-scenarios.js' as string);
     return (await m.sharedSuiteOnPage(a)) as Outcome[];

@@ -69,6 +69,28 @@ async function run(page, scenario, args) {
   return r.value;
 }
 
+/**
+ * `run`, and the worker ends after it: the shared suites make a worker per
+ * suite, and workers left alive keep slices of the origin's handle budget
+ * (128) until their parked databases let go.
+ */
+async function runAndEnd(page, scenario, args) {
+  const r = await page.evaluate(
+    async (s, a) => {
+      const w = window.silt.newWorker();
+      try {
+        return await window.silt.run(w, s, a);
+      } finally {
+        window.silt.terminate(w);
+      }
+    },
+    scenario,
+    args,
+  );
+  if (!r.ok) throw new Error(`scenario ${scenario} failed: ${r.code}: ${r.message}`);
+  return r.value;
+}
+
 /** What the suite saw of the browser, for the support matrix (README). */
 const seen = {};
 
@@ -373,7 +395,7 @@ for (const [api, through] of [
         const args = { suites: [suite], sublevel };
         const part =
           api === 'worker'
-            ? await run(page, 'sharedSuiteInWorker', args)
+            ? await runAndEnd(page, 'sharedSuiteInWorker', args)
             : await page.evaluate(async (a) => (await import('/test-pages/shared-scenarios.js')).sharedSuiteOnPage(a), args);
         got.push(...part);
       }
@@ -394,7 +416,7 @@ for (const [api, through] of [
 checks['the shared scenarios through open() in a worker on the IndexedDB storage'] = async (browser) => {
   const { page } = await harness(browser);
   const got = [];
-  for (const [suite] of suites) got.push(...(await run(page, 'sharedSuiteInWorker', { suites: [suite], sublevel: false, storage: 'indexeddb' })));
+  for (const [suite] of suites) got.push(...(await runAndEnd(page, 'sharedSuiteInWorker', { suites: [suite], sublevel: false, storage: 'indexeddb' })));
   assert.deepEqual(
     got.map((o) => o.name),
     namesOf(suites, false),
