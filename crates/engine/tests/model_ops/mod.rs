@@ -47,12 +47,17 @@ pub fn stepped_compact_range(db: &Db, model: &Model, rng: &mut SmallRng, ctx: &s
         1 => db.start_compact_range(Some(&lo), Some(&hi)).unwrap(),
         _ => db.start_compact_range(None, Some(&hi)).unwrap(),
     }
+    run_in_slices(db, model, rng, &format!("{ctx}: stepped compaction"));
+}
+
+/// Runs the pending manual compaction in budgeted slices, checking reads between them.
+fn run_in_slices(db: &Db, model: &Model, rng: &mut SmallRng, what: &str) {
     let mut slices = 0;
     while db.manual_compaction_pending() {
         db.do_background_work(rng.random_range(1..3)).unwrap();
         slices += 1;
-        check_reads(db, model, rng, &format!("{ctx}: stepped compaction, after slice {slices}"));
-        assert!(slices < 100_000, "{ctx}: a stepped compaction that never ends");
+        check_reads(db, model, rng, &format!("{what}, after slice {slices}"));
+        assert!(slices < 100_000, "{what}: never ends");
     }
 }
 
@@ -66,13 +71,7 @@ pub fn idle_compaction(db: &Db, model: &Model, rng: &mut SmallRng, ctx: &str) {
     if !db.start_idle_compaction().unwrap() {
         return;
     }
-    let mut slices = 0;
-    while db.manual_compaction_pending() {
-        db.do_background_work(rng.random_range(1..3)).unwrap();
-        slices += 1;
-        check_reads(db, model, rng, &format!("{ctx}: idle compaction, after slice {slices}"));
-        assert!(slices < 100_000, "{ctx}: an idle compaction that never ends");
-    }
+    run_in_slices(db, model, rng, &format!("{ctx}: idle compaction"));
     let l = db.properties().files_per_level;
     let runs = l[0] + l[1..].iter().filter(|&&n| n > 0).count() as u64;
     assert!(runs <= 1, "{ctx}: an idle compaction left levels {l:?}");
