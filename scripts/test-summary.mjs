@@ -7,6 +7,14 @@ import { join } from 'node:path';
 
 const dir = process.argv[2] ?? 'target/test-results';
 const rows = [];
+/** Failed tests by name, with the first line of their error: printed last, so that a CI log's tail says which. */
+const failures = [];
+const firstLine = (message) =>
+  String(message ?? '')
+    .replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
+    .split('\n')
+    .find((l) => l.trim() !== '')
+    ?.slice(0, 300) ?? '';
 let problems = 0;
 
 function read(file) {
@@ -45,6 +53,12 @@ function cargo(text) {
 function vitest(text) {
   if (text === undefined) return undefined;
   const r = JSON.parse(text);
+  for (const file of r.testResults ?? []) {
+    if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) failures.push(`vitest ${file.name}: ${firstLine(file.message)}`);
+    for (const t of file.assertionResults ?? []) {
+      if (t.status === 'failed') failures.push(`vitest ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    }
+  }
   return {
     passed: r.numPassedTests,
     failed: r.numFailedTests + (r.numRuntimeErrorTestSuites ?? 0),
@@ -54,7 +68,19 @@ function vitest(text) {
 
 function playwright(text) {
   if (text === undefined) return undefined;
-  const { stats, errors = [] } = JSON.parse(text);
+  const { stats, errors = [], suites = [] } = JSON.parse(text);
+  const walk = (suite, path) => {
+    for (const spec of suite.specs ?? []) {
+      for (const t of spec.tests ?? []) {
+        if (t.status === 'expected' || t.status === 'skipped') continue;
+        const error = (t.results ?? []).flatMap((r) => r.errors ?? [r.error]).find((e) => e?.message);
+        failures.push(`playwright ${[...path, spec.title].join(' › ')} (${t.status}): ${firstLine(error?.message)}`);
+      }
+    }
+    for (const s of suite.suites ?? []) walk(s, [...path, s.title]);
+  };
+  for (const s of suites) walk(s, [s.title]);
+  for (const e of errors) failures.push(`playwright: ${firstLine(e.message)}`);
   return {
     passed: stats.expected,
     failed: stats.unexpected + stats.flaky + errors.length,
@@ -64,7 +90,8 @@ function playwright(text) {
 
 function browserRun(text) {
   if (text === undefined) return undefined;
-  const { passed, failed, skipped } = JSON.parse(text);
+  const { browser, passed, failed, skipped, results = [] } = JSON.parse(text);
+  for (const t of results) if (t.ok === false) failures.push(`${browser} ${t.name}: ${firstLine(t.error)}`);
   return { passed, failed, skipped };
 }
 
@@ -85,5 +112,9 @@ for (const row of rows) {
   for (const k of Object.keys(total)) total[k] += row[k];
 }
 if (total.skipped > 0) console.log('skipped or ignored tests are not allowed: make them run, or delete them');
+if (failures.length > 0) {
+  console.log('failed:');
+  for (const f of failures) console.log(`  ${f}`);
+}
 console.log(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(problems === 0 ? 0 : 1);
