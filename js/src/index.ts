@@ -29,6 +29,7 @@ export { RemoteDatabase, type RemoteCountOptions, type RemoteReadOptions, type R
 export type { RemoteIterator, RemoteIteratorOptions } from './tabs/remote-iterator.js';
 export { RemoteSnapshot } from './tabs/remote-snapshot.js';
 export { WATCH_QUEUE_LIMIT, type Change, type KeyChange, type RangeChange, type Gap, type Watch, type WatchEvent, type WatchOptions } from './tabs/watch.js';
+export type { Live, LiveObserver, LiveOptions, LiveResult, LiveSubscription, LiveValue } from './tabs/live-query.js';
 export { Database } from './local/database.js';
 export type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './local/options.js';
 export type { Statistics, VerifyReport } from './local/statistics.js';

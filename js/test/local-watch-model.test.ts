@@ -13,35 +13,49 @@
 import { describe, expect, test } from 'vitest';
 import { WriteBatch } from '../src/core/batch.js';
 import { successor } from '../src/core/bytes.js';
-import { type Database, openMemory, u64, type Watch, type WatchEvent } from '../src/index.js';
+import { type Database, openMemory, readU64, u64, type Watch, type WatchEvent } from '../src/index.js';
 import { Rng } from './tabs-world.js';
 
 const SEQUENCES = Number(process.env.SILT_LOCAL_WATCH_SEQUENCES ?? 60);
 const text = (b: Uint8Array | undefined) => (b === undefined ? '' : new TextDecoder().decode(b));
 const enc = (s: string) => new TextEncoder().encode(s);
 
-/** One update as the oracle has it: its sequence number, kind, key and a range's end. */
-type Update = { seq: number; kind: string; key: string; end?: string };
+/**
+ * One update as the oracle has it: its sequence number, kind, key and a
+ * range's end; what it wrote (`put`: the value, `merge`: the operand), and
+ * the key's value once its write committed (`after`: the oracle's, as text).
+ */
+type Update = { seq: number; kind: string; key: string; end?: string; wrote?: string | bigint; after?: string };
 
 /** A watch under test: its range, where it starts, and what it got. */
 interface Watched {
   lower?: string;
   upper?: string;
   start: number;
+  /** Whether it asked for values (`values: true`). */
+  values: boolean;
   got: string[];
   watch: Watch;
   /** The updates it must report (up to when it was closed). */
   until?: number;
 }
 
-function show(u: Update | WatchEvent): string {
+/** A value as the events show it: a counter's (keys c0..c4) number, else its text; '-' for none. */
+function shownValue(key: string, v: Uint8Array | undefined): string {
+  if (v === undefined) return '-';
+  return key.startsWith('c') ? String(readU64(v)) : text(v);
+}
+
+function show(u: Update | WatchEvent, values = false): string {
   if (u.kind === 'gap') {
     const g = u as { from: number; to: number };
     return `${g.from}-${g.to} gap`;
   }
-  const c = u as { seq: number; kind: string; key?: string | Uint8Array; end?: string | Uint8Array };
+  const c = u as { seq: number; kind: string; key?: string | Uint8Array; end?: string | Uint8Array; value?: Uint8Array; after?: string };
   const t = (x: string | Uint8Array | undefined) => (typeof x === 'string' ? x : text(x));
-  return `${c.seq} ${c.kind} ${t(c.key)}${c.end === undefined ? '' : ` ${t(c.end)}`}`;
+  const keyed = c.kind === 'put' || c.kind === 'delete' || c.kind === 'merge';
+  const value = !values || !keyed ? '' : ` =${'after' in c || 'wrote' in c ? c.after : shownValue(t(c.key), c.value)}`;
+  return `${c.seq} ${c.kind} ${t(c.key)}${c.end === undefined ? '' : ` ${t(c.end)}`}${value}`;
 }
 
 function inRange(u: Update, w: Watched): boolean {
@@ -59,22 +73,28 @@ async function runSequence(seed: number): Promise<void> {
   const updates: Update[] = [];
   const watches: Watched[] = [];
   const trace: string[] = [];
+  /** The oracle: every key's value (text, or a counter). */
+  const model = new Map<string, string | bigint>();
+  /** Values are asked for by the first watch (so every record has them), or never. */
+  const valuesOn = rng.chance(0.5);
   // A transaction begun before the first watch: its commit cannot list its keys.
   const early = rng.chance(0.3) ? db.begin() : undefined;
   early?.put('k00', enc('early'));
   const open = (since?: number) => {
     const bounds = [key(), key()].sort() as [string, string];
-    const w: Watched = { start: since ?? db.latestSequence(), got: [], watch: undefined as unknown as Watch };
+    const values = valuesOn && (watches.length === 0 || rng.chance(0.5));
+    const w: Watched = { start: since ?? db.latestSequence(), values, got: [], watch: undefined as unknown as Watch };
     const o: Record<string, unknown> = {};
+    if (values) o.values = true;
     if (rng.chance(0.6)) o.gte = w.lower = bounds[0];
     if (rng.chance(0.6)) o.lt = w.upper = bounds[1] === bounds[0] ? `${bounds[1]}~` : bounds[1];
     if (since !== undefined) o.since = since;
     if (rng.chance(0.5)) {
-      w.watch = db.watch(o, (e) => w.got.push(show(e)));
+      w.watch = db.watch(o, (e) => w.got.push(show(e, values)));
     } else {
       w.watch = db.watch(o);
       void (async () => {
-        for await (const e of w.watch) w.got.push(show(e));
+        for await (const e of w.watch) w.got.push(show(e, values));
       })();
     }
     watches.push(w);
@@ -83,6 +103,15 @@ async function runSequence(seed: number): Promise<void> {
   open();
   /** Runs a write; its updates took the numbers after `before`. */
   const wrote = (before: number, made: Omit<Update, 'seq'>[]) => {
+    // The oracle takes the write, then each of its key updates gets the value after it.
+    for (const m of made) {
+      if (m.kind === 'put' || m.kind === 'ingest') {
+        if (m.kind === 'put') model.set(m.key, m.wrote!);
+      } else if (m.kind === 'delete') model.delete(m.key);
+      else if (m.kind === 'merge') model.set(m.key, ((model.get(m.key) as bigint | undefined) ?? 0n) + (m.wrote as bigint));
+      else if (m.kind === 'deleteRange') for (const k of [...model.keys()]) if (k >= m.key && k < m.end!) model.delete(k);
+    }
+    for (const m of made) if (m.kind === 'put' || m.kind === 'delete' || m.kind === 'merge') m.after = String(model.get(m.key) ?? '-');
     const after = db.latestSequence();
     if (made.length === 1 && made[0]!.kind === 'ingest') {
       expect(after).toBe(before + 1);
@@ -97,6 +126,7 @@ async function runSequence(seed: number): Promise<void> {
   if (early !== undefined) {
     const before = db.latestSequence();
     early.commit();
+    model.set('k00', 'early');
     gap = [before + 1, db.latestSequence()];
     trace.push('early commit');
   }
@@ -108,7 +138,7 @@ async function runSequence(seed: number): Promise<void> {
       const k = key();
       db.put(k, enc(`v${s}`));
       trace.push(`put ${k}`);
-      wrote(before, [{ kind: 'put', key: k }]);
+      wrote(before, [{ kind: 'put', key: k, wrote: `v${s}` }]);
     } else if (r < 0.33) {
       const k = key();
       db.delete(k);
@@ -118,15 +148,15 @@ async function runSequence(seed: number): Promise<void> {
       const k = `c${rng.int(5)}`;
       db.merge(k, u64(1));
       trace.push(`merge ${k}`);
-      wrote(before, [{ kind: 'merge', key: k }]);
+      wrote(before, [{ kind: 'merge', key: k, wrote: 1n }]);
     } else if (r < 0.5) {
       const b = new WriteBatch();
       const made: Omit<Update, 'seq'>[] = [];
       for (let i = 0, n = 1 + rng.int(5); i < n; i++) {
         const k = key();
         if (rng.chance(0.7)) {
-          b.put(k, enc('b'));
-          made.push({ kind: 'put', key: k });
+          b.put(k, enc(`b${i}`));
+          made.push({ kind: 'put', key: k, wrote: `b${i}` });
         } else {
           b.delete(k);
           made.push({ kind: 'delete', key: k });
@@ -150,15 +180,15 @@ async function runSequence(seed: number): Promise<void> {
           const k = key();
           const d = rng.next();
           if (d < 0.5) {
-            tx.put(k, enc('t'));
-            made.push({ kind: 'put', key: k });
+            tx.put(k, enc(`t${i}`));
+            made.push({ kind: 'put', key: k, wrote: `t${i}` });
           } else if (d < 0.75) {
             tx.delete(k);
             made.push({ kind: 'delete', key: k });
           } else {
             const k = `c${rng.int(5)}`;
             tx.merge(k, u64(2));
-            made.push({ kind: 'merge', key: k });
+            made.push({ kind: 'merge', key: k, wrote: 2n });
           }
         }
       });
@@ -168,6 +198,7 @@ async function runSequence(seed: number): Promise<void> {
       const keys = [...new Set(Array.from({ length: 1 + rng.int(6) }, key))];
       await db.ingest(keys.map((k) => [k, enc('i')] as const));
       const sorted = keys.sort();
+      for (const k of sorted) model.set(k, 'i');
       trace.push(`ingest ${sorted}`);
       wrote(before, [{ kind: 'ingest', key: sorted[0]!, end: text(successor(enc(sorted.at(-1)!))) }]);
     } else if (r < 0.76) {
@@ -201,7 +232,7 @@ async function runSequence(seed: number): Promise<void> {
     const end = w.until ?? db.latestSequence();
     const want: string[] = [];
     if (gap !== undefined && gap[0] > w.start && gap[1] <= end) want.push(`${gap[0]}-${gap[1]} gap`);
-    for (const u of updates) if (u.seq > w.start && u.seq <= end && inRange(u, w)) want.push(show(u));
+    for (const u of updates) if (u.seq > w.start && u.seq <= end && inRange(u, w)) want.push(show(u, w.values));
     want.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
     expect(w.got, `seed ${seed}: watch from ${w.start} [${w.lower}, ${w.upper}); ${trace.join('; ')}`).toEqual(want);
   }

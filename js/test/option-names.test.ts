@@ -60,6 +60,7 @@ function sharedCalls<D extends Database | RemoteDatabase>(): Record<string, Call
     export: { call: (db, o) => any(db).export!(o), typo: 'format', near: 'form' },
     sublevel: { call: (db, o) => any(db).sublevel!('s', o), typo: 'valueencoding', near: 'valueEncoding' },
     watch: { call: (db, o) => any(db).watch!(o), typo: 'sine', near: 'since' },
+    live: { call: (db, o) => any(db).live!(o), typo: 'limt', near: 'limit' },
   };
 }
 
@@ -83,6 +84,7 @@ const WITHOUT_OPTIONS = [
   'isLeader',
   'storage',
   'persisted',
+  'liveGet',
 ];
 
 /** Every method of `proto` is one of `withOptions` or `without`. */

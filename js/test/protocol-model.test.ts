@@ -19,6 +19,8 @@
 // - watches: each change once, in order, and no gap without a fault; every
 //   update applied after a watch began (its `since`) is one of its events or
 //   in one of its gaps, for the watches of tabs still open;
+// - live queries (half the tabs: protocol-model-live.ts): what the database
+//   holds once settled, and never gone back;
 // - nothing left in the leader of what calls held (snapshots, iterators,
 //   transactions, exports, an import), nor in the database (its live
 //   snapshots, its open iterators, pinned results), and no write record
@@ -33,6 +35,7 @@
 import { describe, expect, test } from 'vitest';
 import type { RemoteDatabase } from '../src/tabs/remote-database.js';
 import type { Watch, WatchEvent } from '../src/tabs/watch.js';
+import { checkFollowed, type Followed, follow } from './protocol-model-live.js';
 import { RECORDS, RESERVED_END } from '../src/tabs/write-records.js';
 import { bytes } from './helpers.js';
 import { Instrument } from './model-instrument.js';
@@ -104,6 +107,8 @@ interface TabState {
   watchEnded?: string | undefined;
   /** Its watch now (a tab may close it and watch again from the last change it saw). */
   watch?: Watch;
+  /** Its live queries, if it has them (protocol-model-live.ts). */
+  followed?: Followed;
 }
 
 /** Events run, over every schedule. */
@@ -181,6 +186,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
           // after this is one of its events or in one of its gaps.
           s.since = o.db.latestSequence();
           watchFrom(s, db, s.since);
+          if (rng.chance(0.5)) s.followed = follow(db);
         }
         s.dbs.push(db);
       },
@@ -506,6 +512,8 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
         }
       }
     }
+    // Live queries: what the database holds, never gone back.
+    if (s.followed !== undefined && s.gone === 'no') bad.push(...checkFollowed(s.tab.name, s.followed, o.db, imported));
     // ...and every update since it began, for a watch open across it (its tab still open, the watch not ended).
     if (s.since !== undefined && s.gone === 'no' && s.watchEnded === undefined) {
       const seen = new Set<number>();

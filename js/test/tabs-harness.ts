@@ -153,3 +153,16 @@ export async function outcome(o: Origin, p: Promise<unknown>, ms = 60_000): Prom
   const e = r.error as { code?: string; message?: string };
   return e.code ?? String(e.message ?? e);
 }
+
+/** Tabs `names` of `o`, each connected (in order) once the one before is ready; throws if one is not. */
+export async function readyTabs(o: Origin, ...names: string[]): Promise<{ tab: Tab; connection: Connection; db: RemoteDatabase }[]> {
+  const out: { tab: Tab; connection: Connection; db: RemoteDatabase }[] = [];
+  for (const name of names) {
+    const tab = o.tab(name);
+    const opened = o.open(tab);
+    const r = await outcome(o, opened.connection.ready);
+    if (r !== 'ok') throw new Error(`tab ${name} did not connect: ${r}`);
+    out.push({ tab, ...opened });
+  }
+  return out;
+}

@@ -393,7 +393,7 @@ test('a tab of another siltdb, or with a bug, posts at the leader: typed refusal
       void navigator.locks.request(`siltdb:${name}:client:${who}-${leader}`, () => new Promise(() => {}));
       const line = new BroadcastChannel(`siltdb:${name}:c:${who}-${leader}`);
       line.onmessage = (ev) => answers[who]!.push(ev.data);
-      roster.postMessage(who === 'bad' ? { t: 'hello', client: `${who}-${leader}`, leader, v: 2 } : { t: 'hello', client: `${who}-${leader}`, leader });
+      roster.postMessage(who === 'bad' ? { t: 'hello', client: `${who}-${leader}`, leader, v: 3 } : { t: 'hello', client: `${who}-${leader}`, leader });
       await new Promise((r) => setTimeout(r, 200));
       if (who === 'bad') {
         line.postMessage({ id: 1, request: { op: 'put', key: 42, value: 'not bytes' } });

@@ -20,6 +20,7 @@ import { KeptChanges } from '../tabs/change-history.js';
 import { INGEST, type Packed, pack, putRange, RESET_ALL } from '../tabs/leader-batches.js';
 import { type ChangeHistory, type ChangeRecord, HISTORY_BYTES } from '../tabs/wire.js';
 import type { WatchHost, Watcher, WatchRequest } from '../tabs/watch.js';
+import { valuesOf } from '../tabs/change-values.js';
 
 /** Update tags of a change record (a write batch's). */
 const DELETE = 0;
@@ -122,6 +123,10 @@ export class ChangeLog {
 export class LocalFeed implements WatchHost {
   readonly watchers = new Set<Watcher>();
   readonly #latest: () => number;
+  /** A stored key's value now (change-values.ts). */
+  readonly #read: (key: Uint8Array) => Uint8Array | undefined;
+  /** Whether records carry values: since the first watch that asked. */
+  #values = false;
   /** What `since` can reach: base+1..last; nothing before base is kept. */
   readonly #history: KeptChanges;
   /** The last sequence number accounted for (in the history, or before its base). */
@@ -129,9 +134,10 @@ export class LocalFeed implements WatchHost {
   #pending: ChangeRecord[] = [];
   #scheduled = false;
 
-  /** `latest`: the database's latest sequence number. */
-  constructor(latest: () => number) {
+  /** `latest`: the database's latest sequence number; `read`: a stored key's value (a copy). */
+  constructor(latest: () => number, read: (key: Uint8Array) => Uint8Array | undefined) {
     this.#latest = latest;
+    this.#read = read;
     this.#last = latest();
     this.#history = new KeptChanges(this.#last);
   }
@@ -140,6 +146,8 @@ export class LocalFeed implements WatchHost {
    * A write ended (or failed): its updates took the sequence numbers after
    * the last accounted for, up to the database's latest. `change`: what
    * it changed, if known; any mismatch with the numbers taken is a gap.
+   * Called right after the write, before anything else writes: the values
+   * read for the record are the ones it left.
    */
   wrote(change: Packed | undefined): void {
     const latest = this.#latest();
@@ -150,7 +158,12 @@ export class LocalFeed implements WatchHost {
     // update, and its entries share one number).
     const count = latest - first + 1;
     const exact = change !== undefined && change.kinds.length === count;
-    this.#add({ first, last: latest, ...(exact ? change : RESET_ALL), from: '' });
+    const record: ChangeRecord = { first, last: latest, ...(exact ? change : RESET_ALL), from: '' };
+    if (this.#values && exact) {
+      const values = valuesOf(record, this.#read);
+      if (values !== undefined) record.values = values;
+    }
+    this.#add(record);
   }
 
   #add(record: ChangeRecord): void {
@@ -175,6 +188,7 @@ export class LocalFeed implements WatchHost {
     // numbers not accounted for are a gap.
     this.wrote(undefined);
     if (request.op === 'latestSequence') return Promise.resolve(this.#last);
+    if (request.values === true) this.#values = true;
     const since = request.since;
     const history: ChangeHistory =
       since === null

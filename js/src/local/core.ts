@@ -14,7 +14,8 @@ import { checkOptionNames } from '../core/option-names.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 import type { Packed } from '../tabs/leader-batches.js';
 import { BackgroundPump } from './background-pump.js';
-import { changes, LocalFeed } from './change-feed.js';
+import { ChangeLog, changes, LocalFeed } from './change-feed.js';
+import type { TransactionHost } from './transaction.js';
 import { EntryIterator } from './iterator.js';
 import type { WriteOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
@@ -118,9 +119,45 @@ export class Core {
     }
   }
 
+  /** Closes the database (see `Database.close`). */
+  close(): void {
+    this.pump.stop();
+    this.feed?.close();
+    for (const it of this.liveIterators) it.closeWithDatabase();
+    this.exchange.flush();
+    const keep = this.closer.keepFiles();
+    let kept = false;
+    try {
+      if (keep) this.inner.closeKeepingPool();
+      else this.inner.close();
+      kept = keep;
+    } catch (e) {
+      throw fromWasm(e);
+    } finally {
+      if (!kept) this.keeper?.close();
+      this.closer.closed(kept);
+    }
+  }
+
+  /** What a transaction of this database needs of it; `codecOf`: the codec of a handle given to `tx.in()`. */
+  transactionHost(codecOf: (db: unknown) => Codec): TransactionHost {
+    return {
+      inner: this.inner,
+      sync: this.sync,
+      afterWrite: () => this.afterWrite(),
+      log: this.feed === undefined ? undefined : new ChangeLog(),
+      committed: (change) => this.feed?.wrote(change),
+      track: (it, n, codec, limit) => this.track(it, n, codec, limit),
+      codecOf,
+    };
+  }
+
   /** The watches' feed of this database, made at its first watch. */
   feedForWatch(): LocalFeed {
-    this.feed ??= new LocalFeed(() => this.call(() => this.inner.latestSequence));
+    this.feed ??= new LocalFeed(
+      () => this.call(() => this.inner.latestSequence),
+      (key) => this.call(() => this.exchange.getCopy(key, 0, true)),
+    );
     return this.feed;
   }
 

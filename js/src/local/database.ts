@@ -24,12 +24,14 @@ import {
 } from '../core/encoding.js';
 import { COUNT_OPTIONS, SNAPSHOT_OPTIONS, VALUE_READ_OPTIONS } from '../core/call-options.js';
 import { checkOptionNames, type Exactly } from '../core/option-names.js';
-import { fromWasm, SiltError } from '../core/errors.js';
+import { SiltError } from '../core/errors.js';
 import type { Operations } from '../core/operations.js';
 import type { PoolKeeper } from '../opfs/pool.js';
 import { exportStream, type ImportReport, type ImportSource, importInto } from './backup.js';
 import { type Closer, Core, ROOT, type StorageKind } from './core.js';
-import { ChangeLog, changes } from './change-feed.js';
+import { changes } from './change-feed.js';
+import { type LocalReads, localLiveSource } from './live-source.js';
+import { type Live, type LiveOptions, type LiveResult, type LiveSource, type LiveValue, liveRange, liveValue } from '../tabs/live-query.js';
 import { ingestInto } from './ingest.js';
 import { type Watch, type WatchEvent, type WatchOptions, watchOn } from '../tabs/watch.js';
 import { multiGetOf } from './multi-get.js';
@@ -37,16 +39,7 @@ import { ITERATOR_OPTIONS, iteratorOptions, type EntryIterator, type IteratorOpt
 import type { CountOptions, GetOptions, MultiGetOptions, ReadOptions, SublevelOptions, WriteOptions } from './options.js';
 import { Snapshot } from './snapshot.js';
 import { type Statistics, statisticsOf, type VerifyReport } from './statistics.js';
-import {
-  attemptTransaction,
-  Transaction,
-  TRANSACTION_OPTIONS,
-  type TransactionHost,
-  type TransactionOptions,
-  type UpdateResult,
-  updateIn,
-  withRetries,
-} from './transaction.js';
+import { attemptTransaction, Transaction, TRANSACTION_OPTIONS, type TransactionOptions, type UpdateResult, updateIn, withRetries } from './transaction.js';
 import { dispose } from '../core/dispose.js';
 
 /**
@@ -118,11 +111,27 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * cannot be listed (an import; a transaction begun before the first
    * watch) is a `Gap`. `since` reaches back to the database's first watch
    * at most (its history starts then; through `connect()`, at the
-   * leader's start). See `WatchEvent`.
+   * leader's start). With `values: true`, each change of a key carries
+   * its value (`KeyChange`). See `WatchEvent`.
    */
-  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
+  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>, V>) => void): Watch<KeyOf<K>, V> {
     if (this.closed) throw new SiltError('Closed', 'the database was closed');
     return watchOn(this.#core.feedForWatch(), this.#codec, options, callback);
+  }
+
+  /** A live query of `options`' range: its entries now, then again at each change (see `Live`, `LiveResult`). */
+  live(options: LiveOptions<K> = {}): Live<LiveResult<KeyOf<K>, V>> {
+    return liveRange(this.#liveSource(), options);
+  }
+
+  /** A live query of `key`'s value: now, then again at each change (see `Live`, `LiveValue`). */
+  liveGet(key: K): Live<LiveValue<V>> {
+    return liveValue(this.#liveSource(), key);
+  }
+
+  #liveSource(): LiveSource {
+    if (this.closed) throw new SiltError('Closed', 'the database was closed');
+    return localLiveSource(this as unknown as LocalReads, this.#core, this.#codec);
   }
 
   /** Whether `close()` has run. */
@@ -156,9 +165,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   }
 
   /** @internal The engine and pool of `db` (a `connect()` leader's exports and imports). */
-  static internals(db: Database<unknown, unknown>): { inner: WasmDatabase; ready(): Promise<void> | undefined; afterWrite(): void } {
+  static internals(db: Database<unknown, unknown>): { inner: WasmDatabase; ready(): Promise<void> | undefined; afterWrite(): void; watches(): number } {
     const core = db.#core;
-    return { inner: core.inner, ready: () => core.keeper?.topUp(), afterWrite: () => core.afterWrite() };
+    return { inner: core.inner, ready: () => core.keeper?.topUp(), afterWrite: () => core.afterWrite(), watches: () => core.feed?.watchers.size ?? 0 };
   }
 
   /** @internal Whether `db` is a view of the same open database. */
@@ -347,22 +356,12 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   begin(): Transaction<K, V> {
     const core = this.#core;
     const id = core.call(() => core.inner.beginTransaction());
-    const host: TransactionHost = {
-      inner: core.inner,
-      sync: core.sync,
-      afterWrite: () => core.afterWrite(),
-      log: core.feed === undefined ? undefined : new ChangeLog(),
-      committed: (change) => {
-        core.feed?.wrote(change);
-      },
-      track: (it, n, codec, limit) => core.track(it, n, codec, limit),
-      codecOf: (db) => {
-        if (!(db instanceof Database) || !Database.sameDatabase(db as Database<unknown, unknown>, this as Database<unknown, unknown>)) {
-          throw new SiltError('InvalidArgument', 'tx.in() takes a sublevel of the database the transaction is on');
-        }
-        return Database.codecOf(db as Database<unknown, unknown>);
-      },
-    };
+    const host = core.transactionHost((db) => {
+      if (!(db instanceof Database) || !Database.sameDatabase(db as Database<unknown, unknown>, this as Database<unknown, unknown>)) {
+        throw new SiltError('InvalidArgument', 'tx.in() takes a sublevel of the database the transaction is on');
+      }
+      return Database.codecOf(db as Database<unknown, unknown>);
+    });
     return new Transaction<K, V>(host, id, this.#codec);
   }
 
@@ -566,24 +565,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * closing, the database is closed anyway and the error is thrown.
    */
   close(): void {
-    if (this.closed) return;
-    const core = this.#core;
-    core.pump.stop();
-    core.feed?.close();
-    for (const it of core.liveIterators) it.closeWithDatabase();
-    core.exchange.flush();
-    const keep = core.closer.keepFiles();
-    let kept = false;
-    try {
-      if (keep) core.inner.closeKeepingPool();
-      else core.inner.close();
-      kept = keep;
-    } catch (e) {
-      throw fromWasm(e);
-    } finally {
-      if (!kept) core.keeper?.close();
-      core.closer.closed(kept);
-    }
+    if (!this.closed) this.#core.close();
   }
 
   [dispose](): void {

@@ -82,7 +82,7 @@ export type Packed = Omit<ChangeRecord, 'first' | 'last' | 'from'>;
 export const NOTHING: Packed = { kinds: new Uint8Array(0), bounds: new Uint32Array(1), keys: new Uint8Array(0) };
 
 export function recordBytes(r: ChangeRecord): number {
-  return r.keys.length + r.bounds.byteLength + r.kinds.length + 32;
+  return r.keys.length + r.bounds.byteLength + r.kinds.length + 32 + (r.values === undefined ? 0 : r.values.bytes.length + r.values.lens.byteLength);
 }
 
 /** A change record's kind for an ingest (a key range, as a delete range's). */

@@ -47,6 +47,8 @@ export interface Client {
   send(m: ChangeMessage): void;
   /** Whether it watches: every change record goes to it (a `changes` request with `watch`). */
   watching: boolean;
+  /** Whether the change records it gets carry values (a `changes` request with `values`: change-values.ts). */
+  values: boolean;
   channel: BroadcastChannel | undefined;
   port: MessagePort | undefined;
   /** The protocol version it stated (protocol.ts, `PROTOCOL`): any other than this leader's has its requests refused. */

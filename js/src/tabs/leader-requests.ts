@@ -98,7 +98,11 @@ export class LeaderRequests {
       internals: () => Database.internals(db as Database<unknown, unknown>),
       imports: this,
       commit: (txn, leader, writes, sync) => writer.commitTransaction(c, id, txn, leader, writes, sync),
-      history: (since) => writer.history(since),
+      history: (since, values) => {
+        if (!values) return writer.history(since, false);
+        writer.wantValues();
+        return writer.history(since, true);
+      },
       imported: (before) => writer.imported(before),
     };
   }

@@ -53,8 +53,8 @@ export interface StepSide extends LeaderSide {
   imports: { importer: string | undefined; abortImport(): void };
   /** Commits transaction `txn` of the asking connection, as its request's write. */
   commit(txn: number, leader: string, writes: TxnWrites | undefined, sync: boolean | undefined): void;
-  /** The change records after `since` (see `LeaderWriter.history`). */
-  history(since: number | null): unknown;
+  /** The change records after `since` (see `LeaderWriter.history`); `values`: with their keys' values (from now on, too). */
+  history(since: number | null, values: boolean): unknown;
   /** The asking connection's import finished; the latest sequence number was `before` (see `LeaderWriter.imported`). */
   imported(before: number): void;
 }
@@ -286,14 +286,17 @@ export const STEPS = {
    * Change records after `since` (null: none, only where history starts
    * now); sequence numbers are the database's. `watch`: whether every
    * change record from now on goes to the connection, on its line
-   * (`ChangeMessage`), after this answer.
+   * (`ChangeMessage`), after this answer. `values`: whether the records
+   * (these and those sent from now on) carry their keys' values
+   * (change-values.ts).
    */
   changes: step({
-    serve: (s, r: { since: number | null; watch?: boolean }) => {
+    serve: (s, r: { since: number | null; watch?: boolean; values?: boolean }) => {
       if (r.watch !== undefined) s.client.watching = r.watch;
-      return [s.history(r.since), []];
+      if (r.values !== undefined) s.client.values = r.values;
+      return [s.history(r.since, s.client.values), []];
     },
-    fields: { since: nullable(COUNT), watch: optional(BOOL) },
+    fields: { since: nullable(COUNT), watch: optional(BOOL), values: optional(BOOL) },
     state: 'none',
   }),
   /**

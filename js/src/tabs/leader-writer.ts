@@ -17,6 +17,7 @@ import { type Client, transactionOf } from './leader-clients.js';
 import { KeptChanges } from './change-history.js';
 import { INGEST, NOTHING, pack, RESET_ALL, type Packed, putRange, splitAroundReserved } from './leader-batches.js';
 import { decodeHandover, encodeHandover, HANDOVER_KEY } from './handover.js';
+import { valuesOf, withoutValues } from './change-values.js';
 import { recoveredChanges } from './recovered-changes.js';
 import { type ChangeHistory, type ChangeRecord, HISTORY_BYTES, type TxnWrites } from './wire.js';
 import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
@@ -46,6 +47,8 @@ export class LeaderWriter {
    * none has been asked for yet.
    */
   #recoverable = true;
+  /** Whether change records carry their keys' values: since the first watch that asked (`wantValues`). */
+  #values = false;
 
   /** Writes to `db` for leader `id`, publishing each change record to `publish`. */
   constructor(db: Database, id: string, publish: (record: ChangeRecord) => void) {
@@ -229,7 +232,15 @@ export class LeaderWriter {
     this.#publish({ first, last: this.#db.latestSequence(), ...changes, from: this.#id });
   }
 
+  /**
+   * Publishes `record`, just written (nothing else has written since):
+   * with its keys' values once a watch has asked for them (change-values.ts).
+   */
   #publish(record: ChangeRecord): void {
+    if (this.#values) {
+      const values = valuesOf(record, (key) => this.#db.get(key));
+      if (values !== undefined) record.values = values;
+    }
     this.#keep(record);
     this.#publishTo(record);
   }
@@ -239,12 +250,18 @@ export class LeaderWriter {
     this.#history.keep(record);
   }
 
+  /** A watch asks for values: every change record from now on carries them. */
+  wantValues(): void {
+    this.#values = true;
+  }
+
   /** The change records after `since` that this leader keeps, for `watch({ since })` (none for `null`: the latest sequence number only). */
-  history(since: number | null): ChangeHistory {
+  history(since: number | null, values: boolean): ChangeHistory {
     const latest = this.#db.latestSequence();
     if (since === null) return { base: latest, latest, records: [] };
     if (since < this.#history.base) this.#recover();
-    return { base: this.#history.base, latest, records: this.#history.after(since) };
+    const records = this.#history.after(since);
+    return { base: this.#history.base, latest, records: values ? records : records.map(withoutValues) };
   }
 
   /**

@@ -34,6 +34,7 @@ import type { Client, LeaderCounters } from './leader-clients.js';
 import { LeaderRequests } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
+import { withoutValues } from './change-values.js';
 import type { FirstBatch } from './leader-steps.js';
 import {
   type ChangeMessage,
@@ -169,10 +170,11 @@ export class Leader {
   /** Posts change record `record` to every connection that watches. */
   #publish(record: ChangeRecord): void {
     const m: ChangeMessage = { t: 'change', record };
+    const keysOnly: ChangeMessage = record.values === undefined ? m : { t: 'change', record: withoutValues(record) };
     for (const c of this.#clients.values()) {
       if (!c.watching) continue;
       try {
-        c.send(m);
+        c.send(c.values ? m : keysOnly);
       } catch {
         // Its channel closed meanwhile: it is going.
       }
@@ -192,6 +194,7 @@ export class Leader {
       post,
       send,
       watching: false,
+      values: false,
       channel: undefined,
       port: undefined,
       version: PROTOCOL,
@@ -219,6 +222,7 @@ export class Leader {
         post: () => {},
         send: () => {},
         watching: false,
+        values: false,
         channel: undefined,
         port: undefined,
         version,

@@ -123,9 +123,11 @@ export function fromWire(w: WireError): SiltError {
  * `VersionMismatch`, and a connection whose leader speaks another version
  * fails with it (`versionMismatch`). Raise it with any change a realm of
  * the other version would misread. 2: an `iterator` request may ask for
- * its first batch (`first`, `limit`), which a leader of 1 refuses.
+ * its first batch (`first`, `limit`), which a leader of 1 refuses. 3: a
+ * `changes` request may ask for values (`values`), which a leader of 2
+ * refuses, and change records may carry them.
  */
-export const PROTOCOL = 2;
+export const PROTOCOL = 3;
 
 /** The protocol version a message states (`v`; absent: 0). */
 export function versionOf(m: { v?: unknown }): number {

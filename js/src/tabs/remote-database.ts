@@ -39,6 +39,7 @@ import {
   ROOT,
 } from './remote-iterator.js';
 import { RemoteSnapshot } from './remote-snapshot.js';
+import { type Live, type LiveOptions, type LiveResult, type LiveSource, type LiveValue, liveRange, liveValue } from './live-query.js';
 import { RemoteTransaction, type RemoteTransactionHost } from './remote-transaction.js';
 import { type Watch, type WatchEvent, type WatchOptions, watchOn } from './watch.js';
 import { asyncDispose } from '../core/dispose.js';
@@ -493,11 +494,43 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    * number; a `Gap` where changes could not be had (see `Gap`). A watch that
    * is not read holds at most `WATCH_QUEUE_LIMIT` events, then one `Gap`
    * instead: it never slows writers or grows without bound. Its `ended`
-   * rejects if the connection fails (`for await` throws then too).
+   * rejects if the connection fails (`for await` throws then too). With
+   * `values: true`, each change of a key carries its value (`KeyChange`).
    */
-  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>>) => void): Watch<KeyOf<K>> {
+  watch(options: WatchOptions<K> = {}, callback?: (event: WatchEvent<KeyOf<K>, V>) => void): Watch<KeyOf<K>, V> {
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     return watchOn(this.#connection, this.#codec, options, callback);
+  }
+
+  /** A live query of `options`' range: its entries now, then again at each change from any tab (see `Live`, `LiveResult`). */
+  live(options: LiveOptions<K> = {}): Live<LiveResult<KeyOf<K>, V>> {
+    return liveRange(this.#liveSource(), options);
+  }
+
+  /** A live query of `key`'s value: now, then again at each change from any tab (see `Live`, `LiveValue`). */
+  liveGet(key: K): Live<LiveValue<V>> {
+    return liveValue(this.#liveSource(), key);
+  }
+
+  /** A live query's reads: its window at a snapshot (the snapshot's sequence number is the read's). */
+  #liveSource(): LiveSource {
+    if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
+    const db = this as RemoteDatabase<unknown, unknown>;
+    return {
+      codec: this.#codec,
+      host: () => this.#connection,
+      read: async ({ range, values }) => {
+        const snapshot = await db.snapshot();
+        try {
+          const entries: [Uint8Array, Uint8Array | undefined][] = [];
+          if (values) for await (const [k, v] of db.iterator<Uint8Array>({ ...range, snapshot })) entries.push([(k as Uint8Array).slice(), v.slice()]);
+          else for await (const k of db.keys({ ...range, snapshot })) entries.push([(k as Uint8Array).slice(), undefined]);
+          return { seq: snapshot.sequence, entries };
+        } finally {
+          await snapshot.release().catch(() => {});
+        }
+      },
+    };
   }
 
   /**

@@ -17,13 +17,14 @@ import { compareBytes, show } from '../core/bytes.js';
 import { asyncDispose } from '../core/dispose.js';
 import type { ChangeHistory, ChangeRecord } from './wire.js';
 import { RESET } from './page-cache.js';
+import { valueStarts } from './change-values.js';
 
 /**
  * A committed update of one key, as `watch` reports it: the key as the
  * watching handle reads keys (in a sublevel without its prefix, decoded by
  * its key encoding).
  */
-export interface KeyChange<K = Uint8Array> {
+export interface KeyChange<K = Uint8Array, V = unknown> {
   /**
    * Its sequence number: every update of the database has the next one
    * (every entry of an `ingest` shares one).
@@ -31,6 +32,14 @@ export interface KeyChange<K = Uint8Array> {
   seq: number;
   kind: 'put' | 'delete' | 'merge';
   key: K;
+  /**
+   * With `watch({ values: true })` only: the key's value once the write
+   * that made this change committed (decoded by the handle's value
+   * encoding; `undefined` when it has none: a delete). For a key updated
+   * more than once in one write (a batch, a transaction), each of its
+   * changes carries the value after the whole write.
+   */
+  value?: V;
 }
 
 /**
@@ -48,7 +57,7 @@ export interface RangeChange<K = Uint8Array> {
 }
 
 /** A committed update, as `watch` reports it. */
-export type Change<K = Uint8Array> = KeyChange<K> | RangeChange<K>;
+export type Change<K = Uint8Array, V = unknown> = KeyChange<K, V> | RangeChange<K>;
 
 /**
  * Changes `from..to` (sequence numbers, both included) may have happened
@@ -65,9 +74,12 @@ export interface Gap {
 /**
  * What a watch reports. A change whose stored key the handle's key
  * encoding cannot decode (bytes written through another handle) comes as a
- * `Gap` of its one sequence number.
+ * `Gap` of its one sequence number; so does, for a watch with `values`, a
+ * change whose value cannot be decoded or was not kept (a `since` from
+ * before the first watch that asked for values, or from a leader that
+ * went without handing its history over).
  */
-export type WatchEvent<K = Uint8Array> = Change<K> | Gap;
+export type WatchEvent<K = Uint8Array, V = unknown> = Change<K, V> | Gap;
 
 /** What `watch` reports: a range of keys (bounds as iterators'), and where to start. */
 export interface WatchOptions<K = Key> {
@@ -81,13 +93,20 @@ export interface WatchOptions<K = Key> {
    * the leader no longer has them. Default: from now on.
    */
   since?: number;
+  /**
+   * Report each key's value with its change (`KeyChange.value`). Default
+   * false: a watch of keys does not pay for values (through `connect()`,
+   * a connection's change records carry values only once one of its
+   * watches asks for them).
+   */
+  values?: boolean;
 }
 
 /** The names of `WatchOptions`. */
-export const WATCH_OPTIONS = optionNames<WatchOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true, since: true });
+export const WATCH_OPTIONS = optionNames<WatchOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true, since: true, values: true });
 
 /** A watch: an async iterable of events, closed with `close()` (or by leaving `for await`). */
-export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<K>>, AsyncDisposable {
+export interface Watch<K = Uint8Array, V = unknown> extends AsyncIterableIterator<WatchEvent<K, V>>, AsyncDisposable {
   close(): void;
   /**
    * Settles when the watch ends: resolves once it is closed (`close()`,
@@ -104,7 +123,12 @@ export interface Watch<K = Uint8Array> extends AsyncIterableIterator<WatchEvent<
  * `options`' range in `codec`'s keys: the options checked, the `Watcher`
  * made and added to the host's watchers, and the `Watch` an app holds.
  */
-export function watchOn<K>(host: WatchHost, codec: Codec, options: WatchOptions<unknown>, callback: ((event: WatchEvent<K>) => void) | undefined): Watch<K> {
+export function watchOn<K, V>(
+  host: WatchHost,
+  codec: Codec,
+  options: WatchOptions<unknown>,
+  callback: ((event: WatchEvent<K, V>) => void) | undefined,
+): Watch<K, V> {
   if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `db.watch()'s options must be an object, got ${show(options)}`);
   checkOptionNames(options, WATCH_OPTIONS, 'db.watch()');
   if (callback !== undefined && typeof callback !== 'function') throw new SiltError('InvalidArgument', 'the watch callback must be a function');
@@ -112,13 +136,32 @@ export function watchOn<K>(host: WatchHost, codec: Codec, options: WatchOptions<
   if (since !== undefined && (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0)) {
     throw new SiltError('InvalidArgument', `since must be a sequence number (an integer from 0), got ${show(since)}`);
   }
+  const values = options.values ?? false;
+  if (typeof values !== 'boolean') throw new SiltError('InvalidArgument', `values must be true or false, got ${show(values)}`);
   // Both ends half-open: [lower, upper).
   const { lower, upper } = codec.bounds(options);
   const range: Range = { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}) };
-  const w = new Watcher(host, codec, range, since, callback as ((e: WatchEvent<unknown>) => void) | undefined);
+  return startWatch(host, codec, range, since, values, callback as ((e: WatchEvent<unknown>) => void) | undefined, false);
+}
+
+/**
+ * A new watch of `host` over stored keys `range`, after `since` (undefined:
+ * from now), with values or not; `raw`: keys and values as stored
+ * (`RawEvent`, for a live query: live-query.ts).
+ */
+export function startWatch<K, V>(
+  host: WatchHost,
+  codec: Codec,
+  range: Range,
+  since: number | undefined,
+  values: boolean,
+  callback: ((event: WatchEvent<unknown>) => void) | undefined,
+  raw: boolean,
+): Watch<K, V> {
+  const w = new Watcher(host, codec, range, since, callback, values, raw);
   host.watchers.add(w);
-  const watch: Watch<K> = {
-    next: () => w.next() as Promise<IteratorResult<WatchEvent<K>, undefined>>,
+  const watch: Watch<K, V> = {
+    next: () => w.next() as Promise<IteratorResult<WatchEvent<K, V>, undefined>>,
     return: async () => {
       w.close();
       return { done: true, value: undefined };
@@ -137,7 +180,7 @@ export function watchOn<K>(host: WatchHost, codec: Codec, options: WatchOptions<
 export const WATCH_QUEUE_LIMIT = 10_000;
 
 /** What a watch asks of its connection (requests of the tab protocol: leader-steps.ts, operations.ts). */
-export type WatchRequest = { op: 'changes'; since: number | null; watch: boolean } | { op: 'latestSequence' };
+export type WatchRequest = { op: 'changes'; since: number | null; watch: boolean; values?: boolean } | { op: 'latestSequence' };
 
 /** What a watch needs of its connection (or of a worker's feed: local/change-feed.ts). */
 export interface WatchHost {
@@ -146,6 +189,14 @@ export interface WatchHost {
   /** Its last watch closed: the leader may stop sending change records. */
   stopWatching(): void;
 }
+
+/**
+ * What an internal (`raw`) watch reports: keys and range ends as stored
+ * (prefix included), values as stored bytes (live-query.ts decodes them);
+ * a change has `last`, the last sequence number of its write (the state
+ * its value is of).
+ */
+export type RawEvent = WatchEvent<Uint8Array, Uint8Array> & { last?: number };
 
 /** A watch's keys: `[lower, upper)`, either end open. */
 export type Range = { lower?: Uint8Array; upper?: Uint8Array };
@@ -174,8 +225,24 @@ export class Watcher {
   /** See `Watch.ended`. */
   readonly ended: Promise<void>;
   #end!: (error?: SiltError) => void;
+  /** Whether it reports values (`WatchOptions.values`). */
+  readonly values: boolean;
+  /** Keys and values as stored, not decoded (`RawEvent`). */
+  readonly #raw: boolean;
+  /** The last sequence number of the record being applied (`RawEvent.last`). */
+  #recordLast = 0;
 
-  constructor(connection: WatchHost, codec: Codec, range: Range, since: number | undefined, callback: ((e: WatchEvent<unknown>) => void) | undefined) {
+  constructor(
+    connection: WatchHost,
+    codec: Codec,
+    range: Range,
+    since: number | undefined,
+    callback: ((e: WatchEvent<unknown>) => void) | undefined,
+    values = false,
+    raw = false,
+  ) {
+    this.values = values;
+    this.#raw = raw;
     this.#connection = connection;
     this.#codec = codec;
     this.#range = range;
@@ -261,6 +328,9 @@ export class Watcher {
       return;
     }
     const { kinds, bounds, keys } = r;
+    this.#recordLast = r.last;
+    const values = this.values ? r.values : undefined;
+    const starts = values === undefined ? undefined : valueStarts(values);
     for (let i = 0; i < kinds.length; i++) {
       const seq = r.first + i;
       if (seq <= last) continue;
@@ -275,13 +345,34 @@ export class Watcher {
       if (kind === 'deleteRange' || kind === 'ingest') {
         const end = keys.subarray(bounds[2 * i + 1]!, bounds[2 * i + 2]!);
         if (this.#matches(key, end)) this.#emit(this.#rangeChange(seq, kind, key, end));
-      } else if (this.#matches(key, undefined)) this.#emit(this.#decoded(seq, () => ({ seq, kind, key: this.#codec.unkey(key.slice()) })));
+      } else if (!this.#matches(key, undefined)) {
+      } else if (!this.values) {
+        this.#emit(this.#decoded(seq, () => ({ seq, kind, key: this.#unkey(key) })));
+      } else if (values === undefined) {
+        // The record came without values (see `WatchEvent`).
+        this.#emit({ kind: 'gap', from: seq, to: seq });
+      } else {
+        const len = values.lens[i]!;
+        const stored = len < 0 ? undefined : values.bytes.subarray(starts![i]!, starts![i]! + len);
+        this.#emit(this.#decoded(seq, () => ({ seq, kind, key: this.#unkey(key), value: stored === undefined ? undefined : this.#unvalue(stored) })));
+      }
     }
     this.#last = r.last;
   }
 
-  /** `[start, end)` as the handle reads keys, cut to its sublevel (see `RangeChange`). */
+  /** A stored key as the handle reads it (a copy, as stored for a raw watch). */
+  #unkey(key: Uint8Array): unknown {
+    return this.#raw ? key.slice() : this.#codec.unkey(key.slice());
+  }
+
+  /** A stored value as the handle reads it (a copy: the record's bytes are shared by the watches). */
+  #unvalue(stored: Uint8Array): unknown {
+    return this.#raw ? stored.slice() : this.#codec.unvalue(stored.slice());
+  }
+
+  /** `[start, end)` as the handle reads keys, cut to its sublevel (see `RangeChange`; as stored for a raw watch). */
   #rangeChange(seq: number, kind: 'deleteRange' | 'ingest', start: Uint8Array, end: Uint8Array): WatchEvent<unknown> {
+    if (this.#raw) return { seq, kind, key: start.slice(), end: end.slice() };
     const { prefix, end: after } = this.#codec;
     return this.#decoded(seq, () => {
       const change: RangeChange<unknown> = { seq, kind };
@@ -305,7 +396,9 @@ export class Watcher {
     this.#syncing = true;
     let h: ChangeHistory;
     try {
-      h = (await this.#connection.send({ op: 'changes', since, watch: true })) as ChangeHistory;
+      // A connection's records carry values while any of its watches wants them.
+      const values = this.values || [...this.#connection.watchers].some((w) => w.values);
+      h = (await this.#connection.send({ op: 'changes', since, watch: true, ...(values ? { values } : {}) })) as ChangeHistory;
     } catch (e) {
       // The connection failed or closed (a closed watch ends; else it throws why).
       this.fail(e instanceof SiltError ? e : new SiltError('Internal', String(e), { cause: e }));
@@ -349,6 +442,7 @@ export class Watcher {
 
   #emit(e: WatchEvent<unknown>): void {
     if (this.#closed) return;
+    if (this.#raw && e.kind !== 'gap') (e as RawEvent).last = this.#recordLast;
     if (this.#callback !== undefined) {
       try {
         this.#callback(e);

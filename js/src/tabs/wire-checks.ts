@@ -100,5 +100,16 @@ export function isChangeRecord(r: unknown): boolean {
   if (bounds.length !== 2 * n + 1) return false;
   for (let i = 0; i + 1 < bounds.length; i++) if (bounds[i]! > bounds[i + 1]! || bounds[i + 1]! > keys.length) return false;
   for (const k of kinds) if (k > 5) return false;
-  return true;
+  return r.values === undefined || isRecordValues(r.values, n);
+}
+
+/** A change record's values: a length for each of its `n` updates (-1: none), the bytes of all of them. */
+function isRecordValues(v: unknown, n: number): boolean {
+  if (!isObject(v) || !(v.bytes instanceof Uint8Array) || !(v.lens instanceof Int32Array) || v.lens.length !== n) return false;
+  let total = 0;
+  for (const l of v.lens) {
+    if (l < -1) return false;
+    if (l > 0) total += l;
+  }
+  return total === v.bytes.length;
 }

@@ -48,9 +48,13 @@ export type SnapshotInfo = { id: number; seq: number };
  * batch of a thousand puts costs the leader three buffers, not a thousand
  * objects, to publish and keep. `from`: the leader that wrote it (a page
  * passes a leader's records to its watches once that leader has welcomed
- * it, after the catch-up the welcome starts).
+ * it, after the catch-up the welcome starts). `values` (change-values.ts):
+ * update `i`'s key's value once the write committed (`lens[i]` -1: none,
+ * and for a range's update), made only while a watch asks for values and
+ * posted only to connections that asked; a record without them reports its
+ * key updates to such a watch as a gap.
  */
-export type ChangeRecord = { first: number; last: number; kinds: Uint8Array; bounds: Uint32Array; keys: Uint8Array; from: string };
+export type ChangeRecord = { first: number; last: number; kinds: Uint8Array; bounds: Uint32Array; keys: Uint8Array; from: string; values?: PackedValues };
 
 /**
  * A change record as the leader posts it to each connection that watches

@@ -18,6 +18,7 @@ import has from './has.js';
 import ingest from './ingest.js';
 import iterators from './iterators.js';
 import levels from './levels.js';
+import live from './live.js';
 import merges from './merges.js';
 import reads from './reads.js';
 import snapshots from './snapshots.js';
@@ -40,5 +41,6 @@ export const suites = [
   ['ingest', ingest],
   ['backups', backups],
   ['watch', watch],
+  ['live', live],
   ['errors', errors],
 ];

@@ -83,6 +83,54 @@ export default [
     eq(got, ['put b', 'put c', 'put d'], 'after s0, from b, with for await');
   }),
 
+  scenario('values: true: each change of a key carries its value once its write committed; a watch of keys gets none', async (t) => {
+    const db = await t.open({ mergeOperator: 'u64add' });
+    // Made before any watch asked for values: a values watch from before then has them as gaps.
+    (await db.watch()).close();
+    const s0 = await db.latestSequence();
+    await db.put('a', bytes('before'));
+    const withValues = [];
+    const keysOnly = [];
+    const w = await db.watch({ gte: 'a', lt: 'm', values: true }, (e) => withValues.push(e));
+    const k = await db.watch({ gte: 'a', lt: 'm' }, (e) => keysOnly.push(e));
+    await db.put('b', bytes('1'));
+    await db.merge('c', t.lib.u64(2));
+    await db.merge('c', t.lib.u64(3));
+    await db.delete('b');
+    // One batch updates d twice: both changes carry the value after the batch.
+    await db.write(db.batch().put('d', bytes('x')).put('d', bytes('y')).put('z', bytes('out')));
+    await db.transaction((tx) => {
+      tx.put('e', bytes('in a transaction'));
+    });
+    await db.deleteRange('a', 'b');
+    const want = ['put b 1', 'merge c 2', 'merge c 5', 'delete b -', 'put d y', 'put d y', 'put e in a transaction', 'deleteRange a b'];
+    const shownWithValue = (e) => {
+      if (e.kind === 'gap' || e.kind === 'deleteRange' || e.kind === 'ingest') return shown(e);
+      ok('value' in e, `a value with ${shown(e)}`);
+      const v = e.value === undefined ? '-' : e.kind === 'merge' ? String(t.lib.readU64(e.value)) : text(e.value);
+      return `${shown(e)} ${v}`;
+    };
+    await until(() => withValues.length >= want.length, `${want.length} events, got ${withValues.map(shownWithValue)}`);
+    eq(withValues.map(shownWithValue), want, 'the events with values');
+    await until(() => keysOnly.length >= want.length, 'the keys-only events');
+    ok(
+      keysOnly.every((e) => !('value' in e)),
+      'a watch of keys gets no values',
+    );
+    w.close();
+    k.close();
+    // Changes from before the first values watch: the value was not kept, a gap.
+    const old = [];
+    const again = await db.watch({ since: s0, lt: 'b', values: true }, (e) => old.push(e));
+    await until(() => old.length >= 2, 'the catch-up');
+    eq(
+      old.slice(0, 2).map((e) => (e.kind === 'gap' ? `gap ${e.from}-${e.to}` : shown(e))),
+      [`gap ${s0 + 1}-${s0 + 1}`, 'deleteRange a b'],
+      'from before values were asked: a gap',
+    );
+    again.close();
+  }),
+
   scenario(
     'an import is one gap over its sequence numbers',
     async (t) => {
