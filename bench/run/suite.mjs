@@ -24,7 +24,8 @@
 //                            [--engines silt,indexeddb,sqlite,leveldb] [--out docs/bench] [--timeout-min 30]
 //   node bench/run/suite.mjs --render     (browser.md and browser-1000000.md again from their JSON)
 //
-// Then, unless --skip-tabs, the tabs scenario (bench/run/tabs.mjs, docs/bench/tabs.md), and unless
+// Then, unless --skip-tabs, the tabs scenario (bench/run/tabs.mjs, docs/bench/tabs.md) and live
+// queries across tabs (bench/run/live.mjs, docs/bench/live.md), and unless
 // --skip-page, the page path (bench/run/page.mjs, docs/bench/page.md: a page's calls from its main
 // thread beside the floor, IndexedDB and SQLite-wasm, and cold starts).
 import { execFileSync } from 'node:child_process';
@@ -174,6 +175,11 @@ async function main() {
   if (!o['skip-tabs'] && which === 'chromium') {
     log('the tabs scenario: node bench/run/tabs.mjs');
     execFileSync(process.execPath, [fileURLToPath(new URL('./tabs.mjs', import.meta.url))], { stdio: 'inherit' });
+  }
+  // Then live queries across tabs (bench/run/live.mjs).
+  if (!o['skip-tabs'] && which === 'chromium') {
+    log('live queries across tabs: node bench/run/live.mjs');
+    execFileSync(process.execPath, [fileURLToPath(new URL('./live.mjs', import.meta.url))], { stdio: 'inherit' });
   }
   // Then the page path (bench/run/page.mjs): a page's calls from its main thread, and cold starts.
   if (!o['skip-page'] && which === 'chromium') {

@@ -15,7 +15,7 @@ import type { Database } from '../src/local/database.js';
 import { Leader } from '../src/tabs/leader.js';
 import { toWireMessage } from '../src/tabs/answer-wire.js';
 import { type Envelope, PROTOCOL, versionOf } from '../src/tabs/protocol.js';
-import { currentWorld, Realm, Rng, TRACE, traceLine, useWorld, type World } from './tabs-world.js';
+import { currentWorld, Realm, Rng, TRACE, traceLine, setCurrentWorld, type World } from './tabs-world.js';
 
 let objects = 0;
 
@@ -373,7 +373,7 @@ export class FakeWorker extends Target {
 
 /** Installs the fakes as globals (and imports the real broker into them); returns how to put the originals back. */
 export async function install(w: World): Promise<void> {
-  useWorld(w);
+  setCurrentWorld(w);
   const g = globalThis as Record<string, unknown>;
   if (saved === undefined) {
     saved = {};
@@ -421,5 +421,5 @@ export function uninstall(): void {
   else delete (globalThis.crypto as { randomUUID?: unknown }).randomUUID; // the prototype's again
   savedUUID = undefined;
   saved = undefined;
-  useWorld(undefined);
+  setCurrentWorld(undefined);
 }

@@ -315,7 +315,7 @@ export function settle(): Promise<void> {
 
 /** The world whose fakes `new BroadcastChannel()` and friends make now (tabs-browser.ts). */
 let world: World | undefined;
-export function useWorld(w: World | undefined): void {
+export function setCurrentWorld(w: World | undefined): void {
   world = w;
 }
 export function currentWorld(): World {

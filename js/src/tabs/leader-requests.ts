@@ -24,12 +24,12 @@ export class LeaderRequests {
   #db: Database;
   #writer: LeaderWriter;
   /** The leader's counters, and the connections it serves now (for `statistics`). */
-  #tabs: () => LeaderCounters & { connections: number };
+  #tabs: () => LeaderCounters & { connections: number; watching: number };
   #nextId = 1;
   /** The connection whose import is in progress. */
   importer: string | undefined;
 
-  constructor(db: Database, writer: LeaderWriter, tabs: () => LeaderCounters & { connections: number }) {
+  constructor(db: Database, writer: LeaderWriter, tabs: () => LeaderCounters & { connections: number; watching: number }) {
     this.#db = db;
     this.#writer = writer;
     this.#tabs = tabs;

@@ -83,7 +83,7 @@ export class Leader {
     this.#names = names(name);
     this.#locks = locks;
     this.#writer = new LeaderWriter(db, id, (r) => this.#publish(r));
-    this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size }));
+    this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size, watching: this.#watchingCount() }));
   }
 
   /** This leader's id (its connection's). */
@@ -165,6 +165,13 @@ export class Leader {
     }
     if (gone.length > 0) this.#writer.deleteRecords(gone);
     for (const client of alive) this.#watchLiveness(client);
+  }
+
+  /** How many connections watch (`statistics().tabs.watching`). */
+  #watchingCount(): number {
+    let n = 0;
+    for (const c of this.#clients.values()) if (c.watching) n++;
+    return n;
   }
 
   /** Posts change record `record` to every connection that watches. */

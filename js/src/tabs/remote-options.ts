@@ -28,6 +28,8 @@ export interface RemoteStatistics extends Statistics {
     malformed: number;
     /** Connections the leader serves now, its own page included. */
     connections: number;
+    /** Of those, the ones it sends change records to: a watch, a live query or a page cache is open there. */
+    watching: number;
   };
   /** This connection's page cache (`pageCacheCapacity`), if it has one. */
   pageCache?: PageCacheStatistics;
