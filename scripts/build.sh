@@ -59,6 +59,9 @@ say "tsc: js/src -> js/dist"
 rm -rf js/dist
 npm run --silent build -w js
 
+say "esbuild: demo/notes/app.jsx -> demo/notes/dist (Silt Notes, with siltdb/esbuild)"
+node demo/notes/build.mjs
+
 if [ "${1:-}" = "--tests" ]; then
   say "wasm-pack: crates/wasm --features fs-contract -> target/test-pkg (the browser tests' build)"
   wasm-pack --log-level warn build crates/wasm \
