@@ -6,7 +6,9 @@
  * key renders nothing. `undefined` until the first read. Each hook
  * subscribes while its component is mounted and unsubscribes when it
  * unmounts (a query nobody listens to holds nothing); StrictMode's mount,
- * unmount and mount again reads afresh. The options are compared by value,
+ * unmount and mount again reads afresh. With `{ suspense: true }` a hook
+ * suspends until its first result instead of returning `undefined`. The
+ * options are compared by value,
  * so an object literal per render is fine; `db` should be one handle for
  * the component's life (a module's, or a context's). A query that fails
  * (its connection failed) throws its error from the hook, for an error
@@ -22,37 +24,102 @@
  * }
  */
 
-import { useCallback, useMemo, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useMemo, useSyncExternalStore } from 'react';
 import type { Live, LiveOptions } from './tabs/live-query.js';
 
 export type { Live, LiveOptions, LiveResult, LiveValue } from './tabs/live-query.js';
 
-/** A query and how it failed, if it did. */
+/** A query, how it failed if it did, and the first result a suspended render waits for. */
 interface Followed<T> {
   live: Live<T>;
   error?: unknown;
+  first?: Promise<void>;
+}
+
+/** How a hook waits for its first result. */
+export interface HookOptions {
+  /**
+   * Suspend (throw to the nearest `<Suspense>`) until the first result,
+   * instead of returning `undefined`: with it, the hook always returns a
+   * result. Default false.
+   */
+  suspense?: boolean;
 }
 
 /**
  * The latest result of `db.live(options)` (`LiveResult`: `{ seq, entries }`),
- * or `undefined` until its first read (or with no `db` yet).
+ * or `undefined` until its first read (or with no `db` yet), unless
+ * `hook.suspense`.
  */
-export function useLive<T>(db: { live(options: never): Live<T> } | undefined, options: LiveOptions<unknown> = {}): T | undefined {
-  const key = optionsKey(options);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the options by value (`key`), not by identity.
-  const followed = useMemo(() => (db === undefined ? undefined : { live: db.live(options as never) }), [db, key]);
-  return useFollowed(followed);
+export function useLive<T>(db: { live(options: never): Live<T> } | undefined, options: LiveOptions<unknown> = {}, hook: HookOptions = {}): T | undefined {
+  return useQuery(db, `live ${optionsKey(options)}`, () => db!.live(options as never), hook.suspense === true);
 }
 
 /**
  * The latest result of `db.liveGet(key)` (`LiveValue`: `{ seq, value }`),
- * or `undefined` until its first read (or with no `db` yet).
+ * or `undefined` until its first read (or with no `db` yet), unless
+ * `hook.suspense`.
  */
-export function useGet<T>(db: { liveGet(key: never): Live<T> } | undefined, key: unknown): T | undefined {
-  const k = optionsKey(key);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the key by value (`k`), not by identity.
-  const followed = useMemo(() => (db === undefined ? undefined : { live: db.liveGet(key as never) }), [db, k]);
-  return useFollowed(followed);
+export function useGet<T>(db: { liveGet(key: never): Live<T> } | undefined, key: unknown, hook: HookOptions = {}): T | undefined {
+  return useQuery(db, `get ${optionsKey(key)}`, () => db!.liveGet(key as never), hook.suspense === true);
+}
+
+/**
+ * Queries a suspended render made, by handle and key: React keeps no state
+ * of a render that suspended, so the render after finds its query here.
+ * Dropped once its component mounted and went (a query whose component
+ * never mounted keeps only its last result: it stopped after its first).
+ */
+const suspended = new WeakMap<object, Map<string, Followed<unknown>>>();
+
+function useQuery<T>(db: object | undefined, key: string, make: () => Live<T>, suspense: boolean): T | undefined {
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the query by value (`key`), not by identity.
+  const followed = useMemo((): Followed<T> | undefined => {
+    if (db === undefined) return undefined;
+    if (!suspense) return { live: make() };
+    let queries = suspended.get(db);
+    if (queries === undefined) {
+      queries = new Map();
+      suspended.set(db, queries);
+    }
+    let f = queries.get(key) as Followed<T> | undefined;
+    if (f === undefined) {
+      f = { live: make() };
+      queries.set(key, f);
+    }
+    return f;
+  }, [db, key, suspense]);
+  useEffect(
+    () => () => {
+      if (db !== undefined && suspended.get(db)?.get(key) === followed) suspended.get(db)!.delete(key);
+    },
+    [db, key, followed],
+  );
+  const current = useFollowed(followed);
+  if (suspense && followed !== undefined && current === undefined) throw firstResult(followed);
+  return current;
+}
+
+/** Resolves once `f` has a result (or failed): a subscription of its own runs the query until then. */
+function firstResult<T>(f: Followed<T>): Promise<void> {
+  f.first ??= new Promise<void>((resolve) => {
+    let done = false;
+    let s: { unsubscribe(): void } | undefined;
+    const end = () => {
+      done = true;
+      s?.unsubscribe();
+      resolve();
+    };
+    s = f.live.subscribe({
+      next: end,
+      error: (e) => {
+        f.error = e;
+        end();
+      },
+    });
+    if (done) s.unsubscribe();
+  });
+  return f.first;
 }
 
 function useFollowed<T>(followed: Followed<T> | undefined): T | undefined {

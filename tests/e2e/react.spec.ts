@@ -79,6 +79,19 @@ test('1,000 useGet components and a useLive list in StrictMode: a write renders 
   await a.evaluate(() => window.db!.put('k/0500', new TextEncoder().encode('after')));
   await b.waitForTimeout(200);
   expect(await b.evaluate(() => (window as unknown as { app: App }).app.renders.items[500])).toBe(renders.items[500]);
+  // suspense: true: the component renders only with a result (a fallback until then), then follows the writes.
+  await b.evaluate(
+    async ({ code }) => {
+      const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+      const { mountSuspense } = await import(url);
+      (window as unknown as { suspense: { seen: string[] } }).suspense = mountSuspense(window.db);
+    },
+    { code },
+  );
+  await expect(b.locator('#suspended')).toHaveText('v1');
+  await a.evaluate(() => window.db!.put('k/0001', new TextEncoder().encode('v1 again')));
+  await expect(b.locator('#suspended')).toHaveText('v1 again');
+  expect(await b.evaluate(() => (window as unknown as { suspense: { seen: string[] } }).suspense.seen)).not.toContain('undefined');
   await b.evaluate(() => window.db!.close());
   await a.evaluate(() => window.db!.close());
 });

@@ -4,7 +4,7 @@
 // /siltdb/dist/index.js). `mount(db, count)` renders, in StrictMode, a list
 // (`useLive` of the first five keys of `k/`) and `count` items, each
 // `useGet` of its own key, counting each component's renders.
-import { createElement as h, StrictMode } from 'react';
+import { createElement as h, StrictMode, Suspense } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useGet, useLive } from '../../js/dist/react.js';
 
@@ -43,4 +43,19 @@ export function mount(db, count) {
   const root = createRoot(el);
   root.render(h(StrictMode, null, h(App)));
   return { renders, shown, unmount: () => root.unmount() };
+}
+
+/** A `useGet` with `suspense: true` inside `<Suspense>`: what each of its renders had. */
+export function mountSuspense(db) {
+  const seen = [];
+  function Value() {
+    const got = useGet(db, key(1), { suspense: true });
+    seen.push(got === undefined ? 'undefined' : dec.decode(got.value));
+    return h('b', { id: 'suspended' }, seen.at(-1));
+  }
+  const el = document.createElement('div');
+  document.body.append(el);
+  const root = createRoot(el);
+  root.render(h(StrictMode, null, h(Suspense, { fallback: h('i', { id: 'fallback' }, 'waiting') }, h(Value))));
+  return { seen, unmount: () => root.unmount() };
 }
