@@ -42,6 +42,8 @@ export class Instrument {
   #iterators = new Set<EntryIterator<unknown, unknown>>();
   #n = 0;
   crashes = 0;
+  /** The ledger key `L` after each write, by the write's last sequence number (live queries' results are checked against it). */
+  ledgerAt = new Map<number, string>();
   /** The latest sequence number at the last flush (what it moved out of the memtables, a new leader cannot publish). */
   flushedAt = 0;
   /** Called with the tab about to be killed at a write. */
@@ -52,6 +54,7 @@ export class Instrument {
     readonly rng: Rng,
     public crashRate: number,
   ) {
+    this.#ledger();
     const write = db.write.bind(db);
     const ingest = db.ingest.bind(db);
     const iterator = db.iterator.bind(db);
@@ -73,6 +76,7 @@ export class Instrument {
       const encoded = (b as { encoded(): Uint8Array }).encoded();
       this.#count(encoded);
       for (const [i, u] of updatesOf(encoded).entries()) if (u.tag !== 0x81 && !isReserved(u.key)) this.updates.set(first + i, `write of ${text(u.key)}`);
+      this.#ledger();
       this.#after();
       return r;
     }) as Database['write'];
@@ -81,6 +85,7 @@ export class Instrument {
       const r = await ingest(entries, opts);
       this.#count((entries as { encoded(): Uint8Array }).encoded(), true);
       if (r.keys > 0) this.updates.set(r.sequence, 'ingest');
+      this.#ledger();
       this.#after();
       return r;
     }) as Database['ingest'];
@@ -100,7 +105,13 @@ export class Instrument {
       const first = db.latestSequence() + 1;
       commitWith(tx, options, key, value);
       for (let q = first; q < db.latestSequence(); q++) this.updates.set(q, 'transaction');
+      this.#ledger();
     };
+  }
+
+  #ledger(): void {
+    const v = this.db.get('L');
+    this.ledgerAt.set(this.db.latestSequence(), v === undefined ? '' : text(v));
   }
 
   /** Iterators made on the database and not released. */

@@ -41,8 +41,12 @@ export function follow(db: RemoteDatabase): Followed {
   return f;
 }
 
-/** What `f` got wrong, the schedule settled on database `db`; `imported`: an import may have replaced the ledger. */
-export function checkFollowed(name: string, f: Followed, db: Database, imported: boolean): string[] {
+/**
+ * What `f` got wrong, the schedule settled on database `db`; `imported`: an
+ * import may have replaced the ledger; `ledgerAt`: the ledger after each
+ * write, by its last sequence number (each result must be one of them).
+ */
+export function checkFollowed(name: string, f: Followed, db: Database, imported: boolean, ledgerAt: Map<number, string>): string[] {
   if (f.failed !== undefined) return [];
   const bad: string[] = [];
   const ledger = text(db.get('L'));
@@ -53,6 +57,13 @@ export function checkFollowed(name: string, f: Followed, db: Database, imported:
   const keys = [...db.keys({ gte: 't:', lt: 't:~', limit: LIMIT })].map((k) => text(k)).join(' ');
   const shown = f.range.current?.entries.map(([k]) => text(k)).join(' ');
   if (shown !== keys) bad.push(`${name}: its live range shows [${shown}]; the database has [${keys}]`);
+  if (!imported) {
+    for (const r of f.ledgers) {
+      const want = ledgerAt.get(r.seq);
+      if (want === undefined) bad.push(`${name}: liveGet('L') has a result at ${r.seq}, not the end of a write`);
+      else if (want !== r.value) bad.push(`${name}: liveGet('L') at ${r.seq} shows ${r.value.length} bytes; the ledger had ${want.length} then`);
+    }
+  }
   for (let i = 1; i < f.ledgers.length; i++) {
     const [a, b] = [f.ledgers[i - 1]!, f.ledgers[i]!];
     if (b.seq < a.seq) bad.push(`${name}: liveGet('L') went back from ${a.seq} to ${b.seq}`);

@@ -513,7 +513,7 @@ async function schedule(seed: number, image: Uint8Array): Promise<string[]> {
       }
     }
     // Live queries: what the database holds, never gone back.
-    if (s.followed !== undefined && s.gone === 'no') bad.push(...checkFollowed(s.tab.name, s.followed, o.db, imported));
+    if (s.followed !== undefined && s.gone === 'no') bad.push(...checkFollowed(s.tab.name, s.followed, o.db, imported, inst.ledgerAt));
     // ...and every update since it began, for a watch open across it (its tab still open, the watch not ended).
     if (s.since !== undefined && s.gone === 'no' && s.watchEnded === undefined) {
       const seen = new Set<number>();
