@@ -8,7 +8,7 @@
 //   sublevel 'note':  <id> -> { id, title, body, updated }   (ids sort by creation time)
 //   sublevel 'title': <lowercase title>\0<id> -> { id, title }  (the search index)
 // A note and its index entry are written in one transaction.
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { connect } from 'siltdb';
 import { useGet, useLive } from 'siltdb/react';
@@ -37,21 +37,22 @@ function queued(write) {
 }
 
 /**
- * Saves `change` to note `id` (a new one if there is none) with its index
- * entry, in a transaction: the title it replaces is the one in the
- * database, whatever this tab last saw, so that another tab editing the
- * same note leaves no stale index entry (a conflict with it is retried by
- * `transaction`).
+ * Saves `change` to note `id` with its index entry, in a transaction: the
+ * title it replaces is the one in the database, whatever this tab last saw,
+ * so that another tab editing the same note leaves no stale index entry (a
+ * conflict with it is retried by `transaction`). A note that is not there
+ * (deleted meanwhile by another tab) is not made again, unless `create`.
  */
-function save(id, change) {
-  return queued(() => saveNow(id, change));
+function save(id, change, create = false) {
+  return queued(() => saveNow(id, change, create));
 }
 
-async function saveNow(id, change) {
+async function saveNow(id, change, create) {
   await db.transaction(async (tx) => {
     const n = tx.in(notes);
     const t = tx.in(titles);
     const before = await n.getForUpdate(id);
+    if (before === undefined && !create) return;
     const note = { id, title: '', body: '', ...before, ...change, updated: Date.now() };
     if (before !== undefined && before.title !== note.title) t.delete(titleKey(before));
     n.put(id, note);
@@ -86,7 +87,9 @@ function NewNote({ onCreated }) {
         // Cleared now: what is typed while it saves is the next note's.
         setTitle('');
         const id = `${Date.now().toString(36).padStart(9, '0')}-${Math.random().toString(36).slice(2, 6)}`;
-        if (await save(id, { title: t })) onCreated(id);
+        if (await save(id, { title: t }, true)) onCreated(id);
+        // Not saved (the page says why): the title comes back, unless something else was typed since.
+        else setTitle((now) => (now === '' ? t : now));
       }}
     >
       <input id="new-title" placeholder="A new note's title" value={title} onChange={(e) => setTitle(e.target.value)} />
@@ -117,7 +120,8 @@ function Recent({ selected, onSelect }) {
 function Search({ onSelect }) {
   const [q, setQ] = useState('');
   const from = q.toLowerCase();
-  const found = useLive(titles, { gte: from, lt: `${from}\uffff`, limit: 20 });
+  // (U+10FFFF: after every character a title can have next, in the keys' UTF-8 order.)
+  const found = useLive(titles, { gte: from, lt: `${from}\u{10FFFF}`, limit: 20 });
   return (
     <section>
       <input id="search" placeholder="Search titles" value={q} onChange={(e) => setQ(e.target.value)} />
@@ -136,14 +140,20 @@ function Search({ onSelect }) {
 }
 
 /**
- * A field of the note: what is typed is saved at each keystroke; what
- * another tab saved shows here unless this field is being typed in (then
- * once it loses focus), so that the caret never jumps.
+ * A field of the note: what is typed is saved at each keystroke; a value
+ * saved since (by another tab, or this one's last keystrokes landing) shows
+ * here unless this field is being typed in, so that the caret never jumps.
  */
 function Field({ as: Tag, id, value, onSave }) {
   const [draft, setDraft] = useState(value);
   const [editing, setEditing] = useState(false);
-  if (!editing && draft !== value) setDraft(value);
+  // The value last taken: a new one is taken when not typing (not merely
+  // on blur, while this tab's last saves may still be on their way).
+  const taken = useRef(value);
+  if (!editing && value !== taken.current) {
+    taken.current = value;
+    setDraft(value);
+  }
   return (
     <Tag
       id={id}

@@ -95,6 +95,8 @@ function useQuery<T>(db: object | undefined, key: string, make: () => Live<T>, s
     },
     [db, key, followed],
   );
+  // A failed query is not kept for the render after an error boundary's reset: that one makes a new one.
+  if (followed?.error !== undefined && db !== undefined && suspended.get(db)?.get(key) === followed) suspended.get(db)!.delete(key);
   const current = useFollowed(followed);
   if (suspense && followed !== undefined && current === undefined) throw firstResult(followed);
   return current;
@@ -137,9 +139,11 @@ function useFollowed<T>(followed: Followed<T> | undefined): T | undefined {
     },
     [followed],
   );
+  // A failed query's snapshot is the query itself: another value than its
+  // last result, so that React renders again, and the render throws.
   const current = useSyncExternalStore(
     subscribe,
-    () => followed?.live.current,
+    () => (followed?.error !== undefined ? (followed as unknown as T) : followed?.live.current),
     () => undefined,
   );
   if (followed?.error !== undefined) throw followed.error;

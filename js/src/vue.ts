@@ -47,16 +47,24 @@ function follow<T>(source: () => unknown, make: (value: unknown) => Live<T>): Li
     () => optionsKey(source()),
     () => {
       unsubscribe?.();
+      unsubscribe = undefined;
+      // Another range: nothing of the last one's result stays shown.
+      data.value = undefined;
       error.value = undefined;
-      const s = make(source()).subscribe({
-        next: (r) => {
-          data.value = r;
-        },
-        error: (e) => {
-          error.value = e;
-        },
-      });
-      unsubscribe = () => s.unsubscribe();
+      try {
+        const s = make(source()).subscribe({
+          next: (r) => {
+            data.value = r;
+          },
+          error: (e) => {
+            error.value = e;
+          },
+        });
+        unsubscribe = () => s.unsubscribe();
+      } catch (e) {
+        // Options it refuses (a misspelled one, say), or a closed database.
+        error.value = e;
+      }
     },
     { immediate: true },
   );

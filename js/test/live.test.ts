@@ -38,7 +38,15 @@ describe('live queries through connect()', () => {
     expect(got).toEqual(['k1=one', 'k1=one k2=two', 'k0=zero k1=one']);
     expect(live.reads).toBe(1);
     expect(f.connection.watchers.size).toBe(1);
+    // A watch of keys beside it: once the query goes, records come without values.
+    const keys = f.db.watch({});
+    let tabs = await o.world.until(f.db.statistics(), 10_000);
+    expect(tabs?.ok && (tabs.value as { tabs: { watchingValues: number } }).tabs.watchingValues).toBe(1);
     sub.unsubscribe();
+    await o.world.run(1_000);
+    tabs = await o.world.until(f.db.statistics(), 10_000);
+    expect(tabs?.ok && (tabs.value as { tabs: { watching: number; watchingValues: number } }).tabs).toMatchObject({ watching: 1, watchingValues: 0 });
+    keys.close();
     await o.world.run(1_000);
     expect(f.connection.watchers.size).toBe(0);
     const held = o.leader!.holding;
@@ -132,6 +140,51 @@ describe('live queries in a worker', () => {
     expect(after).toEqual(['a=1 b=2 c=3']);
     expect(errors).toHaveLength(1);
     live.close();
+    expect(Database.internals(db as Database<unknown, unknown>).watches()).toBe(0);
+    db.close();
+  });
+
+  test("an observer's methods on its prototype (RxJS's Subscriber) are called on it; one unsubscribed by an earlier observer is not called; an iterator's return() ends a next() that waits, and two next() calls both resolve (review of issue 39)", async () => {
+    const db = await openMemory();
+    db.put('a', bytes('1'));
+    const live = db.live();
+    class Collect {
+      seen: string[] = [];
+      next(r: LiveResult<Uint8Array, Uint8Array>) {
+        this.seen.push(shown(r)!);
+      }
+    }
+    const c = new Collect();
+    const s1 = live.subscribe(c);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(c.seen).toEqual(['a=1']);
+    // A unsubscribes B in its next: B is not called with that result.
+    const b: string[] = [];
+    let sb: { unsubscribe(): void } | undefined;
+    const sa = live.subscribe(() => sb?.unsubscribe());
+    sb = live.subscribe((r) => b.push(shown(r)!));
+    expect(b).toEqual(['a=1']); // at once, within subscribe
+    db.put('b', bytes('2'));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(b).toEqual(['a=1']);
+    expect(c.seen).toEqual(['a=1', 'a=1 b=2']);
+    sa.unsubscribe();
+    s1.unsubscribe();
+    // An iterator: the first result, then two next() calls waiting, each resolved by a change of its own; return() ends one waiting.
+    const it = live[Symbol.asyncIterator]();
+    expect(shown((await it.next()).value)).toBe('a=1 b=2');
+    const [p1, p2] = [it.next(), it.next()];
+    db.put('c', bytes('3'));
+    await new Promise((r) => setTimeout(r, 0));
+    db.put('d', bytes('4'));
+    const [r1, r2] = await Promise.race([
+      Promise.all([p1, p2]),
+      new Promise<never>((_, no) => setTimeout(() => no(new Error('a next() never resolved')), 1_000)),
+    ]);
+    expect([r1, r2].map((r) => shown(r.value))).toEqual(['a=1 b=2 c=3', 'a=1 b=2 c=3 d=4']);
+    const waiting = it.next();
+    await it.return!();
+    expect(await Promise.race([waiting, new Promise((r) => setTimeout(() => r('still waiting'), 500))])).toEqual({ done: true, value: undefined });
     expect(Database.internals(db as Database<unknown, unknown>).watches()).toBe(0);
     db.close();
   });

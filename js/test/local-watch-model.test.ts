@@ -25,7 +25,7 @@ const enc = (s: string) => new TextEncoder().encode(s);
  * range's end; what it wrote (`put`: the value, `merge`: the operand), and
  * the key's value once its write committed (`after`: the oracle's, as text).
  */
-type Update = { seq: number; kind: string; key: string; end?: string; wrote?: string | bigint; after?: string };
+type Update = { seq: number; kind: string; key: string; end?: string; wrote?: string | bigint; after?: string; withValues?: boolean };
 
 /** A watch under test: its range, where it starts, and what it got. */
 interface Watched {
@@ -75,7 +75,7 @@ async function runSequence(seed: number): Promise<void> {
   const trace: string[] = [];
   /** The oracle: every key's value (text, or a counter). */
   const model = new Map<string, string | bigint>();
-  /** Values are asked for by the first watch (so every record has them), or never. */
+  /** Whether watches may ask for values (the first always does then); records carry them while one that asked is open. */
   const valuesOn = rng.chance(0.5);
   // A transaction begun before the first watch: its commit cannot list its keys.
   const early = rng.chance(0.3) ? db.begin() : undefined;
@@ -112,6 +112,9 @@ async function runSequence(seed: number): Promise<void> {
       else if (m.kind === 'deleteRange') for (const k of [...model.keys()]) if (k >= m.key && k < m.end!) model.delete(k);
     }
     for (const m of made) if (m.kind === 'put' || m.kind === 'delete' || m.kind === 'merge') m.after = String(model.get(m.key) ?? '-');
+    // Records carry values only while a watch with values is open.
+    const withValues = watches.some((w) => w.values && w.until === undefined);
+    for (const m of made) m.withValues = withValues;
     const after = db.latestSequence();
     if (made.length === 1 && made[0]!.kind === 'ingest') {
       expect(after).toBe(before + 1);
@@ -232,7 +235,12 @@ async function runSequence(seed: number): Promise<void> {
     const end = w.until ?? db.latestSequence();
     const want: string[] = [];
     if (gap !== undefined && gap[0] > w.start && gap[1] <= end) want.push(`${gap[0]}-${gap[1]} gap`);
-    for (const u of updates) if (u.seq > w.start && u.seq <= end && inRange(u, w)) want.push(show(u, w.values));
+    for (const u of updates) {
+      if (u.seq <= w.start || u.seq > end || !inRange(u, w)) continue;
+      const keyed = u.kind === 'put' || u.kind === 'delete' || u.kind === 'merge';
+      // A change made while no watch asked for values has none: a gap to a watch with values.
+      want.push(w.values && keyed && !u.withValues ? `${u.seq}-${u.seq} gap` : show(u, w.values));
+    }
     want.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
     expect(w.got, `seed ${seed}: watch from ${w.start} [${w.lower}, ${w.upper}); ${trace.join('; ')}`).toEqual(want);
   }

@@ -6,7 +6,9 @@
 // leader's last change records, after a clean close, is no gap either: the
 // old leader handed its history over (handover.ts).
 import { afterEach, describe, expect, test } from 'vitest';
-import type { WatchEvent } from '../src/tabs/watch.js';
+import { Codec } from '../src/core/encoding.js';
+import type { ChangeHistory } from '../src/tabs/wire.js';
+import { startWatch, type Watcher, type WatchEvent, type WatchHost } from '../src/tabs/watch.js';
 import { bytes } from './helpers.js';
 import { Origin, outcome } from './tabs-harness.js';
 
@@ -129,5 +131,24 @@ describe('watch', () => {
     await o.world.run(5_000);
     expect(events.filter((e) => e.kind === 'gap')).toEqual([]);
     expect(events.map((e) => ('key' in e ? new TextDecoder().decode(e.key as Uint8Array) : e.kind))).toEqual(['a', 'x', 'y', 'z']);
+  });
+});
+
+describe('a watch whose start is past what its leader has', () => {
+  test("a leader that opened below the watch's start (the one before crashed with writes not on disk): a gap over what was lost, then the new writes at the numbers taken again (review of issue 39)", async () => {
+    // A connection's side, faked: its leader's latest is 5; the watch started after 10.
+    const watchers = new Set<Watcher>();
+    const host: WatchHost = {
+      watchers,
+      send: async () => ({ base: 0, latest: 5, records: [] }) satisfies ChangeHistory,
+      stopWatching: () => {},
+    };
+    const got: string[] = [];
+    startWatch(host, Codec.root(undefined), {}, 10, false, (e) => got.push(e.kind === 'gap' ? `gap ${e.from}-${e.to}` : `${e.kind} ${e.seq}`), false);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(got).toEqual(['gap 6-10']);
+    // The new leader's next write takes 6.
+    for (const w of watchers) w.onRecord({ first: 6, last: 6, kinds: new Uint8Array([1]), bounds: new Uint32Array([0, 1, 1]), keys: bytes('a'), from: 'L2' });
+    expect(got).toEqual(['gap 6-10', 'put 6']);
   });
 });

@@ -40,10 +40,15 @@ describe('siltdb/vue', () => {
     expect((one.data.value as LiveValue<string> | undefined)?.value).toBe('B2');
     from.value = 'b';
     await nextTick();
+    // Another range: the last one's result is not shown meanwhile.
+    expect(list.data.value).toBeUndefined();
     await tick();
     expect(list.data.value?.entries.map(([k, v]) => `${k}=${v}`)).toEqual(['b=B2']);
     expect(watches(db)).toBe(2);
     expect(list.error.value).toBeUndefined();
+    // Options it refuses: the error ref says so.
+    const bad = scope.run(() => useLive(db, { limt: 2 } as never))!;
+    expect(String(bad.error.value)).toMatch(/limt/);
     scope.stop();
     expect(watches(db)).toBe(0);
     db.close();

@@ -92,6 +92,19 @@ test('1,000 useGet components and a useLive list in StrictMode: a write renders 
   await a.evaluate(() => window.db!.put('k/0001', new TextEncoder().encode('v1 again')));
   await expect(b.locator('#suspended')).toHaveText('v1 again');
   expect(await b.evaluate(() => (window as unknown as { suspense: { seen: string[] } }).suspense.seen)).not.toContain('undefined');
+  // A query that fails (bytes its json encoding cannot read) throws from the hook, to the error boundary.
+  await a.evaluate(() => window.db!.sublevel('j', { valueEncoding: 'json' }).put('x', { n: 1 }));
+  await b.evaluate(
+    async ({ code }) => {
+      const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+      const { mountFailing } = await import(url);
+      mountFailing(window.db);
+    },
+    { code },
+  );
+  await expect(b.locator('#json')).toHaveText('{"n":1}');
+  await a.evaluate(() => window.db!.put('!j!x', new TextEncoder().encode('not json')));
+  await expect(b.locator('#boundary')).toHaveText('failed: InvalidArgument');
   await b.evaluate(() => window.db!.close());
   await a.evaluate(() => window.db!.close());
 });

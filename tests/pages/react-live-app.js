@@ -4,7 +4,7 @@
 // /siltdb/dist/index.js). `mount(db, count)` renders, in StrictMode, a list
 // (`useLive` of the first five keys of `k/`) and `count` items, each
 // `useGet` of its own key, counting each component's renders.
-import { createElement as h, StrictMode, Suspense } from 'react';
+import { Component, createElement as h, StrictMode, Suspense } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useGet, useLive } from '../../js/dist/react.js';
 
@@ -58,4 +58,27 @@ export function mountSuspense(db) {
   const root = createRoot(el);
   root.render(h(StrictMode, null, h(Suspense, { fallback: h('i', { id: 'fallback' }, 'waiting') }, h(Value))));
   return { seen, unmount: () => root.unmount() };
+}
+
+/** A `useGet` whose query fails (a value its json encoding cannot read) inside an error boundary. */
+export function mountFailing(db) {
+  const j = db.sublevel('j', { valueEncoding: 'json' });
+  class Boundary extends Component {
+    state = { error: undefined };
+    static getDerivedStateFromError(error) {
+      return { error };
+    }
+    render() {
+      return this.state.error === undefined ? this.props.children : h('i', { id: 'boundary' }, `failed: ${this.state.error.code}`);
+    }
+  }
+  function Value() {
+    const got = useGet(j, 'x');
+    return h('b', { id: 'json' }, got === undefined ? 'loading' : JSON.stringify(got.value));
+  }
+  const el = document.createElement('div');
+  document.body.append(el);
+  const root = createRoot(el);
+  root.render(h(StrictMode, null, h(Boundary, null, h(Value))));
+  return { unmount: () => root.unmount() };
 }

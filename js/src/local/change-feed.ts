@@ -125,8 +125,7 @@ export class LocalFeed implements WatchHost {
   readonly #latest: () => number;
   /** A stored key's value now (change-values.ts). */
   readonly #read: (key: Uint8Array) => Uint8Array | undefined;
-  /** Whether records carry values: since the first watch that asked. */
-  #values = false;
+
   /** What `since` can reach: base+1..last; nothing before base is kept. */
   readonly #history: KeptChanges;
   /** The last sequence number accounted for (in the history, or before its base). */
@@ -159,7 +158,8 @@ export class LocalFeed implements WatchHost {
     const count = latest - first + 1;
     const exact = change !== undefined && change.kinds.length === count;
     const record: ChangeRecord = { first, last: latest, ...(exact ? change : RESET_ALL), from: '' };
-    if (this.#values && exact) {
+    // Values only while a watch asks for them.
+    if (exact && [...this.watchers].some((w) => w.values)) {
       const values = valuesOf(record, this.#read);
       if (values !== undefined) record.values = values;
     }
@@ -188,7 +188,6 @@ export class LocalFeed implements WatchHost {
     // numbers not accounted for are a gap.
     this.wrote(undefined);
     if (request.op === 'latestSequence') return Promise.resolve(this.#last);
-    if (request.values === true) this.#values = true;
     const since = request.since;
     const history: ChangeHistory =
       since === null

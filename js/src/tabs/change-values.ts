@@ -6,7 +6,7 @@
  * committed, read from the database (a put's own bytes would do for a put,
  * but a merge's result is only known to the engine, and one rule is simpler
  * to state: for a key updated twice in one batch, both updates carry the
- * value after the batch). Only while some watch asks for values: a database
+ * value after the batch). Only while a watch asks for values: a database
  * nobody watches that way pays nothing.
  */
 

@@ -506,11 +506,10 @@ export class Connection {
     this.#feed.hear(record, this.#linked, this.#leader);
   }
 
-  /** Its last watch closed: change records need not come any more. */
-  stopWatching(): void {
-    // (A page cache still needs them.)
-    if (this.#closing || this.#dead !== undefined || this.cache !== undefined) return;
-    this.send({ op: 'changes', since: null, watch: false }).catch(() => {});
+  /** Its last watch closed (`valuesOnly`: its last watch with values): change records need not come (a page cache still needs them), nor carry values. */
+  stopWatching(valuesOnly = false): void {
+    if (this.#closing || this.#dead !== undefined) return;
+    this.send({ op: 'changes', since: null, watch: valuesOnly || this.cache !== undefined, values: false }).catch(() => {});
   }
 
   /** The id of the leader this connection sends to ('' while it knows none). */

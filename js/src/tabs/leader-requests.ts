@@ -24,12 +24,12 @@ export class LeaderRequests {
   #db: Database;
   #writer: LeaderWriter;
   /** The leader's counters, and the connections it serves now (for `statistics`). */
-  #tabs: () => LeaderCounters & { connections: number; watching: number };
+  #tabs: () => LeaderCounters & { connections: number; watching: number; watchingValues: number };
   #nextId = 1;
   /** The connection whose import is in progress. */
   importer: string | undefined;
 
-  constructor(db: Database, writer: LeaderWriter, tabs: () => LeaderCounters & { connections: number; watching: number }) {
+  constructor(db: Database, writer: LeaderWriter, tabs: () => LeaderCounters & { connections: number; watching: number; watchingValues: number }) {
     this.#db = db;
     this.#writer = writer;
     this.#tabs = tabs;
@@ -98,11 +98,7 @@ export class LeaderRequests {
       internals: () => Database.internals(db as Database<unknown, unknown>),
       imports: this,
       commit: (txn, leader, writes, sync) => writer.commitTransaction(c, id, txn, leader, writes, sync),
-      history: (since, values) => {
-        if (!values) return writer.history(since, false);
-        writer.wantValues();
-        return writer.history(since, true);
-      },
+      history: (since, values) => writer.history(since, values),
       imported: (before) => writer.imported(before),
     };
   }

@@ -293,7 +293,9 @@ export const STEPS = {
   changes: step({
     serve: (s, r: { since: number | null; watch?: boolean; values?: boolean }) => {
       if (r.watch !== undefined) s.client.watching = r.watch;
+      // A connection that stops watching wants no values either.
       if (r.values !== undefined) s.client.values = r.values;
+      else if (r.watch === false) s.client.values = false;
       return [s.history(r.since, s.client.values), []];
     },
     fields: { since: nullable(COUNT), watch: optional(BOOL), values: optional(BOOL) },

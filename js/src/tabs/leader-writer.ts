@@ -47,11 +47,12 @@ export class LeaderWriter {
    * none has been asked for yet.
    */
   #recoverable = true;
-  /** Whether change records carry their keys' values: since the first watch that asked (`wantValues`). */
-  #values = false;
+  /** Whether change records carry their keys' values now: while a connection that watches asked for them. */
+  readonly #values: () => boolean;
 
-  /** Writes to `db` for leader `id`, publishing each change record to `publish`. */
-  constructor(db: Database, id: string, publish: (record: ChangeRecord) => void) {
+  /** Writes to `db` for leader `id`, publishing each change record to `publish`; with values while `values()`. */
+  constructor(db: Database, id: string, publish: (record: ChangeRecord) => void, values: () => boolean = () => false) {
+    this.#values = values;
     this.#db = db;
     this.#id = id;
     this.#opened = db.latestSequence();
@@ -237,7 +238,7 @@ export class LeaderWriter {
    * with its keys' values once a watch has asked for them (change-values.ts).
    */
   #publish(record: ChangeRecord): void {
-    if (this.#values) {
+    if (this.#values()) {
       const values = valuesOf(record, (key) => this.#db.get(key));
       if (values !== undefined) record.values = values;
     }
@@ -248,11 +249,6 @@ export class LeaderWriter {
   /** Keeps `record` in the history, the oldest going past its bounds. */
   #keep(record: ChangeRecord): void {
     this.#history.keep(record);
-  }
-
-  /** A watch asks for values: every change record from now on carries them. */
-  wantValues(): void {
-    this.#values = true;
   }
 
   /** The change records after `since` that this leader keeps, for `watch({ since })` (none for `null`: the latest sequence number only). */

@@ -82,8 +82,13 @@ export class Leader {
     this.#id = id;
     this.#names = names(name);
     this.#locks = locks;
-    this.#writer = new LeaderWriter(db, id, (r) => this.#publish(r));
-    this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size, watching: this.#watchingCount() }));
+    this.#writer = new LeaderWriter(
+      db,
+      id,
+      (r) => this.#publish(r),
+      () => this.#valuesWanted(),
+    );
+    this.#requests = new LeaderRequests(db, this.#writer, () => ({ ...this.counters, connections: this.#clients.size, ...this.#watchingCount() }));
   }
 
   /** This leader's id (its connection's). */
@@ -167,11 +172,20 @@ export class Leader {
     for (const client of alive) this.#watchLiveness(client);
   }
 
-  /** How many connections watch (`statistics().tabs.watching`). */
-  #watchingCount(): number {
-    let n = 0;
-    for (const c of this.#clients.values()) if (c.watching) n++;
-    return n;
+  /** Whether a connection that watches asked for values (change-values.ts): the writer reads them only then. */
+  #valuesWanted(): boolean {
+    return this.#watchingCount().watchingValues > 0;
+  }
+
+  /** How many connections watch, and with values (`statistics().tabs`). */
+  #watchingCount(): { watching: number; watchingValues: number } {
+    let watching = 0;
+    let watchingValues = 0;
+    for (const c of this.#clients.values()) {
+      if (c.watching) watching++;
+      if (c.watching && c.values) watchingValues++;
+    }
+    return { watching, watchingValues };
   }
 
   /** Posts change record `record` to every connection that watches. */

@@ -5,7 +5,8 @@
  * after that snapshot (a `watch` with values, internal: keys and values as
  * stored) and keeps its window current from them (live-window.ts), reading
  * again only when the events cannot say what it shows. Each result it
- * emits is what a read at its `seq` returns. docs/live.md has the design.
+ * emits is what a read at its `seq` returns. docs/tabs.md ("Live queries")
+ * has the design.
  */
 
 import type { Codec } from '../core/encoding.js';
@@ -161,9 +162,15 @@ export class LiveQuery<T> implements Live<T> {
   }
 
   subscribe(observer: ((value: T) => void) | LiveObserver<T>, error?: (error: SiltError) => void, complete?: () => void): LiveSubscription {
+    if (typeof observer !== 'function' && (typeof observer !== 'object' || observer === null)) {
+      throw new SiltError('InvalidArgument', `subscribe() takes a function or an observer, got ${show(observer)}`);
+    }
+    // Each subscription its own entry; an observer's methods called on it
+    // (they may be on its prototype, as RxJS's Subscriber's are, and use `this`).
     const o: LiveObserver<T> =
-      typeof observer === 'function' ? { next: observer, ...(error ? { error } : {}), ...(complete ? { complete } : {}) } : { ...observer };
-    if (typeof o !== 'object' || o === null) throw new SiltError('InvalidArgument', 'subscribe() takes a function or an observer');
+      typeof observer === 'function'
+        ? { next: observer, error: (e) => error?.(e), complete: () => complete?.() }
+        : { next: (v) => observer.next?.(v), error: (e) => observer.error?.(e), complete: () => observer.complete?.() };
     if (this.#closed) {
       o.complete?.();
       return { unsubscribe() {}, closed: true };
@@ -194,20 +201,26 @@ export class LiveQuery<T> implements Live<T> {
     let fresh = false;
     let failure: SiltError | undefined;
     let done = false;
-    let wake: (() => void) | undefined;
+    /** The `next()` calls waiting (every one is woken: each looks again). */
+    let waiting: (() => void)[] = [];
+    const wake = () => {
+      const w = waiting;
+      waiting = [];
+      for (const f of w) f();
+    };
     const subscription = this.subscribe({
       next: (v) => {
         latest = v;
         fresh = true;
-        wake?.();
+        wake();
       },
       error: (e) => {
         failure = e;
-        wake?.();
+        wake();
       },
       complete: () => {
         done = true;
-        wake?.();
+        wake();
       },
     });
     return {
@@ -224,13 +237,14 @@ export class LiveQuery<T> implements Live<T> {
             throw e;
           }
           if (done) return { done: true, value: undefined };
-          await new Promise<void>((r) => (wake = r));
-          wake = undefined;
+          await new Promise<void>((r) => waiting.push(r));
         }
       },
       return: async () => {
         done = true;
+        fresh = false;
         subscription.unsubscribe();
+        wake();
         return { done: true, value: undefined };
       },
     };
@@ -409,7 +423,8 @@ export class LiveQuery<T> implements Live<T> {
         this.#fail(e);
         return;
       }
-      for (const o of [...this.#observers]) call(() => o.next?.(this.#current as T));
+      // (One that an earlier observer unsubscribed is not called.)
+      for (const o of [...this.#observers]) if (this.#observers.has(o)) call(() => o.next?.(this.#current as T));
     });
   }
 }
@@ -463,7 +478,8 @@ export function liveRange<K, V>(source: LiveSource, options: LiveOptions<unknown
 export function liveValue<V>(source: LiveSource, key: unknown): Live<LiveValue<V>> {
   const codec = source.codec;
   const stored = codec.key(key);
-  return new LiveQuery(source, { gte: key, lte: key, limit: 1 }, (slots, seq) => {
+  // No limit: a window of the one key holds every key of its range, so its delete needs no read.
+  return new LiveQuery(source, { gte: key, lte: key }, (slots, seq) => {
     const s = slots[0];
     return { seq, value: s === undefined || compareBytes(s.key, stored) !== 0 ? undefined : (codec.unvalue(s.value!) as V) };
   });

@@ -30,6 +30,8 @@ export interface RemoteStatistics extends Statistics {
     connections: number;
     /** Of those, the ones it sends change records to: a watch, a live query or a page cache is open there. */
     watching: number;
+    /** Of those, the ones whose change records carry values: a `watch({ values: true })` or a live query is open there. */
+    watchingValues: number;
   };
   /** This connection's page cache (`pageCacheCapacity`), if it has one. */
   pageCache?: PageCacheStatistics;

@@ -75,8 +75,8 @@ export interface Gap {
  * What a watch reports. A change whose stored key the handle's key
  * encoding cannot decode (bytes written through another handle) comes as a
  * `Gap` of its one sequence number; so does, for a watch with `values`, a
- * change whose value cannot be decoded or was not kept (a `since` from
- * before the first watch that asked for values, or from a leader that
+ * change whose value cannot be decoded or was not kept (made while no
+ * watch asked for values, reached with a `since`; or from a leader that
  * went without handing its history over).
  */
 export type WatchEvent<K = Uint8Array, V = unknown> = Change<K, V> | Gap;
@@ -186,8 +186,8 @@ export type WatchRequest = { op: 'changes'; since: number | null; watch: boolean
 export interface WatchHost {
   send(request: WatchRequest): Promise<unknown>;
   readonly watchers: Set<Watcher>;
-  /** Its last watch closed: the leader may stop sending change records. */
-  stopWatching(): void;
+  /** Its last watch closed (`valuesOnly`: its last watch with values; others watch on): the leader may stop sending change records (values). */
+  stopWatching(valuesOnly?: boolean): void;
 }
 
 /**
@@ -261,8 +261,10 @@ export class Watcher {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#connection.watchers.delete(this);
-    if (this.#connection.watchers.size === 0) this.#connection.stopWatching();
+    const watchers = this.#connection.watchers;
+    watchers.delete(this);
+    if (watchers.size === 0) this.#connection.stopWatching();
+    else if (this.values && ![...watchers].some((w) => w.values)) this.#connection.stopWatching(true);
     this.#queue = [];
     this.#buffer = [];
     this.#wake?.();
@@ -414,6 +416,13 @@ export class Watcher {
     // The leader's history covers base+1..latest; the records that arrived
     // meanwhile may cover more. Whatever neither covers is a gap.
     let last = since ?? h.latest;
+    if (last > h.latest) {
+      // A leader that opened the database below `since` (the one before
+      // crashed with writes not yet on disk): what this watch started after
+      // is lost, and the numbers after h.latest will be taken again.
+      this.#emit({ kind: 'gap', from: h.latest + 1, to: last });
+      last = h.latest;
+    }
     const records = [...h.records, ...this.#buffer].sort((a, b) => a.first - b.first);
     this.#buffer = [];
     this.#last = last;
