@@ -527,7 +527,8 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
           else for await (const k of db.keys({ ...range, snapshot })) entries.push([(k as Uint8Array).slice(), undefined]);
           return { seq: snapshot.sequence, entries };
         } finally {
-          await snapshot.release().catch(() => {});
+          // Not awaited: the result need not wait for the leader to let go of it.
+          snapshot.release().catch(() => {});
         }
       },
     };
