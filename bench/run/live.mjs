@@ -126,6 +126,44 @@ async function delays(writer, viewer, n, way) {
   return { afterAckMs: { median: med(afterAck), p99: p99(afterAck) }, afterIssueMs: { median: med(afterIssue), p99: p99(afterIssue) }, missing };
 }
 
+/**
+ * How long a new query takes to its first result, in `page` (mean of `n`,
+ * each made, awaited and closed in turn): a live query of 100 entries and a
+ * liveGet, beside what a plain read of the same costs (an iterator of 100, a get).
+ */
+function firstResults(page, n) {
+  return page.evaluate(async (n) => {
+    const range = { gte: 'r/', lt: 'r0', limit: 100 };
+    const time = async (f) => {
+      for (let i = 0; i < 20; i++) await f(); // warm up
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) await f();
+      return ((performance.now() - t0) * 1000) / n;
+    };
+    const first = (live) =>
+      new Promise((resolve) => {
+        const s = live.subscribe((r) => {
+          if (r.entries !== undefined && r.entries.length !== 100) throw new Error('not 100 entries');
+          queueMicrotask(() => {
+            s.unsubscribe();
+            live.close();
+            resolve();
+          });
+        });
+      });
+    return {
+      liveUs: await time(() => first(window.db.live(range))),
+      liveGetUs: await time(() => first(window.db.liveGet('r/000050'))),
+      iteratorUs: await time(async () => {
+        let k = 0;
+        for await (const _ of window.db.iterator(range)) k++;
+        if (k !== 100) throw new Error('not 100 entries');
+      }),
+      getUs: await time(() => window.db.get('r/000050')),
+    };
+  }, n);
+}
+
 /** Writes outside the range and past a full window: the live query's reads before and after (must not change), and its results. */
 async function readsCounted(writer, viewer) {
   const before = await viewer.evaluate(async () => {
@@ -152,7 +190,7 @@ async function readsCounted(writer, viewer) {
 async function main() {
   const o = parseArgs(process.argv.slice(2), FLAGS, USAGE);
   const info = startRun(`bash scripts/build.sh && node bench/run/live.mjs --writes ${o.writes} --reps ${o.reps}`);
-  const results = { options: { writes: o.writes, reps: o.reps, entries: 100 }, rows: [], counted: undefined };
+  const results = { options: { writes: o.writes, reps: o.reps, entries: 100 }, rows: [], counted: undefined, first: [] };
   await withBenchPage(
     async ({ page, url, browser }) => {
       const other = await page.context().newPage();
@@ -202,6 +240,14 @@ async function main() {
           });
         }
       }
+      for (const [who, p] of [
+        ['leader', page],
+        ['follower', other],
+      ]) {
+        await p.bringToFront();
+        log(`first results, in the ${who}`);
+        results.first.push({ who, ...(await firstResults(p, 200)) });
+      }
       await other.bringToFront();
       results.counted = await readsCounted(page, other);
       log(JSON.stringify(results.counted));
@@ -242,6 +288,12 @@ function markdown(meta, r) {
     md +=
       `\nReads a live query makes for writes it need not see: a live query of the same 100 entries (in the viewer tab), then ${c.writes} puts from the other tab, ` +
       `100 outside its range and 100 in its range past its 100th key. Its reads: ${c.readsBefore} before, ${c.readsAfter} after; its results: ${c.resultsBefore} before, ${c.resultsAfter} after.\n`;
+  }
+  if (r.first.length > 0) {
+    md +=
+      `\nA new query to its first result (made, subscribed, its first result, closed; mean of 200 after 20), beside a plain read of the same ` +
+      `(an iterator of the 100 entries; a get):\n\n| tab | \`db.live\` (100 entries) | iterator of 100 | \`db.liveGet\` | \`db.get\` |\n|---|---:|---:|---:|---:|\n`;
+    for (const x of r.first) md += `| ${x.who} | ${f(x.liveUs, 0)} µs | ${f(x.iteratorUs, 0)} µs | ${f(x.liveGetUs, 0)} µs | ${f(x.getUs, 0)} µs |\n`;
   }
   const live = r.rows.filter((x) => x.way === 'live');
   md += `\nIssue 39's goals, from this run:\n\n| goal | result | met |\n|---|---|---|\n`;
