@@ -39,8 +39,16 @@ export class KeptChanges {
     return kept;
   }
 
-  /** The records after sequence number `since`. */
+  /** The records after sequence number `since` (they are in order: found by a binary search, as each new watch and live query asks). */
   after(since: number): ChangeRecord[] {
-    return this.records.filter((r) => r.last > since);
+    const rs = this.records;
+    let lo = 0;
+    let hi = rs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (rs[mid]!.last > since) hi = mid;
+      else lo = mid + 1;
+    }
+    return rs.slice(lo);
   }
 }

@@ -108,7 +108,12 @@ export class LiveQuery<T> implements Live<T> {
   readonly #source: LiveSource;
   readonly #lower: Uint8Array | undefined;
   readonly #upper: Uint8Array | undefined;
-  readonly #limit: number;
+  /**
+   * How many entries a read asks for: the limit, or 1 for a range of one
+   * key (liveGet's), whose window holds its whole range anyway: a read
+   * with a limit ends with its first batch, one without waits for the next.
+   */
+  readonly #readLimit: number;
   readonly #reverse: boolean;
   readonly #values: boolean;
   readonly #shape: (slots: Slot[], seq: number) => T;
@@ -146,7 +151,14 @@ export class LiveQuery<T> implements Live<T> {
     this.#source = source;
     this.#lower = lower;
     this.#upper = upper;
-    this.#limit = limit;
+    // [key, key + 0x00): one key.
+    const single =
+      lower !== undefined &&
+      upper !== undefined &&
+      upper.length === lower.length + 1 &&
+      upper.at(-1) === 0 &&
+      compareBytes(upper.subarray(0, lower.length), lower) === 0;
+    this.#readLimit = single ? 1 : limit;
     this.#reverse = reverse;
     this.#values = values;
     this.#shape = shape;
@@ -341,7 +353,7 @@ export class LiveQuery<T> implements Live<T> {
     const { prefix, end } = this.#source.codec;
     const n = prefix.length;
     const range: WindowRead['range'] = { reverse: this.#reverse, keyEncoding: 'view', valueEncoding: 'view' };
-    if (this.#limit !== Number.POSITIVE_INFINITY) range.limit = this.#limit;
+    if (this.#readLimit !== Number.POSITIVE_INFINITY) range.limit = this.#readLimit;
     // Bounds without the prefix; the handle's own ends (its prefix, the key after its last) go without saying.
     if (this.#lower !== undefined && this.#lower.length > n) range.gte = this.#lower.subarray(n);
     if (this.#upper !== undefined && (end === undefined || compareBytes(this.#upper, end) !== 0)) range.lt = this.#upper.subarray(n);
