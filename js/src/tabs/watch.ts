@@ -95,9 +95,9 @@ export interface WatchOptions<K = Key> {
   since?: number;
   /**
    * Report each key's value with its change (`KeyChange.value`). Default
-   * false: a watch of keys does not pay for values (through `connect()`,
-   * a connection's change records carry values only once one of its
-   * watches asks for them).
+   * false: a watch of keys does not pay for values (values are read only
+   * while a watch asks for them, and through `connect()` sent only to the
+   * connections whose watches do).
    */
   values?: boolean;
 }
