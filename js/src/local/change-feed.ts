@@ -19,7 +19,7 @@ import { successor } from '../core/bytes.js';
 import { KeptChanges } from '../tabs/change-history.js';
 import { INGEST, type Packed, pack, putRange, RESET_ALL } from '../tabs/leader-batches.js';
 import { type ChangeHistory, type ChangeRecord, HISTORY_BYTES } from '../tabs/wire.js';
-import type { WatchHost, Watcher, WatchRequest } from '../tabs/watch.js';
+import { type WatchHost, type Watcher, type WatchRequest, wantValues } from '../tabs/watch.js';
 import { valuesOf } from '../tabs/change-values.js';
 
 /** Update tags of a change record (a write batch's). */
@@ -159,7 +159,7 @@ export class LocalFeed implements WatchHost {
     const exact = change !== undefined && change.kinds.length === count;
     const record: ChangeRecord = { first, last: latest, ...(exact ? change : RESET_ALL), from: '' };
     // Values only while a watch asks for them.
-    if (exact && [...this.watchers].some((w) => w.values)) {
+    if (exact && wantValues(this.watchers)) {
       const values = valuesOf(record, this.#read);
       if (values !== undefined) record.values = values;
     }

@@ -10,6 +10,7 @@
  * nobody watches that way pays nothing.
  */
 
+import { binaryKey } from './page-cache.js';
 import type { ChangeRecord, PackedValues } from './wire.js';
 
 /** Update kinds of one key (delete, put, merge): the kinds that carry a value. */
@@ -37,7 +38,7 @@ export function valuesOf(record: Pick<ChangeRecord, 'kinds' | 'bounds' | 'keys'>
       if (!isKeyKind(kinds[i]!)) continue;
       any = true;
       const key = keys.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
-      const id = latin1(key);
+      const id = binaryKey(key);
       let v: Uint8Array | undefined;
       if (seen.has(id)) v = seen.get(id);
       else {
@@ -63,13 +64,6 @@ export function valuesOf(record: Pick<ChangeRecord, 'kinds' | 'bounds' | 'keys'>
     at += v.length;
   }
   return { bytes, lens };
-}
-
-/** A map key for bytes (one char per byte). */
-function latin1(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
-  return s;
 }
 
 /** Where each update's value starts in `values.bytes`. */

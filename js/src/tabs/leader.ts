@@ -174,7 +174,8 @@ export class Leader {
 
   /** Whether a connection that watches asked for values (change-values.ts): the writer reads them only then. */
   #valuesWanted(): boolean {
-    return this.#watchingCount().watchingValues > 0;
+    for (const c of this.#clients.values()) if (c.watching && c.values) return true;
+    return false;
   }
 
   /** How many connections watch, and with values (`statistics().tabs`). */

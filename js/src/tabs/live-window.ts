@@ -85,7 +85,7 @@ export class LiveWindow {
     if (found) {
       const slot = this.slots[at]!;
       if (!this.#values) return 'same';
-      if (slot.value !== undefined && equal(slot.value, e.value!)) return 'same';
+      if (slot.value !== undefined && compareBytes(slot.value, e.value!) === 0) return 'same';
       this.slots[at] = { key: slot.key, value: e.value };
       return 'changed';
     }
@@ -116,10 +116,4 @@ export class LiveWindow {
     // The window covers the range's start up to its last key (down to it, reversed).
     return this.#reverse ? compareBytes(end, last.key) > 0 : compareBytes(start, last.key) <= 0;
   }
-}
-
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -198,6 +198,12 @@ export interface WatchHost {
  */
 export type RawEvent = WatchEvent<Uint8Array, Uint8Array> & { last?: number };
 
+/** Whether any of `watchers` asks for values (a connection's, or a worker's feed's: once per write there). */
+export function wantValues(watchers: Set<Watcher>): boolean {
+  for (const w of watchers) if (w.values) return true;
+  return false;
+}
+
 /** A watch's keys: `[lower, upper)`, either end open. */
 export type Range = { lower?: Uint8Array; upper?: Uint8Array };
 
@@ -264,7 +270,7 @@ export class Watcher {
     const watchers = this.#connection.watchers;
     watchers.delete(this);
     if (watchers.size === 0) this.#connection.stopWatching();
-    else if (this.values && ![...watchers].some((w) => w.values)) this.#connection.stopWatching(true);
+    else if (this.values && !wantValues(watchers)) this.#connection.stopWatching(true);
     this.#queue = [];
     this.#buffer = [];
     this.#wake?.();
@@ -399,7 +405,7 @@ export class Watcher {
     let h: ChangeHistory;
     try {
       // A connection's records carry values while any of its watches wants them.
-      const values = this.values || [...this.#connection.watchers].some((w) => w.values);
+      const values = this.values || wantValues(this.#connection.watchers);
       h = (await this.#connection.send({ op: 'changes', since, watch: true, ...(values ? { values } : {}) })) as ChangeHistory;
     } catch (e) {
       // The connection failed or closed (a closed watch ends; else it throws why).
