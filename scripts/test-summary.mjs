@@ -9,12 +9,21 @@ const dir = process.argv[2] ?? 'target/test-results';
 const rows = [];
 /** Failed tests by name, with the first line of their error: printed last, so that a CI log's tail says which. */
 const failures = [];
-const firstLine = (message) =>
-  String(message ?? '')
+/**
+ * The first line of an error and, where it is an assertion's bare
+ * `expect(...)` line, its Expected/Received lines too: up to 3 lines, 300
+ * characters each, joined by ' | '.
+ */
+const firstLine = (message) => {
+  const lines = String(message ?? '')
     .replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
     .split('\n')
-    .find((l) => l.trim() !== '')
-    ?.slice(0, 300) ?? '';
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const head = lines[0] ?? '';
+  const values = /expect\(/.test(head) ? lines.filter((l) => /^(Expected|Received)\b/.test(l)).slice(0, 2) : [];
+  return [head, ...values].map((l) => l.slice(0, 300)).join(' | ');
+};
 let problems = 0;
 
 function read(file) {

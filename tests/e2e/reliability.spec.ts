@@ -251,6 +251,7 @@ test.describe('soak', () => {
     wasmBytes: number;
     heapBytes: number;
     poolFiles: number;
+    poolFilesAfter: number;
     poolFree: number;
     poolDataBytes: number;
     opfsFiles: number;
@@ -258,6 +259,7 @@ test.describe('soak', () => {
     opfsUnreadable: number;
     opfsTableBytes: number;
     opfsLogBytes: number;
+    opfsLogFiles: number;
     opfsManifestBytes: number;
     opfsFreeFiles: number;
     tableBytes: number;
@@ -269,6 +271,7 @@ test.describe('soak', () => {
     liveSnapshots: number;
     pinnedResults: number;
     l0Files: number;
+    writesWaitingForFiles: number;
   };
   type Soak = {
     seconds: number;
@@ -329,7 +332,9 @@ test.describe('soak', () => {
       opfsBytes: peak((s) => s.opfsBytes),
       opfsManifestBytes: peak((s) => s.opfsManifestBytes),
       opfsLogBytes: peak((s) => s.opfsLogBytes),
-      poolFiles: peak((s) => s.poolFiles),
+      opfsLogFiles: peak((s) => s.opfsLogFiles),
+      writesWaitingForFiles: samples.at(-1)!.writesWaitingForFiles,
+      poolFiles: peak((s) => Math.max(s.poolFiles, s.poolFilesAfter)),
       tableBytes: peak((s) => s.tableBytes),
       liveTableBytes: peak((s) => s.liveTableBytes),
       pinnedBytes: peak((s) => s.pinnedBytes),
@@ -377,20 +382,32 @@ test.describe('soak', () => {
     // log, a manifest or a pooled file's 4 KiB header: an obsolete file
     // never deleted, or a freed one that kept its bytes, fails here.
     const final = samples.at(-1)!;
-    expect(final.pinnedBytes).toBe(0);
-    expect(final.liveSnapshots).toBe(0);
-    expect(final.pinnedResults).toBe(0);
-    expect(final.liveTableBytes).toBe(final.tableBytes);
-    expect(final.opfsTableBytes).toBe(final.tableBytes);
-    expect(final.opfsBytes).toBeLessThanOrEqual(final.opfsTableBytes + final.opfsLogBytes + final.opfsManifestBytes + final.opfsFiles * 4096);
-    // Logs are deleted once their memtables are flushed: a few memtables'
-    // worth (256 KiB each) at most, at any time.
-    expect(figures.opfsLogBytes.peak).toBeLessThanOrEqual(4 * 256 * 1024);
+    const at = `final sample ${JSON.stringify(final)}`;
+    expect(final.pinnedBytes, at).toBe(0);
+    expect(final.liveSnapshots, at).toBe(0);
+    expect(final.pinnedResults, at).toBe(0);
+    expect(final.liveTableBytes, at).toBe(final.tableBytes);
+    expect(final.opfsTableBytes, at).toBe(final.tableBytes);
+    expect(final.opfsBytes, at).toBeLessThanOrEqual(final.opfsTableBytes + final.opfsLogBytes + final.opfsManifestBytes + final.opfsFiles * 4096);
+    // Logs are deleted once their memtables are flushed: at most two
+    // (max_write_buffer_number's default: the active memtable's and one
+    // being flushed) at any time. Each holds a memtable's worth (256 KiB
+    // here), or up to 8 times that while writes wait for the pool to
+    // give a file to flush to (WAITING_MEMTABLE_FACTOR in
+    // crates/engine/src/db/mod.rs): the pool tops up asynchronously and a
+    // slow machine's flushes and compactions can empty it for a while.
+    expect(figures.opfsLogFiles.peak, JSON.stringify(figures.opfsLogFiles)).toBeLessThanOrEqual(2);
+    const memtablesWorth = final.writesWaitingForFiles > 0 ? 2 * 8 : 4;
+    expect(figures.opfsLogBytes.peak, `${JSON.stringify(figures.opfsLogBytes)}; ${final.writesWaitingForFiles} writes waited for files`).toBeLessThanOrEqual(
+      memtablesWorth * 256 * 1024,
+    );
     // The manifest is not bounded while the database stays open: it gains
     // an edit per flush and compaction and starts anew only at open (as in
     // LevelDB). Its size is in the figures.
     // Pooled files are reused, not piled up: the files in the directory are
-    // the pool's.
-    expect(figures.opfsFiles.peak).toBeLessThanOrEqual(figures.poolFiles.peak);
+    // the pool's (counted before and after each listing, reliability-soak.js).
+    expect(figures.opfsFiles.peak, `OPFS files ${JSON.stringify(figures.opfsFiles)}, pool files ${JSON.stringify(figures.poolFiles)}`).toBeLessThanOrEqual(
+      figures.poolFiles.peak,
+    );
   });
 });

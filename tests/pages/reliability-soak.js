@@ -60,7 +60,7 @@ async function pooledFile(handle) {
  * pool, so a file the pool lost track of still counts.
  */
 async function usage(dir) {
-  const u = { files: 0, bytes: 0, unreadable: 0, tables: 0, logs: 0, manifests: 0, freeFiles: 0 };
+  const u = { files: 0, bytes: 0, unreadable: 0, tables: 0, logs: 0, logFiles: 0, manifests: 0, freeFiles: 0 };
   for await (const [, h] of dir.entries()) {
     if (h.kind !== 'file') continue;
     u.files++;
@@ -75,8 +75,10 @@ async function usage(dir) {
     u.bytes += size;
     const data = Math.max(0, size - POOL_HEADER);
     if (name.endsWith('.sst')) u.tables += data;
-    else if (name.endsWith('.log')) u.logs += data;
-    else if (name.includes('MANIFEST-')) u.manifests += data;
+    else if (name.endsWith('.log')) {
+      u.logs += data;
+      u.logFiles++;
+    } else if (name.includes('MANIFEST-')) u.manifests += data;
     else if (name === '') u.freeFiles++;
   }
   return u;
@@ -198,13 +200,19 @@ export async function soak({ name, seconds, seed, keys, sampleMs }) {
   const sample = async (t) => {
     const s = db.statistics();
     const p = s.properties;
+    // The listing awaits each file: meanwhile the scanner, background work
+    // and the pool's top-ups run (writes do not: this loop makes them). So
+    // the pool may gain files the first statistics did not count: the
+    // listing is bounded by the larger of the counts before and after it.
     const u = await usage(dir);
+    const after = db.statistics();
     const one = {
       t: Math.round(t / 100) / 10,
       ops: total,
       wasmBytes: s.memory.bytes,
       heapBytes: s.memory.heapBytes,
       poolFiles: s.pool.files,
+      poolFilesAfter: after.pool.files,
       poolFree: s.pool.free,
       poolDataBytes: s.pool.dataBytes,
       opfsFiles: u.files,
@@ -212,6 +220,7 @@ export async function soak({ name, seconds, seed, keys, sampleMs }) {
       opfsUnreadable: u.unreadable,
       opfsTableBytes: u.tables,
       opfsLogBytes: u.logs,
+      opfsLogFiles: u.logFiles,
       opfsManifestBytes: u.manifests,
       opfsFreeFiles: u.freeFiles,
       tableBytes: p.tableBytes,
@@ -223,6 +232,7 @@ export async function soak({ name, seconds, seed, keys, sampleMs }) {
       liveSnapshots: p.liveSnapshots,
       pinnedResults: s.pinnedResults,
       l0Files: p.filesPerLevel[0],
+      writesWaitingForFiles: after.tickers['silt.write.waiting.for.files'] ?? 0,
     };
     samples.push(one);
     postMessage({ progress: { sample: one } });
