@@ -37,6 +37,16 @@ else
   say "MiniBrowser present: libwebkit2gtk-4.1-0 $(dpkg-query -W -f='${Version}' libwebkit2gtk-4.1-0 2>/dev/null)"
 fi
 
+# --- RocksDB's own tools from Debian (sst_dump, ldb), against which the
+# RocksDB tables Silt writes and reads are checked (crates/engine/tests/rocksdb_tables.rs)
+if ! command -v sst_dump >/dev/null || ! command -v ldb >/dev/null; then
+  say "installing Debian rocksdb-tools (sst_dump, ldb)"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq rocksdb-tools >/dev/null
+else
+  say "rocksdb-tools present: $(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null)"
+fi
+
 # --- Rust: wasm32 target, lint components, wasm-bindgen-cli (pinned), wasm-pack (pinned)
 export PATH="$HOME/.cargo/bin:$PATH"
 for component in clippy rustfmt; do

@@ -21,7 +21,8 @@
 import { simd128Enabled as wasmSimd128Enabled } from '../pkg/silt_wasm.js';
 import { loadWasm } from './boundary/wasm.js';
 
-export { importDatabase, open, openMemory, removeDatabase, type OpenOptions } from './local/open.js';
+export { type ImportDatabaseOptions, importDatabase, open, openMemory, removeDatabase, type OpenOptions } from './local/open.js';
+export type { RocksdbIngestReport } from './local/rocksdb.js';
 export { repairDatabase, type RepairReport } from './local/repair.js';
 export type { ImportReport, ImportSource } from './local/backup.js';
 export { connect, type ConnectOptions } from './tabs/connect.js';

@@ -39,7 +39,7 @@ export function connectToBroker(onMessage: (m: BrokerMessage) => void, onError: 
     // Named by the tab protocol (`PROTOCOL`, protocol.ts; a literal, which
     // bundlers need to read the options): a page never shares a broker with a
     // siltdb of another version, which would pass on what it does not know of.
-    const shared = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker-3' });
+    const shared = new SharedWorker(new URL('./broker.js', import.meta.url), { type: 'module', name: 'siltdb-broker-4' });
     shared.addEventListener('error', onError);
     shared.port.addEventListener('message', (ev: MessageEvent<BrokerMessage>) => onMessage(ev.data));
     shared.port.start();

@@ -77,6 +77,7 @@ const WITHOUT_OPTIONS = [
   'verify',
   'statistics',
   'import',
+  'ingestRocksdb',
   'close',
   'name',
   'path',

@@ -141,3 +141,55 @@ export async function openAfterImport({ name }) {
   db.close();
   return { strict, count };
 }
+
+const hexOf = (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+
+/** Every entry of `db` as [hex key, hex value]. */
+function scanHex(db) {
+  return [...db.iterator()].map(([k, v]) => [hexOf(k), hexOf(v)]);
+}
+
+/**
+ * A database of `n` keys with overwrites, deletes, a range delete and a
+ * sublevel, exported in the RocksDB form (LZ4, small tables so that there
+ * are several): the archive's bytes and what a scan reads.
+ */
+export async function rocksdbExport({ name, n }) {
+  const db = await open(name);
+  try {
+    for (let i = 0; i < n; i++) db.put(`r${String(i).padStart(6, '0')}`, enc.encode(`value ${i} ${'x'.repeat(i % 50)}`));
+    db.flush();
+    for (let i = 0; i < n; i += 7) db.put(`r${String(i).padStart(6, '0')}`, enc.encode(`new ${i}`));
+    for (let i = 3; i < n; i += 11) db.delete(`r${String(i).padStart(6, '0')}`);
+    db.deleteRange('r000100', 'r000200');
+    db.sublevel('notes', { valueEncoding: 'json' }).put('a', { title: 'from Chromium' });
+    const tar = await bytesOf(db.export({ form: 'rocksdb', compression: 'lz4', targetFileSize: 16 * 1024 }));
+    return { tar: Array.from(tar), scan: scanHex(db) };
+  } finally {
+    db.close();
+  }
+}
+
+/** importDatabase in the RocksDB form of `bytes` (a table or an archive), then what a scan of the new database reads. */
+export async function rocksdbImport({ name, bytes }) {
+  const report = await importDatabase(name, new Uint8Array(bytes), { format: 'rocksdb' });
+  const db = await open(name);
+  try {
+    return { report, scan: scanHex(db) };
+  } finally {
+    db.close();
+  }
+}
+
+/** A database holding `alpha` and `gamma`, then ingestRocksdb of `bytes`: the report and what a scan reads. */
+export async function rocksdbIngest({ name, bytes }) {
+  const db = await open(name);
+  try {
+    db.put('alpha', enc.encode('mine'));
+    db.put('gamma', enc.encode('mine'));
+    const report = await db.ingestRocksdb(new Uint8Array(bytes));
+    return { report, scan: scanHex(db) };
+  } finally {
+    db.close();
+  }
+}

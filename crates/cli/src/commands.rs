@@ -23,6 +23,8 @@ pub enum Form {
     Entries,
     /// The table files as they are (a whole database)
     Tables,
+    /// Every live key's value as RocksDB table files in a tar archive, for `tar -xf` and `ldb ingest_extern_sst`
+    Rocksdb,
 }
 
 /// A range's first key (included) and the key it stops before, either open.
@@ -199,7 +201,33 @@ pub fn run(command: Command) -> Result<(), Failure> {
             written(writeln!(w, "compacted: {before} table bytes before, {after} after").and_then(|_| w.flush()))?;
             close(o.db, m.as_deref())
         }
-        Command::Export { target, out: file, range, form } => {
+        Command::Ingest { dir, files, merge_operator: m } => {
+            if is_backup_file(&dir) {
+                return Err(Failure::usage(format!(
+                    "{} is a file: ingest adds tables to a database directory",
+                    dir.display()
+                )));
+            }
+            for f in &files {
+                if !is_rocksdb(f)? {
+                    return Err(Failure::usage(format!(
+                        "{} is neither a RocksDB table nor a tar archive: ingest takes .sst files written by RocksDB \
+                         (SstFileWriter, or a database's own) and archives of them (silt export --form rocksdb); \
+                         a Silt backup goes in with `silt import`",
+                        f.display()
+                    )));
+                }
+            }
+            let o = open(&dir, m.as_deref())?;
+            let (keys, tables) = ingest_rocksdb(&o.db, &files, m.as_deref())?;
+            let mut w = out();
+            written(
+                writeln!(w, "ingested: {keys} keys from {tables} RocksDB tables into {}", dir.display())
+                    .and_then(|_| w.flush()),
+            )?;
+            close(o.db, m.as_deref())
+        }
+        Command::Export { target, out: file, range, form, lz4, target_file_size } => {
             let m = target.merge_operator.as_deref();
             let o = open(&target.path, m)?;
             let (lower, upper) = bounds(&range)?;
@@ -207,11 +235,38 @@ pub fn run(command: Command) -> Result<(), Failure> {
                 Form::Auto => ExportForm::Auto,
                 Form::Entries => ExportForm::Entries,
                 Form::Tables => ExportForm::Tables,
+                Form::Rocksdb => ExportForm::Rocksdb,
             };
-            export(&o.db, &file, ExportOptions { lower, upper, form, ..ExportOptions::default() }, m)?;
+            if form != ExportForm::Rocksdb && (lz4 || target_file_size.is_some()) {
+                return Err(Failure::usage("--lz4 and --target-file-size are for --form rocksdb".to_string()));
+            }
+            let target_file_size = target_file_size.unwrap_or(0);
+            export(
+                &o.db,
+                &file,
+                ExportOptions { lower, upper, form, lz4, target_file_size, ..ExportOptions::default() },
+                m,
+            )?;
             close(o.db, m)
         }
         Command::Import { file, dir, merge_operator: m } => {
+            if is_rocksdb(&file)? {
+                if dir.join("CURRENT").exists() {
+                    return Err(Failure::usage(format!(
+                        "{} already holds a database: import into a new directory, or add the tables with `silt ingest`",
+                        dir.display()
+                    )));
+                }
+                let db = new_database(&dir, m.as_deref())?;
+                let r = ingest_rocksdb(&db, std::slice::from_ref(&file), m.as_deref())?;
+                close(db, m.as_deref())?;
+                let mut w = out();
+                written(
+                    writeln!(w, "imported: {} keys from {} RocksDB tables into {}", r.0, r.1, dir.display())
+                        .and_then(|_| w.flush()),
+                )?;
+                return Ok(());
+            }
             if !is_backup(&file)? {
                 return Err(Failure::usage(format!(
                     "{} is a directory: give the backup file first, then the new database's directory",
@@ -224,13 +279,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
                     dir.display()
                 )));
             }
-            let options = Options {
-                create_if_missing: true,
-                merge_operator: merge_operator(m.as_deref())?,
-                ..Options::default()
-            };
-            let db = Db::open(Arc::new(StdFs::new()), &dir.to_string_lossy(), options)
-                .or_explain(&format!("cannot make a database in {}", dir.display()), m.as_deref())?;
+            let db = new_database(&dir, m.as_deref())?;
             let r = import_file(&db, &file, m.as_deref())?;
             close(db, m.as_deref())?;
             let mut w = out();
@@ -311,6 +360,86 @@ fn export(db: &Db, file: &Path, options: ExportOptions, m: Option<&str>) -> Resu
         writeln!(w, "exported: {} entries, {bytes} bytes to {}", e.count(), file.display()).and_then(|_| w.flush()),
     )?;
     Ok(())
+}
+
+/// Opens a new database (or the one) in `dir`.
+fn new_database(dir: &Path, m: Option<&str>) -> Result<Db, Failure> {
+    let options = Options { create_if_missing: true, merge_operator: merge_operator(m)?, ..Options::default() };
+    Db::open(Arc::new(StdFs::new()), &dir.to_string_lossy(), options)
+        .or_explain(&format!("cannot make a database in {}", dir.display()), m)
+}
+
+/// Takes RocksDB tables (bare, or in tar archives) into `db` in one step,
+/// every table read and verified first. Returns the keys written and the
+/// tables read.
+fn ingest_rocksdb(db: &Db, files: &[std::path::PathBuf], m: Option<&str>) -> Result<(u64, usize), Failure> {
+    use std::io::Read;
+    let size = files.iter().map(|f| f.metadata().map(|m| m.len()).unwrap_or(0)).sum();
+    let progress = Progress::bytes(size, "reading tables");
+    let mut ingest = silt_engine::RocksdbIngest::new();
+    for file in files {
+        let mut f = File::open(file).context(format!("cannot open {}", file.display()))?;
+        let damaged = |e: &silt_engine::Error| {
+            Failure::engine(
+                &format!("{} is not a whole, intact RocksDB table or archive of tables", file.display()),
+                e,
+                m,
+            )
+        };
+        if silt_engine::rocksdb::tar::is_tar(&head(file)?) {
+            let mut one = silt_engine::RocksdbIngest::new();
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut buf).context(format!("cannot read {}", file.display()))?;
+                if n == 0 {
+                    break;
+                }
+                one.push(&buf[..n]).map_err(|e| damaged(&e))?;
+                progress.add(n as u64);
+            }
+            ingest.append(one).map_err(|e| damaged(&e))?;
+        } else {
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes).context(format!("cannot read {}", file.display()))?;
+            ingest.add_table(&file.display().to_string(), &bytes).map_err(|e| damaged(&e))?;
+            progress.add(bytes.len() as u64);
+        }
+    }
+    let r = ingest.finish(db).or_explain("cannot write the tables' entries", m)?;
+    progress.done();
+    Ok((r.keys, r.tables as usize))
+}
+
+/// Whether `path` is a file (not a directory).
+fn is_backup_file(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// The first 512 bytes of `file` (fewer if it is shorter).
+fn head(file: &Path) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(512);
+    File::open(file)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .context(format!("cannot read {}", file.display()))?;
+    Ok(head)
+}
+
+/// Whether `file` is a RocksDB table or a tar archive (of tables), not a Silt backup.
+fn is_rocksdb(file: &Path) -> Result<bool, Failure> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.is_dir() {
+        return Ok(false);
+    }
+    if silt_engine::rocksdb::tar::is_tar(&head(file)?) {
+        return Ok(true);
+    }
+    let mut f = File::open(file).context(format!("cannot open {}", file.display()))?;
+    let mut magic = [0u8; 8];
+    if f.seek(SeekFrom::End(-8)).is_err() || f.read_exact(&mut magic).is_err() {
+        return Ok(false);
+    }
+    Ok(silt_engine::rocksdb::is_table_magic(u64::from_le_bytes(magic)))
 }
 
 /// Closes `db`, so that what it wrote (a compaction, an import) is synced.

@@ -133,16 +133,33 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         range: Range,
-        /// Entries (every live key's value; any range) or tables (the files as they are; the whole database)
+        /// Entries (every live key's value; any range), tables (the files as they are; the whole database),
+        /// or rocksdb (every live key's value as RocksDB table files in a tar archive)
         #[arg(long, value_enum, default_value = "auto")]
         form: commands::Form,
+        /// With --form rocksdb: compress data blocks with LZ4 where it pays
+        #[arg(long)]
+        lz4: bool,
+        /// With --form rocksdb: each table's target size in bytes (default 32 MiB)
+        #[arg(long, value_name = "BYTES")]
+        target_file_size: Option<u64>,
     },
-    /// Makes a new database directory from a backup file
+    /// Makes a new database directory from a backup file, or from RocksDB tables (a .sst file or a tar archive of them)
     Import {
-        /// The backup file (.siltdump)
+        /// The backup file (.siltdump), RocksDB table (.sst) or tar archive of RocksDB tables
         file: PathBuf,
         /// The new database directory (it must not hold a database yet)
         dir: PathBuf,
+        #[arg(long, value_name = "NAME")]
+        merge_operator: Option<String>,
+    },
+    /// Adds RocksDB tables (.sst files written by SstFileWriter or a RocksDB database, or tar archives of them) to a database, in one step
+    Ingest {
+        /// The database directory
+        dir: PathBuf,
+        /// The tables or archives; a later one's keys win over an earlier one's
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
         #[arg(long, value_name = "NAME")]
         merge_operator: Option<String>,
     },

@@ -178,3 +178,94 @@ fn verify_names_damage_and_repair_keeps_what_can_be_read() {
     let o = silt(&["get", d, "k000"]);
     assert_eq!(o.status.code(), Some(1), "k000 was in the damaged block");
 }
+
+/// Runs one of RocksDB's tools (Debian's rocksdb-tools, from scripts/setup.sh).
+fn rocksdb_tool(args: &[&str], stdin: Option<&str>) -> String {
+    use std::io::Write;
+    let tool = Path::new("/usr/bin").join(args[0]);
+    assert!(tool.exists(), "{} is missing: run scripts/setup.sh (it installs Debian's rocksdb-tools)", tool.display());
+    let mut child = Command::new(&tool)
+        .args(&args[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && !text.contains("Corruption"), "{args:?}: {text}");
+    text
+}
+
+#[test]
+fn from_a_database_to_rocksdb_and_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = database(tmp.path());
+    let d = db.to_str().unwrap();
+    let m = ["--merge-operator", "u64add"];
+    // The recipe in the README: an archive of RocksDB tables, unpacked and ingested by ldb.
+    let archive = tmp.path().join("export.tar");
+    let a = archive.to_str().unwrap();
+    let said = ok(&[&["export", d, a, "--form", "rocksdb", "--lz4"], &m[..]].concat());
+    assert!(said.contains("exported: 102 entries"), "{said}");
+    let unpacked = tmp.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    assert!(Command::new("tar").arg("-xf").arg(&archive).arg("-C").arg(&unpacked).status().unwrap().success());
+    let rocks = tmp.path().join("rocksdb");
+    let table = unpacked.join("000001.sst");
+    rocksdb_tool(&["sst_dump", &format!("--file={}", table.display()), "--command=check", "--verify_checksum"], None);
+    rocksdb_tool(
+        &[
+            "ldb",
+            &format!("--db={}", rocks.display()),
+            "--create_if_missing",
+            "ingest_extern_sst",
+            table.to_str().unwrap(),
+        ],
+        None,
+    );
+    let scanned = rocksdb_tool(&["ldb", &format!("--db={}", rocks.display()), "scan", "--hex"], None);
+    let silt_scan = ok(&[&["scan", d, "--format", "hex"], &m[..]].concat());
+    let ours: Vec<(String, String)> = silt_scan
+        .lines()
+        .map(|l| l.split_once('\t').unwrap())
+        .map(|(k, v)| (k.to_lowercase(), v.to_lowercase()))
+        .collect();
+    let theirs: Vec<(String, String)> = scanned
+        .lines()
+        .filter_map(|l| l.split_once(" : "))
+        .map(|(k, v)| (k.trim_start_matches("0x").to_lowercase(), v.trim_start_matches("0x").to_lowercase()))
+        .collect();
+    assert_eq!(ours.len(), 102);
+    assert_eq!(theirs, ours);
+    // And back: the archive makes a new database; a table RocksDB wrote is ingested into it.
+    let back = tmp.path().join("back");
+    let said = ok(&["import", a, back.to_str().unwrap()]);
+    assert!(said.contains("imported: 102 keys from 1 RocksDB tables"), "{said}");
+    let sst = tmp.path().join("more.sst");
+    rocksdb_tool(
+        &[
+            "ldb",
+            &format!("--db={}", tmp.path().join("scratch").display()),
+            "--create_if_missing",
+            "--compression_type=lz4",
+            "write_extern_sst",
+            sst.to_str().unwrap(),
+        ],
+        Some("k000 ==> from rocksdb\nzz ==> new\n"),
+    );
+    let said = ok(&["ingest", back.to_str().unwrap(), sst.to_str().unwrap()]);
+    assert!(said.contains("ingested: 2 keys from 1 RocksDB tables"), "{said}");
+    assert_eq!(ok(&["get", back.to_str().unwrap(), "k000"]).trim(), "from rocksdb");
+    assert_eq!(ok(&["get", back.to_str().unwrap(), "zz"]).trim(), "new");
+    assert_eq!(ok(&["get", back.to_str().unwrap(), "k001"]).trim(), "v1");
+    // A damaged table is refused whole, naming the file.
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[10] ^= 0x40;
+    std::fs::write(&sst, &bytes).unwrap();
+    let o = silt(&["ingest", back.to_str().unwrap(), sst.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("more.sst"), "{}", stderr(&o));
+    assert_eq!(ok(&["get", back.to_str().unwrap(), "zz"]).trim(), "new");
+}

@@ -18,6 +18,7 @@
 //! | `manifest_edit` | one manifest edit                                                    |
 //! | `manifest`      | a database's recovery from a manifest of these records               |
 //! | `export_stream` | an import of a backup stream (both forms) into a new database, whole and in pieces |
+//! | `rocksdb_table` | a RocksDB table read whole, and as a tar archive of tables ingested in pieces |
 //!
 //! The OPFS pool's file header has its own target in `silt-wasm`
 //! (`silt_wasm::pool::header::Header::decode`).
@@ -340,6 +341,30 @@ fn import_in_pieces(data: &[u8], piece: usize) -> Option<crate::ImportReport> {
     (read_db(&db) && db.verify().is_ok()).then_some(report)
 }
 
+/// A RocksDB table of these bytes (a file a user picks: `silt ingest`,
+/// `importDatabase(..., { format: 'rocksdb' })`): read whole, then
+/// ingested into a new database as a bare table and, when it is a tar
+/// archive, in pieces of 61 bytes; both ingests must end alike.
+pub fn rocksdb_table(data: &[u8]) -> bool {
+    let read = crate::rocksdb::read_table("fuzz.sst", data).is_ok();
+    let ingest = |piece: usize| {
+        let db = Db::open(Arc::new(MemFs::new()), "db", small_options()).ok()?;
+        let mut ingest = crate::RocksdbIngest::new();
+        for p in data.chunks(piece.max(1)) {
+            ingest.push(p).ok()?;
+        }
+        let report = ingest.finish(&db).ok()?;
+        read_db(&db).then_some(report.keys)
+    };
+    let whole = ingest(data.len());
+    assert_eq!(whole, ingest(61), "an ingest's outcome depended on where its bytes were cut");
+    if crate::rocksdb::tar::is_tar(data) {
+        whole.is_some()
+    } else {
+        read && whole.is_some()
+    }
+}
+
 /// A fuzz target: decodes `data` every way it can; true when it decoded.
 pub type Target = fn(&[u8]) -> bool;
 
@@ -354,6 +379,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("manifest_edit", manifest_edit),
     ("manifest", manifest),
     ("export_stream", export_stream),
+    ("rocksdb_table", rocksdb_table),
 ];
 
 /// Valid inputs for every target, made by a real database and the real
@@ -455,6 +481,26 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         }
         out.push(("export_stream", stream));
     }
+    // RocksDB tables (plain and LZ4) and an export of them as an archive.
+    for lz4 in [false, true] {
+        let mut t = crate::rocksdb::TableWriter::new(crate::rocksdb::TableWriterOptions { lz4, block_size: 256 });
+        for i in 0..40u32 {
+            t.add(format!("rk{i:03}").as_bytes(), format!("rocksdb value {i}").repeat(2).as_bytes()).expect("seed add");
+        }
+        out.push(("rocksdb_table", t.finish().expect("seed table")));
+    }
+    let mut exporter = db
+        .export(&crate::ExportOptions {
+            form: crate::ExportForm::Rocksdb,
+            target_file_size: 1024,
+            ..Default::default()
+        })
+        .expect("seed export");
+    let mut archive = Vec::new();
+    while let Some(chunk) = exporter.next_chunk(1 << 16).expect("seed export chunk") {
+        archive.extend_from_slice(&chunk);
+    }
+    out.push(("rocksdb_table", archive));
     drop(db);
     // And one in format version 1 (no hash index in its data blocks).
     let opts = Options { block_size: 256, format_version: 1, ..small_options() };

@@ -35,6 +35,7 @@ mod memtable;
 mod merge;
 mod range_del;
 mod read;
+pub mod rocksdb;
 #[doc(hidden)]
 pub mod sort;
 mod sst;
@@ -47,8 +48,9 @@ pub use clock::Clock;
 pub use db::{
     repair, Db, DbIterator, DbProperties, ExportForm, ExportOptions, Exporter, Failure, ImportReport, Importer,
     IngestOptions, IngestReport, OptimisticTransaction, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
-    Recovery, RepairReport, Snapshot, StatsLevel, SuperVersion, TransactionIterator, Update, VerifyReport,
-    WriteOptions, EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES, MAX_KEY_LEN, MAX_VALUE_LEN,
+    Recovery, RepairReport, RocksdbIngest, RocksdbIngestReport, Snapshot, StatsLevel, SuperVersion,
+    TransactionIterator, Update, VerifyReport, WriteOptions, EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES,
+    MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 pub use error::{messages, Error, Result};
 pub use merge::{AppendOperator, MergeOperator, U64AddOperator};

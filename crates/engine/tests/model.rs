@@ -261,7 +261,7 @@ fn run(seed: u64, steps: usize) {
             // The snapshot itself is dropped: the iterator keeps its own.
             live.push(LiveIter { it, want, pos: 0, reverse });
         }
-        match rng.random_range(0..110) {
+        match rng.random_range(0..112) {
             0..=29 => {
                 let k = if rng.random_bool(0.2) { counter_key(&mut rng) } else { key(&mut rng) };
                 let v = value_for(&mut rng, &k);
@@ -428,6 +428,10 @@ fn run(seed: u64, steps: usize) {
                 db = model_ops::reopen_with_a_full_memtable(db, &fs, &mut model, &mut rng, &mut open);
             }
             105 => model_ops::export_import_round_trip(&db, &model, &mut rng, &ctx),
+            110 => model_ops::rocksdb_round_trip(&db, &model, &mut rng, &ctx),
+            111 => {
+                model_ops::ingest_rocksdb_tables(&db, &mut model, &mut rng);
+            }
             108 => model_ops::idle_compaction(&db, &model, &mut rng, &ctx),
             109 => {
                 // Started, and left to the background steps of the ops that follow.

@@ -45,8 +45,14 @@ impl Database {
     /// (exclusive), either optional, as of now; keys in `[skipLower,
     /// skipUpper)` are left out (a `connect()` leader's write records).
     /// `form`: `"tables"`, `"entries"`, or none (tables for a whole
-    /// database, entries otherwise).
+    /// database, entries otherwise), or `"rocksdb"` (the live entries as
+    /// RocksDB table files in a ustar archive, data blocks compressed with
+    /// LZ4 where `lz4`, each table about `targetFileSize` bytes, 0 for
+    /// 32 MiB).
     #[wasm_bindgen(js_name = exportStart)]
+    // Positional, as JavaScript calls it (an options object would cost a
+    // decode of it per export for nothing).
+    #[allow(clippy::too_many_arguments)]
     pub fn export_start(
         &self,
         lower: Option<Vec<u8>>,
@@ -54,19 +60,30 @@ impl Database {
         skip_lower: Option<Vec<u8>>,
         skip_upper: Option<Vec<u8>>,
         form: Option<String>,
+        lz4: Option<bool>,
+        target_file_size: Option<f64>,
     ) -> JsResult<Export> {
         let skip = skip_lower.zip(skip_upper);
         let form = match form.as_deref() {
             None => ExportForm::Auto,
             Some("tables") => ExportForm::Tables,
             Some("entries") => ExportForm::Entries,
+            Some("rocksdb") => ExportForm::Rocksdb,
             Some(other) => {
-                return Err(
-                    BindingError::invalid(format!("export form must be 'tables' or 'entries', got {other:?}")).into()
-                )
+                return Err(BindingError::invalid(format!(
+                    "export form must be 'tables', 'entries' or 'rocksdb', got {other:?}"
+                ))
+                .into())
             }
         };
-        let options = ExportOptions { lower, upper, skip, form };
+        let options = ExportOptions {
+            lower,
+            upper,
+            skip,
+            form,
+            lz4: lz4.unwrap_or(false),
+            target_file_size: target_file_size.unwrap_or(0.0).max(0.0) as u64,
+        };
         let exporter = self.engine(0, |db| db.export(&options))?;
         Ok(Export { exporter: Some(exporter) })
     }

@@ -55,6 +55,15 @@ report! {
 }
 
 report! {
+    /// `rocksdbIngestFinish`: what an ingest of RocksDB tables wrote
+    /// (`RocksdbIngestReport`, js/src/local/rocksdb.ts).
+    pub(crate) struct RocksdbIngestReport {
+        "keys" => keys: u64,
+        "tables" => tables: u64,
+    }
+}
+
+report! {
     /// `OpfsPool.repair`: what a repair salvaged and lost (`RepairReport`,
     /// js/src/local/open.ts).
     pub(crate) struct RepairReport {
@@ -115,10 +124,11 @@ report! {
 
 /// Every report by the name `contract()` gives it; siltdb's `REPORT_FIELDS`
 /// has the same names.
-const REPORTS: [(&str, &[(&str, bool)]); 7] = [
+const REPORTS: [(&str, &[(&str, bool)]); 8] = [
     ("ingest", IngestReport::FIELDS),
     ("verify", VerifyReport::FIELDS),
     ("import", ImportReport::FIELDS),
+    ("rocksdbIngest", RocksdbIngestReport::FIELDS),
     ("repair", RepairReport::FIELDS),
     ("statistics", Statistics::FIELDS),
     ("pool", PoolStatistics::FIELDS),

@@ -81,6 +81,9 @@ pub struct Database {
     pub(crate) transient: RefCell<Option<PinnedValue>>,
     /// The import in progress (`importStart` .. `importFinish`), if any.
     pub(crate) importer: RefCell<Option<silt_engine::Importer>>,
+    /// The ingest of RocksDB tables in progress (`rocksdbIngestStart` ..
+    /// `rocksdbIngestFinish`), if any, and the bytes pushed to it.
+    pub(crate) rocksdb_ingest: RefCell<Option<(silt_engine::RocksdbIngest, u64)>>,
     /// Bytes of background work writes owe (see [`PACE_FACTOR`]).
     pace_debt: Cell<u64>,
     /// Paced work failed: writes leave background work to siltdb's pump
@@ -131,6 +134,7 @@ impl Database {
             pins: RefCell::new(PinTable::default()),
             transient: RefCell::new(None),
             importer: RefCell::new(None),
+            rocksdb_ingest: RefCell::new(None),
             pace_debt: Cell::new(0),
             pace_paused: Cell::new(false),
             block_size,

@@ -36,6 +36,7 @@ pub mod pool;
 mod reads;
 mod report;
 mod results;
+mod rocksdb;
 mod transactions;
 
 use std::sync::Arc;

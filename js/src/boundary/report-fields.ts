@@ -11,6 +11,7 @@
 import type { IngestReport } from '../core/batch.js';
 import type { ImportReport } from '../local/backup.js';
 import type { RepairReport } from '../local/repair.js';
+import type { RocksdbIngestReport } from '../local/rocksdb.js';
 import type { ModuleStatistics, Statistics, VerifyReport } from '../local/statistics.js';
 
 /** The keys of `T` that an object of type `T` may lack. */
@@ -41,6 +42,7 @@ export const REPORT_FIELDS = {
   ingest: fieldsOf<IngestReport>()(['keys', 'files', 'bytes', 'level', 'sequence', 'flushedMemtables']),
   verify: fieldsOf<VerifyReport>()(['tables', 'entries', 'tableBytes']),
   import: fieldsOf<ImportReport>()(['entries', 'tableFiles', 'tableBytes', 'streamBytes']),
+  rocksdbIngest: fieldsOf<RocksdbIngestReport>()(['keys', 'tables']),
   repair: fieldsOf<RepairReport>()([
     'tablesIntact',
     'tablesDamaged',

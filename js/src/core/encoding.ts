@@ -211,24 +211,54 @@ export interface ExportOptions<K> extends RangeOptions<K> {
    * `'entries'` (the default for a range or a sublevel): only the live keys
    * and their values as reads return them. Nothing deleted travels; an
    * import builds its tables anew, so it is slower.
+   *
+   * `'rocksdb'`: the live keys and their values as RocksDB table files
+   * (format_version 5, what RocksDB's `SstFileWriter` writes) in a tar
+   * archive: `tar -xf` it and load each table into RocksDB with
+   * `IngestExternalFile` (`ldb ingest_extern_sst`), or give it back to
+   * `ingestRocksdb()` / `importDatabase(..., { format: 'rocksdb' })`. Keys
+   * go as they are stored (a sublevel's with its prefix), merges applied,
+   * deleted keys and range deletions resolved away. Not a Silt backup:
+   * `import()` refuses it.
    */
-  form?: 'tables' | 'entries';
+  form?: 'tables' | 'entries' | 'rocksdb';
+  /** With `form: 'rocksdb'`: data blocks compressed with LZ4 where it saves an eighth (`'lz4'`), or none (`'none'`, the default). */
+  compression?: 'none' | 'lz4';
+  /** With `form: 'rocksdb'`: each table's target size in bytes (default 32 MiB; each is built in memory before it is streamed). */
+  targetFileSize?: number;
+}
+
+/** The form of an export, checked (`exportForm`): what the engine's `exportStart` takes. */
+export interface ExportShape {
+  form?: 'tables' | 'entries' | 'rocksdb';
+  lz4?: boolean;
+  targetFileSize?: number;
 }
 
 /** The names of `RangeOptions` (`clear`, `approximateSize`). */
 export const RANGE_OPTIONS = optionNames<RangeOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true });
 /** The names of `ExportOptions`. */
-export const EXPORT_OPTIONS = optionNames<ExportOptions<unknown>>({ gt: true, gte: true, lt: true, lte: true, form: true });
+export const EXPORT_OPTIONS = optionNames<ExportOptions<unknown>>({
+  gt: true,
+  gte: true,
+  lt: true,
+  lte: true,
+  form: true,
+  compression: true,
+  targetFileSize: true,
+});
 /** The names of `EncodingOptions` (`sublevel`). */
 export const ENCODING_OPTIONS = optionNames<EncodingOptions<unknown, unknown>>({ keyEncoding: true, valueEncoding: true });
 
-/** The form `options` asks for: checked, or undefined (the default for its range). */
+/** The form `options` asks for, checked; `form` undefined is the default for its range. */
 export function exportForm(
-  options: { form?: unknown },
+  options: { form?: unknown; compression?: unknown; targetFileSize?: unknown },
   bounds: { lower?: Uint8Array | undefined; upper?: Uint8Array | undefined },
-): 'tables' | 'entries' | undefined {
+): ExportShape {
   const f = options.form;
-  if (f !== undefined && f !== 'tables' && f !== 'entries') throw new SiltError('InvalidArgument', `export form must be 'tables' or 'entries', got ${show(f)}`);
+  if (f !== undefined && f !== 'tables' && f !== 'entries' && f !== 'rocksdb') {
+    throw new SiltError('InvalidArgument', `export form must be 'tables', 'entries' or 'rocksdb', got ${show(f)}`);
+  }
   // Refused when called in both APIs (the engine refuses it too, but
   // through connect() only at the stream's first read).
   if (f === 'tables' && (bounds.lower !== undefined || bounds.upper !== undefined)) {
@@ -237,7 +267,21 @@ export function exportForm(
       'an export in the tables form is of a whole database: leave out the range (and export the database, not a sublevel), or ask for the entries form',
     );
   }
-  return f;
+  const { compression, targetFileSize } = options;
+  if (f !== 'rocksdb' && (compression !== undefined || targetFileSize !== undefined)) {
+    throw new SiltError('InvalidArgument', "export options compression and targetFileSize are for form: 'rocksdb'");
+  }
+  if (compression !== undefined && compression !== 'none' && compression !== 'lz4') {
+    throw new SiltError('InvalidArgument', `export compression must be 'none' or 'lz4', got ${show(compression)}`);
+  }
+  if (targetFileSize !== undefined && !(Number.isSafeInteger(targetFileSize) && (targetFileSize as number) > 0)) {
+    throw new SiltError('InvalidArgument', `export targetFileSize must be a positive whole number of bytes, got ${show(targetFileSize)}`);
+  }
+  return {
+    ...(f !== undefined ? { form: f } : {}),
+    ...(compression === 'lz4' ? { lz4: true } : {}),
+    ...(targetFileSize !== undefined ? { targetFileSize: targetFileSize as number } : {}),
+  };
 }
 
 /**

@@ -33,6 +33,7 @@ import { changes } from './change-feed.js';
 import { type LocalReads, localLiveSource } from './live-source.js';
 import { type Live, type LiveOptions, type LiveResult, type LiveSource, type LiveValue, liveRange, liveValue } from '../tabs/live-query.js';
 import { ingestInto } from './ingest.js';
+import { ingestRocksdbOn, type RocksdbIngestReport } from './rocksdb.js';
 import { type Watch, type WatchEvent, type WatchOptions, watchOn } from '../tabs/watch.js';
 import { multiGetOf } from './multi-get.js';
 import { ITERATOR_OPTIONS, iteratorOptions, type EntryIterator, type IteratorOptions, type KeyIterator, type ValueIterator } from './iterator.js';
@@ -165,9 +166,15 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
   }
 
   /** @internal The engine and pool of `db` (a `connect()` leader's exports and imports). */
-  static internals(db: Database<unknown, unknown>): { inner: WasmDatabase; ready(): Promise<void> | undefined; afterWrite(): void; watches(): number } {
+  static internals(db: Database<unknown, unknown>): {
+    inner: WasmDatabase;
+    ready(files?: number): Promise<void> | undefined;
+    afterWrite(): void;
+    watches(): number;
+  } {
     const core = db.#core;
-    return { inner: core.inner, ready: () => core.keeper?.topUp(), afterWrite: () => core.afterWrite(), watches: () => core.feed?.watchers.size ?? 0 };
+    const ready = (files?: number) => (core.keeper && files !== undefined ? core.keeper.topUp(Math.max(core.keeper.target, files)) : core.keeper?.topUp());
+    return { inner: core.inner, ready, afterWrite: () => core.afterWrite(), watches: () => core.feed?.watchers.size ?? 0 };
   }
 
   /** @internal Whether `db` is a view of the same open database. */
@@ -482,9 +489,9 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     if (typeof options !== 'object' || options === null) throw new SiltError('InvalidArgument', `export() takes an options object, got ${show(options)}`);
     checkOptionNames(options, EXPORT_OPTIONS, 'db.export()');
     const { lower, upper } = this.#codec.bounds(options);
-    const form = exportForm(options, { lower, upper });
+    const { form, lz4, targetFileSize } = exportForm(options, { lower, upper });
     const core = this.#core;
-    const exp = core.call(() => core.inner.exportStart(lower, upper, undefined, undefined, form));
+    const exp = core.call(() => core.inner.exportStart(lower, upper, undefined, undefined, form, lz4, targetFileSize));
     return exportStream(exp, () => {});
   }
 
@@ -506,6 +513,17 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
     core.feed?.wrote(undefined); // its keys are not listed: a gap
     core.afterWrite();
     return report;
+  }
+
+  /**
+   * Adds RocksDB table files in one step: a tar archive of them
+   * (`export({ form: 'rocksdb' })`, or `tar --format=ustar` of tables from
+   * RocksDB's `SstFileWriter`) or one `.sst`, uncompressed or LZ4. Every
+   * table is read and verified first (damage: `Corruption`, nothing
+   * written); a later table's keys win. On the database, not a sublevel.
+   */
+  ingestRocksdb(source: ImportSource): Promise<RocksdbIngestReport> {
+    return ingestRocksdbOn(this.#core, this.#codec.prefix, source);
   }
 
   /** Flushes every memtable to table files and waits for it. */

@@ -5,6 +5,7 @@
 
 import { Database as WasmDatabase } from '../../pkg/silt_wasm.js';
 import { type ImportReport, type ImportSource, importInto } from './backup.js';
+import { ingestRocksdbInto, type RocksdbIngestReport } from './rocksdb.js';
 import type { Key } from '../core/bytes.js';
 import { rootCodec, type EncodingOptions, type KeyTypeOf, type ValueTypeOf } from '../core/encoding.js';
 import type { Closer } from './core.js';
@@ -20,6 +21,7 @@ import {
   DEFAULT_HANDLE_BUDGET,
   DEFAULT_POOL_RESERVE,
   IDB_DEFAULT_MAX_BYTES,
+  type ImportDatabaseOptions,
   type OpenOptions,
   toWasm,
 } from './options.js';
@@ -32,7 +34,7 @@ import { markStage } from '../core/marks.js';
 import type { IdbDirectory, IdbFactoryLike } from '../idb/idb-directory.js';
 import { UNCOUNTED } from '../opfs/handle-budget.js';
 
-export { checkName, checkOptions, defaultBlockCacheCapacity, MIN_POOL_RESERVE, type OpenOptions } from './options.js';
+export { checkName, checkOptions, defaultBlockCacheCapacity, type ImportDatabaseOptions, MIN_POOL_RESERVE, type OpenOptions } from './options.js';
 export { browserStorage, domCall, onBrowserStorage, type StorageEnv } from './browser-storage.js';
 import { browserStorage, domCall, idbStorage, onBrowserStorage, ROOT_DIR, type StorageEnv } from './browser-storage.js';
 
@@ -384,16 +386,26 @@ export async function directoryOf(env: StorageEnv, name: string, create: boolean
  * becomes visible; on any failure (a damaged or truncated export:
  * `Corruption` or `ChecksumMismatch`) the new database is removed, so
  * `name` is left as it was: absent. A database of that name must not exist
- * (`AlreadyExists`). `options` are `open()`'s (`errorIfExists` is implied).
+ * (`AlreadyExists`). `options` are `open()`'s (`errorIfExists` is implied),
+ * and `format: 'rocksdb'` reads RocksDB table files instead (every table's
+ * checksums verified before anything is written).
  */
-export async function importDatabase(name: string, source: ImportSource, options: OpenOptions<unknown, unknown> = {}): Promise<ImportReport> {
+export async function importDatabase(name: string, source: ImportSource, options?: ImportDatabaseOptions & { format?: 'silt' }): Promise<ImportReport>;
+export async function importDatabase(name: string, source: ImportSource, options: ImportDatabaseOptions & { format: 'rocksdb' }): Promise<RocksdbIngestReport>;
+export async function importDatabase(name: string, source: ImportSource, options: ImportDatabaseOptions = {}): Promise<ImportReport | RocksdbIngestReport> {
   checkName(name);
-  checkOptions(options, 'importDatabase()');
+  if (typeof options !== 'object' || options === null)
+    throw new SiltError('InvalidArgument', `importDatabase() takes an options object, got ${String(options)}`);
+  const { format, ...open } = options;
+  if (format !== undefined && format !== 'silt' && format !== 'rocksdb') {
+    throw new SiltError('InvalidArgument', `importDatabase() format must be 'silt' or 'rocksdb', got ${JSON.stringify(format)}`);
+  }
+  checkOptions(open, 'importDatabase()');
   await loadWasm();
-  const wanted = options.storage ?? 'auto';
+  const wanted = open.storage ?? 'auto';
   const storage = browserStorage(wanted);
   const root = await domCall('opening the origin private file system', () => storage.rootDirectory());
-  return onBrowserStorage(name, wanted, storage, root, (env) => importDatabaseOn(env, name, source, options));
+  return onBrowserStorage(name, wanted, storage, root, (env) => importDatabaseOn(env, name, source, open, format));
 }
 
 /** The pool an `importDatabase` keeps (see `importDatabaseOn`). */
@@ -408,7 +420,34 @@ const IMPORT_POOL_RESERVE = 8;
  * find; and a failed import is removed before the lock goes, so that it
  * never removes what another context made after it.
  */
-export async function importDatabaseOn(env: StorageEnv, name: string, source: ImportSource, options: OpenOptions<unknown, unknown>): Promise<ImportReport> {
+export async function importDatabaseOn(
+  env: StorageEnv,
+  name: string,
+  source: ImportSource,
+  options: OpenOptions<unknown, unknown>,
+  format?: 'silt',
+): Promise<ImportReport>;
+export async function importDatabaseOn(
+  env: StorageEnv,
+  name: string,
+  source: ImportSource,
+  options: OpenOptions<unknown, unknown>,
+  format: 'rocksdb',
+): Promise<RocksdbIngestReport>;
+export async function importDatabaseOn(
+  env: StorageEnv,
+  name: string,
+  source: ImportSource,
+  options: OpenOptions<unknown, unknown>,
+  format?: 'silt' | 'rocksdb',
+): Promise<ImportReport | RocksdbIngestReport>;
+export async function importDatabaseOn(
+  env: StorageEnv,
+  name: string,
+  source: ImportSource,
+  options: OpenOptions<unknown, unknown>,
+  format: 'silt' | 'rocksdb' = 'silt',
+): Promise<ImportReport | RocksdbIngestReport> {
   // A small pool: the import tops it up whenever it runs short (before
   // each piece, and when the engine stops before a table for want of
   // files), and the database is closed at the end, so a full reserve would
@@ -416,13 +455,13 @@ export async function importDatabaseOn(env: StorageEnv, name: string, source: Im
   const poolReserve = Math.min(options.poolReserve ?? IMPORT_POOL_RESERVE, IMPORT_POOL_RESERVE);
   const { db, lock } = await openHeld(env, name, { ...options, poolReserve, errorIfExists: true, createIfMissing: true }, { parkable: false, importing: true });
   try {
-    let report: ImportReport;
+    let report: ImportReport | RocksdbIngestReport;
     try {
       // As db.import(), but with no background work started after it: the
       // database is closed next, and a compaction the imported levels call
       // for would only be abandoned (it runs when the database is next open).
       const { inner, ready } = Database.internals(db as unknown as Database<unknown, unknown>);
-      report = await importInto(inner, source, ready);
+      report = format === 'rocksdb' ? await ingestRocksdbInto(inner, source, ready) : await importInto(inner, source, ready);
     } catch (e) {
       await abandonImport(env, name, db);
       throw e;

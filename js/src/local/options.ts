@@ -248,6 +248,16 @@ const OPEN_ELSEWHERE = {
   maxOpenFiles: 'use poolReserve (OPFS files kept open, free for new files)',
 };
 
+/** `importDatabase()`'s options: `open()`'s, and the form of what it reads. */
+export interface ImportDatabaseOptions extends OpenOptions<unknown, unknown> {
+  /**
+   * `'silt'` (the default): a Silt export (`db.export()`). `'rocksdb'`:
+   * RocksDB table files, as a tar archive of them or one bare table (see
+   * `Database.ingestRocksdb`).
+   */
+  format?: 'silt' | 'rocksdb';
+}
+
 /** The names of `OpenOptions` (`open`, `openMemory`, `importDatabase`). */
 export const OPEN_OPTIONS = optionNames<OpenOptions<unknown, unknown>>(
   {

@@ -174,7 +174,7 @@ export const STEPS = {
   }),
   /** Backups: an export read piece by piece, an import pushed piece by piece, on the leader that started it. */
   exportStart: step({
-    serve: (s, r: { lower?: Uint8Array; upper?: Uint8Array; form?: 'tables' | 'entries' }) => {
+    serve: (s, r: { lower?: Uint8Array; upper?: Uint8Array; form?: 'tables' | 'entries' | 'rocksdb'; lz4?: boolean; targetFileSize?: number }) => {
       const eid = s.nextId();
       // The write records are not the app's data: left out of the
       // entries form. The tables form copies the files, records and all
@@ -183,14 +183,22 @@ export const STEPS = {
       const tables = r.form === 'tables' || (r.form === undefined && r.lower === undefined && r.upper === undefined);
       let exp: ReturnType<WasmDatabase['exportStart']>;
       try {
-        exp = tables ? inner.exportStart(r.lower, r.upper, undefined, undefined, r.form) : inner.exportStart(r.lower, r.upper, RESERVED, RESERVED_END, r.form);
+        exp = tables
+          ? inner.exportStart(r.lower, r.upper, undefined, undefined, r.form, r.lz4, r.targetFileSize)
+          : inner.exportStart(r.lower, r.upper, RESERVED, RESERVED_END, r.form, r.lz4, r.targetFileSize);
       } catch (e) {
         throw fromWasm(e);
       }
       s.client.exports.set(eid, exportStream(exp, () => {}).getReader());
       return [eid, []];
     },
-    fields: { lower: optional(BYTES), upper: optional(BYTES), form: optional(oneOf('tables', 'entries')) },
+    fields: {
+      lower: optional(BYTES),
+      upper: optional(BYTES),
+      form: optional(oneOf('tables', 'entries', 'rocksdb')),
+      lz4: optional(BOOL),
+      targetFileSize: optional(COUNT),
+    },
     state: 'uses',
   }),
   exportNext: step({

@@ -125,9 +125,11 @@ export function fromWire(w: WireError): SiltError {
  * the other version would misread. 2: an `iterator` request may ask for
  * its first batch (`first`, `limit`), which a leader of 1 refuses. 3: a
  * `changes` request may ask for values (`values`), which a leader of 2
- * refuses, and change records may carry them.
+ * refuses, and change records may carry them. 4: an `exportStart` may ask
+ * for the RocksDB form (`form: 'rocksdb'`, `lz4`, `targetFileSize`), which
+ * a leader of 3 refuses.
  */
-export const PROTOCOL = 3;
+export const PROTOCOL = 4;
 
 /** The protocol version a message states (`v`; absent: 0). */
 export function versionOf(m: { v?: unknown }): number {

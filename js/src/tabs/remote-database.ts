@@ -281,12 +281,9 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
     checkOptionNames(options, EXPORT_OPTIONS, 'db.export()');
     if (this.#handle.closed) throw new SiltError('Closed', 'the database was closed');
     const { lower, upper } = this.#codec.bounds(options);
-    const form = exportForm(options, { lower, upper });
+    const shape = exportForm(options, { lower, upper });
     const epoch = this.#connection.epoch;
-    const started = this.#send(
-      { op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), ...(form ? { form } : {}) },
-      epoch,
-    ) as Promise<number>;
+    const started = this.#send({ op: 'exportStart', ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), ...shape }, epoch) as Promise<number>;
     started.catch(() => {}); // (its failure is the first pull's)
     let done = false;
     return new ReadableStream<Uint8Array>(

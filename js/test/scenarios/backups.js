@@ -109,7 +109,7 @@ export default [
       await src.put('a', bytes('1'));
       await src.merge('n', t.lib.u64(1));
       await fails(() => bytesOf(src.export({ gte: 'a', form: 'tables' })), 'InvalidArgument', /tables form is of a whole database/);
-      await fails(() => bytesOf(src.export({ form: 'files' })), 'InvalidArgument', /'tables' or 'entries'/);
+      await fails(() => bytesOf(src.export({ form: 'files' })), 'InvalidArgument', /'tables', 'entries' or 'rocksdb'/);
       // A sublevel or a range: entries by default.
       eq((await bytesOf(src.sublevel('s').export()))[8], 1, "a sublevel's export's format version");
       const tables = await bytesOf(src.export());

@@ -18,6 +18,8 @@ use crate::sst::TableBuilder;
 use crate::version::{table_path, FileMeta};
 use crate::DbIterator;
 
+use super::rocksdb_export::RocksdbTables;
+
 /// The form of an export.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExportForm {
@@ -31,6 +33,10 @@ pub enum ExportForm {
     /// The table files as they are (format version 2): a whole database
     /// only.
     Tables,
+    /// The live entries as RocksDB table files in a ustar archive, for
+    /// RocksDB's `IngestExternalFile` (`rocksdb_export.rs`): not a Silt
+    /// stream (`import` does not take it; `ingest_rocksdb` does).
+    Rocksdb,
 }
 
 /// What an export covers.
@@ -44,6 +50,10 @@ pub struct ExportOptions {
     pub skip: Option<(Vec<u8>, Vec<u8>)>,
     /// Entries or tables.
     pub form: ExportForm,
+    /// RocksDB form: each table's target size (0: 32 MiB).
+    pub target_file_size: u64,
+    /// RocksDB form: data blocks compressed with LZ4 where it pays.
+    pub lz4: bool,
 }
 
 /// An export in progress: hands out the stream in pieces
@@ -59,6 +69,7 @@ pub struct Exporter {
 enum Source {
     Entries { it: Box<DbIterator>, _snapshot: Snapshot, skip: Option<(Vec<u8>, Vec<u8>)> },
     Tables(Tables),
+    Rocksdb(RocksdbTables),
 }
 
 /// The tables of a whole-database export, handed out one after the other.
@@ -109,6 +120,18 @@ impl Db {
         };
         let mut it = self.iter(&opts)?;
         it.seek_to_first();
+        if options.form == ExportForm::Rocksdb {
+            let sequence = snapshot.sequence();
+            let tables =
+                RocksdbTables::new(Box::new(it), snapshot, options.skip.clone(), options.target_file_size, options.lz4);
+            return Ok(Exporter {
+                sequence,
+                source: Source::Rocksdb(tables),
+                header_done: true,
+                end_done: false,
+                count: 0,
+            });
+        }
         Ok(Exporter {
             sequence: snapshot.sequence(),
             source: Source::Entries { it: Box::new(it), _snapshot: snapshot, skip: options.skip.clone() },
@@ -192,6 +215,9 @@ impl Exporter {
         if self.end_done {
             return Ok(None);
         }
+        if let Source::Rocksdb(t) = &mut self.source {
+            return t.next_chunk(max_bytes, &mut self.count);
+        }
         // Every chunk must stay under the importer's MAX_CHUNK: at most half
         // of it before the entry that passes max_bytes, which adds at most
         // a key and a value of their largest sizes.
@@ -240,6 +266,7 @@ impl Exporter {
                 !it.valid()
             }
             Source::Tables(t) => t.next_pieces(&mut out, max_bytes, &mut self.count)?,
+            Source::Rocksdb(_) => unreachable!("handed out above"),
         };
         if done {
             let mut end = Vec::with_capacity(32);

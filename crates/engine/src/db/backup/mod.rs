@@ -27,6 +27,8 @@ mod export;
 mod format;
 mod import;
 mod read_order;
+mod rocksdb_export;
+mod rocksdb_ingest;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -34,3 +36,4 @@ mod tests;
 pub use export::{ExportForm, ExportOptions, Exporter};
 pub use format::{EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES};
 pub use import::{ImportReport, Importer};
+pub use rocksdb_ingest::{RocksdbIngest, RocksdbIngestReport};

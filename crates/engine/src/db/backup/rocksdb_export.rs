@@ -1,0 +1,84 @@
+//! The RocksDB form of an export: the live entries of a range at a
+//! snapshot (merges applied, deleted keys and range deletions resolved
+//! away: none travels) as RocksDB table files that `IngestExternalFile`
+//! takes, split at a target size, in a ustar archive
+//! (`rocksdb::tar`): `tar -xf` and `ldb ingest_extern_sst` load it into
+//! RocksDB. Each table is built in memory before it is handed out (a
+//! ustar header gives the size first): the target bounds that memory.
+
+use crate::error::Result;
+use crate::rocksdb::{tar, TableWriter, TableWriterOptions};
+use crate::{DbIterator, Snapshot};
+
+/// The target size of each table when none is given.
+pub(crate) const DEFAULT_TARGET_FILE_SIZE: u64 = 32 << 20;
+
+pub(super) struct RocksdbTables {
+    pub(super) it: Box<DbIterator>,
+    pub(super) _snapshot: Snapshot,
+    pub(super) skip: Option<(Vec<u8>, Vec<u8>)>,
+    pub(super) target: u64,
+    pub(super) lz4: bool,
+    /// Bytes ready to hand out.
+    pending: Vec<u8>,
+    /// Tables written so far (their names count from 1).
+    files: u64,
+    done: bool,
+}
+
+impl RocksdbTables {
+    pub(super) fn new(
+        it: Box<DbIterator>,
+        snapshot: Snapshot,
+        skip: Option<(Vec<u8>, Vec<u8>)>,
+        target: u64,
+        lz4: bool,
+    ) -> Self {
+        let target = if target == 0 { DEFAULT_TARGET_FILE_SIZE } else { target };
+        RocksdbTables { it, _snapshot: snapshot, skip, target, lz4, pending: Vec::new(), files: 0, done: false }
+    }
+
+    /// The next piece of the archive, or `None` after its end. `entries`
+    /// counts the entries written.
+    pub(super) fn next_chunk(&mut self, max_bytes: usize, entries: &mut u64) -> Result<Option<Vec<u8>>> {
+        let max_bytes = max_bytes.max(1);
+        while self.pending.len() < max_bytes && !self.done {
+            self.next_table(entries)?;
+        }
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let n = self.pending.len().min(max_bytes);
+        let rest = self.pending.split_off(n);
+        Ok(Some(std::mem::replace(&mut self.pending, rest)))
+    }
+
+    /// Builds the next table and appends it to the pending bytes, or the
+    /// archive's end after the last one. An empty database or range gives
+    /// an archive of no table (RocksDB refuses an empty table).
+    fn next_table(&mut self, entries: &mut u64) -> Result<()> {
+        let mut w = TableWriter::new(TableWriterOptions { lz4: self.lz4, ..TableWriterOptions::default() });
+        while self.it.valid() && w.approximate_size() < self.target {
+            let k = self.it.key();
+            let skipped = self.skip.as_ref().is_some_and(|(lo, hi)| k >= lo.as_slice() && k < hi.as_slice());
+            if !skipped {
+                w.add(k, self.it.value())?;
+            }
+            self.it.next();
+        }
+        self.it.status()?;
+        if w.count() > 0 {
+            *entries += w.count();
+            self.files += 1;
+            let bytes = w.finish()?;
+            tar::put_header(&mut self.pending, &format!("{:06}.sst", self.files), bytes.len() as u64);
+            self.pending.extend_from_slice(&bytes);
+            tar::put_padding(&mut self.pending, bytes.len() as u64);
+        }
+        if !self.it.valid() {
+            tar::put_end(&mut self.pending);
+            self.done = true;
+        }
+        Ok(())
+    }
+}

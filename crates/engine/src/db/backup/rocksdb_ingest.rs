@@ -1,0 +1,228 @@
+//! RocksDB table files taken into a database: a ustar archive of them (as
+//! a RocksDB export of Silt's, or `tar --format=ustar` of tables that
+//! RocksDB's `SstFileWriter` wrote) or one bare table, pushed in pieces.
+//! Every table is read whole and every block's checksum verified before
+//! anything is written; then all of it is written in one step: tables of
+//! values only as one ingest (table files added by one manifest edit),
+//! others (deletions, merge operands, range deletions) as one synced
+//! write batch.
+//!
+//! Entries are applied as RocksDB would order them: by sequence number
+//! (the global one of an external file), tables in the order given at
+//! equal numbers, and a table's range deletions before its points at equal
+//! numbers (a range deletion covers only older entries). Of a key written
+//! several times the newest wins.
+
+use crate::batch::WriteBatch;
+use crate::db::{Db, WriteOptions};
+use crate::db::{IngestOptions, IngestReport};
+use crate::error::{Error, Result};
+use crate::rocksdb::tar::{is_tar, TarReader};
+use crate::rocksdb::{read_table, EntryKind, RocksdbEntry};
+
+/// What [`RocksdbIngest::finish`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RocksdbIngestReport {
+    /// Distinct keys written (put, deleted or merged).
+    pub keys: u64,
+    /// RocksDB tables read.
+    pub tables: u64,
+    /// Silt table files written (0 when the entries went in as a write batch).
+    pub files: u64,
+}
+
+/// RocksDB tables being taken in; see the module documentation.
+#[derive(Default)]
+pub struct RocksdbIngest {
+    /// Bytes before the form is known (a ustar header is 512 bytes).
+    head: Vec<u8>,
+    tar: Option<TarReader>,
+    /// A bare table, whole.
+    bare: Option<Vec<u8>>,
+    tables: Vec<(String, Vec<RocksdbEntry>)>,
+}
+
+impl RocksdbIngest {
+    pub fn new() -> Self {
+        RocksdbIngest::default()
+    }
+
+    /// Takes the next piece of the archive or bare table.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<()> {
+        if let Some(bare) = &mut self.bare {
+            bare.extend_from_slice(bytes);
+            return Ok(());
+        }
+        if self.tar.is_none() {
+            self.head.extend_from_slice(bytes);
+            if self.head.len() < 512 {
+                return Ok(());
+            }
+            let head = std::mem::take(&mut self.head);
+            if is_tar(&head) {
+                self.tar = Some(TarReader::default());
+                return self.push(&head);
+            }
+            self.bare = Some(head);
+            return Ok(());
+        }
+        let files = self.tar.as_mut().expect("an archive").push(bytes)?;
+        for (name, bytes) in files {
+            if name.ends_with(".sst") {
+                self.add_table(&name, &bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes one whole table file: read and verified now.
+    pub fn add_table(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let table = read_table(name, bytes)?;
+        self.tables.push((name.to_string(), table.entries));
+        Ok(())
+    }
+
+    /// Takes the tables of `other`, a whole archive or table pushed in
+    /// pieces, after these (they win over these where they overlap).
+    pub fn append(&mut self, mut other: RocksdbIngest) -> Result<()> {
+        other.close()?;
+        self.tables.append(&mut other.tables);
+        Ok(())
+    }
+
+    /// Ends what was pushed: the archive must be whole; a bare table is read.
+    fn close(&mut self) -> Result<()> {
+        if let Some(tar) = self.tar.take() {
+            if !tar.finished() {
+                return Err(Error::corruption(
+                    "RocksDB export archive",
+                    0,
+                    "the archive ends before its end blocks: it was cut short",
+                ));
+            }
+        } else {
+            let bytes = self.bare.take().unwrap_or_else(|| std::mem::take(&mut self.head));
+            if !bytes.is_empty() {
+                self.add_table("table.sst", &bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tables taken so far.
+    pub fn tables(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Writes what the tables hold into `db` in one step; see the module
+    /// documentation.
+    pub fn finish(mut self, db: &Db) -> Result<RocksdbIngestReport> {
+        self.close()?;
+        let tables = self.tables.len() as u64;
+        // In the order RocksDB applies them.
+        let mut all: Vec<(u64, usize, u8, usize, &RocksdbEntry)> = Vec::new();
+        for (t, (_, entries)) in self.tables.iter().enumerate() {
+            for (i, e) in entries.iter().enumerate() {
+                let rank = u8::from(e.kind != EntryKind::RangeDelete);
+                // A table holds a key's versions newest first: reversed.
+                all.push((e.sequence, t, rank, usize::MAX - i, e));
+            }
+        }
+        crate::sort::sort_by(&mut all, |a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
+        if all.iter().all(|e| e.4.kind == EntryKind::Value) {
+            let pairs = all.iter().map(|e| (e.4.key.as_slice(), e.4.value.as_slice())).collect();
+            let r: IngestReport = db.ingest_pairs(pairs, &IngestOptions { sorted: false })?;
+            return Ok(RocksdbIngestReport { keys: r.keys, tables, files: r.files });
+        }
+        let mut batch = WriteBatch::new();
+        let mut keys: Vec<&[u8]> = Vec::new();
+        for (_, _, _, _, e) in &all {
+            match e.kind {
+                EntryKind::Value => batch.put(&e.key, &e.value),
+                EntryKind::Delete => batch.delete(&e.key),
+                EntryKind::Merge => batch.merge(&e.key, &e.value),
+                EntryKind::RangeDelete => batch.delete_range(&e.key, &e.value),
+            };
+            if e.kind != EntryKind::RangeDelete {
+                keys.push(e.key.as_slice());
+            }
+        }
+        crate::sort::sort(&mut keys);
+        keys.dedup();
+        db.write(&WriteOptions { sync: true }, batch)?;
+        Ok(RocksdbIngestReport { keys: keys.len() as u64, tables, files: 0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::fs::MemFs;
+    use crate::{Options, ReadOptions};
+
+    fn entry(key: &str, sequence: u64, kind: EntryKind, value: &str) -> RocksdbEntry {
+        RocksdbEntry { key: key.into(), sequence, kind, value: value.into() }
+    }
+
+    fn get(db: &Db, key: &str) -> Option<String> {
+        db.get(&ReadOptions::default(), key.as_bytes()).unwrap().map(|v| String::from_utf8(v.to_vec()).unwrap())
+    }
+
+    /// Deletions, merges and range deletions are applied as RocksDB orders
+    /// them: by sequence number, a table's range deletions before its
+    /// points at one number, later tables after earlier ones.
+    #[test]
+    fn entries_apply_in_rocksdb_order() {
+        let options = Options { merge_operator: Some(Arc::new(crate::AppendOperator)), ..Options::default() };
+        let db = Db::open(Arc::new(MemFs::new()), "db", options).unwrap();
+        db.put(&WriteOptions::default(), b"old", b"there").unwrap();
+        db.put(&WriteOptions::default(), b"m", b"base").unwrap();
+        let mut ingest = RocksdbIngest::new();
+        // An external file: every entry at its global number 0, so its own
+        // range deletion leaves its own points ("b") alone.
+        ingest.tables.push((
+            "one.sst".into(),
+            vec![
+                entry("a", 0, EntryKind::Value, "a1"),
+                entry("b", 0, EntryKind::Value, "b1"),
+                entry("m", 0, EntryKind::Merge, "x"),
+                entry("a", 0, EntryKind::RangeDelete, "z"),
+            ],
+        ));
+        // A later table: its deletion of "b" wins; a key's versions newest
+        // first: "c" at 9 wins over "c" at 3.
+        ingest.tables.push((
+            "two.sst".into(),
+            vec![
+                entry("b", 0, EntryKind::Delete, ""),
+                entry("c", 9, EntryKind::Value, "c9"),
+                entry("c", 3, EntryKind::Value, "c3"),
+                entry("old", 0, EntryKind::Delete, ""),
+            ],
+        ));
+        let report = ingest.finish(&db).unwrap();
+        assert_eq!(report.keys, 5);
+        assert_eq!(get(&db, "a").as_deref(), Some("a1"));
+        assert_eq!(get(&db, "b"), None);
+        assert_eq!(get(&db, "c").as_deref(), Some("c9"));
+        assert_eq!(get(&db, "old"), None);
+        // The range deletion [a, z) took the merge's base away first.
+        assert_eq!(get(&db, "m").as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn values_only_go_in_as_one_ingest() {
+        let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+        let mut ingest = RocksdbIngest::new();
+        ingest
+            .tables
+            .push(("one.sst".into(), vec![entry("k", 0, EntryKind::Value, "1"), entry("l", 0, EntryKind::Value, "2")]));
+        ingest.tables.push(("two.sst".into(), vec![entry("k", 0, EntryKind::Value, "3")]));
+        let report = ingest.finish(&db).unwrap();
+        assert_eq!((report.keys, report.files), (2, 1));
+        assert_eq!(get(&db, "k").as_deref(), Some("3"));
+        assert_eq!(get(&db, "l").as_deref(), Some("2"));
+    }
+}

@@ -1,0 +1,278 @@
+//! A reader of RocksDB block-based tables (format_version 0 to 5): every
+//! entry of a table whose bytes are all in memory, with every block's
+//! checksum verified first, for importing what RocksDB's `SstFileWriter`
+//! or a RocksDB database wrote. Data blocks uncompressed or compressed
+//! with LZ4 (format_version 2 and up); any other codec is refused by name.
+
+use super::block::{delta_index_entries, entries};
+use super::properties::Properties;
+use super::{
+    block_checksum, BlockHandle, BLOCK_TRAILER_LEN, CHECKSUM_NONE, FOOTER_LEN, LEGACY_FOOTER_LEN, LEGACY_MAGIC,
+    LZ4_COMPRESSION, MAGIC, MAX_HANDLE_LEN, NO_COMPRESSION, TYPE_DELETION, TYPE_DELETION_WITH_TIMESTAMP, TYPE_MERGE,
+    TYPE_RANGE_DELETION, TYPE_SINGLE_DELETION, TYPE_VALUE,
+};
+use crate::error::{Error, Result};
+use crate::format::coding::{decode_fixed32, decode_fixed64, Reader};
+
+/// What an entry of a RocksDB table does to its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    Value,
+    /// A deletion (also a single deletion).
+    Delete,
+    Merge,
+    /// Deletes `[key, value)`: the key is the range's start, the value its end.
+    RangeDelete,
+}
+
+/// One entry: its user key, sequence number (the table's global one where
+/// it has one), kind and value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RocksdbEntry {
+    pub key: Vec<u8>,
+    pub sequence: u64,
+    pub kind: EntryKind,
+    pub value: Vec<u8>,
+}
+
+/// A RocksDB table read whole.
+#[derive(Clone, Debug)]
+pub struct RocksdbTable {
+    pub format_version: u32,
+    /// The comparator it was written with (`rocksdb.comparator`).
+    pub comparator: String,
+    /// Point entries in the table's order (user key ascending, newest first),
+    /// then range deletions.
+    pub entries: Vec<RocksdbEntry>,
+}
+
+fn corrupt(name: &str, offset: u64, why: impl Into<String>) -> Error {
+    Error::corruption(name, offset, why.into())
+}
+
+struct Table<'a> {
+    name: &'a str,
+    bytes: &'a [u8],
+    checksum: u8,
+    format_version: u32,
+}
+
+impl Table<'_> {
+    /// The block at `h`, checksum verified and decompressed.
+    fn block(&self, h: BlockHandle) -> Result<Vec<u8>> {
+        let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+        let Some(end) = end.filter(|&e| e <= self.bytes.len() as u64) else {
+            return Err(corrupt(self.name, h.offset, format!("a block of {} bytes past the file's end", h.size)));
+        };
+        let (start, body_end) = (h.offset as usize, (h.offset + h.size) as usize);
+        let body = &self.bytes[start..body_end];
+        let kind = self.bytes[body_end];
+        let stored = decode_fixed32(&self.bytes[body_end + 1..end as usize]).unwrap_or(0);
+        if self.checksum != CHECKSUM_NONE {
+            let got = block_checksum(self.checksum, body, kind).ok_or_else(|| {
+                Error::NotSupported(format!("{}: checksum type {} is not one Silt knows", self.name, self.checksum))
+            })?;
+            if got != stored {
+                return Err(Error::ChecksumMismatch {
+                    file: self.name.into(),
+                    offset: h.offset,
+                    expected: stored,
+                    got,
+                });
+            }
+        }
+        match kind {
+            NO_COMPRESSION => Ok(body.to_vec()),
+            LZ4_COMPRESSION => {
+                let mut r = Reader::new(body);
+                let (size, data) = if self.format_version >= 2 {
+                    let size =
+                        r.varint32().ok_or_else(|| corrupt(self.name, h.offset, "an LZ4 block without its size"))?;
+                    (size as usize, r.buf)
+                } else {
+                    // format_version 0 and 1: a fixed32 size before the LZ4 block.
+                    let size = decode_fixed32(body)
+                        .ok_or_else(|| corrupt(self.name, h.offset, "an LZ4 block without its size"))?;
+                    (size as usize, &body[8.min(body.len())..])
+                };
+                // LZ4 expands at most 255-fold: a larger size is damage (and
+                // is not allocated).
+                if size > data.len().saturating_mul(255).saturating_add(16) {
+                    return Err(corrupt(
+                        self.name,
+                        h.offset,
+                        format!("an LZ4 block of {} bytes claiming {size}", data.len()),
+                    ));
+                }
+                lz4_flex::block::decompress(data, size)
+                    .map_err(|e| corrupt(self.name, h.offset, format!("an LZ4 block that does not decompress: {e}")))
+            }
+            other => Err(Error::NotSupported(format!(
+                "{}: a block compressed with {}; Silt reads RocksDB tables uncompressed or compressed with LZ4: \
+                 write them with compression_type=kNoCompression or kLZ4Compression",
+                self.name,
+                codec_name(other)
+            ))),
+        }
+    }
+}
+
+fn codec_name(kind: u8) -> String {
+    match kind {
+        1 => "Snappy".into(),
+        2 => "Zlib".into(),
+        3 => "BZip2".into(),
+        5 => "LZ4HC".into(),
+        6 => "Xpress".into(),
+        7 => "ZSTD".into(),
+        k => format!("compression type {k:#04x}"),
+    }
+}
+
+/// Splits an internal key into its user key, sequence number and type.
+fn split_internal(name: &str, ikey: &[u8]) -> Result<(Vec<u8>, u64, u8)> {
+    if ikey.len() < 8 {
+        return Err(corrupt(name, 0, "an internal key shorter than its 8-byte trailer"));
+    }
+    let (user, trailer) = ikey.split_at(ikey.len() - 8);
+    let tag = decode_fixed64(trailer).unwrap_or(0);
+    Ok((user.to_vec(), tag >> 8, (tag & 0xff) as u8))
+}
+
+/// Reads a whole RocksDB table: `name` is for errors. Every block's
+/// checksum is verified before anything is returned.
+pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
+    let n = bytes.len();
+    let magic = bytes.get(n.wrapping_sub(8)..).and_then(decode_fixed64);
+    let (checksum, format_version, handles_at) = match magic {
+        Some(MAGIC) if n >= FOOTER_LEN => {
+            let footer = &bytes[n - FOOTER_LEN..];
+            let version = decode_fixed32(&footer[1 + 2 * MAX_HANDLE_LEN..]).unwrap_or(u32::MAX);
+            if version > 5 {
+                return Err(Error::NotSupported(format!(
+                    "{name}: a RocksDB table of format_version {version}; Silt reads 0 to 5 (RocksDB 7.x writes 5 by default: \
+                     write with format_version=5 or lower)"
+                )));
+            }
+            (footer[0], version, n - FOOTER_LEN + 1)
+        }
+        Some(LEGACY_MAGIC) if n >= LEGACY_FOOTER_LEN => (super::CHECKSUM_CRC32C, 0, n - LEGACY_FOOTER_LEN),
+        _ => {
+            return Err(corrupt(
+                name,
+                n as u64,
+                "not a RocksDB block-based table: no block-based table magic number at its end",
+            ))
+        }
+    };
+    let mut r = Reader::new(&bytes[handles_at..handles_at + 2 * MAX_HANDLE_LEN]);
+    let (Some(metaindex), Some(index)) = (BlockHandle::decode(&mut r), BlockHandle::decode(&mut r)) else {
+        return Err(corrupt(name, handles_at as u64, "a footer without its block handles"));
+    };
+    let table = Table { name, bytes, checksum, format_version };
+
+    // The meta-index: the properties and any range deletions.
+    let mut props = Properties::default();
+    let mut range_del = None;
+    let mut has_dictionary = false;
+    for (key, value) in entries(&table.block(metaindex)?)? {
+        let handle = BlockHandle::decode(&mut Reader::new(value))
+            .ok_or_else(|| corrupt(name, metaindex.offset, "a meta-index entry without a handle"))?;
+        match key.as_slice() {
+            b"rocksdb.properties" | b"rocksdb.stats" => props = Properties::decode(&table.block(handle)?)?,
+            b"rocksdb.compression_dict" => has_dictionary = true,
+            b"rocksdb.range_del" => range_del = Some(handle),
+            _ => {} // filters, compression dictionaries: not needed to read every entry
+        }
+    }
+    if has_dictionary {
+        return Err(Error::NotSupported(format!(
+            "{name}: a RocksDB table compressed with a dictionary; Silt reads tables without one (compression_opts.max_dict_bytes=0)"
+        )));
+    }
+    if !props.comparator.is_empty() && props.comparator != "leveldb.BytewiseComparator" {
+        return Err(Error::NotSupported(format!(
+            "{name}: a RocksDB table ordered by comparator {:?}; Silt orders keys bytewise (leveldb.BytewiseComparator)",
+            props.comparator
+        )));
+    }
+    let global = props.global_seqno;
+
+    let index_block = table.block(index)?;
+    let handles = if props.index_value_delta_encoded {
+        delta_index_entries(&index_block)?.into_iter().map(|(_, h)| h).collect::<Vec<_>>()
+    } else {
+        let mut v = Vec::new();
+        for (_, value) in entries(&index_block)? {
+            v.push(
+                BlockHandle::decode(&mut Reader::new(value))
+                    .ok_or_else(|| corrupt(name, index.offset, "an index entry without a handle"))?,
+            );
+        }
+        v
+    };
+    if props.index_type != 0 {
+        return Err(Error::NotSupported(format!(
+            "{name}: a RocksDB table with a {} index; Silt reads the binary search index (index_type=kBinarySearch)",
+            match props.index_type {
+                1 => "hash search".into(),
+                2 => "two-level (partitioned)".into(),
+                3 => "binary search with first key".into(),
+                t => format!("type {t}"),
+            }
+        )));
+    }
+
+    let mut out = Vec::with_capacity((props.num_entries as usize).min(bytes.len() / 8));
+    let mut last: Option<(Vec<u8>, u64)> = None;
+    for h in handles {
+        for (ikey, value) in entries(&table.block(h)?)? {
+            let (key, seq, ty) = split_internal(name, &ikey)?;
+            let kind = match ty {
+                TYPE_VALUE => EntryKind::Value,
+                TYPE_DELETION | TYPE_SINGLE_DELETION => EntryKind::Delete,
+                TYPE_MERGE => EntryKind::Merge,
+                TYPE_DELETION_WITH_TIMESTAMP => {
+                    return Err(Error::NotSupported(format!("{name}: keys with user-defined timestamps")))
+                }
+                t => {
+                    return Err(Error::NotSupported(format!(
+                    "{name}: an entry of value type {t:#04x} (a blob reference or a wide column); Silt reads values, \
+                         deletions and merge operands"
+                )))
+                }
+            };
+            // Internal key order: user key ascending, then sequence descending.
+            if let Some((lk, ls)) = &last {
+                if key < *lk || (key == *lk && seq >= *ls) {
+                    return Err(corrupt(name, h.offset, "entries out of order"));
+                }
+            }
+            last = Some((key.clone(), seq));
+            out.push(RocksdbEntry { key, sequence: global.unwrap_or(seq), kind, value: value.to_vec() });
+        }
+    }
+    if let Some(h) = range_del {
+        for (ikey, end) in entries(&table.block(h)?)? {
+            let (start, seq, ty) = split_internal(name, &ikey)?;
+            if ty != TYPE_RANGE_DELETION {
+                return Err(corrupt(name, h.offset, "a range deletion block entry that is not a range deletion"));
+            }
+            out.push(RocksdbEntry {
+                key: start,
+                sequence: global.unwrap_or(seq),
+                kind: EntryKind::RangeDelete,
+                value: end.to_vec(),
+            });
+        }
+    }
+    // rocksdb.num.entries counts range deletions too.
+    if props.num_entries != 0 && props.num_entries != out.len() as u64 {
+        return Err(corrupt(
+            name,
+            0,
+            format!("{} entries read where its properties count {}", out.len(), props.num_entries),
+        ));
+    }
+    Ok(RocksdbTable { format_version, comparator: props.comparator, entries: out })
+}

@@ -1,0 +1,160 @@
+//! A writer of RocksDB tables that `IngestExternalFile` takes: what
+//! RocksDB's `SstFileWriter` writes for puts (every key at sequence
+//! number 0 as a value, the external-file properties that give the file
+//! its global sequence number), in format_version 5 with crc32c block
+//! checksums, an index of whole internal keys and handles, and data
+//! blocks optionally compressed with LZ4. No filter: RocksDB's
+//! format_version 5 bloom hashes keys with a preview of XXH3 (xxHash
+//! 0.7.2's) that nothing else implements, and a filter that disagrees
+//! with RocksDB's would make its reads miss keys; RocksDB builds its own
+//! filters when it compacts the ingested file.
+
+use super::block::BlockBuilder;
+use super::properties::Properties;
+use super::{
+    block_checksum, BlockHandle, CHECKSUM_CRC32C, FOOTER_LEN, FORMAT_VERSION, LZ4_COMPRESSION, MAGIC, MAX_HANDLE_LEN,
+    NO_COMPRESSION, TYPE_VALUE,
+};
+use crate::error::{Error, Result};
+use crate::format::coding::{put_fixed32, put_fixed64, put_varint32};
+
+/// How a [`TableWriter`] builds its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableWriterOptions {
+    /// Data block size before compression (RocksDB's `block_size`).
+    pub block_size: usize,
+    /// Compress data blocks with LZ4 where it saves at least an eighth
+    /// (RocksDB's rule); off: none is compressed.
+    pub lz4: bool,
+}
+
+impl Default for TableWriterOptions {
+    fn default() -> Self {
+        TableWriterOptions { block_size: 4096, lz4: false }
+    }
+}
+
+/// Builds one RocksDB table in memory from keys added in ascending byte
+/// order ([`TableWriter::add`]), each once.
+pub struct TableWriter {
+    options: TableWriterOptions,
+    out: Vec<u8>,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    last_key: Option<Vec<u8>>,
+    /// The last internal key of the block being built.
+    block_last: Vec<u8>,
+    props: Properties,
+}
+
+impl TableWriter {
+    pub fn new(options: TableWriterOptions) -> Self {
+        TableWriter {
+            options,
+            out: Vec::new(),
+            data: BlockBuilder::new(16),
+            index: BlockBuilder::new(1),
+            last_key: None,
+            block_last: Vec::new(),
+            props: Properties::default(),
+        }
+    }
+
+    /// Entries added so far.
+    pub fn count(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    /// The table's size so far (blocks written, and the one being built).
+    pub fn approximate_size(&self) -> u64 {
+        (self.out.len() + self.data.size_estimate()) as u64
+    }
+
+    /// Adds `key` with `value`. Keys must be strictly ascending
+    /// (`InvalidArgument` otherwise: RocksDB refuses such a table).
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(last) = &self.last_key {
+            if key <= last.as_slice() {
+                return Err(Error::InvalidArgument(format!(
+                    "a RocksDB table takes keys in ascending order, each once: {key:02x?} came after {last:02x?}"
+                )));
+            }
+        }
+        let mut ikey = Vec::with_capacity(key.len() + 8);
+        ikey.extend_from_slice(key);
+        ikey.extend_from_slice(&u64::from(TYPE_VALUE).to_le_bytes());
+        self.data.add(&ikey, value);
+        self.props.num_entries += 1;
+        self.props.raw_key_size += ikey.len() as u64;
+        self.props.raw_value_size += value.len() as u64;
+        self.block_last = ikey;
+        self.last_key = Some(key.to_vec());
+        if self.data.size_estimate() >= self.options.block_size {
+            self.flush_block();
+        }
+        Ok(())
+    }
+
+    /// Writes the data block being built and indexes it by its last key.
+    fn flush_block(&mut self) {
+        if self.data.is_empty() {
+            return;
+        }
+        let raw = self.data.finish();
+        let handle = self.write_block(&raw, self.options.lz4);
+        self.props.data_size = self.out.len() as u64;
+        self.props.num_data_blocks += 1;
+        self.index.add(&self.block_last, &handle.encoded());
+    }
+
+    /// Appends a block and its trailer; returns its handle.
+    fn write_block(&mut self, raw: &[u8], lz4: bool) -> BlockHandle {
+        let compressed = lz4.then(|| {
+            let mut c = Vec::with_capacity(raw.len() / 2 + 8);
+            // format_version >= 2: the uncompressed size first.
+            put_varint32(&mut c, raw.len() as u32);
+            c.extend_from_slice(&lz4_flex::block::compress(raw));
+            c
+        });
+        let (bytes, kind) = match &compressed {
+            Some(c) if c.len() < raw.len() - raw.len() / 8 => (c.as_slice(), LZ4_COMPRESSION),
+            _ => (raw, NO_COMPRESSION),
+        };
+        let handle = BlockHandle { offset: self.out.len() as u64, size: bytes.len() as u64 };
+        self.out.extend_from_slice(bytes);
+        self.out.push(kind);
+        let sum = block_checksum(CHECKSUM_CRC32C, bytes, kind).expect("crc32c is a known checksum");
+        put_fixed32(&mut self.out, sum);
+        handle
+    }
+
+    /// The table's bytes. An empty table is refused (RocksDB's
+    /// `SstFileWriter::Finish` refuses one too).
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        if self.props.num_entries == 0 {
+            return Err(Error::InvalidArgument("a RocksDB table needs at least one entry".into()));
+        }
+        self.flush_block();
+        // As RocksDB orders them: the index, the properties, the meta-index.
+        let index = self.index.finish();
+        self.props.index_size = (index.len() + super::BLOCK_TRAILER_LEN) as u64;
+        let index_handle = self.write_block(&index, false);
+        let props = self.props.encode(self.options.lz4);
+        let props_handle = self.write_block(&props, false);
+        let mut metaindex = BlockBuilder::new(1);
+        metaindex.add(b"rocksdb.properties", &props_handle.encoded());
+        let metaindex = metaindex.finish();
+        let metaindex_handle = self.write_block(&metaindex, false);
+        // The footer: checksum type, the two handles padded to 40 bytes,
+        // format_version, magic.
+        let start = self.out.len();
+        self.out.push(CHECKSUM_CRC32C);
+        metaindex_handle.encode_to(&mut self.out);
+        index_handle.encode_to(&mut self.out);
+        self.out.resize(start + 1 + 2 * MAX_HANDLE_LEN, 0);
+        put_fixed32(&mut self.out, FORMAT_VERSION);
+        put_fixed64(&mut self.out, MAGIC);
+        debug_assert_eq!(self.out.len() - start, FOOTER_LEN);
+        Ok(self.out)
+    }
+}
