@@ -121,7 +121,13 @@ describe("the RocksDB form: export({ form: 'rocksdb' }) and ingestRocksdb()", ()
       await expect((await openMemory()).import(all)).rejects.toMatchObject({ code: 'Corruption' });
       expect(() => src.export({ form: 'entries', compression: 'lz4' })).toThrow(/for form: 'rocksdb'/);
       expect(() => src.export({ form: 'rocksdb', compression: 'zstd' as 'lz4' })).toThrow(/'none' or 'lz4'/);
-      expect(() => src.export({ form: 'rocksdb', targetFileSize: 0 })).toThrow(/positive whole number/);
+      expect(() => src.export({ form: 'rocksdb', targetFileSize: 0 })).toThrow(/from 1 to 2 \*\* 30/);
+      expect(() => src.export({ form: 'rocksdb', targetFileSize: 2 ** 31 })).toThrow(/from 1 to 2 \*\* 30/);
+      // However small the target, each table holds an entry (and the export ends).
+      const tiny = await bytesOf(src.export({ form: 'rocksdb', targetFileSize: 1, lt: 'key00005' }));
+      const tinyCopy = await openMemory({ valueEncoding: 'utf8' });
+      expect(await tinyCopy.ingestRocksdb(tiny)).toEqual({ keys: 5, tables: 5 });
+      tinyCopy.close();
       await expect(dst.sublevel('s').ingestRocksdb(all)).rejects.toMatchObject({ code: 'InvalidArgument' });
     } finally {
       src.close();

@@ -218,8 +218,9 @@ pub fn run(command: Command) -> Result<(), Failure> {
                     )));
                 }
             }
+            let tables = read_rocksdb(&files)?;
             let o = open(&dir, m.as_deref())?;
-            let (keys, tables) = ingest_rocksdb(&o.db, &files, m.as_deref())?;
+            let (keys, tables) = write_rocksdb(&o.db, tables, m.as_deref())?;
             let mut w = out();
             written(
                 writeln!(w, "ingested: {keys} keys from {tables} RocksDB tables into {}", dir.display())
@@ -257,8 +258,11 @@ pub fn run(command: Command) -> Result<(), Failure> {
                         dir.display()
                     )));
                 }
+                // Read and verified before the database is made: a damaged
+                // table leaves no directory behind.
+                let tables = read_rocksdb(std::slice::from_ref(&file))?;
                 let db = new_database(&dir, m.as_deref())?;
-                let r = ingest_rocksdb(&db, std::slice::from_ref(&file), m.as_deref())?;
+                let r = write_rocksdb(&db, tables, m.as_deref())?;
                 close(db, m.as_deref())?;
                 let mut w = out();
                 written(
@@ -369,10 +373,9 @@ fn new_database(dir: &Path, m: Option<&str>) -> Result<Db, Failure> {
         .or_explain(&format!("cannot make a database in {}", dir.display()), m)
 }
 
-/// Takes RocksDB tables (bare, or in tar archives) into `db` in one step,
-/// every table read and verified first. Returns the keys written and the
-/// tables read.
-fn ingest_rocksdb(db: &Db, files: &[std::path::PathBuf], m: Option<&str>) -> Result<(u64, usize), Failure> {
+/// Reads RocksDB tables (bare, or in tar archives), every table whole and
+/// verified: nothing is written yet.
+fn read_rocksdb(files: &[std::path::PathBuf]) -> Result<silt_engine::RocksdbIngest, Failure> {
     use std::io::Read;
     let size = files.iter().map(|f| f.metadata().map(|m| m.len()).unwrap_or(0)).sum();
     let progress = Progress::bytes(size, "reading tables");
@@ -380,11 +383,7 @@ fn ingest_rocksdb(db: &Db, files: &[std::path::PathBuf], m: Option<&str>) -> Res
     for file in files {
         let mut f = File::open(file).context(format!("cannot open {}", file.display()))?;
         let damaged = |e: &silt_engine::Error| {
-            Failure::engine(
-                &format!("{} is not a whole, intact RocksDB table or archive of tables", file.display()),
-                e,
-                m,
-            )
+            Failure::input(&format!("{} is not a whole, intact RocksDB table or archive of tables", file.display()), e)
         };
         if silt_engine::rocksdb::tar::is_tar(&head(file)?) {
             let mut one = silt_engine::RocksdbIngest::new();
@@ -405,8 +404,13 @@ fn ingest_rocksdb(db: &Db, files: &[std::path::PathBuf], m: Option<&str>) -> Res
             progress.add(bytes.len() as u64);
         }
     }
-    let r = ingest.finish(db).or_explain("cannot write the tables' entries", m)?;
     progress.done();
+    Ok(ingest)
+}
+
+/// Writes what `read_rocksdb` read into `db` in one step. Returns the keys written and the tables read.
+fn write_rocksdb(db: &Db, ingest: silt_engine::RocksdbIngest, m: Option<&str>) -> Result<(u64, usize), Failure> {
+    let r = ingest.finish(db).or_explain("cannot write the tables' entries", m)?;
     Ok((r.keys, r.tables as usize))
 }
 

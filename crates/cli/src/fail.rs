@@ -38,6 +38,18 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// An error reading a file given to be taken in (RocksDB tables): the
+    /// file is at fault, not a database.
+    pub fn input(what: &str, e: &silt_engine::Error) -> Failure {
+        let mut message = format!("{what}: {e} ({})", e.code());
+        if e.is_corruption() {
+            message.push_str("\nhint: the file is damaged or was cut short: copy it again from where it came from (nothing was written)");
+        }
+        Failure { message, status: 1 }
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

@@ -260,12 +260,28 @@ fn from_a_database_to_rocksdb_and_back() {
     assert_eq!(ok(&["get", back.to_str().unwrap(), "k000"]).trim(), "from rocksdb");
     assert_eq!(ok(&["get", back.to_str().unwrap(), "zz"]).trim(), "new");
     assert_eq!(ok(&["get", back.to_str().unwrap(), "k001"]).trim(), "v1");
-    // A damaged table is refused whole, naming the file.
-    let mut bytes = std::fs::read(&sst).unwrap();
+    // A damaged table is refused whole, naming the file, and writes nothing:
+    // neither into a database nor a new directory.
+    let other = tmp.path().join("other.sst");
+    rocksdb_tool(
+        &[
+            "ldb",
+            &format!("--db={}", tmp.path().join("scratch").display()),
+            "--compression_type=lz4",
+            "write_extern_sst",
+            other.to_str().unwrap(),
+        ],
+        Some("k000 ==> changed\nzz ==> changed\n"),
+    );
+    let mut bytes = std::fs::read(&other).unwrap();
     bytes[10] ^= 0x40;
-    std::fs::write(&sst, &bytes).unwrap();
-    let o = silt(&["ingest", back.to_str().unwrap(), sst.to_str().unwrap()]);
+    std::fs::write(&other, &bytes).unwrap();
+    let o = silt(&["ingest", back.to_str().unwrap(), sst.to_str().unwrap(), other.to_str().unwrap()]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("more.sst"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("other.sst") && stderr(&o).contains("copy it again"), "{}", stderr(&o));
     assert_eq!(ok(&["get", back.to_str().unwrap(), "zz"]).trim(), "new");
+    assert_eq!(ok(&["get", back.to_str().unwrap(), "k000"]).trim(), "from rocksdb");
+    let never = tmp.path().join("never");
+    assert!(!silt(&["import", other.to_str().unwrap(), never.to_str().unwrap()]).status.success());
+    assert!(!never.exists(), "a refused import leaves no directory");
 }

@@ -373,8 +373,9 @@ fn rocksdb_tables_archived_with_tar_and_a_live_databases_tables_ingest_into_silt
     want.extend(second);
     assert_eq!(scan(&db), want.into_iter().collect::<Vec<_>>());
 
-    // A live RocksDB's own tables (sequence numbers, user-key index,
-    // delta-encoded handles, LZ4), loaded and compacted by ldb: read as
+    // A RocksDB database's own table files (not external files: no global
+    // sequence number; a user-key index, LZ4), loaded and compacted by
+    // ldb (which leaves them at the last level, not overlapping): read as
     // its scan shows them.
     let live = dir.join("live");
     let data = entries(7, 4000);
@@ -403,5 +404,66 @@ fn rocksdb_tables_archived_with_tar_and_a_live_databases_tables_ingest_into_silt
     ingest.finish(&db).unwrap();
     assert_eq!(scan(&db), data);
     assert_eq!(ldb_scan(&live), data);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A table `ldb write_extern_sst` writes with RocksDB's table options
+/// changed through the database's OPTIONS file: small blocks and an index
+/// restart point every 4 entries, so that index entries between restart
+/// points hold size deltas, or whole handles where their keys share
+/// nothing with the previous one (RocksDB's rule).
+fn rocksdb_table_with_options(dir: &Path, data: &[(Vec<u8>, Vec<u8>)], options: &[(&str, &str)]) -> Vec<u8> {
+    let db = dir.join("options-db");
+    run(
+        Command::new(tool("ldb")).arg(format!("--db={}", db.display())).args(["--create_if_missing", "put", "x", "y"]),
+        None,
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .collect();
+    files.sort();
+    let latest = files.last().unwrap();
+    let mut text = std::fs::read_to_string(latest).unwrap();
+    for (name, value) in options {
+        let at = text.find(&format!("\n  {name}=")).unwrap_or_else(|| panic!("no {name} in RocksDB's OPTIONS file"));
+        let end = at + 1 + text[at + 1..].find('\n').unwrap();
+        text.replace_range(at..end, &format!("\n  {name}={value}"));
+    }
+    std::fs::write(latest, text).unwrap();
+    let table = dir.join("options.sst");
+    let input: String = data.iter().map(|(k, v)| format!("0x{} ==> 0x{}\n", hex(k), hex(v))).collect();
+    run(
+        Command::new(tool("ldb"))
+            .arg(format!("--db={}", db.display()))
+            .args(["--try_load_options", "--hex", "--compression_type=lz4", "write_extern_sst"])
+            .arg(&table),
+        Some(&input),
+    );
+    run(
+        Command::new(tool("sst_dump"))
+            .arg(format!("--file={}", table.display()))
+            .args(["--command=check", "--verify_checksum"]),
+        None,
+    );
+    std::fs::read(&table).unwrap()
+}
+
+#[test]
+fn tables_with_rocksdbs_table_options_read_in_silt_as_written() {
+    let dir = scratch("options");
+    let data = entries(8, 3000);
+    for (restart, block) in [("4", "256"), ("16", "128"), ("1", "4096")] {
+        let bytes = rocksdb_table_with_options(
+            &dir,
+            &data,
+            &[("index_block_restart_interval", restart), ("block_size", block)],
+        );
+        let read = read_table("options.sst", &bytes)
+            .unwrap_or_else(|e| panic!("index restart interval {restart}, blocks of {block}: {e}"));
+        let got: Vec<_> = read.entries.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+        assert_eq!(got, data, "index restart interval {restart}, blocks of {block}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

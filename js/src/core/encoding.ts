@@ -224,7 +224,7 @@ export interface ExportOptions<K> extends RangeOptions<K> {
   form?: 'tables' | 'entries' | 'rocksdb';
   /** With `form: 'rocksdb'`: data blocks compressed with LZ4 where it saves an eighth (`'lz4'`), or none (`'none'`, the default). */
   compression?: 'none' | 'lz4';
-  /** With `form: 'rocksdb'`: each table's target size in bytes (default 32 MiB; each is built in memory before it is streamed). */
+  /** With `form: 'rocksdb'`: each table's target size in bytes, at most 1 GiB (default 32 MiB; each table is built in memory before it is streamed, and holds one entry at least). */
   targetFileSize?: number;
 }
 
@@ -274,8 +274,11 @@ export function exportForm(
   if (compression !== undefined && compression !== 'none' && compression !== 'lz4') {
     throw new SiltError('InvalidArgument', `export compression must be 'none' or 'lz4', got ${show(compression)}`);
   }
-  if (targetFileSize !== undefined && !(Number.isSafeInteger(targetFileSize) && (targetFileSize as number) > 0)) {
-    throw new SiltError('InvalidArgument', `export targetFileSize must be a positive whole number of bytes, got ${show(targetFileSize)}`);
+  if (targetFileSize !== undefined && !(Number.isSafeInteger(targetFileSize) && (targetFileSize as number) > 0 && (targetFileSize as number) <= 2 ** 30)) {
+    throw new SiltError(
+      'InvalidArgument',
+      `export targetFileSize must be a whole number of bytes from 1 to 2 ** 30 (1 GiB; each table is built in memory), got ${show(targetFileSize)}`,
+    );
   }
   return {
     ...(f !== undefined ? { form: f } : {}),

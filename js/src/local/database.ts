@@ -519,8 +519,8 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * Adds RocksDB table files in one step: a tar archive of them
    * (`export({ form: 'rocksdb' })`, or `tar --format=ustar` of tables from
    * RocksDB's `SstFileWriter`) or one `.sst`, uncompressed or LZ4. Every
-   * table is read and verified first (damage: `Corruption`, nothing
-   * written); a later table's keys win. On the database, not a sublevel.
+   * table is read (into memory) and verified first (damage: `Corruption`,
+   * nothing written); a later table's keys win. Not on a sublevel.
    */
   ingestRocksdb(source: ImportSource): Promise<RocksdbIngestReport> {
     return ingestRocksdbOn(this.#core, this.#codec.prefix, source);

@@ -100,8 +100,23 @@ fn layout(block: &[u8]) -> Result<(usize, Vec<usize>)> {
     Ok((start, offsets))
 }
 
-/// Every entry of a block, in order, with its whole key.
-pub(super) fn entries(block: &[u8]) -> Result<Vec<(Vec<u8>, &[u8])>> {
+/// Charges `n` decoded bytes to `budget` (what a table may decode to in
+/// all: a key shared by many entries is copied whole for each, so a
+/// small damaged or hostile block could otherwise decode to gigabytes).
+pub(super) fn charge(budget: &mut u64, n: usize) -> Result<()> {
+    *budget = budget.checked_sub(n as u64).ok_or_else(|| {
+        Error::NotSupported(
+            "a RocksDB table whose entries decode to more bytes than Silt reads from one table \
+             (16 times its size, plus 256 MiB): split it into smaller tables"
+                .into(),
+        )
+    })?;
+    Ok(())
+}
+
+/// Every entry of a block, in order, with its whole key; the keys' and
+/// values' bytes charged to `budget`.
+pub(super) fn entries<'a>(block: &'a [u8], budget: &mut u64) -> Result<Vec<(Vec<u8>, &'a [u8])>> {
     let (end, restarts) = layout(block)?;
     let mut out = Vec::new();
     let mut key: Vec<u8> = Vec::new();
@@ -123,15 +138,18 @@ pub(super) fn entries(block: &[u8]) -> Result<Vec<(Vec<u8>, &[u8])>> {
         key.truncate(shared as usize);
         key.extend_from_slice(r.bytes(non_shared as usize).ok_or_else(|| bad("a truncated key"))?);
         let value = r.bytes(len as usize).ok_or_else(|| bad("a truncated value"))?;
+        charge(budget, key.len() + value.len())?;
         out.push((key.clone(), value));
     }
     Ok(out)
 }
 
-/// Every entry of an index block whose values are delta encoded: a whole
-/// handle at each restart point, else the size's difference from the
-/// previous block's (its offset follows that block and its trailer).
-pub(super) fn delta_index_entries(block: &[u8]) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
+/// Every entry of an index block whose values are delta encoded
+/// (block_builder.cc): an entry whose key shares bytes with the previous
+/// one holds the zigzag varint of its block's size change (the block
+/// follows the previous one and its trailer); any other (each restart
+/// point, and any key sharing nothing) holds a whole handle.
+pub(super) fn delta_index_entries(block: &[u8], budget: &mut u64) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
     let (end, restarts) = layout(block)?;
     let mut out: Vec<(Vec<u8>, BlockHandle)> = Vec::new();
     let mut key: Vec<u8> = Vec::new();
@@ -152,7 +170,7 @@ pub(super) fn delta_index_entries(block: &[u8]) -> Result<Vec<(Vec<u8>, BlockHan
         key.truncate(shared as usize);
         key.extend_from_slice(r.bytes(non_shared as usize).ok_or_else(|| bad("a truncated index key"))?);
         let handle = match out.last() {
-            Some((_, prev)) if !restart => {
+            Some((_, prev)) if shared != 0 => {
                 let delta = r.varint64().ok_or_else(|| bad("a truncated size delta"))?;
                 // A zigzag-encoded signed varint (util/coding.h's PutVarsignedint64).
                 let delta = ((delta >> 1) as i64) ^ -((delta & 1) as i64);
@@ -160,10 +178,13 @@ pub(super) fn delta_index_entries(block: &[u8]) -> Result<Vec<(Vec<u8>, BlockHan
                     .checked_add(delta)
                     .filter(|s| *s >= 0)
                     .ok_or_else(|| bad("a negative block size"))?;
-                BlockHandle { offset: prev.offset + prev.size + super::BLOCK_TRAILER_LEN as u64, size: size as u64 }
+                let offset =
+                    prev.offset.checked_add(prev.size).and_then(|o| o.checked_add(super::BLOCK_TRAILER_LEN as u64));
+                BlockHandle { offset: offset.ok_or_else(|| bad("a block past any file's end"))?, size: size as u64 }
             }
             _ => BlockHandle::decode(&mut r).ok_or_else(|| bad("a truncated block handle"))?,
         };
+        charge(budget, key.len() + 16)?;
         out.push((key.clone(), handle));
     }
     Ok(out)
@@ -181,7 +202,7 @@ mod tests {
             b.add(k, format!("v{i}").as_bytes());
         }
         let block = b.finish();
-        let got = entries(&block).unwrap();
+        let got = entries(&block, &mut u64::MAX.clone()).unwrap();
         assert_eq!(got.len(), 10);
         for (i, (k, v)) in got.iter().enumerate() {
             assert_eq!(k, &keys[i]);
@@ -198,11 +219,28 @@ mod tests {
         b.add(b"abd", b"2");
         let block = b.finish();
         for cut in 0..block.len() {
-            let _ = entries(&block[..cut]);
+            let _ = entries(&block[..cut], &mut u64::MAX.clone());
         }
         let mut bad_count = block.clone();
         let n = bad_count.len();
         bad_count[n - 4..].copy_from_slice(&1000u32.to_le_bytes());
-        assert!(entries(&bad_count).is_err());
+        assert!(entries(&bad_count, &mut u64::MAX.clone()).is_err());
+    }
+
+    /// A key shared by many entries is copied whole for each: what a
+    /// block may decode to is bounded.
+    #[test]
+    fn a_block_decoding_to_more_than_its_budget_is_refused() {
+        let mut b = BlockBuilder::new(1 << 20);
+        let long = vec![b'k'; 10_000];
+        for i in 0..100u32 {
+            let mut k = long.clone();
+            k.extend_from_slice(&i.to_be_bytes());
+            b.add(&k, b"");
+        }
+        let block = b.finish();
+        assert!(block.len() < 20_000);
+        assert_eq!(entries(&block, &mut 2_000_000).unwrap().len(), 100);
+        assert!(matches!(entries(&block, &mut 500_000), Err(Error::NotSupported(_))));
     }
 }

@@ -89,11 +89,11 @@ impl Properties {
     }
 
     /// The properties Silt reads from a properties block.
-    pub(super) fn decode(block: &[u8]) -> Result<Properties> {
+    pub(super) fn decode(block: &[u8], budget: &mut u64) -> Result<Properties> {
         let mut p = Properties::default();
         let num = |v: &[u8]| Reader::new(v).varint64();
         let mut last: Option<Vec<u8>> = None;
-        for (name, value) in entries(block)? {
+        for (name, value) in entries(block, budget)? {
             if last.as_ref().is_some_and(|l| *l >= name) {
                 return Err(Error::corruption("RocksDB table", 0, "its properties are not in name order"));
             }

@@ -4,15 +4,20 @@
 //! or a RocksDB database wrote. Data blocks uncompressed or compressed
 //! with LZ4 (format_version 2 and up); any other codec is refused by name.
 
-use super::block::{delta_index_entries, entries};
+use super::block::{charge, delta_index_entries, entries};
 use super::properties::Properties;
 use super::{
     block_checksum, BlockHandle, BLOCK_TRAILER_LEN, CHECKSUM_NONE, FOOTER_LEN, LEGACY_FOOTER_LEN, LEGACY_MAGIC,
     LZ4_COMPRESSION, MAGIC, MAX_HANDLE_LEN, NO_COMPRESSION, TYPE_DELETION, TYPE_DELETION_WITH_TIMESTAMP, TYPE_MERGE,
     TYPE_RANGE_DELETION, TYPE_SINGLE_DELETION, TYPE_VALUE,
 };
+use crate::db::options::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use crate::error::{Error, Result};
 use crate::format::coding::{decode_fixed32, decode_fixed64, Reader};
+
+/// The largest block Silt decompresses: one entry of the largest key and
+/// value Silt stores, and room for more.
+const MAX_BLOCK: usize = MAX_VALUE_LEN + MAX_KEY_LEN + (1 << 20);
 
 /// What an entry of a RocksDB table does to its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,11 +60,14 @@ struct Table<'a> {
     bytes: &'a [u8],
     checksum: u8,
     format_version: u32,
+    /// Bytes the table may still decode to (blocks decompressed, entries'
+    /// keys and values): 16 times its size plus 256 MiB.
+    budget: u64,
 }
 
 impl Table<'_> {
     /// The block at `h`, checksum verified and decompressed.
-    fn block(&self, h: BlockHandle) -> Result<Vec<u8>> {
+    fn block(&mut self, h: BlockHandle) -> Result<Vec<u8>> {
         let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
         let Some(end) = end.filter(|&e| e <= self.bytes.len() as u64) else {
             return Err(corrupt(self.name, h.offset, format!("a block of {} bytes past the file's end", h.size)));
@@ -96,14 +104,15 @@ impl Table<'_> {
                     (size as usize, &body[8.min(body.len())..])
                 };
                 // LZ4 expands at most 255-fold: a larger size is damage (and
-                // is not allocated).
-                if size > data.len().saturating_mul(255).saturating_add(16) {
+                // is not allocated), as is one past any block Silt reads.
+                if size > data.len().saturating_mul(255).saturating_add(16) || size > MAX_BLOCK {
                     return Err(corrupt(
                         self.name,
                         h.offset,
                         format!("an LZ4 block of {} bytes claiming {size}", data.len()),
                     ));
                 }
+                charge(&mut self.budget, size)?;
                 lz4_flex::block::decompress(data, size)
                     .map_err(|e| corrupt(self.name, h.offset, format!("an LZ4 block that does not decompress: {e}")))
             }
@@ -169,17 +178,28 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
     let (Some(metaindex), Some(index)) = (BlockHandle::decode(&mut r), BlockHandle::decode(&mut r)) else {
         return Err(corrupt(name, handles_at as u64, "a footer without its block handles"));
     };
-    let table = Table { name, bytes, checksum, format_version };
+    let budget = (bytes.len() as u64).saturating_mul(16).saturating_add(256 << 20);
+    let mut table = Table { name, bytes, checksum, format_version, budget };
 
     // The meta-index: the properties and any range deletions.
     let mut props = Properties::default();
     let mut range_del = None;
     let mut has_dictionary = false;
-    for (key, value) in entries(&table.block(metaindex)?)? {
+    let mut last_meta: Option<Vec<u8>> = None;
+    let meta_block = table.block(metaindex)?;
+    for (key, value) in entries(&meta_block, &mut table.budget)? {
+        // In name order, each once (RocksDB finds them by binary search).
+        if last_meta.as_ref().is_some_and(|l| *l >= key) {
+            return Err(corrupt(name, metaindex.offset, "a meta-index whose names are not in order"));
+        }
+        last_meta = Some(key.clone());
         let handle = BlockHandle::decode(&mut Reader::new(value))
             .ok_or_else(|| corrupt(name, metaindex.offset, "a meta-index entry without a handle"))?;
         match key.as_slice() {
-            b"rocksdb.properties" | b"rocksdb.stats" => props = Properties::decode(&table.block(handle)?)?,
+            b"rocksdb.properties" | b"rocksdb.stats" => {
+                let block = table.block(handle)?;
+                props = Properties::decode(&block, &mut table.budget)?;
+            }
             b"rocksdb.compression_dict" => has_dictionary = true,
             b"rocksdb.range_del" => range_del = Some(handle),
             _ => {} // filters, compression dictionaries: not needed to read every entry
@@ -198,19 +218,6 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
     }
     let global = props.global_seqno;
 
-    let index_block = table.block(index)?;
-    let handles = if props.index_value_delta_encoded {
-        delta_index_entries(&index_block)?.into_iter().map(|(_, h)| h).collect::<Vec<_>>()
-    } else {
-        let mut v = Vec::new();
-        for (_, value) in entries(&index_block)? {
-            v.push(
-                BlockHandle::decode(&mut Reader::new(value))
-                    .ok_or_else(|| corrupt(name, index.offset, "an index entry without a handle"))?,
-            );
-        }
-        v
-    };
     if props.index_type != 0 {
         return Err(Error::NotSupported(format!(
             "{name}: a RocksDB table with a {} index; Silt reads the binary search index (index_type=kBinarySearch)",
@@ -222,12 +229,42 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
             }
         )));
     }
+    let index_block = table.block(index)?;
+    let handles = if props.index_value_delta_encoded {
+        delta_index_entries(&index_block, &mut table.budget)?.into_iter().map(|(_, h)| h).collect::<Vec<_>>()
+    } else {
+        let mut v = Vec::new();
+        for (_, value) in entries(&index_block, &mut table.budget)? {
+            v.push(
+                BlockHandle::decode(&mut Reader::new(value))
+                    .ok_or_else(|| corrupt(name, index.offset, "an index entry without a handle"))?,
+            );
+        }
+        v
+    };
+    // Data blocks in file order, none overlapping another: a damaged
+    // index that names one block many times is refused, not read again.
+    for w in handles.windows(2) {
+        let end = w[0].offset.saturating_add(w[0].size).saturating_add(BLOCK_TRAILER_LEN as u64);
+        if w[1].offset < end {
+            return Err(corrupt(name, index.offset, "an index whose blocks overlap or are out of order"));
+        }
+    }
 
-    let mut out = Vec::with_capacity((props.num_entries as usize).min(bytes.len() / 8));
+    let mut out = Vec::new();
     let mut last: Option<(Vec<u8>, u64)> = None;
     for h in handles {
-        for (ikey, value) in entries(&table.block(h)?)? {
+        let block = table.block(h)?;
+        for (ikey, value) in entries(&block, &mut table.budget)? {
             let (key, seq, ty) = split_internal(name, &ikey)?;
+            if key.len() > MAX_KEY_LEN || value.len() > MAX_VALUE_LEN {
+                return Err(Error::NotSupported(format!(
+                    "{name}: an entry of a {}-byte key and a {}-byte value, past what Silt stores \
+                     ({MAX_KEY_LEN}-byte keys, {MAX_VALUE_LEN}-byte values)",
+                    key.len(),
+                    value.len()
+                )));
+            }
             let kind = match ty {
                 TYPE_VALUE => EntryKind::Value,
                 TYPE_DELETION | TYPE_SINGLE_DELETION => EntryKind::Delete,
@@ -253,7 +290,8 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
         }
     }
     if let Some(h) = range_del {
-        for (ikey, end) in entries(&table.block(h)?)? {
+        let block = table.block(h)?;
+        for (ikey, end) in entries(&block, &mut table.budget)? {
             let (start, seq, ty) = split_internal(name, &ikey)?;
             if ty != TYPE_RANGE_DELETION {
                 return Err(corrupt(name, h.offset, "a range deletion block entry that is not a range deletion"));

@@ -1,8 +1,9 @@
 //! The archive a RocksDB export travels in: POSIX ustar (a 512-byte
 //! header per file, its bytes padded to 512, two zero blocks at the end),
 //! so that `tar -xf` gives the table files `ldb ingest_extern_sst` takes.
-//! Only what Silt writes is read back: regular files; directories and
-//! other entries are skipped, long names (pax, GNU) refused.
+//! Reading takes regular files; directories, links, pax and GNU extended
+//! headers (their names stay the ustar header's, cut to 100 bytes) and
+//! macOS's AppleDouble companions (`._name`) are skipped.
 
 use crate::error::{Error, Result};
 
@@ -65,12 +66,18 @@ pub struct TarReader {
     /// The file being read: its name and size.
     current: Option<(String, u64)>,
     ended: bool,
+    /// Regular files read (kept or not by the caller) and entries skipped.
+    pub files: usize,
+    pub skipped: usize,
 }
 
 impl TarReader {
     /// Takes the next piece; returns the files it completed.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>> {
         let bad = |why: String| Error::corruption("RocksDB export archive", 0, why);
+        if self.ended {
+            return Ok(Vec::new()); // what follows the end blocks is not read
+        }
         self.buf.extend_from_slice(bytes);
         let mut files = Vec::new();
         let mut at = 0;
@@ -106,17 +113,18 @@ impl TarReader {
                         let end = h[345..500].iter().position(|&b| b == 0).unwrap_or(155);
                         name = format!("{}/{name}", String::from_utf8_lossy(&h[345..345 + end]));
                     }
+                    let base = name.rsplit('/').next().unwrap_or("");
                     match h[156] {
-                        b'0' | 0 => self.current = Some((name, size)),
-                        b'x' | b'g' | b'L' | b'K' => {
-                            return Err(Error::NotSupported(format!(
-                                "an archive with extended headers (type {:?}); archive the table files with short \
-                                 names (`tar --format=ustar`)",
-                                h[156] as char
-                            )))
+                        b'0' | 0 if !base.starts_with("._") => {
+                            self.files += 1;
+                            self.current = Some((name, size));
                         }
-                        // Directories, links and the like: skipped with their bytes.
-                        _ => self.current = Some((String::new(), size)),
+                        // Directories, links, extended headers, AppleDouble
+                        // files: skipped with their bytes.
+                        _ => {
+                            self.skipped += 1;
+                            self.current = Some((String::new(), size));
+                        }
                     }
                 }
                 Some((name, size)) => {
@@ -132,7 +140,11 @@ impl TarReader {
                 }
             }
         }
-        self.buf.drain(..at);
+        if self.ended {
+            self.buf = Vec::new();
+        } else {
+            self.buf.drain(..at);
+        }
         Ok(files)
     }
 
@@ -173,5 +185,37 @@ mod tests {
         let mut bad = out.clone();
         bad[10] ^= 1;
         assert!(TarReader::default().push(&bad).is_err());
+        // What follows the end is not read (nor kept).
+        let mut r = TarReader::default();
+        let mut more = out.clone();
+        more.extend_from_slice(&[7u8; 4096]);
+        assert_eq!(r.push(&more).unwrap().len(), 3);
+        assert!(r.push(&[1u8; 1 << 16]).unwrap().is_empty());
+        assert!(r.buf.is_empty() && r.finished());
+    }
+
+    #[test]
+    fn extended_headers_and_apple_double_files_are_skipped() {
+        let mut out = Vec::new();
+        for (name, kind, bytes) in [
+            ("PaxHeader/t.sst", b'x', &b"30 path=a-long-name/t.sst\n"[..]),
+            ("._t.sst", b'0', b"meta"),
+            ("t.sst", b'0', b"table"),
+        ] {
+            let start = out.len();
+            put_header(&mut out, name, bytes.len() as u64);
+            out[start + 156] = kind;
+            // The checksum again, with the type changed.
+            out[start + 148..start + 156].fill(b' ');
+            let sum: u32 = out[start..start + BLOCK].iter().map(|&b| u32::from(b)).sum();
+            out[start + 148..start + 156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+            out.extend_from_slice(bytes);
+            put_padding(&mut out, bytes.len() as u64);
+        }
+        put_end(&mut out);
+        let mut r = TarReader::default();
+        let got = r.push(&out).unwrap();
+        assert_eq!(got, vec![("t.sst".to_string(), b"table".to_vec())]);
+        assert_eq!((r.files, r.skipped), (1, 2));
     }
 }

@@ -201,7 +201,7 @@ pub fn rocksdb_round_trip(db: &Db, model: &Model, rng: &mut SmallRng, ctx: &str)
     let options = ExportOptions {
         form: ExportForm::Rocksdb,
         lz4: rng.random_bool(0.5),
-        target_file_size: [0, 1024, 16 << 10][rng.random_range(0..3)],
+        target_file_size: [0, 1, 1024, 16 << 10][rng.random_range(0..4)],
         ..ExportOptions::default()
     };
     let mut e = db.export(&options).unwrap();

@@ -12,6 +12,8 @@ use crate::{DbIterator, Snapshot};
 
 /// The target size of each table when none is given.
 pub(crate) const DEFAULT_TARGET_FILE_SIZE: u64 = 32 << 20;
+/// The largest target taken (each table is built in memory).
+pub(crate) const MAX_TARGET_FILE_SIZE: u64 = 1 << 30;
 
 pub(super) struct RocksdbTables {
     pub(super) it: Box<DbIterator>,
@@ -34,7 +36,7 @@ impl RocksdbTables {
         target: u64,
         lz4: bool,
     ) -> Self {
-        let target = if target == 0 { DEFAULT_TARGET_FILE_SIZE } else { target };
+        let target = if target == 0 { DEFAULT_TARGET_FILE_SIZE } else { target.min(MAX_TARGET_FILE_SIZE) };
         RocksdbTables { it, _snapshot: snapshot, skip, target, lz4, pending: Vec::new(), files: 0, done: false }
     }
 
@@ -58,7 +60,8 @@ impl RocksdbTables {
     /// an archive of no table (RocksDB refuses an empty table).
     fn next_table(&mut self, entries: &mut u64) -> Result<()> {
         let mut w = TableWriter::new(TableWriterOptions { lz4: self.lz4, ..TableWriterOptions::default() });
-        while self.it.valid() && w.approximate_size() < self.target {
+        // At least one entry per table, however small the target.
+        while self.it.valid() && (w.count() == 0 || w.approximate_size() < self.target) {
             let k = self.it.key();
             let skipped = self.skip.as_ref().is_some_and(|(lo, hi)| k >= lo.as_slice() && k < hi.as_slice());
             if !skipped {

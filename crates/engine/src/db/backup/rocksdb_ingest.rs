@@ -7,11 +7,15 @@
 //! others (deletions, merge operands, range deletions) as one synced
 //! write batch.
 //!
-//! Entries are applied as RocksDB would order them: by sequence number
-//! (the global one of an external file), tables in the order given at
-//! equal numbers, and a table's range deletions before its points at equal
-//! numbers (a range deletion covers only older entries). Of a key written
-//! several times the newest wins.
+//! Tables are applied in the order given, each over the ones before it (a
+//! later table's keys win); within a table, entries in the order of their
+//! sequence numbers (an external file's global number replaces its keys'),
+//! a range deletion before the points at its own number (it covers only
+//! older entries, as in RocksDB), so that of a key's versions the newest
+//! wins. A RocksDB database's own table files carry sequence numbers that
+//! order them only together with its manifest, which is not read here:
+//! give such tables after a full compaction (`ldb compact`), when they no
+//! longer overlap, or export the database with `SstFileWriter`.
 
 use crate::batch::WriteBatch;
 use crate::db::{Db, WriteOptions};
@@ -90,7 +94,8 @@ impl RocksdbIngest {
         Ok(())
     }
 
-    /// Ends what was pushed: the archive must be whole; a bare table is read.
+    /// Ends what was pushed: the archive must be whole, and hold a table if
+    /// it holds files; a bare table is read.
     fn close(&mut self) -> Result<()> {
         if let Some(tar) = self.tar.take() {
             if !tar.finished() {
@@ -99,6 +104,12 @@ impl RocksdbIngest {
                     0,
                     "the archive ends before its end blocks: it was cut short",
                 ));
+            }
+            if tar.files > 0 && self.tables.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "the archive holds {} files and no RocksDB table (a file whose name ends in .sst)",
+                    tar.files
+                )));
             }
         } else {
             let bytes = self.bare.take().unwrap_or_else(|| std::mem::take(&mut self.head));
@@ -119,13 +130,13 @@ impl RocksdbIngest {
     pub fn finish(mut self, db: &Db) -> Result<RocksdbIngestReport> {
         self.close()?;
         let tables = self.tables.len() as u64;
-        // In the order RocksDB applies them.
-        let mut all: Vec<(u64, usize, u8, usize, &RocksdbEntry)> = Vec::new();
+        // Table by table; in a table, by sequence number.
+        let mut all: Vec<(usize, u64, u8, usize, &RocksdbEntry)> = Vec::new();
         for (t, (_, entries)) in self.tables.iter().enumerate() {
             for (i, e) in entries.iter().enumerate() {
                 let rank = u8::from(e.kind != EntryKind::RangeDelete);
                 // A table holds a key's versions newest first: reversed.
-                all.push((e.sequence, t, rank, usize::MAX - i, e));
+                all.push((t, e.sequence, rank, usize::MAX - i, e));
             }
         }
         crate::sort::sort_by(&mut all, |a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
@@ -170,9 +181,9 @@ mod tests {
         db.get(&ReadOptions::default(), key.as_bytes()).unwrap().map(|v| String::from_utf8(v.to_vec()).unwrap())
     }
 
-    /// Deletions, merges and range deletions are applied as RocksDB orders
-    /// them: by sequence number, a table's range deletions before its
-    /// points at one number, later tables after earlier ones.
+    /// Deletions, merges and range deletions are applied table by table,
+    /// and in a table as RocksDB orders them: by sequence number, range
+    /// deletions before the points at their own number.
     #[test]
     fn entries_apply_in_rocksdb_order() {
         let options = Options { merge_operator: Some(Arc::new(crate::AppendOperator)), ..Options::default() };
@@ -192,21 +203,29 @@ mod tests {
             ],
         ));
         // A later table: its deletion of "b" wins; a key's versions newest
-        // first: "c" at 9 wins over "c" at 3.
+        // first: "c" at 9 wins over "c" at 3, and over "d" at 7 its range
+        // deletion at 8 (but not the "d" at 8 beside it).
         ingest.tables.push((
             "two.sst".into(),
             vec![
                 entry("b", 0, EntryKind::Delete, ""),
                 entry("c", 9, EntryKind::Value, "c9"),
                 entry("c", 3, EntryKind::Value, "c3"),
+                entry("d", 8, EntryKind::Value, "d8"),
+                entry("e", 7, EntryKind::Value, "e7"),
                 entry("old", 0, EntryKind::Delete, ""),
+                entry("d", 8, EntryKind::RangeDelete, "f"),
             ],
         ));
+        // A table given last wins, whatever its sequence numbers: "c" at 0.
+        ingest.tables.push(("three.sst".into(), vec![entry("c", 0, EntryKind::Value, "c-last")]));
         let report = ingest.finish(&db).unwrap();
-        assert_eq!(report.keys, 5);
+        assert_eq!((report.keys, report.tables), (7, 3));
         assert_eq!(get(&db, "a").as_deref(), Some("a1"));
         assert_eq!(get(&db, "b"), None);
-        assert_eq!(get(&db, "c").as_deref(), Some("c9"));
+        assert_eq!(get(&db, "c").as_deref(), Some("c-last"));
+        assert_eq!(get(&db, "d").as_deref(), Some("d8"));
+        assert_eq!(get(&db, "e"), None);
         assert_eq!(get(&db, "old"), None);
         // The range deletion [a, z) took the merge's base away first.
         assert_eq!(get(&db, "m").as_deref(), Some("x"));
