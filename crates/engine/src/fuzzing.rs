@@ -483,7 +483,11 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     // RocksDB tables (plain and LZ4) and an export of them as an archive.
     for lz4 in [false, true] {
-        let mut t = crate::rocksdb::TableWriter::new(crate::rocksdb::TableWriterOptions { lz4, block_size: 256 });
+        let mut t = crate::rocksdb::TableWriter::new(crate::rocksdb::TableWriterOptions {
+            lz4,
+            block_size: 256,
+            bloom_bits_per_key: 10,
+        });
         for i in 0..40u32 {
             t.add(format!("rk{i:03}").as_bytes(), format!("rocksdb value {i}").repeat(2).as_bytes()).expect("seed add");
         }

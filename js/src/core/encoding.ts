@@ -213,7 +213,7 @@ export interface ExportOptions<K> extends RangeOptions<K> {
    * import builds its tables anew, so it is slower.
    *
    * `'rocksdb'`: the live keys and their values as RocksDB table files
-   * (format_version 5, what RocksDB's `SstFileWriter` writes) in a tar
+   * (format_version 5 with a bloom filter, what RocksDB's `SstFileWriter` writes) in a tar
    * archive: `tar -xf` it and load each table into RocksDB with
    * `IngestExternalFile` (`ldb ingest_extern_sst`), or give it back to
    * `ingestRocksdb()` / `importDatabase(..., { format: 'rocksdb' })`. Keys

@@ -1,16 +1,19 @@
 //! RocksDB's block-based table format (format_version 5, as RocksDB 7.8
 //! writes it): Silt writes tables that RocksDB's `IngestExternalFile`
-//! takes ([`TableWriter`]: what `SstFileWriter` writes) and reads tables
+//! takes ([`TableWriter`]: what `SstFileWriter` writes, its bloom filter
+//! included) and reads tables
 //! that `SstFileWriter` or a RocksDB database wrote ([`read_table`]), so
 //! that data moves between a browser's Silt and RocksDB (and the stores
 //! built on its format) as table files. Nothing here is Silt's own table
 //! format (`sst/`). Byte layouts in docs/format.md ("RocksDB tables").
 
 mod block;
+mod bloom;
 mod properties;
 mod reader;
 pub mod tar;
 mod writer;
+mod xxph3;
 
 pub use reader::{read_table, EntryKind, RocksdbEntry, RocksdbTable};
 pub use writer::{TableWriter, TableWriterOptions};

@@ -22,6 +22,8 @@ pub(super) struct Properties {
     pub index_size: u64,
     pub filter_size: u64,
     pub num_data_blocks: u64,
+    /// Keys the bloom filter holds (0: none).
+    pub filter_entries: u64,
     // Read only:
     pub comparator: String,
     pub index_key_is_user_key: bool,
@@ -37,7 +39,8 @@ pub(super) struct Properties {
 
 impl Properties {
     /// The block, for a table of `num_entries` puts (no deletions, merges
-    /// or range deletions) at sequence number 0, without a filter.
+    /// or range deletions) at sequence number 0, with a bloom filter where
+    /// `filter_entries` is not 0.
     pub(super) fn encode(&self, lz4: bool) -> Vec<u8> {
         let num = |v: u64| {
             let mut b = Vec::new();
@@ -80,6 +83,10 @@ impl Properties {
             ("rocksdb.raw.key.size", num(self.raw_key_size)),
             ("rocksdb.raw.value.size", num(self.raw_value_size)),
         ];
+        if self.filter_entries > 0 {
+            props.push(("rocksdb.filter.policy", b"bloomfilter".to_vec()));
+            props.push(("rocksdb.num.filter_entries", num(self.filter_entries)));
+        }
         crate::sort::sort_by(&mut props, |a, b| a.0.cmp(b.0));
         let mut b = BlockBuilder::new(usize::MAX);
         for (name, value) in &props {

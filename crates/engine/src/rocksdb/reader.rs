@@ -49,6 +49,9 @@ pub struct RocksdbTable {
     /// Point entries in the table's order (user key ascending, newest first),
     /// then range deletions.
     pub entries: Vec<RocksdbEntry>,
+    /// The full-filter block (`fullfilter.rocksdb.BuiltinBloomFilter`), as
+    /// stored (its checksum verified), if the table has one.
+    pub filter: Option<Vec<u8>>,
 }
 
 fn corrupt(name: &str, offset: u64, why: impl Into<String>) -> Error {
@@ -185,6 +188,7 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
     let mut props = Properties::default();
     let mut range_del = None;
     let mut has_dictionary = false;
+    let mut filter = None;
     let mut last_meta: Option<Vec<u8>> = None;
     let meta_block = table.block(metaindex)?;
     for (key, value) in entries(&meta_block, &mut table.budget)? {
@@ -201,6 +205,7 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
                 props = Properties::decode(&block, &mut table.budget)?;
             }
             b"rocksdb.compression_dict" => has_dictionary = true,
+            b"fullfilter.rocksdb.BuiltinBloomFilter" => filter = Some(table.block(handle)?),
             b"rocksdb.range_del" => range_del = Some(handle),
             _ => {} // filters, compression dictionaries: not needed to read every entry
         }
@@ -312,5 +317,5 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
             format!("{} entries read where its properties count {}", out.len(), props.num_entries),
         ));
     }
-    Ok(RocksdbTable { format_version, comparator: props.comparator, entries: out })
+    Ok(RocksdbTable { format_version, comparator: props.comparator, entries: out, filter })
 }

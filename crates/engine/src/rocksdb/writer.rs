@@ -2,14 +2,12 @@
 //! RocksDB's `SstFileWriter` writes for puts (every key at sequence
 //! number 0 as a value, the external-file properties that give the file
 //! its global sequence number), in format_version 5 with crc32c block
-//! checksums, an index of whole internal keys and handles, and data
-//! blocks optionally compressed with LZ4. No filter: RocksDB's
-//! format_version 5 bloom hashes keys with a preview of XXH3 (xxHash
-//! 0.7.2's) that nothing else implements, and a filter that disagrees
-//! with RocksDB's would make its reads miss keys; RocksDB builds its own
-//! filters when it compacts the ingested file.
+//! checksums, a full-key bloom filter bit for bit as RocksDB builds it
+//! (`bloom.rs`), an index of whole internal keys and handles, and data
+//! blocks optionally compressed with LZ4.
 
 use super::block::BlockBuilder;
+use super::bloom::BloomBuilder;
 use super::properties::Properties;
 use super::{
     block_checksum, BlockHandle, CHECKSUM_CRC32C, FOOTER_LEN, FORMAT_VERSION, LZ4_COMPRESSION, MAGIC, MAX_HANDLE_LEN,
@@ -26,11 +24,13 @@ pub struct TableWriterOptions {
     /// Compress data blocks with LZ4 where it saves at least an eighth
     /// (RocksDB's rule); off: none is compressed.
     pub lz4: bool,
+    /// Bloom filter bits per key (RocksDB's `bloom_bits`; 0: no filter).
+    pub bloom_bits_per_key: u32,
 }
 
 impl Default for TableWriterOptions {
     fn default() -> Self {
-        TableWriterOptions { block_size: 4096, lz4: false }
+        TableWriterOptions { block_size: 4096, lz4: false, bloom_bits_per_key: 10 }
     }
 }
 
@@ -41,6 +41,7 @@ pub struct TableWriter {
     out: Vec<u8>,
     data: BlockBuilder,
     index: BlockBuilder,
+    bloom: BloomBuilder,
     last_key: Option<Vec<u8>>,
     /// The last internal key of the block being built.
     block_last: Vec<u8>,
@@ -54,6 +55,7 @@ impl TableWriter {
             out: Vec::new(),
             data: BlockBuilder::new(16),
             index: BlockBuilder::new(1),
+            bloom: BloomBuilder::new(options.bloom_bits_per_key),
             last_key: None,
             block_last: Vec::new(),
             props: Properties::default(),
@@ -84,6 +86,7 @@ impl TableWriter {
         ikey.extend_from_slice(key);
         ikey.extend_from_slice(&u64::from(TYPE_VALUE).to_le_bytes());
         self.data.add(&ikey, value);
+        self.bloom.add(key);
         self.props.num_entries += 1;
         self.props.raw_key_size += ikey.len() as u64;
         self.props.raw_value_size += value.len() as u64;
@@ -135,13 +138,22 @@ impl TableWriter {
             return Err(Error::InvalidArgument("a RocksDB table needs at least one entry".into()));
         }
         self.flush_block();
-        // As RocksDB orders them: the index, the properties, the meta-index.
+        // As RocksDB orders them: the filter, the index, the properties,
+        // the meta-index.
+        let filter = std::mem::replace(&mut self.bloom, BloomBuilder::new(0)).finish().map(|f| {
+            self.props.filter_size = f.len() as u64;
+            self.props.filter_entries = self.props.num_entries;
+            self.write_block(&f, false)
+        });
         let index = self.index.finish();
         self.props.index_size = (index.len() + super::BLOCK_TRAILER_LEN) as u64;
         let index_handle = self.write_block(&index, false);
         let props = self.props.encode(self.options.lz4);
         let props_handle = self.write_block(&props, false);
         let mut metaindex = BlockBuilder::new(1);
+        if let Some(handle) = filter {
+            metaindex.add(b"fullfilter.rocksdb.BuiltinBloomFilter", &handle.encoded());
+        }
         metaindex.add(b"rocksdb.properties", &props_handle.encoded());
         let metaindex = metaindex.finish();
         let metaindex_handle = self.write_block(&metaindex, false);
