@@ -22,7 +22,7 @@ pub fn key_hash(user_key: &[u8]) -> u64 {
 }
 
 /// RocksDB's choice of probe count for a bits-per-key budget (in millibits).
-fn num_probes(millibits_per_key: u32) -> u8 {
+pub(crate) fn num_probes(millibits_per_key: u32) -> u8 {
     match millibits_per_key {
         0..=2080 => 1,
         2081..=3580 => 2,
@@ -78,20 +78,31 @@ impl FilterBuilder {
         let num_lines = bits.div_ceil(LINE_BYTES as u64 * 8).max(1) as usize;
         let probes = num_probes(self.bits_per_key * 1000);
         let mut out = vec![0u8; num_lines * LINE_BYTES + 2];
-        for &h in &self.hashes {
-            let line = fast_range32(h as u32, num_lines as u32) as usize * LINE_BYTES;
-            let mut p = (h >> 32) as u32;
-            for _ in 0..probes {
-                let bit = (p >> (32 - 9)) as usize; // 9 bits: a position in 512
-                out[line + (bit >> 3)] |= 1 << (bit & 7);
-                p = p.wrapping_mul(0x9e37_79b9);
-            }
-        }
+        set_bits(&self.hashes, probes, &mut out[..num_lines * LINE_BYTES]);
         let n = out.len();
         out[n - 2] = probes;
         out[n - 1] = KIND_FAST_LOCAL_BLOOM;
         self.hashes.clear();
         out
+    }
+}
+
+/// Sets each hash's `probes` bits in `lines` (whole 64-byte lines): the
+/// low 32 bits choose the line, the high 32 bits seed the probes (RocksDB's
+/// FastLocalBloom, which RocksDB's own tables use too: `rocksdb/bloom.rs`).
+pub(crate) fn set_bits(hashes: &[u64], probes: u8, lines: &mut [u8]) {
+    let num_lines = (lines.len() / LINE_BYTES) as u32;
+    if num_lines == 0 {
+        return;
+    }
+    for &h in hashes {
+        let line = fast_range32(h as u32, num_lines) as usize * LINE_BYTES;
+        let mut p = (h >> 32) as u32;
+        for _ in 0..probes {
+            let bit = (p >> (32 - 9)) as usize; // 9 bits: a position in 512
+            lines[line + (bit >> 3)] |= 1 << (bit & 7);
+            p = p.wrapping_mul(0x9e37_79b9);
+        }
     }
 }
 
