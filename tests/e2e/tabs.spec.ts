@@ -381,9 +381,10 @@ test('a tab of another siltdb, or with a bug, posts at the leader: typed refusal
   const got = await b.evaluate(async () => {
     const name = 'strangers';
     const roster = new BroadcastChannel(`siltdb:${name}:roster`);
-    const leader = await new Promise<string>((resolve) => {
+    // The leader states its protocol version (`v`): the bad tab speaks it.
+    const [leader, v] = await new Promise<[string, number]>((resolve) => {
       roster.onmessage = (ev) => {
-        if (ev.data?.t === 'leader' && ev.data.ready) resolve(ev.data.leader);
+        if (ev.data?.t === 'leader' && ev.data.ready) resolve([ev.data.leader, ev.data.v]);
       };
       roster.postMessage({ t: 'who' });
     });
@@ -393,7 +394,7 @@ test('a tab of another siltdb, or with a bug, posts at the leader: typed refusal
       void navigator.locks.request(`siltdb:${name}:client:${who}-${leader}`, () => new Promise(() => {}));
       const line = new BroadcastChannel(`siltdb:${name}:c:${who}-${leader}`);
       line.onmessage = (ev) => answers[who]!.push(ev.data);
-      roster.postMessage(who === 'bad' ? { t: 'hello', client: `${who}-${leader}`, leader, v: 3 } : { t: 'hello', client: `${who}-${leader}`, leader });
+      roster.postMessage(who === 'bad' ? { t: 'hello', client: `${who}-${leader}`, leader, v } : { t: 'hello', client: `${who}-${leader}`, leader });
       await new Promise((r) => setTimeout(r, 200));
       if (who === 'bad') {
         line.postMessage({ id: 1, request: { op: 'put', key: 42, value: 'not bytes' } });
