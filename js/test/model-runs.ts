@@ -13,6 +13,24 @@ export async function imageOf(key: string, value: string): Promise<Uint8Array> {
 }
 
 /**
+ * `count` archives of RocksDB tables (`export({ form: 'rocksdb' })`), each
+ * of two keys `i:<t>:0` and `i:<t>:1` for its own `t` (from `first`), as
+ * the protocol model's ingests name their keys: [t, archive].
+ */
+export async function rocksdbArchivesOf(first: number, count: number): Promise<[string, Uint8Array][]> {
+  const out: [string, Uint8Array][] = [];
+  for (let n = 0; n < count; n++) {
+    const t = String(first + n);
+    const src = await openMemory();
+    src.put(`i:${t}:0`, bytes('r'));
+    src.put(`i:${t}:1`, bytes('r'));
+    out.push([t, new Uint8Array(await new Response(src.export({ form: 'rocksdb' })).arrayBuffer())]);
+    src.close();
+  }
+  return out;
+}
+
+/**
  * Runs `schedule` on seeds `first`, `first + 1`, … (`count` of them, fewer
  * once 20 failures are found or `seconds` have passed): the failures, how
  * many ran, and the seconds they took.

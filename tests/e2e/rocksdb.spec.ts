@@ -119,9 +119,13 @@ async function loadLib(page: Page): Promise<void> {
   });
 }
 
-test('through connect(): an export in the RocksDB form loads into RocksDB as the page reads it', async ({ page }) => {
+test('through connect(): an export in the RocksDB form loads into RocksDB as the page reads it, and a table RocksDB wrote goes in', async ({ page }) => {
   await loadLib(page);
-  const r = await page.evaluate(async () => {
+  const table = rocksdbTable([
+    ['k00001', 'from rocksdb'],
+    ['zz', 'new'],
+  ]);
+  const r = await page.evaluate(async (table) => {
     const { connect } = window.lib;
     const hexOf = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
     const db = await connect<string, string>('rocksdb-remote', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
@@ -133,11 +137,16 @@ test('through connect(): an export in the RocksDB form loads into RocksDB as the
       const tar = new Uint8Array(await new Response(db.export({ form: 'rocksdb' })).arrayBuffer());
       const scan: [string, string][] = [];
       for await (const [k, v] of db.iterator()) scan.push([hexOf(new TextEncoder().encode(k)), hexOf(new TextEncoder().encode(v))]);
-      return { tar: Array.from(tar), scan };
+      // A table RocksDB wrote, as a File the page was given: its keys win.
+      const report = await db.ingestRocksdb(new File([new Uint8Array(table)], 'table.sst'));
+      const after = [await db.get('k00001'), await db.get('zz'), await db.get('k00003'), await db.count()];
+      return { tar: Array.from(tar), scan, report, after };
     } finally {
       await db.close();
     }
-  });
+  }, Array.from(table));
   expect(r.scan.length).toBe(1999);
   expect(intoRocksdb(Uint8Array.from(r.tar))).toEqual(r.scan);
+  expect(r.report).toEqual({ keys: 2, tables: 1 });
+  expect(r.after).toEqual(['from rocksdb', 'new', 'v3', 2000]);
 });

@@ -48,7 +48,7 @@ pub use clock::Clock;
 pub use db::{
     repair, Db, DbIterator, DbProperties, ExportForm, ExportOptions, Exporter, Failure, ImportReport, Importer,
     IngestOptions, IngestReport, OptimisticTransaction, Options, PinnedResults, PinnedValue, Progress, ReadOptions,
-    Recovery, RepairReport, RocksdbIngest, RocksdbIngestReport, Snapshot, StatsLevel, SuperVersion,
+    Recovery, RepairReport, RocksdbIngest, RocksdbIngestReport, RocksdbPlan, Snapshot, StatsLevel, SuperVersion,
     TransactionIterator, Update, VerifyReport, WriteOptions, EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES,
     MAX_KEY_LEN, MAX_VALUE_LEN,
 };

@@ -4,6 +4,7 @@
 //! JavaScript reads from a stream. (Exports in RocksDB's form go through
 //! `exportStart`, backup.rs.)
 
+use silt_engine::rocksdb::EntryKind;
 use silt_engine::RocksdbIngest;
 use wasm_bindgen::prelude::*;
 
@@ -66,4 +67,53 @@ impl Database {
     pub fn rocksdb_ingest_abort(&self) {
         self.rocksdb_ingest.borrow_mut().take();
     }
+}
+
+/// RocksDB tables read and verified (a ustar archive of them, or one bare
+/// table, whole), as the write that applies them (`RocksdbIngest::plan`):
+/// `{ batch, count, valuesOnly, keys, tables }`, `batch` in the binding's
+/// batch encoding (`docs/format.md`), its `count` ops in the order they
+/// apply. A `connect()` leader writes it as a recorded write (an ingest of
+/// the values when `valuesOnly`, else a synced write of the batch), so that
+/// a request sent again is never applied twice.
+#[wasm_bindgen]
+impl Database {
+    /// (Of no database in particular: a method so that a leader's steps reach it through their database.)
+    #[wasm_bindgen(js_name = rocksdbPlan)]
+    pub fn rocksdb_plan(&self, bytes: &[u8]) -> JsResult<JsValue> {
+        rocksdb_plan(bytes)
+    }
+}
+
+fn rocksdb_plan(bytes: &[u8]) -> JsResult<JsValue> {
+    let mut ingest = RocksdbIngest::new();
+    ingest.push(bytes).map_err(BindingError::from)?;
+    let plan = ingest.plan().map_err(BindingError::from)?;
+    let mut batch = Vec::with_capacity(plan.entries.iter().map(|e| e.key.len() + e.value.len() + 9).sum());
+    for e in &plan.entries {
+        let (tag, second) = match e.kind {
+            EntryKind::Value => (0x01, true),
+            EntryKind::Delete => (0x00, false),
+            EntryKind::Merge => (0x02, true),
+            EntryKind::RangeDelete => (0x03, true),
+        };
+        batch.push(tag);
+        batch.extend_from_slice(&(e.key.len() as u32).to_le_bytes());
+        if second {
+            batch.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
+        }
+        batch.extend_from_slice(&e.key);
+        if second {
+            batch.extend_from_slice(&e.value);
+        }
+    }
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), &v).map(|_| ());
+    let r = set("batch", js_sys::Uint8Array::from(batch.as_slice()).into())
+        .and(set("count", JsValue::from(plan.entries.len() as u32)))
+        .and(set("valuesOnly", JsValue::from(plan.values_only)))
+        .and(set("keys", JsValue::from(plan.keys as f64)))
+        .and(set("tables", JsValue::from(plan.tables as f64)));
+    r.map_err(|_| BindingError::invalid("cannot build the plan's object"))?;
+    Ok(out.into())
 }

@@ -521,6 +521,7 @@ export class Database<K = Key, V = Uint8Array> implements Disposable, Operations
    * RocksDB's `SstFileWriter`) or one `.sst`, uncompressed or LZ4. Every
    * table is read (into memory) and verified first (damage: `Corruption`,
    * nothing written); a later table's keys win. Not on a sublevel.
+   * Through `connect()`, in order with the writes called after it.
    */
   ingestRocksdb(source: ImportSource): Promise<RocksdbIngestReport> {
     return ingestRocksdbOn(this.#core, this.#codec.prefix, source);

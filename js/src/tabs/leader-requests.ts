@@ -13,11 +13,17 @@ import { Database } from '../local/database.js';
 import { refreshStorageEstimate } from '../opfs/storage.js';
 import { type Client, type LeaderCounters, snapshotOf } from './leader-clients.js';
 import { keyOf, reserved } from './leader-batches.js';
-import { STEPS, type StepSide } from './leader-steps.js';
+import { rocksdbPlanOf, STEPS, type StepSide } from './leader-steps.js';
 import type { LeaderWriter } from './leader-writer.js';
 import { isOperation, OPERATIONS, type Served } from './operations.js';
 import type { Request } from './protocol.js';
 import { isReserved } from './write-records.js';
+
+/** An `ingestRocksdb` sent again, already applied: its report again, from its tables (nothing written). */
+export function rocksdbReportOf(db: Database, bytes: Uint8Array): { keys: number; tables: number } {
+  const plan = rocksdbPlanOf(Database.internals(db as Database<unknown, unknown>).inner, bytes);
+  return { keys: plan.keys, tables: plan.tables };
+}
 
 /** @internal The requests of a leader's connections, served on its database. */
 export class LeaderRequests {

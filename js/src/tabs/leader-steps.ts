@@ -234,6 +234,22 @@ export const STEPS = {
     fields: { export: COUNT },
     state: 'releases',
   }),
+  /**
+   * RocksDB tables (an archive of them, or one, whole: `ingestRocksdb`) as
+   * this request's write: read and verified by the engine, then an ingest
+   * of their values, or a synced write of their deletions, merges and range
+   * deletions, each recorded as writes are (never applied twice).
+   */
+  ingestRocksdb: step({
+    serve: async (s, r: { bytes: Uint8Array }) => {
+      const plan = rocksdbPlanOf(s.internals().inner, r.bytes);
+      if (plan.valuesOnly) await s.ingest(plan.batch, plan.count, false);
+      else s.write(WriteBatch.fromEncoded(plan.batch, plan.count), true);
+      return [{ keys: plan.keys, tables: plan.tables }, []];
+    },
+    fields: { bytes: BYTES },
+    state: 'none',
+  }),
   importStart: step({
     serve: (s, _r: object) => {
       if (s.imports.importer !== undefined) throw new SiltError('Busy', 'another connection is importing into this database: wait for its import() to end');
@@ -393,3 +409,21 @@ export const STEPS = {
 export type StepRequest = {
   [O in keyof typeof STEPS]: { op: O } & Parameters<(typeof STEPS)[O]['serve']>[1];
 }[keyof typeof STEPS];
+
+/** What the engine plans of RocksDB tables (crates/wasm/src/rocksdb.rs, `rocksdbPlan`). */
+export interface RocksdbPlan {
+  batch: Uint8Array;
+  count: number;
+  valuesOnly: boolean;
+  keys: number;
+  tables: number;
+}
+
+/** The engine's plan of the RocksDB tables in `bytes` (their damage: the engine's error). */
+export function rocksdbPlanOf(inner: WasmDatabase, bytes: Uint8Array): RocksdbPlan {
+  try {
+    return inner.rocksdbPlan(bytes) as RocksdbPlan;
+  } catch (e) {
+    throw fromWasm(e);
+  }
+}

@@ -31,7 +31,7 @@ import type { Database } from '../local/database.js';
 import { SiltError } from '../core/errors.js';
 import type { LockManagerLike } from '../core/web-locks.js';
 import type { Client, LeaderCounters } from './leader-clients.js';
-import { LeaderRequests } from './leader-requests.js';
+import { LeaderRequests, rocksdbReportOf } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
 import { withoutValues } from './change-values.js';
@@ -505,6 +505,8 @@ export class Leader {
       if ('sync' in r && r.sync === true) this.#writer.makeDurable(c.id);
       // An ingest whose report went for room: what is known of it.
       if (r.op === 'ingest' && done.value === undefined) return [knownReport(r.count, done.sequence), []];
+      // Its report (keys, tables) again, from the tables (not written again).
+      if (r.op === 'ingestRocksdb') return [rocksdbReportOf(this.#db, r.bytes), []];
       return [done.value, []];
     }
     try {

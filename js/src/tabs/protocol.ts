@@ -53,7 +53,17 @@ export type Request = OperationRequest | StepRequest;
  * record and answers them from it when sent again; a connection with a page
  * cache reads past it while one of its own waits for its answer.
  */
-export const WRITES: ReadonlySet<Request['op']> = new Set<Request['op']>(['put', 'delete', 'deleteRange', 'merge', 'write', 'clear', 'ingest', 'txnCommit']);
+export const WRITES: ReadonlySet<Request['op']> = new Set<Request['op']>([
+  'put',
+  'delete',
+  'deleteRange',
+  'merge',
+  'write',
+  'clear',
+  'ingest',
+  'ingestRocksdb',
+  'txnCommit',
+]);
 
 /** What request `r` needs of the leader it was made for (see `LeaderState`). */
 export function leaderStateOf(r: Request): LeaderState {
@@ -126,8 +136,8 @@ export function fromWire(w: WireError): SiltError {
  * its first batch (`first`, `limit`), which a leader of 1 refuses. 3: a
  * `changes` request may ask for values (`values`), which a leader of 2
  * refuses, and change records may carry them. 4: an `exportStart` may ask
- * for the RocksDB form (`form: 'rocksdb'`, `lz4`, `targetFileSize`), which
- * a leader of 3 refuses.
+ * for the RocksDB form (`form: 'rocksdb'`, `lz4`, `targetFileSize`), and
+ * `ingestRocksdb` is a write, which a leader of 3 refuses.
  */
 export const PROTOCOL = 4;
 

@@ -6,6 +6,7 @@
  */
 
 import { chunksOf, type ImportReport, type ImportSource } from '../local/backup.js';
+import type { RocksdbIngestReport } from '../local/rocksdb.js';
 import { WriteBatch } from '../core/batch.js';
 import { show, type Key } from '../core/bytes.js';
 import {
@@ -56,6 +57,19 @@ export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
 async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
+}
+
+/** Every byte of an import source, in one buffer. */
+async function bytesOfSource(source: ImportSource): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of chunksOf(source)) parts.push(chunk);
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return bytes;
 }
 
 /** What the handles of one `connect()` call share: the root and its sublevels. */
@@ -339,6 +353,23 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
         if (pushing) await this.#send({ op: 'importAbort' }, epoch).catch(() => {});
         throw e;
       }
+    });
+  }
+
+  /**
+   * Adds RocksDB table files in one step (see `Database.ingestRocksdb`):
+   * read here whole, sent to the leader in one message, which verifies every
+   * table and writes them as a write of this connection (never applied
+   * twice, whatever the failovers). Not on a sublevel.
+   */
+  ingestRocksdb(source: ImportSource): Promise<RocksdbIngestReport> {
+    return call(async () => {
+      if (this.#codec.prefix.length > 0)
+        throw new SiltError('InvalidArgument', "ingestRocksdb() writes the tables' keys as they are: call it on the database, not a sublevel");
+      // Bytes go at once, in order with the writes called after this one;
+      // any other source once it has been read.
+      const bytes = source instanceof Uint8Array ? source.slice() : await bytesOfSource(source);
+      return (await this.#send({ op: 'ingestRocksdb', bytes })) as RocksdbIngestReport;
     });
   }
 

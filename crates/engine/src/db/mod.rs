@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub use backup::{
-    ExportForm, ExportOptions, Exporter, ImportReport, Importer, RocksdbIngest, RocksdbIngestReport, EXPORT_MAGIC,
-    EXPORT_VERSION, EXPORT_VERSION_ENTRIES,
+    ExportForm, ExportOptions, Exporter, ImportReport, Importer, RocksdbIngest, RocksdbIngestReport, RocksdbPlan,
+    EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES,
 };
 pub use failure::{Failure, Recovery};
 pub use get::PinnedValue;

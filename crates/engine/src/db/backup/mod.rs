@@ -36,4 +36,4 @@ mod tests;
 pub use export::{ExportForm, ExportOptions, Exporter};
 pub use format::{EXPORT_MAGIC, EXPORT_VERSION, EXPORT_VERSION_ENTRIES};
 pub use import::{ImportReport, Importer};
-pub use rocksdb_ingest::{RocksdbIngest, RocksdbIngestReport};
+pub use rocksdb_ingest::{RocksdbIngest, RocksdbIngestReport, RocksdbPlan};

@@ -127,41 +127,78 @@ impl RocksdbIngest {
 
     /// Writes what the tables hold into `db` in one step; see the module
     /// documentation.
-    pub fn finish(mut self, db: &Db) -> Result<RocksdbIngestReport> {
+    pub fn finish(self, db: &Db) -> Result<RocksdbIngestReport> {
+        self.plan()?.apply(db)
+    }
+
+    /// What the tables hold, in the order it is written (see the module
+    /// documentation), without writing it: for a writer that applies it
+    /// its own way (a `connect()` leader, which records the write).
+    pub fn plan(mut self) -> Result<RocksdbPlan> {
         self.close()?;
         let tables = self.tables.len() as u64;
         // Table by table; in a table, by sequence number.
-        let mut all: Vec<(usize, u64, u8, usize, &RocksdbEntry)> = Vec::new();
+        let mut order: Vec<(usize, u64, u8, usize)> = Vec::new();
         for (t, (_, entries)) in self.tables.iter().enumerate() {
             for (i, e) in entries.iter().enumerate() {
                 let rank = u8::from(e.kind != EntryKind::RangeDelete);
                 // A table holds a key's versions newest first: reversed.
-                all.push((t, e.sequence, rank, usize::MAX - i, e));
+                order.push((t, e.sequence, rank, usize::MAX - i));
             }
         }
-        crate::sort::sort_by(&mut all, |a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
-        if all.iter().all(|e| e.4.kind == EntryKind::Value) {
-            let pairs = all.iter().map(|e| (e.4.key.as_slice(), e.4.value.as_slice())).collect();
+        crate::sort::sort(&mut order);
+        let mut entries = Vec::with_capacity(order.len());
+        for (t, _, _, i) in order {
+            entries.push(std::mem::replace(
+                &mut self.tables[t].1[usize::MAX - i],
+                RocksdbEntry { key: Vec::new(), sequence: 0, kind: EntryKind::Delete, value: Vec::new() },
+            ));
+        }
+        let mut keys: Vec<&[u8]> =
+            entries.iter().filter(|e| e.kind != EntryKind::RangeDelete).map(|e| e.key.as_slice()).collect();
+        crate::sort::sort(&mut keys);
+        keys.dedup();
+        let keys = keys.len() as u64;
+        let values_only = entries.iter().all(|e| e.kind == EntryKind::Value);
+        Ok(RocksdbPlan { entries, values_only, keys, tables })
+    }
+}
+
+/// What RocksDB tables hold, in the order it is written
+/// ([`RocksdbIngest::plan`]).
+#[derive(Clone, Debug)]
+pub struct RocksdbPlan {
+    /// Every entry, in the order it is applied (a later one over an earlier).
+    pub entries: Vec<RocksdbEntry>,
+    /// Whether every entry is a value (then it goes in as one ingest).
+    pub values_only: bool,
+    /// Distinct keys written (put, deleted or merged).
+    pub keys: u64,
+    /// RocksDB tables read.
+    pub tables: u64,
+}
+
+impl RocksdbPlan {
+    /// Writes the plan into `db` in one step: one ingest of values only, or
+    /// one synced write batch.
+    pub fn apply(&self, db: &Db) -> Result<RocksdbIngestReport> {
+        let (keys, tables) = (self.keys, self.tables);
+        if self.values_only {
+            let pairs = self.entries.iter().map(|e| (e.key.as_slice(), e.value.as_slice())).collect();
             let r: IngestReport = db.ingest_pairs(pairs, &IngestOptions { sorted: false })?;
-            return Ok(RocksdbIngestReport { keys: r.keys, tables, files: r.files });
+            return Ok(RocksdbIngestReport { keys, tables, files: r.files });
         }
         let mut batch = WriteBatch::new();
-        let mut keys: Vec<&[u8]> = Vec::new();
-        for (_, _, _, _, e) in &all {
+        for e in &self.entries {
             match e.kind {
                 EntryKind::Value => batch.put(&e.key, &e.value),
                 EntryKind::Delete => batch.delete(&e.key),
                 EntryKind::Merge => batch.merge(&e.key, &e.value),
                 EntryKind::RangeDelete => batch.delete_range(&e.key, &e.value),
             };
-            if e.kind != EntryKind::RangeDelete {
-                keys.push(e.key.as_slice());
-            }
         }
-        crate::sort::sort(&mut keys);
-        keys.dedup();
         db.write(&WriteOptions { sync: true }, batch)?;
-        Ok(RocksdbIngestReport { keys: keys.len() as u64, tables, files: 0 })
+        Ok(RocksdbIngestReport { keys, tables, files: 0 })
     }
 }
 
