@@ -207,7 +207,7 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
             b"rocksdb.compression_dict" => has_dictionary = true,
             b"fullfilter.rocksdb.BuiltinBloomFilter" => filter = Some(table.block(handle)?),
             b"rocksdb.range_del" => range_del = Some(handle),
-            _ => {} // filters, compression dictionaries: not needed to read every entry
+            _ => {} // other meta-blocks (partitioned filters, a hash index's): not needed to read every entry
         }
     }
     if has_dictionary {
