@@ -12,20 +12,31 @@ export async function imageOf(key: string, value: string): Promise<Uint8Array> {
   return image;
 }
 
+/** An archive of RocksDB tables (`export({ form: 'rocksdb' })`) holding `entries`. */
+export async function rocksdbArchiveOf(entries: [string, string][]): Promise<Uint8Array> {
+  const src = await openMemory();
+  for (const [k, v] of entries) src.put(k, bytes(v));
+  const archive = new Uint8Array(await new Response(src.export({ form: 'rocksdb' })).arrayBuffer());
+  src.close();
+  return archive;
+}
+
 /**
- * `count` archives of RocksDB tables (`export({ form: 'rocksdb' })`), each
- * of two keys `i:<t>:0` and `i:<t>:1` for its own `t` (from `first`), as
- * the protocol model's ingests name their keys: [t, archive].
+ * `count` archives of RocksDB tables, each of two keys `i:<t>:0` and
+ * `i:<t>:1` for its own `t` (from `first`), as the protocol model's
+ * ingests name their keys: [t, archive].
  */
 export async function rocksdbArchivesOf(first: number, count: number): Promise<[string, Uint8Array][]> {
   const out: [string, Uint8Array][] = [];
   for (let n = 0; n < count; n++) {
     const t = String(first + n);
-    const src = await openMemory();
-    src.put(`i:${t}:0`, bytes('r'));
-    src.put(`i:${t}:1`, bytes('r'));
-    out.push([t, new Uint8Array(await new Response(src.export({ form: 'rocksdb' })).arrayBuffer())]);
-    src.close();
+    out.push([
+      t,
+      await rocksdbArchiveOf([
+        [`i:${t}:0`, 'r'],
+        [`i:${t}:1`, 'r'],
+      ]),
+    ]);
   }
   return out;
 }
