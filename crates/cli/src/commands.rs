@@ -202,7 +202,7 @@ pub fn run(command: Command) -> Result<(), Failure> {
             close(o.db, m.as_deref())
         }
         Command::Ingest { dir, files, merge_operator: m } => {
-            if is_backup_file(&dir) {
+            if dir.is_file() {
                 return Err(Failure::usage(format!(
                     "{} is a file: ingest adds tables to a database directory",
                     dir.display()
@@ -412,11 +412,6 @@ fn read_rocksdb(files: &[std::path::PathBuf]) -> Result<silt_engine::RocksdbInge
 fn write_rocksdb(db: &Db, ingest: silt_engine::RocksdbIngest, m: Option<&str>) -> Result<(u64, usize), Failure> {
     let r = ingest.finish(db).or_explain("cannot write the tables' entries", m)?;
     Ok((r.keys, r.tables as usize))
-}
-
-/// Whether `path` is a file (not a directory).
-fn is_backup_file(path: &Path) -> bool {
-    path.is_file()
 }
 
 /// The first 512 bytes of `file` (fewer if it is shorter).

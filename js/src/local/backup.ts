@@ -30,6 +30,19 @@ export type ImportSource = ReadableStream<Uint8Array> | Blob | Uint8Array | Arra
 
 const NOTHING = new Uint8Array(0);
 
+/** Every byte of an import source, in one buffer. */
+export async function bytesOf(source: ImportSource): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of chunksOf(source)) parts.push(chunk);
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return bytes;
+}
+
 /** Bytes of stream per crossing out of wasm when exporting. */
 export const EXPORT_PIECE = 256 * 1024;
 

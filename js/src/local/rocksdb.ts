@@ -56,9 +56,14 @@ export async function ingestRocksdbInto(
   }
 }
 
-/** `Database.ingestRocksdb` of a handle whose keys have `prefix` (refused unless empty: the tables' keys go as they are). */
+/** `ingestRocksdb` on a sublevel, refused in both APIs: the tables' keys go as they are. */
+export function onSublevel(): SiltError {
+  return new SiltError('InvalidArgument', "ingestRocksdb() writes the tables' keys as they are: call it on the database, not a sublevel");
+}
+
+/** `Database.ingestRocksdb` of a handle whose keys have `prefix` (refused unless empty). */
 export async function ingestRocksdbOn(core: Core, prefix: Uint8Array, source: ImportSource): Promise<RocksdbIngestReport> {
-  if (prefix.length > 0) throw new SiltError('InvalidArgument', "ingestRocksdb() writes the tables' keys as they are: call it on the database, not a sublevel");
+  if (prefix.length > 0) throw onSublevel();
   const keeper = core.keeper;
   const report = await ingestRocksdbInto(core.inner, source, (n) => keeper?.topUp(Math.max(keeper.target, n)));
   core.feed?.wrote(undefined); // its keys are not listed: a gap

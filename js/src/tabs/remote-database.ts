@@ -5,8 +5,8 @@
  * (connection.ts); values come back as copies the caller owns.
  */
 
-import { chunksOf, type ImportReport, type ImportSource } from '../local/backup.js';
-import type { RocksdbIngestReport } from '../local/rocksdb.js';
+import { bytesOf, chunksOf, type ImportReport, type ImportSource } from '../local/backup.js';
+import { onSublevel, type RocksdbIngestReport } from '../local/rocksdb.js';
 import { WriteBatch } from '../core/batch.js';
 import { show, type Key } from '../core/bytes.js';
 import {
@@ -57,19 +57,6 @@ export type { RemoteCountOptions, RemoteReadOptions, RemoteStatistics } from './
 /** Runs `f` and turns a synchronous throw (bad input) into a rejection. */
 async function call<T>(f: () => Promise<T>): Promise<T> {
   return f();
-}
-
-/** Every byte of an import source, in one buffer. */
-async function bytesOfSource(source: ImportSource): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  for await (const chunk of chunksOf(source)) parts.push(chunk);
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.length;
-  }
-  return bytes;
 }
 
 /** What the handles of one `connect()` call share: the root and its sublevels. */
@@ -364,11 +351,10 @@ export class RemoteDatabase<K = Key, V = Uint8Array> implements RemoteOperations
    */
   ingestRocksdb(source: ImportSource): Promise<RocksdbIngestReport> {
     return call(async () => {
-      if (this.#codec.prefix.length > 0)
-        throw new SiltError('InvalidArgument', "ingestRocksdb() writes the tables' keys as they are: call it on the database, not a sublevel");
+      if (this.#codec.prefix.length > 0) throw onSublevel();
       // Bytes go at once, in order with the writes called after this one;
       // any other source once it has been read.
-      const bytes = source instanceof Uint8Array ? source.slice() : await bytesOfSource(source);
+      const bytes = source instanceof Uint8Array ? source.slice() : await bytesOf(source);
       return (await this.#send({ op: 'ingestRocksdb', bytes })) as RocksdbIngestReport;
     });
   }

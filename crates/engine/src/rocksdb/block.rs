@@ -114,44 +114,15 @@ pub(super) fn charge(budget: &mut u64, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Every entry of a block, in order, with its whole key; the keys' and
-/// values' bytes charged to `budget`.
-pub(super) fn entries<'a>(block: &'a [u8], budget: &mut u64) -> Result<Vec<(Vec<u8>, &'a [u8])>> {
+/// Walks a block's entries: for each, its whole key, how many bytes it
+/// shares with the previous one, its value length (where entries have one:
+/// `value_len`), and the reader at its value, which `each` reads.
+fn walk<'a>(
+    block: &'a [u8],
+    value_len: bool,
+    mut each: impl FnMut(&[u8], u32, Option<u32>, &mut Reader<'a>) -> Result<()>,
+) -> Result<()> {
     let (end, restarts) = layout(block)?;
-    let mut out = Vec::new();
-    let mut key: Vec<u8> = Vec::new();
-    let mut r = Reader::new(&block[..end]);
-    let mut next_restart = 0;
-    while !r.is_empty() {
-        let at = end - r.buf.len();
-        let restart = restarts.get(next_restart) == Some(&at);
-        if restart {
-            next_restart += 1;
-        }
-        let (shared, non_shared, len) = (r.varint32(), r.varint32(), r.varint32());
-        let (Some(shared), Some(non_shared), Some(len)) = (shared, non_shared, len) else {
-            return Err(bad("a truncated entry header"));
-        };
-        if shared as usize > key.len() || (restart && shared != 0) {
-            return Err(bad("a key sharing more than the previous key has"));
-        }
-        key.truncate(shared as usize);
-        key.extend_from_slice(r.bytes(non_shared as usize).ok_or_else(|| bad("a truncated key"))?);
-        let value = r.bytes(len as usize).ok_or_else(|| bad("a truncated value"))?;
-        charge(budget, key.len() + value.len())?;
-        out.push((key.clone(), value));
-    }
-    Ok(out)
-}
-
-/// Every entry of an index block whose values are delta encoded
-/// (block_builder.cc): an entry whose key shares bytes with the previous
-/// one holds the zigzag varint of its block's size change (the block
-/// follows the previous one and its trailer); any other (each restart
-/// point, and any key sharing nothing) holds a whole handle.
-pub(super) fn delta_index_entries(block: &[u8], budget: &mut u64) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
-    let (end, restarts) = layout(block)?;
-    let mut out: Vec<(Vec<u8>, BlockHandle)> = Vec::new();
     let mut key: Vec<u8> = Vec::new();
     let mut r = Reader::new(&block[..end]);
     let mut next_restart = 0;
@@ -162,13 +133,40 @@ pub(super) fn delta_index_entries(block: &[u8], budget: &mut u64) -> Result<Vec<
             next_restart += 1;
         }
         let (Some(shared), Some(non_shared)) = (r.varint32(), r.varint32()) else {
-            return Err(bad("a truncated index entry header"));
+            return Err(bad("a truncated entry header"));
         };
+        let len = if value_len { Some(r.varint32().ok_or_else(|| bad("a truncated entry header"))?) } else { None };
         if shared as usize > key.len() || (restart && shared != 0) {
-            return Err(bad("an index key sharing more than the previous key has"));
+            return Err(bad("a key sharing more than the previous key has"));
         }
         key.truncate(shared as usize);
-        key.extend_from_slice(r.bytes(non_shared as usize).ok_or_else(|| bad("a truncated index key"))?);
+        key.extend_from_slice(r.bytes(non_shared as usize).ok_or_else(|| bad("a truncated key"))?);
+        each(&key, shared, len, &mut r)?;
+    }
+    Ok(())
+}
+
+/// Every entry of a block, in order, with its whole key; the keys' and
+/// values' bytes charged to `budget`.
+pub(super) fn entries<'a>(block: &'a [u8], budget: &mut u64) -> Result<Vec<(Vec<u8>, &'a [u8])>> {
+    let mut out = Vec::new();
+    walk(block, true, |key, _, len, r| {
+        let value = r.bytes(len.unwrap_or(0) as usize).ok_or_else(|| bad("a truncated value"))?;
+        charge(budget, key.len() + value.len())?;
+        out.push((key.to_vec(), value));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Every entry of an index block whose values are delta encoded
+/// (block_builder.cc): an entry whose key shares bytes with the previous
+/// one holds the zigzag varint of its block's size change (the block
+/// follows the previous one and its trailer); any other (each restart
+/// point, and any key sharing nothing) holds a whole handle.
+pub(super) fn delta_index_entries(block: &[u8], budget: &mut u64) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
+    let mut out: Vec<(Vec<u8>, BlockHandle)> = Vec::new();
+    walk(block, false, |key, shared, _, r| {
         let handle = match out.last() {
             Some((_, prev)) if shared != 0 => {
                 let delta = r.varint64().ok_or_else(|| bad("a truncated size delta"))?;
@@ -182,11 +180,12 @@ pub(super) fn delta_index_entries(block: &[u8], budget: &mut u64) -> Result<Vec<
                     prev.offset.checked_add(prev.size).and_then(|o| o.checked_add(super::BLOCK_TRAILER_LEN as u64));
                 BlockHandle { offset: offset.ok_or_else(|| bad("a block past any file's end"))?, size: size as u64 }
             }
-            _ => BlockHandle::decode(&mut r).ok_or_else(|| bad("a truncated block handle"))?,
+            _ => BlockHandle::decode(r).ok_or_else(|| bad("a truncated block handle"))?,
         };
         charge(budget, key.len() + 16)?;
-        out.push((key.clone(), handle));
-    }
+        out.push((key.to_vec(), handle));
+        Ok(())
+    })?;
     Ok(out)
 }
 

@@ -141,14 +141,16 @@ fn codec_name(kind: u8) -> String {
     }
 }
 
-/// Splits an internal key into its user key, sequence number and type.
-fn split_internal(name: &str, ikey: &[u8]) -> Result<(Vec<u8>, u64, u8)> {
+/// Splits an internal key into its user key (the same buffer, cut),
+/// sequence number and type.
+fn split_internal(name: &str, mut ikey: Vec<u8>) -> Result<(Vec<u8>, u64, u8)> {
     if ikey.len() < 8 {
         return Err(corrupt(name, 0, "an internal key shorter than its 8-byte trailer"));
     }
-    let (user, trailer) = ikey.split_at(ikey.len() - 8);
-    let tag = decode_fixed64(trailer).unwrap_or(0);
-    Ok((user.to_vec(), tag >> 8, (tag & 0xff) as u8))
+    let at = ikey.len() - 8;
+    let tag = decode_fixed64(&ikey[at..]).unwrap_or(0);
+    ikey.truncate(at);
+    Ok((ikey, tag >> 8, (tag & 0xff) as u8))
 }
 
 /// Reads a whole RocksDB table: `name` is for errors. Every block's
@@ -261,7 +263,7 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
     for h in handles {
         let block = table.block(h)?;
         for (ikey, value) in entries(&block, &mut table.budget)? {
-            let (key, seq, ty) = split_internal(name, &ikey)?;
+            let (key, seq, ty) = split_internal(name, ikey)?;
             if key.len() > MAX_KEY_LEN || value.len() > MAX_VALUE_LEN {
                 return Err(Error::NotSupported(format!(
                     "{name}: an entry of a {}-byte key and a {}-byte value, past what Silt stores \
@@ -297,7 +299,7 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
     if let Some(h) = range_del {
         let block = table.block(h)?;
         for (ikey, end) in entries(&block, &mut table.budget)? {
-            let (start, seq, ty) = split_internal(name, &ikey)?;
+            let (start, seq, ty) = split_internal(name, ikey)?;
             if ty != TYPE_RANGE_DELETION {
                 return Err(corrupt(name, h.offset, "a range deletion block entry that is not a range deletion"));
             }

@@ -42,8 +42,8 @@ pub struct TableWriter {
     data: BlockBuilder,
     index: BlockBuilder,
     bloom: BloomBuilder,
-    last_key: Option<Vec<u8>>,
-    /// The last internal key of the block being built.
+    /// The last internal key added (of the block being built, or of the
+    /// one just written): the order check's and the index's.
     block_last: Vec<u8>,
     props: Properties,
 }
@@ -56,7 +56,6 @@ impl TableWriter {
             data: BlockBuilder::new(16),
             index: BlockBuilder::new(1),
             bloom: BloomBuilder::new(options.bloom_bits_per_key),
-            last_key: None,
             block_last: Vec::new(),
             props: Properties::default(),
         }
@@ -75,23 +74,23 @@ impl TableWriter {
     /// Adds `key` with `value`. Keys must be strictly ascending
     /// (`InvalidArgument` otherwise: RocksDB refuses such a table).
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        if let Some(last) = &self.last_key {
-            if key <= last.as_slice() {
+        if self.props.num_entries > 0 {
+            let last = &self.block_last[..self.block_last.len() - 8];
+            if key <= last {
                 return Err(Error::InvalidArgument(format!(
                     "a RocksDB table takes keys in ascending order, each once: {key:02x?} came after {last:02x?}"
                 )));
             }
         }
-        let mut ikey = Vec::with_capacity(key.len() + 8);
-        ikey.extend_from_slice(key);
-        ikey.extend_from_slice(&u64::from(TYPE_VALUE).to_le_bytes());
-        self.data.add(&ikey, value);
+        // The internal key, in the buffer of the last one.
+        self.block_last.clear();
+        self.block_last.extend_from_slice(key);
+        self.block_last.extend_from_slice(&u64::from(TYPE_VALUE).to_le_bytes());
+        self.data.add(&self.block_last, value);
         self.bloom.add(key);
         self.props.num_entries += 1;
-        self.props.raw_key_size += ikey.len() as u64;
+        self.props.raw_key_size += self.block_last.len() as u64;
         self.props.raw_value_size += value.len() as u64;
-        self.block_last = ikey;
-        self.last_key = Some(key.to_vec());
         if self.data.size_estimate() >= self.options.block_size {
             self.flush_block();
         }
