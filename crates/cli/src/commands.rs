@@ -11,7 +11,7 @@ use silt_engine::{Db, ExportForm, ExportOptions, Options, ReadOptions};
 
 use crate::fail::{EngineExt, Failure, ResultExt};
 use crate::progress::Progress;
-use crate::show::{parse, show, Format};
+use crate::show::{parse, show, show_to, Format};
 use crate::target::{import_file, is_backup, merge_operator, open};
 use crate::{Command, Range};
 
@@ -320,12 +320,15 @@ fn scan(
     }
     let mut w = out();
     let mut n = 0u64;
+    let mut line = String::new();
     while it.valid() && limit.is_none_or(|l| n < l) {
-        let line = if keys_only {
-            format!("{}\n", show(it.key(), format))
-        } else {
-            format!("{}\t{}\n", show(it.key(), format), show(it.value(), format))
-        };
+        line.clear();
+        show_to(&mut line, it.key(), format);
+        if !keys_only {
+            line.push('\t');
+            show_to(&mut line, it.value(), format);
+        }
+        line.push('\n');
         if !written(w.write_all(line.as_bytes()))? {
             return Ok(());
         }

@@ -18,20 +18,36 @@ fn printable(s: &str) -> bool {
     s.chars().all(|c| !c.is_control() || c == ' ')
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+fn hex_to(out: &mut String, b: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 * b.len());
+    for &x in b {
+        out.push(DIGITS[(x >> 4) as usize] as char);
+        out.push(DIGITS[(x & 15) as usize] as char);
+    }
 }
 
 /// `b` as `format` shows it.
 pub fn show(b: &[u8], format: Format) -> String {
+    let mut out = String::new();
+    show_to(&mut out, b, format);
+    out
+}
+
+/// Appends `b` as `format` shows it to `out` (a scan's lines: no string
+/// made per key or per byte).
+pub fn show_to(out: &mut String, b: &[u8], format: Format) {
     match format {
-        Format::Hex => hex(b),
+        Format::Hex => hex_to(out, b),
         Format::Auto => match std::str::from_utf8(b) {
-            Ok(s) if printable(s) && !s.starts_with("0x") => s.to_string(),
-            _ => format!("0x{}", hex(b)),
+            Ok(s) if printable(s) && !s.starts_with("0x") => out.push_str(s),
+            _ => {
+                out.push_str("0x");
+                hex_to(out, b);
+            }
         },
         Format::Utf8 => {
-            let mut out = String::new();
+            use std::fmt::Write;
             for chunk in b.utf8_chunks() {
                 for c in chunk.valid().chars() {
                     match c {
@@ -39,16 +55,19 @@ pub fn show(b: &[u8], format: Format) -> String {
                         '\n' => out.push_str("\\n"),
                         '\t' => out.push_str("\\t"),
                         '\r' => out.push_str("\\r"),
-                        c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-                        c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+                        c if c.is_ascii_control() => {
+                            let _ = write!(out, "\\x{:02x}", c as u32);
+                        }
+                        c if c.is_control() => {
+                            let _ = write!(out, "{}", c.escape_unicode());
+                        }
                         c => out.push(c),
                     }
                 }
                 for x in chunk.invalid() {
-                    out.push_str(&format!("\\x{x:02x}"));
+                    let _ = write!(out, "\\x{x:02x}");
                 }
             }
-            out
         }
     }
 }

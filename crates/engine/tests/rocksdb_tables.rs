@@ -171,7 +171,7 @@ fn tables_silt_writes_pass_sst_dump_and_ingest_into_rocksdb() {
         assert_eq!(ldb_scan(&db), data, "RocksDB's scan after ingesting the table Silt wrote (lz4: {lz4})");
         // Silt reads back what it wrote.
         let read = read_table("000001.sst", &bytes).unwrap();
-        let got: Vec<_> = read.entries.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+        let got: Vec<_> = read.entries().map(|e| (e.key.to_vec(), e.value.to_vec())).collect();
         assert_eq!(got, data);
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -194,8 +194,8 @@ fn tables_rocksdb_writes_read_in_silt_as_written() {
         let bytes = std::fs::read(&table).unwrap();
         let read = read_table("000001.sst", &bytes).unwrap();
         assert_eq!(read.format_version, 5);
-        assert!(read.entries.iter().all(|e| e.kind == EntryKind::Value && e.sequence == 0));
-        let got: Vec<_> = read.entries.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+        assert!(read.entries().all(|e| e.kind == EntryKind::Value && e.sequence == 0));
+        let got: Vec<_> = read.entries().map(|e| (e.key.to_vec(), e.value.to_vec())).collect();
         assert_eq!(got, data, "Silt's read of the table RocksDB wrote (compression {codec})");
         // A flipped byte anywhere is refused (a checksum, a malformed
         // block or footer), never read as other entries.
@@ -207,7 +207,7 @@ fn tables_rocksdb_writes_read_in_silt_as_written() {
             if let Ok(t) = read_table("000001.sst", &bad) {
                 // Only bytes no checksum covers may change without an
                 // error (the footer's padding): then what is read is unchanged.
-                let same: Vec<_> = t.entries.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+                let same: Vec<_> = t.entries().map(|e| (e.key.to_vec(), e.value.to_vec())).collect();
                 assert_eq!(same, data, "a flipped byte at {at} of {} changed what was read", bad.len());
             }
         }
@@ -462,7 +462,7 @@ fn tables_with_rocksdbs_table_options_read_in_silt_as_written() {
         );
         let read = read_table("options.sst", &bytes)
             .unwrap_or_else(|e| panic!("index restart interval {restart}, blocks of {block}: {e}"));
-        let got: Vec<_> = read.entries.iter().map(|e| (e.key.clone(), e.value.clone())).collect();
+        let got: Vec<_> = read.entries().map(|e| (e.key.to_vec(), e.value.to_vec())).collect();
         assert_eq!(got, data, "index restart interval {restart}, blocks of {block}");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -89,8 +89,8 @@ fn rocksdb_plan(bytes: &[u8]) -> JsResult<JsValue> {
     let mut ingest = RocksdbIngest::new();
     ingest.push(bytes).map_err(BindingError::from)?;
     let plan = ingest.plan().map_err(BindingError::from)?;
-    let mut batch = Vec::with_capacity(plan.entries.iter().map(|e| e.key.len() + e.value.len() + 9).sum());
-    for e in &plan.entries {
+    let mut batch = Vec::with_capacity(plan.entries().map(|e| e.key.len() + e.value.len() + 9).sum());
+    for e in plan.entries() {
         let (tag, second) = match e.kind {
             EntryKind::Value => (0x01, true),
             EntryKind::Delete => (0x00, false),
@@ -102,15 +102,15 @@ fn rocksdb_plan(bytes: &[u8]) -> JsResult<JsValue> {
         if second {
             batch.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
         }
-        batch.extend_from_slice(&e.key);
+        batch.extend_from_slice(e.key);
         if second {
-            batch.extend_from_slice(&e.value);
+            batch.extend_from_slice(e.value);
         }
     }
     let out = js_sys::Object::new();
     let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), &v).map(|_| ());
     let r = set("batch", js_sys::Uint8Array::from(batch.as_slice()).into())
-        .and(set("count", JsValue::from(plan.entries.len() as u32)))
+        .and(set("count", JsValue::from(plan.entries().len() as u32)))
         .and(set("valuesOnly", JsValue::from(plan.values_only)))
         .and(set("keys", JsValue::from(plan.keys as f64)))
         .and(set("tables", JsValue::from(plan.tables as f64)));

@@ -243,7 +243,8 @@ export const STEPS = {
   ingestRocksdb: step({
     serve: async (s, r: { bytes: Uint8Array }) => {
       const plan = rocksdbPlanOf(s.internals().inner, r.bytes);
-      if (plan.valuesOnly) await s.ingest(plan.batch, plan.count, false);
+      // A plan of values only is in key order, one entry per key.
+      if (plan.valuesOnly) await s.ingest(plan.batch, plan.count, true);
       else s.write(WriteBatch.fromEncoded(plan.batch, plan.count), true);
       return [{ keys: plan.keys, tables: plan.tables }, []];
     },

@@ -117,7 +117,7 @@ pub(super) fn charge(budget: &mut u64, n: usize) -> Result<()> {
 /// Walks a block's entries: for each, its whole key, how many bytes it
 /// shares with the previous one, its value length (where entries have one:
 /// `value_len`), and the reader at its value, which `each` reads.
-fn walk<'a>(
+pub(super) fn walk<'a>(
     block: &'a [u8],
     value_len: bool,
     mut each: impl FnMut(&[u8], u32, Option<u32>, &mut Reader<'a>) -> Result<()>,

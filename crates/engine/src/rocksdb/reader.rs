@@ -4,7 +4,7 @@
 //! or a RocksDB database wrote. Data blocks uncompressed or compressed
 //! with LZ4 (format_version 2 and up); any other codec is refused by name.
 
-use super::block::{charge, delta_index_entries, entries};
+use super::block::{charge, delta_index_entries, entries, walk};
 use super::properties::Properties;
 use super::{
     block_checksum, BlockHandle, BLOCK_TRAILER_LEN, CHECKSUM_NONE, FOOTER_LEN, LEGACY_FOOTER_LEN, LEGACY_MAGIC,
@@ -12,6 +12,8 @@ use super::{
     TYPE_RANGE_DELETION, TYPE_SINGLE_DELETION, TYPE_VALUE,
 };
 use crate::db::options::{MAX_KEY_LEN, MAX_VALUE_LEN};
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
 use crate::format::coding::{decode_fixed32, decode_fixed64, Reader};
 
@@ -31,27 +33,86 @@ pub enum EntryKind {
 }
 
 /// One entry: its user key, sequence number (the table's global one where
-/// it has one), kind and value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RocksdbEntry {
-    pub key: Vec<u8>,
+/// it has one), kind and value, in the table's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RocksdbEntry<'a> {
+    pub key: &'a [u8],
     pub sequence: u64,
     pub kind: EntryKind,
-    pub value: Vec<u8>,
+    pub value: &'a [u8],
 }
 
-/// A RocksDB table read whole.
+/// Where an entry's key and value are in [`RocksdbTable`]'s bytes.
 #[derive(Clone, Debug)]
+struct Stored {
+    key: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
+    sequence: u64,
+    kind: EntryKind,
+}
+
+/// A RocksDB table read whole: its entries' keys and values in one buffer
+/// (not two allocations per entry).
+#[derive(Clone, Debug, Default)]
 pub struct RocksdbTable {
     pub format_version: u32,
     /// The comparator it was written with (`rocksdb.comparator`).
     pub comparator: String,
-    /// Point entries in the table's order (user key ascending, newest first),
-    /// then range deletions.
-    pub entries: Vec<RocksdbEntry>,
     /// The full-filter block (`fullfilter.rocksdb.BuiltinBloomFilter`), as
     /// stored (its checksum verified), if the table has one.
     pub filter: Option<Vec<u8>>,
+    /// Every entry's key, then its value.
+    data: Vec<u8>,
+    /// Point entries in the table's order (user key ascending, newest
+    /// first), then range deletions.
+    stored: Vec<Stored>,
+}
+
+impl RocksdbTable {
+    /// Entries (point entries and range deletions).
+    pub fn len(&self) -> usize {
+        self.stored.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stored.is_empty()
+    }
+
+    /// Entry `i`: point entries in the table's order (user key ascending,
+    /// newest first), then range deletions.
+    pub fn entry(&self, i: usize) -> RocksdbEntry<'_> {
+        let s = &self.stored[i];
+        RocksdbEntry {
+            key: &self.data[s.key.clone()],
+            sequence: s.sequence,
+            kind: s.kind,
+            value: &self.data[s.value.clone()],
+        }
+    }
+
+    /// Every entry, in [`RocksdbTable::entry`]'s order.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = RocksdbEntry<'_>> + '_ {
+        (0..self.stored.len()).map(|i| self.entry(i))
+    }
+
+    /// Appends an entry (the reader checks its order; this does not).
+    fn push(&mut self, key: &[u8], sequence: u64, kind: EntryKind, value: &[u8]) {
+        let at = self.data.len();
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(value);
+        let mid = at + key.len();
+        self.stored.push(Stored { key: at..mid, value: mid..self.data.len(), sequence, kind });
+    }
+
+    /// A table of the given entries, as given (for tests of what reads tables).
+    #[cfg(test)]
+    pub(crate) fn of(entries: &[(&str, u64, EntryKind, &str)]) -> RocksdbTable {
+        let mut t = RocksdbTable::default();
+        for &(key, sequence, kind, value) in entries {
+            t.push(key.as_bytes(), sequence, kind, value.as_bytes());
+        }
+        t
+    }
 }
 
 fn corrupt(name: &str, offset: u64, why: impl Into<String>) -> Error {
@@ -68,9 +129,10 @@ struct Table<'a> {
     budget: u64,
 }
 
-impl Table<'_> {
-    /// The block at `h`, checksum verified and decompressed.
-    fn block(&mut self, h: BlockHandle) -> Result<Vec<u8>> {
+impl<'a> Table<'a> {
+    /// The block at `h`, checksum verified and decompressed (uncompressed:
+    /// the file's own bytes).
+    fn block(&mut self, h: BlockHandle) -> Result<Cow<'a, [u8]>> {
         let end = h.offset.checked_add(h.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
         let Some(end) = end.filter(|&e| e <= self.bytes.len() as u64) else {
             return Err(corrupt(self.name, h.offset, format!("a block of {} bytes past the file's end", h.size)));
@@ -93,7 +155,7 @@ impl Table<'_> {
             }
         }
         match kind {
-            NO_COMPRESSION => Ok(body.to_vec()),
+            NO_COMPRESSION => Ok(Cow::Borrowed(body)),
             LZ4_COMPRESSION => {
                 let mut r = Reader::new(body);
                 let (size, data) = if self.format_version >= 2 {
@@ -117,6 +179,7 @@ impl Table<'_> {
                 }
                 charge(&mut self.budget, size)?;
                 lz4_flex::block::decompress(data, size)
+                    .map(Cow::Owned)
                     .map_err(|e| corrupt(self.name, h.offset, format!("an LZ4 block that does not decompress: {e}")))
             }
             other => Err(Error::NotSupported(format!(
@@ -141,16 +204,14 @@ fn codec_name(kind: u8) -> String {
     }
 }
 
-/// Splits an internal key into its user key (the same buffer, cut),
-/// sequence number and type.
-fn split_internal(name: &str, mut ikey: Vec<u8>) -> Result<(Vec<u8>, u64, u8)> {
+/// Splits an internal key into its user key, sequence number and type.
+fn split_internal<'k>(name: &str, offset: u64, ikey: &'k [u8]) -> Result<(&'k [u8], u64, u8)> {
     if ikey.len() < 8 {
-        return Err(corrupt(name, 0, "an internal key shorter than its 8-byte trailer"));
+        return Err(corrupt(name, offset, "an internal key shorter than its 8-byte trailer"));
     }
     let at = ikey.len() - 8;
     let tag = decode_fixed64(&ikey[at..]).unwrap_or(0);
-    ikey.truncate(at);
-    Ok((ikey, tag >> 8, (tag & 0xff) as u8))
+    Ok((&ikey[..at], tag >> 8, (tag & 0xff) as u8))
 }
 
 /// Reads a whole RocksDB table: `name` is for errors. Every block's
@@ -207,7 +268,7 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
                 props = Properties::decode(&block, &mut table.budget)?;
             }
             b"rocksdb.compression_dict" => has_dictionary = true,
-            b"fullfilter.rocksdb.BuiltinBloomFilter" => filter = Some(table.block(handle)?),
+            b"fullfilter.rocksdb.BuiltinBloomFilter" => filter = Some(table.block(handle)?.into_owned()),
             b"rocksdb.range_del" => range_del = Some(handle),
             _ => {} // other meta-blocks (partitioned filters, a hash index's): not needed to read every entry
         }
@@ -258,12 +319,24 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
         }
     }
 
-    let mut out = Vec::new();
-    let mut last: Option<(Vec<u8>, u64)> = None;
+    // The entries' bytes, reserved as the properties count them (no more
+    // than the file could decode to at 8 to 1: a damaged count allocates
+    // no more than that).
+    let raw = props.raw_key_size.saturating_add(props.raw_value_size);
+    let mut out = RocksdbTable {
+        data: Vec::with_capacity(raw.min((bytes.len() as u64).saturating_mul(8)) as usize),
+        stored: Vec::with_capacity(props.num_entries.min(bytes.len() as u64 / 8) as usize),
+        ..RocksdbTable::default()
+    };
+    // The last point entry's sequence number as stored (not the global one).
+    let mut last_seq = 0;
     for h in handles {
         let block = table.block(h)?;
-        for (ikey, value) in entries(&block, &mut table.budget)? {
-            let (key, seq, ty) = split_internal(name, ikey)?;
+        walk(&block, true, |ikey, _, len, r| {
+            let value =
+                r.bytes(len.unwrap_or(0) as usize).ok_or_else(|| corrupt(name, h.offset, "a truncated value"))?;
+            charge(&mut table.budget, ikey.len() + value.len())?;
+            let (key, seq, ty) = split_internal(name, h.offset, ikey)?;
             if key.len() > MAX_KEY_LEN || value.len() > MAX_VALUE_LEN {
                 return Err(Error::NotSupported(format!(
                     "{name}: an entry of a {}-byte key and a {}-byte value, past what Silt stores \
@@ -287,28 +360,25 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
                 }
             };
             // Internal key order: user key ascending, then sequence descending.
-            if let Some((lk, ls)) = &last {
-                if key < *lk || (key == *lk && seq >= *ls) {
+            if let Some(last) = out.stored.last() {
+                let lk = &out.data[last.key.clone()];
+                if key < lk || (key == lk && seq >= last_seq) {
                     return Err(corrupt(name, h.offset, "entries out of order"));
                 }
             }
-            last = Some((key.clone(), seq));
-            out.push(RocksdbEntry { key, sequence: global.unwrap_or(seq), kind, value: value.to_vec() });
-        }
+            last_seq = seq;
+            out.push(key, global.unwrap_or(seq), kind, value);
+            Ok(())
+        })?;
     }
     if let Some(h) = range_del {
         let block = table.block(h)?;
         for (ikey, end) in entries(&block, &mut table.budget)? {
-            let (start, seq, ty) = split_internal(name, ikey)?;
+            let (start, seq, ty) = split_internal(name, h.offset, &ikey)?;
             if ty != TYPE_RANGE_DELETION {
                 return Err(corrupt(name, h.offset, "a range deletion block entry that is not a range deletion"));
             }
-            out.push(RocksdbEntry {
-                key: start,
-                sequence: global.unwrap_or(seq),
-                kind: EntryKind::RangeDelete,
-                value: end.to_vec(),
-            });
+            out.push(start, global.unwrap_or(seq), EntryKind::RangeDelete, end);
         }
     }
     // rocksdb.num.entries counts range deletions too.
@@ -319,5 +389,8 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
             format!("{} entries read where its properties count {}", out.len(), props.num_entries),
         ));
     }
-    Ok(RocksdbTable { format_version, comparator: props.comparator, entries: out, filter })
+    out.format_version = format_version;
+    out.comparator = props.comparator;
+    out.filter = filter;
+    Ok(out)
 }

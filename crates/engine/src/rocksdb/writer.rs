@@ -50,9 +50,14 @@ pub struct TableWriter {
 
 impl TableWriter {
     pub fn new(options: TableWriterOptions) -> Self {
+        TableWriter::with_capacity(options, 0)
+    }
+
+    /// A writer whose table has room for `capacity` bytes before it grows.
+    pub fn with_capacity(options: TableWriterOptions, capacity: usize) -> Self {
         TableWriter {
             options,
-            out: Vec::new(),
+            out: Vec::with_capacity(capacity),
             data: BlockBuilder::new(16),
             index: BlockBuilder::new(1),
             bloom: BloomBuilder::new(options.bloom_bits_per_key),

@@ -21,8 +21,9 @@ pub(super) struct RocksdbTables {
     pub(super) skip: Option<(Vec<u8>, Vec<u8>)>,
     pub(super) target: u64,
     pub(super) lz4: bool,
-    /// Bytes ready to hand out.
+    /// Bytes ready to hand out, from `handed` on.
     pending: Vec<u8>,
+    handed: usize,
     /// Tables written so far (their names count from 1).
     files: u64,
     done: bool,
@@ -37,29 +38,48 @@ impl RocksdbTables {
         lz4: bool,
     ) -> Self {
         let target = if target == 0 { DEFAULT_TARGET_FILE_SIZE } else { target.min(MAX_TARGET_FILE_SIZE) };
-        RocksdbTables { it, _snapshot: snapshot, skip, target, lz4, pending: Vec::new(), files: 0, done: false }
+        RocksdbTables {
+            it,
+            _snapshot: snapshot,
+            skip,
+            target,
+            lz4,
+            pending: Vec::new(),
+            handed: 0,
+            files: 0,
+            done: false,
+        }
     }
 
     /// The next piece of the archive, or `None` after its end. `entries`
     /// counts the entries written.
     pub(super) fn next_chunk(&mut self, max_bytes: usize, entries: &mut u64) -> Result<Option<Vec<u8>>> {
         let max_bytes = max_bytes.max(1);
-        while self.pending.len() < max_bytes && !self.done {
+        while self.pending.len() - self.handed < max_bytes && !self.done {
+            // What was handed out goes before the next table comes (once
+            // per table: never the rest moved for each piece).
+            self.pending.drain(..self.handed);
+            self.handed = 0;
             self.next_table(entries)?;
         }
-        if self.pending.is_empty() {
+        if self.handed == self.pending.len() {
             return Ok(None);
         }
-        let n = self.pending.len().min(max_bytes);
-        let rest = self.pending.split_off(n);
-        Ok(Some(std::mem::replace(&mut self.pending, rest)))
+        let n = (self.pending.len() - self.handed).min(max_bytes);
+        let piece = self.pending[self.handed..self.handed + n].to_vec();
+        self.handed += n;
+        Ok(Some(piece))
     }
 
     /// Builds the next table and appends it to the pending bytes, or the
     /// archive's end after the last one. An empty database or range gives
     /// an archive of no table (RocksDB refuses an empty table).
     fn next_table(&mut self, entries: &mut u64) -> Result<()> {
-        let mut w = TableWriter::new(TableWriterOptions { lz4: self.lz4, ..TableWriterOptions::default() });
+        let options = TableWriterOptions { lz4: self.lz4, ..TableWriterOptions::default() };
+        // Room for the target and the meta-blocks after it: a table is not
+        // moved as it grows.
+        let capacity = self.target.saturating_add(self.target / 16 + (64 << 10)) as usize;
+        let mut w = TableWriter::with_capacity(options, capacity);
         // At least one entry per table, however small the target.
         while self.it.valid() && (w.count() == 0 || w.approximate_size() < self.target) {
             let k = self.it.key();

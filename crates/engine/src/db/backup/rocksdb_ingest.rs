@@ -22,7 +22,7 @@ use crate::db::{Db, WriteOptions};
 use crate::db::{IngestOptions, IngestReport};
 use crate::error::{Error, Result};
 use crate::rocksdb::tar::{is_tar, TarReader};
-use crate::rocksdb::{read_table, EntryKind, RocksdbEntry};
+use crate::rocksdb::{read_table, EntryKind, RocksdbEntry, RocksdbTable};
 
 /// What [`RocksdbIngest::finish`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct RocksdbIngest {
     tar: Option<TarReader>,
     /// A bare table, whole.
     bare: Option<Vec<u8>>,
-    tables: Vec<(String, Vec<RocksdbEntry>)>,
+    tables: Vec<RocksdbTable>,
 }
 
 impl RocksdbIngest {
@@ -81,8 +81,7 @@ impl RocksdbIngest {
 
     /// Takes one whole table file: read and verified now.
     pub fn add_table(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        let table = read_table(name, bytes)?;
-        self.tables.push((name.to_string(), table.entries));
+        self.tables.push(read_table(name, bytes)?);
         Ok(())
     }
 
@@ -136,41 +135,97 @@ impl RocksdbIngest {
     /// its own way (a `connect()` leader, which records the write).
     pub fn plan(mut self) -> Result<RocksdbPlan> {
         self.close()?;
-        let tables = self.tables.len() as u64;
+        let tables = self.tables;
+        let count = tables.len() as u64;
+        if tables.iter().all(|t| t.entries().all(|e| e.kind == EntryKind::Value)) {
+            let order = newest_values(&tables);
+            return Ok(RocksdbPlan { keys: order.len() as u64, order, read: tables, values_only: true, tables: count });
+        }
         // Table by table; in a table, by sequence number.
-        let mut order: Vec<(usize, u64, u8, usize)> = Vec::new();
-        for (t, (_, entries)) in self.tables.iter().enumerate() {
-            for (i, e) in entries.iter().enumerate() {
+        let mut order: Vec<(u32, u64, u8, usize)> = Vec::new();
+        for (t, table) in tables.iter().enumerate() {
+            for (i, e) in table.entries().enumerate() {
                 let rank = u8::from(e.kind != EntryKind::RangeDelete);
                 // A table holds a key's versions newest first: reversed.
-                order.push((t, e.sequence, rank, usize::MAX - i));
+                order.push((t as u32, e.sequence, rank, usize::MAX - i));
             }
         }
         crate::sort::sort(&mut order);
-        let mut entries = Vec::with_capacity(order.len());
-        for (t, _, _, i) in order {
-            entries.push(std::mem::replace(
-                &mut self.tables[t].1[usize::MAX - i],
-                RocksdbEntry { key: Vec::new(), sequence: 0, kind: EntryKind::Delete, value: Vec::new() },
-            ));
-        }
-        let mut keys: Vec<&[u8]> =
-            entries.iter().filter(|e| e.kind != EntryKind::RangeDelete).map(|e| e.key.as_slice()).collect();
+        let order: Vec<(u32, u32)> = order.into_iter().map(|(t, _, _, i)| (t, (usize::MAX - i) as u32)).collect();
+        let mut keys: Vec<&[u8]> = tables
+            .iter()
+            .flat_map(|t| t.entries())
+            .filter(|e| e.kind != EntryKind::RangeDelete)
+            .map(|e| e.key)
+            .collect();
         crate::sort::sort(&mut keys);
         keys.dedup();
         let keys = keys.len() as u64;
-        let values_only = entries.iter().all(|e| e.kind == EntryKind::Value);
-        Ok(RocksdbPlan { entries, values_only, keys, tables })
+        Ok(RocksdbPlan { order, read: tables, values_only: false, keys, tables: count })
     }
+}
+
+/// Of tables of values only, each key's value from the last table that
+/// holds it (in a table, its newest: the first), in key order: the tables
+/// merged, nothing sorted (a table's entries are in order, which the reader
+/// checked).
+fn newest_values(tables: &[RocksdbTable]) -> Vec<(u32, u32)> {
+    use std::cmp::Ordering;
+    use std::collections::BinaryHeap;
+    /// A table's next entry (table, entry, key); the heap's greatest is the
+    /// smallest key, of equal keys the last table's.
+    struct Head<'a>(u32, u32, &'a [u8]);
+    impl Ord for Head<'_> {
+        fn cmp(&self, other: &Self) -> Ordering {
+            other.2.cmp(self.2).then(self.0.cmp(&other.0))
+        }
+    }
+    impl PartialOrd for Head<'_> {
+        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl PartialEq for Head<'_> {
+        fn eq(&self, other: &Self) -> bool {
+            self.cmp(other) == Ordering::Equal
+        }
+    }
+    impl Eq for Head<'_> {}
+    let mut heap: BinaryHeap<Head> = tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.is_empty())
+        .map(|(t, table)| Head(t as u32, 0, table.entry(0).key))
+        .collect();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(tables.iter().map(|t| t.len()).max().unwrap_or(0));
+    let mut last: Option<&[u8]> = None;
+    while let Some(mut head) = heap.peek_mut() {
+        let (t, i, key) = (head.0, head.1, head.2);
+        let table = &tables[t as usize];
+        if (i as usize) + 1 < table.len() {
+            *head = Head(t, i + 1, table.entry(i as usize + 1).key);
+        } else {
+            std::collections::binary_heap::PeekMut::pop(head);
+        }
+        if last != Some(key) {
+            out.push((t, i));
+            last = Some(key);
+        }
+    }
+    out
 }
 
 /// What RocksDB tables hold, in the order it is written
 /// ([`RocksdbIngest::plan`]).
 #[derive(Clone, Debug)]
 pub struct RocksdbPlan {
-    /// Every entry, in the order it is applied (a later one over an earlier).
-    pub entries: Vec<RocksdbEntry>,
-    /// Whether every entry is a value (then it goes in as one ingest).
+    /// The tables read.
+    read: Vec<RocksdbTable>,
+    /// Every entry applied (its table, and its place there), in the order
+    /// it is applied (a later one over an earlier).
+    order: Vec<(u32, u32)>,
+    /// Whether every entry is a value (then it goes in as one ingest, and
+    /// the entries are in key order, one per key).
     pub values_only: bool,
     /// Distinct keys written (put, deleted or merged).
     pub keys: u64,
@@ -179,22 +234,27 @@ pub struct RocksdbPlan {
 }
 
 impl RocksdbPlan {
+    /// Every entry, in the order it is applied (a later one over an earlier).
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = RocksdbEntry<'_>> + '_ {
+        self.order.iter().map(|&(t, i)| self.read[t as usize].entry(i as usize))
+    }
+
     /// Writes the plan into `db` in one step: one ingest of values only, or
     /// one synced write batch.
     pub fn apply(&self, db: &Db) -> Result<RocksdbIngestReport> {
         let (keys, tables) = (self.keys, self.tables);
         if self.values_only {
-            let pairs = self.entries.iter().map(|e| (e.key.as_slice(), e.value.as_slice())).collect();
-            let r: IngestReport = db.ingest_pairs(pairs, &IngestOptions { sorted: false })?;
+            let pairs = self.entries().map(|e| (e.key, e.value)).collect();
+            let r: IngestReport = db.ingest_pairs(pairs, &IngestOptions { sorted: true })?;
             return Ok(RocksdbIngestReport { keys, tables, files: r.files });
         }
         let mut batch = WriteBatch::new();
-        for e in &self.entries {
+        for e in self.entries() {
             match e.kind {
-                EntryKind::Value => batch.put(&e.key, &e.value),
-                EntryKind::Delete => batch.delete(&e.key),
-                EntryKind::Merge => batch.merge(&e.key, &e.value),
-                EntryKind::RangeDelete => batch.delete_range(&e.key, &e.value),
+                EntryKind::Value => batch.put(e.key, e.value),
+                EntryKind::Delete => batch.delete(e.key),
+                EntryKind::Merge => batch.merge(e.key, e.value),
+                EntryKind::RangeDelete => batch.delete_range(e.key, e.value),
             };
         }
         db.write(&WriteOptions { sync: true }, batch)?;
@@ -210,8 +270,14 @@ mod tests {
     use crate::fs::MemFs;
     use crate::{Options, ReadOptions};
 
-    fn entry(key: &str, sequence: u64, kind: EntryKind, value: &str) -> RocksdbEntry {
-        RocksdbEntry { key: key.into(), sequence, kind, value: value.into() }
+    fn entry(key: &'static str, sequence: u64, kind: EntryKind, value: &'static str) -> Entry {
+        (key, sequence, kind, value)
+    }
+
+    type Entry = (&'static str, u64, EntryKind, &'static str);
+
+    fn table(entries: Vec<Entry>) -> RocksdbTable {
+        RocksdbTable::of(&entries)
     }
 
     fn get(db: &Db, key: &str) -> Option<String> {
@@ -230,32 +296,26 @@ mod tests {
         let mut ingest = RocksdbIngest::new();
         // An external file: every entry at its global number 0, so its own
         // range deletion leaves its own points ("b") alone.
-        ingest.tables.push((
-            "one.sst".into(),
-            vec![
-                entry("a", 0, EntryKind::Value, "a1"),
-                entry("b", 0, EntryKind::Value, "b1"),
-                entry("m", 0, EntryKind::Merge, "x"),
-                entry("a", 0, EntryKind::RangeDelete, "z"),
-            ],
-        ));
+        ingest.tables.push(table(vec![
+            entry("a", 0, EntryKind::Value, "a1"),
+            entry("b", 0, EntryKind::Value, "b1"),
+            entry("m", 0, EntryKind::Merge, "x"),
+            entry("a", 0, EntryKind::RangeDelete, "z"),
+        ]));
         // A later table: its deletion of "b" wins; a key's versions newest
         // first: "c" at 9 wins over "c" at 3, and over "d" at 7 its range
         // deletion at 8 (but not the "d" at 8 beside it).
-        ingest.tables.push((
-            "two.sst".into(),
-            vec![
-                entry("b", 0, EntryKind::Delete, ""),
-                entry("c", 9, EntryKind::Value, "c9"),
-                entry("c", 3, EntryKind::Value, "c3"),
-                entry("d", 8, EntryKind::Value, "d8"),
-                entry("e", 7, EntryKind::Value, "e7"),
-                entry("old", 0, EntryKind::Delete, ""),
-                entry("d", 8, EntryKind::RangeDelete, "f"),
-            ],
-        ));
+        ingest.tables.push(table(vec![
+            entry("b", 0, EntryKind::Delete, ""),
+            entry("c", 9, EntryKind::Value, "c9"),
+            entry("c", 3, EntryKind::Value, "c3"),
+            entry("d", 8, EntryKind::Value, "d8"),
+            entry("e", 7, EntryKind::Value, "e7"),
+            entry("old", 0, EntryKind::Delete, ""),
+            entry("d", 8, EntryKind::RangeDelete, "f"),
+        ]));
         // A table given last wins, whatever its sequence numbers: "c" at 0.
-        ingest.tables.push(("three.sst".into(), vec![entry("c", 0, EntryKind::Value, "c-last")]));
+        ingest.tables.push(table(vec![entry("c", 0, EntryKind::Value, "c-last")]));
         let report = ingest.finish(&db).unwrap();
         assert_eq!((report.keys, report.tables), (7, 3));
         assert_eq!(get(&db, "a").as_deref(), Some("a1"));
@@ -272,13 +332,37 @@ mod tests {
     fn values_only_go_in_as_one_ingest() {
         let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
         let mut ingest = RocksdbIngest::new();
-        ingest
-            .tables
-            .push(("one.sst".into(), vec![entry("k", 0, EntryKind::Value, "1"), entry("l", 0, EntryKind::Value, "2")]));
-        ingest.tables.push(("two.sst".into(), vec![entry("k", 0, EntryKind::Value, "3")]));
+        ingest.tables.push(table(vec![entry("k", 0, EntryKind::Value, "1"), entry("l", 0, EntryKind::Value, "2")]));
+        ingest.tables.push(table(vec![entry("k", 0, EntryKind::Value, "3")]));
         let report = ingest.finish(&db).unwrap();
         assert_eq!((report.keys, report.files), (2, 1));
         assert_eq!(get(&db, "k").as_deref(), Some("3"));
         assert_eq!(get(&db, "l").as_deref(), Some("2"));
+    }
+
+    /// Tables of values only are merged: of a key, the last table's value,
+    /// and in a table its newest (first) version; the plan is in key order.
+    #[test]
+    fn values_only_plan_is_merged_in_key_order() {
+        let mut ingest = RocksdbIngest::new();
+        let v = EntryKind::Value;
+        ingest.tables.push(table(vec![entry("a", 0, v, "a1"), entry("c", 0, v, "c1"), entry("e", 0, v, "e1")]));
+        ingest.tables.push(table(vec![
+            entry("b", 0, v, "b2"),
+            entry("c", 7, v, "c2-new"),
+            entry("c", 4, v, "c2-old"),
+            entry("f", 0, v, "f2"),
+        ]));
+        ingest.tables.push(table(vec![]));
+        ingest.tables.push(table(vec![entry("e", 0, v, "e4"), entry("f", 9, v, "f4-new"), entry("f", 2, v, "f4")]));
+        let plan = ingest.plan().unwrap();
+        assert!(plan.values_only);
+        let got: Vec<(String, String)> = plan
+            .entries()
+            .map(|e| (String::from_utf8(e.key.to_vec()).unwrap(), String::from_utf8(e.value.to_vec()).unwrap()))
+            .collect();
+        let want = [("a", "a1"), ("b", "b2"), ("c", "c2-new"), ("e", "e4"), ("f", "f4-new")];
+        assert_eq!(got, want.map(|(k, v)| (k.to_string(), v.to_string())));
+        assert_eq!((plan.keys, plan.tables), (5, 4));
     }
 }
