@@ -1,6 +1,7 @@
 /**
  * The two workers a `connect()` connection starts: siltdb's own worker
- * (worker.ts), once it leads, and the SharedWorker that hands out ports
+ * (worker.ts), once it leads, with the WebAssembly module it compiled for
+ * it (tabs/worker-start.ts), and the SharedWorker that hands out ports
  * (broker.ts).
  *
  * This file stays at the root of the package, beside those two, because
@@ -21,7 +22,21 @@ import type { BrokerMessage } from './tabs/protocol.js';
  * worker.js as a worker of its own.
  */
 export function startLeaderWorker(): Worker {
+  // The name is protocol.ts's LEADER_WORKER_NAME (a literal here, which
+  // bundlers need to read the options): it tells the worker that this page
+  // posts it the compiled module.
   return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'siltdb' });
+}
+
+/**
+ * Compiles siltdb's WebAssembly module on this page (off its main thread:
+ * streaming compilation), for the worker it starts: from the same file the
+ * glue loads (`silt_wasm_bg.wasm` beside siltdb's bundles; written out as
+ * `new URL(...)`, which bundlers resolve as an asset, as they do the glue's).
+ */
+export async function compileLeaderWasm(): Promise<WebAssembly.Module> {
+  const url = new URL('./silt_wasm_bg.wasm', import.meta.url);
+  return WebAssembly.compileStreaming(fetch(url));
 }
 
 /**

@@ -13,10 +13,10 @@ import { Leader } from './tabs/leader.js';
 import type { LockManagerLike } from './core/web-locks.js';
 import { openLeader } from './local/open.js';
 import { releaseParked } from './opfs/parking.js';
-import { names, PROTOCOL, toWire, versionOf, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
+import { LEADER_WORKER_NAME, names, PROTOCOL, toWire, versionOf, type Response, type WorkerControl, type WorkerReport } from './tabs/protocol.js';
 import { toWireMessage, type WireAnswer } from './tabs/answer-wire.js';
 import { readRequests } from './tabs/leader-inbox.js';
-import { loadWasm } from './boundary/wasm.js';
+import { loadWasm, provideModule } from './boundary/wasm.js';
 import { markStage } from './core/marks.js';
 
 interface WorkerScope {
@@ -26,12 +26,14 @@ interface WorkerScope {
 }
 const scope = globalThis as unknown as WorkerScope;
 
-// Loaded at once, not when the page's `open` comes: the module compiles
-// while the page still asks for its locks and posts `open` (docs/bench/page.md:
-// about 5 ms sooner to the first value). A failure is the open's to report
-// (loadWasm tries again then).
+// A worker its connection started gets the module its page compiled
+// meanwhile (tabs/worker-start.ts), before `open`. Any other (given with
+// `worker`) loads at once, not when the page's `open` comes: the module
+// compiles while the page still asks for its locks and posts `open`
+// (docs/bench/page.md: about 5 ms sooner to the first value). A failure is
+// the open's to report (loadWasm tries again then).
 markStage('worker');
-loadWasm().catch(() => {});
+if ((globalThis as { name?: unknown }).name !== LEADER_WORKER_NAME) loadWasm().catch(() => {});
 
 let db: Database | undefined;
 let leader: Leader | undefined;
@@ -105,7 +107,10 @@ scope.addEventListener('message', ({ data }) => {
   if (typeof data !== 'object' || data === null) return;
   if (!Array.isArray(data) && typeof (data as { t?: unknown }).t === 'string') {
     const m = data as WorkerControl;
-    if (m.t === 'open') {
+    if (m.t === 'wasm') {
+      if (m.module instanceof WebAssembly.Module) provideModule(m.module);
+      loadWasm().catch(() => {});
+    } else if (m.t === 'open') {
       if (versionOf(m) === PROTOCOL) void start(m);
       else scope.postMessage({ t: 'openFailed', error: toWire(workerOfAnotherVersion(versionOf(m))) });
     } else if (m.t === 'attach') leader?.attach(m.client, m.port, versionOf(m));

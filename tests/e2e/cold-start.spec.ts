@@ -64,7 +64,7 @@ async function load(page: Page, name: string, fill: number): Promise<Omit<Result
 /** The messages of a cold start, but for a liveness ping (connection.ts's `#checkExclusive`, after a second without word on a slow machine). */
 const essential = (log: string[]) => log.filter((m) => m !== 'out ping' && m !== 'in pong');
 
-const EXPECTED = ['start worker.js', 'out open', 'in locked', 'in opened', 'out get', 'in answer'];
+const EXPECTED = ['start worker.js', 'out wasm', 'out open', 'in locked', 'in opened', 'out get', 'in answer'];
 const BUNDLES = /^\/siltdb\/dist\/(index\.js|worker\.js|broker\.js|silt-[A-Z0-9]+\.js|silt_wasm_bg\.wasm)$/;
 
 test('a cold start fetches only the bundles, and the first get waits for nothing but the opening', async ({ context }) => {

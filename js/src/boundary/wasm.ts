@@ -68,6 +68,17 @@ export function initFailed(detail: string, cause?: unknown): SiltError {
   );
 }
 
+let given: WebAssembly.Module | undefined;
+
+/**
+ * The module compiled elsewhere (by the page that started this worker:
+ * tabs/worker-start.ts), which `loadWasm` instantiates instead of fetching
+ * and compiling its own. Only before loading starts.
+ */
+export function provideModule(module: WebAssembly.Module): void {
+  if (ready === undefined) given = module;
+}
+
 /** Resolves once the module is instantiated. Safe to call many times. */
 export function loadWasm(): Promise<void> {
   ready ??= instantiate().catch((cause: unknown) => {
@@ -138,7 +149,8 @@ async function instantiate(): Promise<void> {
     const { readFile } = nodeBuiltin<{ readFile(path: URL): Promise<Uint8Array> }>('node:fs/promises');
     exports = await init({ module_or_path: await readFile(wasmUrl) });
   } else {
-    exports = await init(); // the glue's own `new URL('silt_wasm_bg.wasm', import.meta.url)`
+    // The module given, else the glue's own `new URL('silt_wasm_bg.wasm', import.meta.url)`.
+    exports = given !== undefined ? await init({ module_or_path: given }).catch(() => init()) : await init();
   }
   memory = exports.memory;
   const resizable = (memory as WebAssembly.Memory & { toResizableBuffer?: () => ArrayBuffer }).toResizableBuffer;

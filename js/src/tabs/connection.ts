@@ -23,7 +23,7 @@ import { SiltError } from '../core/errors.js';
 import { markStage } from '../core/marks.js';
 import type { HeldLock, LockManagerLike } from '../core/web-locks.js';
 import type { OpenOptions } from '../local/options.js';
-import { startLeaderWorker } from '../spawn.js';
+import { sendOpen, startWorker } from './worker-start.js';
 import { BrokerLine } from './broker-line.js';
 import { leaderChanged, locksRefused, openElsewhere, whatOf } from './connection-errors.js';
 import { fromWire, names, PROTOCOL, versionMismatch, versionOf } from './protocol.js';
@@ -449,8 +449,10 @@ export class Connection {
     this.#roster.postMessage({ t: 'leader', leader: this.client, ready: false, v: PROTOCOL } satisfies RosterMessage);
     setTimeout(() => void this.#checkExclusive(), LEADER_SILENCE_MS);
     let worker: Worker;
+    let modulePosted: Promise<void> | undefined;
     try {
-      worker = this.#given ?? startLeaderWorker();
+      if (this.#given !== undefined) worker = this.#given;
+      else ({ worker, modulePosted } = startWorker());
     } catch (e) {
       this.#fail(new SiltError('InitFailed', `the siltdb worker could not be started: ${String(e)}`, { cause: e }));
       return;
@@ -490,11 +492,9 @@ export class Connection {
       const code = this.#role === 'leading' ? 'InitFailed' : 'Internal';
       this.#fail(new SiltError(code, `the siltdb worker failed: ${event.message || 'it could not be loaded'}`));
     });
-    try {
-      worker.postMessage({ t: 'open', name: this.name, options: this.#options, leader: this.client, v: PROTOCOL } satisfies WorkerControl);
-    } catch (e) {
-      this.#fail(new SiltError('InvalidArgument', `the options cannot be sent to the database's worker: ${String(e)}`, { cause: e }));
-    }
+    const open = { t: 'open', name: this.name, options: this.#options, leader: this.client, v: PROTOCOL } satisfies WorkerControl;
+    const current = () => this.#worker === worker;
+    sendOpen(worker, modulePosted, open, current, (e) => this.#fail(e));
   }
 
   readonly #answer = (r: Response): void => this.#requests.answer(r, this.#leader);

@@ -198,7 +198,17 @@ export type BrokerMessage =
 export type Welcome = { t: 'welcome'; leader: string; seq: number; opened: number; v: number };
 
 /** From a connection to the worker it started, besides envelopes. */
+/**
+ * The name of the worker a connection starts (spawn.ts writes it out): such
+ * a worker gets its module from its page (`{ t: 'wasm' }`, before `open`)
+ * and does not fetch and compile its own meanwhile; a worker of any other
+ * name (given with `connect()`'s `worker`) loads its own at once.
+ */
+export const LEADER_WORKER_NAME = 'siltdb';
+
 export type WorkerControl =
+  /** The module its page compiled (worker-start.ts), or none: it loads its own. Before `open`, to a worker named `LEADER_WORKER_NAME`. */
+  | { t: 'wasm'; module?: WebAssembly.Module | undefined }
   | { t: 'open'; name: string; options: Omit<OpenOptions, 'signal' | 'wait'>; leader: string; v: number }
   /** Serve follower `client` (of protocol `v`): over `port` (from the broker), or its BroadcastChannel. */
   | { t: 'attach'; client: string; port?: MessagePort; v: number }
