@@ -183,7 +183,9 @@ impl Db {
     }
 
     /// Writes `entries` (sorted, distinct keys) at `seq` into synced table
-    /// files of at most about `target` bytes each. On error,
+    /// files of at most about `target` bytes each, in key order. Natively,
+    /// a large ingest is cut into parts written by threads of their own
+    /// (`ingest_parts`): most of its time is compressing blocks. On error,
     /// the numbers allocated so far, for the caller to delete.
     #[allow(clippy::type_complexity)]
     fn write_ingest_tables(
@@ -194,17 +196,22 @@ impl Db {
         target: u64,
     ) -> std::result::Result<(Vec<FileMeta>, Vec<u64>), (Error, Vec<u64>)> {
         let inner = &*self.inner;
-        let mut allocated = Vec::new();
-        let mut outputs = Vec::new();
-        let mut ikey = Vec::new();
-        let mut rest = entries;
-        while !rest.is_empty() {
-            let number = st.versions.new_file_number();
-            st.pending_outputs.insert(number);
-            allocated.push(number);
-            let path = table_path(&inner.dir, number);
-            let written = (|| -> Result<(usize, FileMeta)> {
-                let file = inner.fs.open(&path, true)?;
+        // File numbers come from the state, one at a time, whichever part asks.
+        let numbers = std::sync::Mutex::new((st, Vec::new()));
+        let next_number = || {
+            let mut g = numbers.lock().unwrap_or_else(|e| e.into_inner());
+            let number = g.0.versions.new_file_number();
+            g.0.pending_outputs.insert(number);
+            g.1.push(number);
+            number
+        };
+        let write_part = |part: &[(&[u8], &[u8])]| -> Result<Vec<FileMeta>> {
+            let mut outputs = Vec::new();
+            let mut ikey = Vec::new();
+            let mut rest = part;
+            while !rest.is_empty() {
+                let number = next_number();
+                let file = inner.fs.open(&table_path(&inner.dir, number), true)?;
                 file.truncate(0)?;
                 let mut builder = TableBuilder::new(file.clone(), inner.options.table_options());
                 let mut n = 0;
@@ -220,14 +227,24 @@ impl Db {
                 }
                 let info = builder.finish()?;
                 file.sync()?;
-                let meta = FileMeta::of_table(number, info);
-                Ok((n, meta))
-            })();
-            match written {
-                Ok((n, meta)) => {
-                    outputs.push(meta);
-                    rest = &rest[n..];
-                }
+                outputs.push(FileMeta::of_table(number, info));
+                rest = &rest[n..];
+            }
+            Ok(outputs)
+        };
+        let threads = if cfg!(target_arch = "wasm32") || target == u64::MAX {
+            1 // one file (into L0), or no threads
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_INGEST_THREADS)
+        };
+        let parts = ingest_parts(entries, target, threads);
+        let written: Vec<Result<Vec<FileMeta>>> =
+            if parts.len() == 1 { vec![write_part(parts[0])] } else { write_parts(&parts, &write_part) };
+        let allocated = numbers.into_inner().unwrap_or_else(|e| e.into_inner()).1;
+        let mut outputs = Vec::new();
+        for part in written {
+            match part {
+                Ok(files) => outputs.extend(files),
                 Err(e) => return Err((e, allocated)),
             }
         }
@@ -337,9 +354,97 @@ pub(super) fn ingest_level(st: &DbState, lo: &[u8], hi: &[u8]) -> usize {
     level
 }
 
+/// The parts a large ingest is written in, each by one of `threads`
+/// threads: contiguous runs of `entries` of about equal bytes, enough for
+/// two files of `target` bytes each at least; else the whole. Each part's
+/// last file may be smaller than the target.
+fn ingest_parts<'e, 'k>(
+    entries: &'e [(&'k [u8], &'k [u8])],
+    target: u64,
+    threads: usize,
+) -> Vec<&'e [(&'k [u8], &'k [u8])]> {
+    let bytes: u64 = entries.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
+    let parts = (threads as u64).min(bytes / target.saturating_mul(2).max(1)).max(1);
+    if parts == 1 {
+        return vec![entries];
+    }
+    let per_part = bytes / parts;
+    let mut out = Vec::with_capacity(parts as usize);
+    let (mut start, mut acc) = (0, 0u64);
+    for (i, (k, v)) in entries.iter().enumerate() {
+        acc += (k.len() + v.len()) as u64;
+        if acc >= per_part && (out.len() as u64) < parts - 1 {
+            out.push(&entries[start..=i]);
+            (start, acc) = (i + 1, 0);
+        }
+    }
+    if start < entries.len() {
+        out.push(&entries[start..]);
+    }
+    out
+}
+
+/// The most threads an ingest writes its tables with.
+const MAX_INGEST_THREADS: usize = 4;
+
+/// Each part written by `write` in a thread of its own, the results in
+/// the parts' order (a thread that panicked: an error).
+#[cfg(not(target_arch = "wasm32"))]
+fn write_parts<'k, W>(parts: &[&[(&'k [u8], &'k [u8])]], write: &W) -> Vec<Result<Vec<FileMeta>>>
+where
+    W: Fn(&[(&'k [u8], &'k [u8])]) -> Result<Vec<FileMeta>> + Sync,
+{
+    std::thread::scope(|s| {
+        let threads: Vec<_> = parts.iter().map(|part| s.spawn(move || write(part))).collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join().unwrap_or_else(|_| {
+                    Err(Error::Io {
+                        file: "ingest".into(),
+                        op: "write",
+                        message: "a thread writing its tables panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    })
+}
+
+/// In WebAssembly there are no threads: `ingest_parts` gives one part.
+#[cfg(target_arch = "wasm32")]
+fn write_parts<'k, W>(parts: &[&[(&'k [u8], &'k [u8])]], write: &W) -> Vec<Result<Vec<FileMeta>>>
+where
+    W: Fn(&[(&'k [u8], &'k [u8])]) -> Result<Vec<FileMeta>>,
+{
+    parts.iter().map(|part| write(part)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A large ingest is cut into contiguous parts of about equal bytes,
+    /// in order, each worth two files at least; a small one is not cut.
+    #[test]
+    fn ingest_parts_cut_large_ingests_into_ordered_runs_of_equal_bytes() {
+        let keys: Vec<Vec<u8>> = (0..1000u32).map(|i| format!("k{i:05}").into_bytes()).collect();
+        let value = [7u8; 94];
+        let entries: Vec<(&[u8], &[u8])> = keys.iter().map(|k| (k.as_slice(), &value[..])).collect();
+        // 100,000 bytes.
+        for (target, threads, parts) in
+            [(10_000, 4, 4), (10_000, 1, 1), (20_000, 4, 2), (60_000, 4, 1), (u64::MAX, 4, 1)]
+        {
+            let got = ingest_parts(&entries, target, threads);
+            assert_eq!(got.len(), parts, "target {target}, {threads} threads");
+            assert_eq!(got.concat(), entries, "the parts are the entries, in order");
+            for part in &got {
+                let bytes: usize = part.iter().map(|(k, v)| k.len() + v.len()).sum();
+                assert!(parts == 1 || bytes.abs_diff(100_000 / parts) <= 100, "{bytes} bytes in a part of {parts}");
+            }
+        }
+        assert_eq!(ingest_parts(&[], 10, 4), vec![&[][..]]);
+    }
 
     /// Keys of 0 to 24 bytes from a small alphabet with zero bytes in it,
     /// so that prefixes tie, keys end inside and past 16 bytes, and one key
