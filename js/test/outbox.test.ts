@@ -168,17 +168,22 @@ describe('through connect()', () => {
     origin = undefined;
   });
 
-  it('32 gets in one Promise.all reach the leader as one message and come back as one, each with its value', async () => {
+  /** Tab A's connection, and `run` that waits for a promise of it (the test world runs until it settles). */
+  async function connected() {
     const o = await Origin.create(3, 'fifo');
     origin = o;
     const r = await o.world.until(o.connect(o.tab('A')));
     if (r === undefined || !r.ok) throw new Error('connect() failed');
-    const db = r.value;
     const run = async <T>(p: Promise<T>): Promise<T> => {
       const x = await o.world.until(p);
       if (x === undefined || !x.ok) throw x?.error ?? new Error('still pending');
       return x.value;
     };
+    return { db: r.value, run };
+  }
+
+  it('32 gets in one Promise.all reach the leader as one message and come back as one, each with its value', async () => {
+    const { db, run } = await connected();
     const batch = db.batch();
     for (let i = 0; i < 32; i++) batch.put(`k${i}`, bytes(`v${i}`));
     await run(db.write(batch));
@@ -188,5 +193,37 @@ describe('through connect()', () => {
     expect(receive).toHaveBeenCalledTimes(1);
     expect(readRequests(receive.mock.calls[0]![1], PROTOCOL).items).toHaveLength(32);
     receive.mockRestore();
+  });
+
+  it('gets issued together keep their own answers: small, large, missing and refused, each value in a buffer of its own', async () => {
+    const { db, run } = await connected();
+    // Sizes around TRANSFER_MIN (1,024: smaller values travel packed, larger transferred).
+    const sizes = [0, 1, 100, 1023, 1024, 5000, 7, 3];
+    const value = (i: number) => Uint8Array.from({ length: sizes[i]! }, (_, j) => (i * 31 + j) & 0xff);
+    const batch = db.batch();
+    for (let i = 0; i < sizes.length; i++) batch.put(`k${i}`, value(i));
+    await run(db.write(batch));
+    const reserved = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, ...bytes('siltdb/x')]);
+    // Small values alone between others (packed runs of two or more), and in runs.
+    const keys: (string | Uint8Array)[] = ['k0', 'missing', 'k1', 'gone', 'k2', 'k3', reserved, 'k4', 'k6', 'k5', 'k7'];
+    const got = await run(Promise.allSettled(keys.map((k) => db.get(k as string))));
+    let found = 0;
+    for (const [n, k] of keys.entries()) {
+      const g = got[n]!;
+      if (k === reserved) {
+        expect(g.status).toBe('rejected');
+        continue;
+      }
+      expect(g.status).toBe('fulfilled');
+      const v = (g as PromiseFulfilledResult<Uint8Array | undefined>).value;
+      if (k === 'missing' || k === 'gone') {
+        expect(v).toBeUndefined();
+        continue;
+      }
+      expect(v).toEqual(value(Number((k as string).slice(1))));
+      expect(v!.byteLength).toBe(v!.buffer.byteLength); // its own buffer: transferring it empties no other value
+      found++;
+    }
+    expect(found).toBe(sizes.length);
   });
 });

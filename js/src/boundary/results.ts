@@ -25,7 +25,7 @@ import { copyOut } from './copies.js';
 import { countCopied } from './counters.js';
 import { SiltError } from '../core/errors.js';
 import { ABSENT, type BatchAnswer, type Exchange } from './exchange.js';
-import { memoryBuffer, memoryWords } from './wasm.js';
+import { memoryBuffer, memoryBytesView, memoryWords } from './wasm.js';
 import { dispose } from '../core/dispose.js';
 
 /** Results freed by the safety net rather than by `release()`. */
@@ -307,6 +307,37 @@ export class PinnedMultiGetResult extends Pinned implements MultiGetResult {
   /** Copies of every value. */
   copies(): (Uint8Array | undefined)[] {
     return Array.from({ length: this.#count }, (_, i) => this.copy(i));
+  }
+
+  /**
+   * @internal Every value copied into one new buffer, for a leader's
+   * batched gets (tabs/leader-gets.ts): value `i` is
+   * `bytes[starts[i] .. starts[i] + lengths[i]]`, none where `lengths[i]`
+   * is `ABSENT`. One copy and one `ArrayBuffer` for them all, where
+   * `copy(i)` makes a view and an `ArrayBuffer` per value.
+   */
+  copyAll(): { bytes: Uint8Array; starts: Uint32Array; lengths: Uint32Array } {
+    this.live();
+    const words = memoryWords();
+    const layout = this.#layout >>> 2;
+    const starts = new Uint32Array(this.#count);
+    const lengths = new Uint32Array(this.#count);
+    let total = 0;
+    for (let i = 0; i < this.#count; i++) {
+      const len = words[layout + 2 * i + 1]!;
+      lengths[i] = len;
+      starts[i] = total;
+      if (len !== ABSENT) total += len;
+    }
+    const bytes = new Uint8Array(total);
+    const memory = memoryBytesView();
+    for (let i = 0; i < this.#count; i++) {
+      const len = lengths[i]!;
+      const from = words[layout + 2 * i]!;
+      if (len !== ABSENT && len > 0) bytes.set(memory.subarray(from, from + len), starts[i]!);
+    }
+    countCopied(total);
+    return { bytes, starts, lengths };
   }
 
   *[Symbol.iterator](): IterableIterator<Uint8Array | undefined> {

@@ -91,7 +91,12 @@ export function toWireAnswers(r: Response | Response[], from: boolean): WireAnsw
 
 function toWireAnswer(r: Response, from: boolean): WireAnswer {
   if (!r.ok) return r;
-  return from ? [r.id, r.value, r.from] : [r.id, r.value];
+  // A small view of part of a buffer (a batch's values: leader-gets.ts)
+  // travels as a copy of its own: cloned (too small to transfer), the view
+  // would take the whole buffer along.
+  const v = r.value;
+  const value = v instanceof Uint8Array && v.byteLength < TRANSFER_MIN && v.byteLength !== v.buffer.byteLength ? v.slice() : v;
+  return from ? [r.id, value, r.from] : [r.id, value];
 }
 
 /** The buffers of `transfer` worth transferring (the others are cloned with their answer). */

@@ -11,6 +11,9 @@
  */
 
 import type { Database } from '../local/database.js';
+import { ABSENT } from '../boundary/exchange.js';
+import { PinnedMultiGetResult } from '../boundary/results.js';
+import { TRANSFER_MIN } from './answer-wire.js';
 import { type Client, snapshotOf } from './leader-clients.js';
 import { keyOf, reserved } from './leader-batches.js';
 import type { Served } from './operations.js';
@@ -75,17 +78,26 @@ function read(db: Database, c: Client, run: Envelope[]): (Served | Error)[] | un
   } catch {
     return undefined;
   }
+  let all: ReturnType<PinnedMultiGetResult['copyAll']>;
   try {
-    for (let j = 0; j < keys.length; j++) {
-      const v = result.get(j) as Uint8Array | undefined;
-      if (v === undefined) out[where[j]!] = [undefined, []];
-      else {
-        const copy = v.slice();
-        out[where[j]!] = [copy, [copy.buffer]];
-      }
-    }
+    if (!(result instanceof PinnedMultiGetResult)) return undefined;
+    all = result.copyAll();
   } finally {
     result.release();
+  }
+  // Small values are views of one buffer (one allocation for the run),
+  // packed into one answer (answer-wire.ts); a large one is a buffer of
+  // its own, transferred.
+  const { bytes, starts, lengths } = all;
+  for (let j = 0; j < keys.length; j++) {
+    const len = lengths[j]!;
+    const start = starts[j]!;
+    if (len === ABSENT) out[where[j]!] = [undefined, []];
+    else if (len < TRANSFER_MIN) out[where[j]!] = [bytes.subarray(start, start + len), []];
+    else {
+      const copy = bytes.slice(start, start + len);
+      out[where[j]!] = [copy, [copy.buffer]];
+    }
   }
   return out;
 }

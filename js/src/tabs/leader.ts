@@ -369,7 +369,12 @@ export class Leader {
           // Gets sent together: one batched MultiGet (leader-gets.ts).
           this.#queue = this.#queue.then(async () => {
             const got = this.#closed || this.#clients.get(c.id) !== c ? undefined : batchedGets(this.#db, c, part);
-            for (let k = 0; k < part.length; k++) await this.#answer(c, part[k]!, answers, got?.[k]);
+            // Each answered with what the MultiGet read: at once, in order
+            // (#answer waits on nothing then); else each served alone.
+            for (let k = 0; k < part.length; k++) {
+              if (got !== undefined) void this.#answer(c, part[k]!, answers, got[k]).catch(() => {});
+              else await this.#answer(c, part[k]!, answers);
+            }
           });
         }
       }
