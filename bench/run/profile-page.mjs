@@ -61,7 +61,7 @@ async function main() {
           return c;
         };
         console.log('[bench] starting the leader worker');
-        const worker = new Worker('/bench/page/timed-worker.js', { type: 'module', name: 'siltdb' });
+        const worker = new Worker('/bench/page/timed-worker.js', { type: 'module', name: 'siltdb-timed' });
         worker.addEventListener('error', (e) => console.log(`[bench] worker error ${e.message}`));
         const siltClock = clocked(worker);
         const db = await connect(`profile-page-${Date.now()}`, { worker });

@@ -310,13 +310,14 @@ export class PinnedMultiGetResult extends Pinned implements MultiGetResult {
   }
 
   /**
-   * @internal Every value copied into one new buffer, for a leader's
-   * batched gets (tabs/leader-gets.ts): value `i` is
-   * `bytes[starts[i] .. starts[i] + lengths[i]]`, none where `lengths[i]`
-   * is `ABSENT`. One copy and one `ArrayBuffer` for them all, where
-   * `copy(i)` makes a view and an `ArrayBuffer` per value.
+   * @internal The values, copied out for a leader's batched gets
+   * (tabs/leader-gets.ts): those under `limit` bytes into one new buffer,
+   * value `i` at `bytes[starts[i] .. starts[i] + lengths[i]]`; a larger one
+   * into a buffer of its own, `large.get(i)`; none where `lengths[i]` is
+   * `ABSENT`. One `ArrayBuffer` for the small values, where `copy(i)` makes
+   * a view and an `ArrayBuffer` per value.
    */
-  copyAll(): { bytes: Uint8Array; starts: Uint32Array; lengths: Uint32Array } {
+  copyAll(limit: number): { bytes: Uint8Array; starts: Uint32Array; lengths: Uint32Array; large: Map<number, Uint8Array> } {
     this.live();
     const words = memoryWords();
     const layout = this.#layout >>> 2;
@@ -327,17 +328,20 @@ export class PinnedMultiGetResult extends Pinned implements MultiGetResult {
       const len = words[layout + 2 * i + 1]!;
       lengths[i] = len;
       starts[i] = total;
-      if (len !== ABSENT) total += len;
+      if (len !== ABSENT && len < limit) total += len;
     }
     const bytes = new Uint8Array(total);
+    const large = new Map<number, Uint8Array>();
     const memory = memoryBytesView();
     for (let i = 0; i < this.#count; i++) {
       const len = lengths[i]!;
       const from = words[layout + 2 * i]!;
-      if (len !== ABSENT && len > 0) bytes.set(memory.subarray(from, from + len), starts[i]!);
+      if (len === ABSENT || len === 0) continue;
+      if (len < limit) bytes.set(memory.subarray(from, from + len), starts[i]!);
+      else large.set(i, memory.slice(from, from + len));
+      countCopied(len);
     }
-    countCopied(total);
-    return { bytes, starts, lengths };
+    return { bytes, starts, lengths, large };
   }
 
   *[Symbol.iterator](): IterableIterator<Uint8Array | undefined> {

@@ -4,8 +4,10 @@
  * MultiGet, which reads each table's blocks once for keys that share them
  * and keeps its caches warm from the first key to the last, where gets one
  * by one, between which the page runs, each start cold. Each get keeps its
- * own answer: a value (a copy of its own, transferred if large), none, or
- * its own error (a reserved key). Nothing can write between gets queued
+ * own answer: a value, none, or its own error (a reserved key). The values
+ * are copied out of the engine once: small ones into one buffer of the run,
+ * which travels packed (answer-wire.ts: the page makes each value a buffer
+ * of its own), a large one into a buffer of its own, transferred. Nothing can write between gets queued
  * together (the leader serves its queue in order), so serving them as one
  * read at one moment is what serving them one by one would have read.
  */
@@ -81,23 +83,20 @@ function read(db: Database, c: Client, run: Envelope[]): (Served | Error)[] | un
   let all: ReturnType<PinnedMultiGetResult['copyAll']>;
   try {
     if (!(result instanceof PinnedMultiGetResult)) return undefined;
-    all = result.copyAll();
+    all = result.copyAll(TRANSFER_MIN);
   } finally {
     result.release();
   }
   // Small values are views of one buffer (one allocation for the run),
   // packed into one answer (answer-wire.ts); a large one is a buffer of
   // its own, transferred.
-  const { bytes, starts, lengths } = all;
+  const { bytes, starts, lengths, large } = all;
   for (let j = 0; j < keys.length; j++) {
     const len = lengths[j]!;
-    const start = starts[j]!;
+    const own = large.get(j);
     if (len === ABSENT) out[where[j]!] = [undefined, []];
-    else if (len < TRANSFER_MIN) out[where[j]!] = [bytes.subarray(start, start + len), []];
-    else {
-      const copy = bytes.slice(start, start + len);
-      out[where[j]!] = [copy, [copy.buffer]];
-    }
+    else if (own !== undefined) out[where[j]!] = [own, [own.buffer]];
+    else out[where[j]!] = [bytes.subarray(starts[j]!, starts[j]! + len), []];
   }
   return out;
 }

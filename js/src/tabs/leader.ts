@@ -458,7 +458,7 @@ export class Leader {
       }
       const op = envelope.request.op;
       if (!WRITES.has(op) && !ANSWERED_AGAIN.has(op) && c.answered.size < ANSWERS_KEPT)
-        c.answered.set(id, transfer.length === 0 ? response : movedOf(op, response));
+        c.answered.set(id, transfer.length === 0 && served === undefined ? response : movedOf(op, response)); // a batch's value: a view of its buffer
       if (WRITES.has(op) && response.ok && this.#db.storage === 'indexeddb') {
         // Kept in IndexedDB: a write is answered once committed there (the
         // requests after it are served meanwhile, and commit with it).

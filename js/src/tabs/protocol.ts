@@ -197,15 +197,17 @@ export type BrokerMessage =
  */
 export type Welcome = { t: 'welcome'; leader: string; seq: number; opened: number; v: number };
 
-/** From a connection to the worker it started, besides envelopes. */
 /**
  * The name of the worker a connection starts (spawn.ts writes it out): such
  * a worker gets its module from its page (`{ t: 'wasm' }`, before `open`)
- * and does not fetch and compile its own meanwhile; a worker of any other
- * name (given with `connect()`'s `worker`) loads its own at once.
+ * and does not fetch and compile its own meanwhile. A worker of any other
+ * name loads its own at once; one given with `connect()`'s `worker` under
+ * this name gets no module from the page, and loads its own when `open`
+ * comes (name it otherwise).
  */
 export const LEADER_WORKER_NAME = 'siltdb';
 
+/** From a connection to the worker it started, besides envelopes. */
 export type WorkerControl =
   /** The module its page compiled (worker-start.ts), or none: it loads its own. Before `open`, to a worker named `LEADER_WORKER_NAME`. */
   | { t: 'wasm'; module?: WebAssembly.Module | undefined }

@@ -387,25 +387,33 @@ fn ingest_parts<'e, 'k>(
 /// The most threads an ingest writes its tables with.
 const MAX_INGEST_THREADS: usize = 4;
 
-/// Each part written by `write` in a thread of its own, the results in
-/// the parts' order (a thread that panicked: an error).
+/// Each part written by `write` in a thread of its own (by this one where
+/// the system gives no thread), the results in the parts' order (a thread
+/// that panicked: an error).
 #[cfg(not(target_arch = "wasm32"))]
 fn write_parts<'k, W>(parts: &[&[(&'k [u8], &'k [u8])]], write: &W) -> Vec<Result<Vec<FileMeta>>>
 where
     W: Fn(&[(&'k [u8], &'k [u8])]) -> Result<Vec<FileMeta>> + Sync,
 {
     std::thread::scope(|s| {
-        let threads: Vec<_> = parts.iter().map(|part| s.spawn(move || write(part))).collect();
+        let threads: Vec<_> = parts
+            .iter()
+            .map(|part| {
+                (part, std::thread::Builder::new().name("silt-ingest".into()).spawn_scoped(s, move || write(part)))
+            })
+            .collect();
         threads
             .into_iter()
-            .map(|t| {
-                t.join().unwrap_or_else(|_| {
+            .map(|(part, thread)| match thread {
+                Ok(t) => t.join().unwrap_or_else(|_| {
                     Err(Error::Io {
                         file: "ingest".into(),
                         op: "write",
                         message: "a thread writing its tables panicked".into(),
                     })
-                })
+                }),
+                // No thread to be had: this one writes the part.
+                Err(_) => write(part),
             })
             .collect()
     })

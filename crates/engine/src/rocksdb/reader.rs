@@ -319,15 +319,15 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
         }
     }
 
-    // The entries' bytes, reserved as the properties count them (no more
-    // than the file could decode to at 8 to 1: a damaged count allocates
-    // no more than that).
+    // Room for the entries as the properties count them, which nothing has
+    // checked yet: at most twice the file's size for their bytes and one
+    // entry per 32 bytes of it (more grows as entries are decoded, within
+    // the budget), and none where the memory is not there.
+    let mut out = RocksdbTable::default();
     let raw = props.raw_key_size.saturating_add(props.raw_value_size);
-    let mut out = RocksdbTable {
-        data: Vec::with_capacity(raw.min((bytes.len() as u64).saturating_mul(8)) as usize),
-        stored: Vec::with_capacity(props.num_entries.min(bytes.len() as u64 / 8) as usize),
-        ..RocksdbTable::default()
-    };
+    let room = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let _ = out.data.try_reserve(room(raw.min((bytes.len() as u64).saturating_mul(2))));
+    let _ = out.stored.try_reserve(room(props.num_entries.min(bytes.len() as u64 / 32)));
     // The last point entry's sequence number as stored (not the global one).
     let mut last_seq = 0;
     for h in handles {

@@ -50,14 +50,16 @@ pub struct TableWriter {
 
 impl TableWriter {
     pub fn new(options: TableWriterOptions) -> Self {
-        TableWriter::with_capacity(options, 0)
+        TableWriter::with_buffer(options, Vec::new())
     }
 
-    /// A writer whose table has room for `capacity` bytes before it grows.
-    pub fn with_capacity(options: TableWriterOptions, capacity: usize) -> Self {
+    /// A writer that builds its table in `buffer` (emptied first): the
+    /// buffer `finish` gave for the table before, reused with the room it grew to.
+    pub fn with_buffer(options: TableWriterOptions, mut buffer: Vec<u8>) -> Self {
+        buffer.clear();
         TableWriter {
             options,
-            out: Vec::with_capacity(capacity),
+            out: buffer,
             data: BlockBuilder::new(16),
             index: BlockBuilder::new(1),
             bloom: BloomBuilder::new(options.bloom_bits_per_key),

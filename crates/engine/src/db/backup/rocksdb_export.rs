@@ -24,6 +24,8 @@ pub(super) struct RocksdbTables {
     /// Bytes ready to hand out, from `handed` on.
     pending: Vec<u8>,
     handed: usize,
+    /// The last table's buffer, for the next one.
+    spare: Vec<u8>,
     /// Tables written so far (their names count from 1).
     files: u64,
     done: bool,
@@ -46,6 +48,7 @@ impl RocksdbTables {
             lz4,
             pending: Vec::new(),
             handed: 0,
+            spare: Vec::new(),
             files: 0,
             done: false,
         }
@@ -76,10 +79,8 @@ impl RocksdbTables {
     /// an archive of no table (RocksDB refuses an empty table).
     fn next_table(&mut self, entries: &mut u64) -> Result<()> {
         let options = TableWriterOptions { lz4: self.lz4, ..TableWriterOptions::default() };
-        // Room for the target and the meta-blocks after it: a table is not
-        // moved as it grows.
-        let capacity = self.target.saturating_add(self.target / 16 + (64 << 10)) as usize;
-        let mut w = TableWriter::with_capacity(options, capacity);
+        // In the buffer of the table before: grown once, not for each table.
+        let mut w = TableWriter::with_buffer(options, std::mem::take(&mut self.spare));
         // At least one entry per table, however small the target.
         while self.it.valid() && (w.count() == 0 || w.approximate_size() < self.target) {
             let k = self.it.key();
@@ -97,6 +98,7 @@ impl RocksdbTables {
             tar::put_header(&mut self.pending, &format!("{:06}.sst", self.files), bytes.len() as u64);
             self.pending.extend_from_slice(&bytes);
             tar::put_padding(&mut self.pending, bytes.len() as u64);
+            self.spare = bytes;
         }
         if !self.it.valid() {
             tar::put_end(&mut self.pending);
