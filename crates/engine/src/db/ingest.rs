@@ -237,6 +237,11 @@ impl Db {
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_INGEST_THREADS)
         };
+        #[cfg(test)]
+        let threads = match tests::THREADS.load(Ordering::Relaxed) {
+            0 => threads,
+            n => n,
+        };
         let parts = ingest_parts(entries, target, threads);
         let written: Vec<Result<Vec<FileMeta>>> =
             if parts.len() == 1 { vec![write_part(parts[0])] } else { write_parts(&parts, &write_part) };
@@ -431,6 +436,64 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::{FaultFs, Fs, MemFs};
+    use crate::{Options, ReadOptions};
+
+    /// The threads an ingest writes with, where not 0 (whatever the machine has).
+    pub(super) static THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// An ingest written by 3 threads: every key read back in order from
+    /// the last level, files in key order and not overlapping; and one
+    /// whose writes fail partway leaves no file of any part behind.
+    #[test]
+    fn an_ingest_written_by_threads_is_whole_and_in_order_or_leaves_nothing() {
+        let options = Options {
+            target_file_size_base: 64 << 10,
+            block_size: 1024,
+            compression: crate::Compression::Lz4,
+            ..Options::default()
+        };
+        let keys: Vec<Vec<u8>> = (0..20_000u32).map(|i| format!("key{i:08}").into_bytes()).collect();
+        let values: Vec<Vec<u8>> =
+            (0..20_000u32).map(|i| format!("{i}-{}", "v".repeat((i % 50) as usize)).into_bytes()).collect();
+        let mut batch = WriteBatch::new();
+        for (k, v) in keys.iter().zip(&values) {
+            batch.put(k, v);
+        }
+        THREADS.store(3, Ordering::Relaxed);
+        let fault = FaultFs::new(Arc::new(MemFs::new()));
+        let fs: Arc<dyn Fs> = Arc::new(fault.clone());
+        let db = Db::open(fs.clone(), "db", options.clone()).unwrap();
+        let report = db.ingest(&batch, &IngestOptions { sorted: true }).unwrap();
+        assert_eq!(report.keys, 20_000);
+        assert!(report.files >= 6, "{report:?}");
+        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        it.seek_to_first();
+        for (k, v) in keys.iter().zip(&values) {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (k.as_slice(), v.as_slice()));
+            it.next();
+        }
+        assert!(!it.valid());
+        db.verify().unwrap();
+        drop(it);
+        drop(db);
+        // Writes that fail partway (and so the deletes after them): nothing
+        // is added, and the next open deletes every part's files.
+        let fault = FaultFs::new(Arc::new(MemFs::new()));
+        let fs: Arc<dyn Fs> = Arc::new(fault.clone());
+        let db = Db::open(fs.clone(), "db", options.clone()).unwrap();
+        let tables = |fs: &Arc<dyn Fs>| fs.list("db").unwrap().into_iter().filter(|f| f.ends_with(".sst")).count();
+        fault.fail_after(Some(12));
+        assert!(db.ingest(&batch, &IngestOptions { sorted: true }).is_err());
+        fault.fail_after(None);
+        assert!(tables(&fs) > 0, "the failure left files of some parts");
+        drop(db);
+        let db = Db::open(fs.clone(), "db", options).unwrap();
+        assert_eq!(tables(&fs), 0, "the files of every part are deleted");
+        assert_eq!(db.get(&ReadOptions::default(), &keys[0]).unwrap(), None);
+        THREADS.store(0, Ordering::Relaxed);
+    }
 
     /// A large ingest is cut into contiguous parts of about equal bytes,
     /// in order, each worth two files at least; a small one is not cut.
