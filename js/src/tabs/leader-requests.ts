@@ -41,6 +41,17 @@ export class LeaderRequests {
     this.#tabs = tabs;
   }
 
+  /** Lets go of everything connection `c` holds here: snapshots, iterators, transactions, exports, its import, its channel and port. */
+  letGo(c: Client): void {
+    for (const s of c.snapshots.values()) s.release();
+    for (const it of c.iterators.values()) it.release();
+    for (const t of c.transactions.values()) t.tx.abort();
+    for (const r of c.exports.values()) r.cancel().catch(() => {});
+    if (this.importer === c.id) this.abortImport();
+    c.channel?.close();
+    c.port?.close();
+  }
+
   /** Ends the import in progress, leaving nothing of it. */
   abortImport(): void {
     this.importer = undefined;
@@ -66,6 +77,11 @@ export class LeaderRequests {
       await Database.internals(this.#db as Database<unknown, unknown>).ready();
       return this.#handle(c, id, r);
     }
+  }
+
+  /** A `get` served now: its operation's serve waits on nothing (and a read never waits for pooled files). */
+  serveNow(c: Client, id: number, r: Request): Served {
+    return (OPERATIONS.get.serve as (s: StepSide, r: Request) => Served)(this.#side(c, id), r);
   }
 
   /** Runs one request as its operation or step declares; returns its value and the buffers to transfer. */

@@ -35,19 +35,8 @@ import { LeaderRequests, rocksdbReportOf } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
 import { withoutValues } from './change-values.js';
-import type { FirstBatch } from './leader-steps.js';
-import {
-  type ChangeMessage,
-  type ChangeRecord,
-  names,
-  type Envelope,
-  PROTOCOL,
-  type Request,
-  type Response,
-  toWire,
-  type Welcome,
-  WRITES,
-} from './protocol.js';
+import { ADVANCES, ANSWERED_AGAIN, ANSWERS_KEPT, MOVED, movedOf } from './leader-kept.js';
+import { type ChangeMessage, type ChangeRecord, names, type Envelope, PROTOCOL, type Response, toWire, type Welcome, WRITES } from './protocol.js';
 import { toWireMessage } from './answer-wire.js';
 import { type Inbox, readRequests, type Refusal } from './leader-inbox.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
@@ -74,6 +63,8 @@ export class Leader {
   #watched = new Set<string>();
   #gone = new Set<string>();
   #queue: Promise<void> = Promise.resolve();
+  /** Tasks chained on `#queue` and not ended: at 0, gets are served at once (`#getsNow`). */
+  #queued = 0;
   #closed = false;
   readonly counters: LeaderCounters = { duplicateWrites: 0, attached: 0, dropped: 0, malformed: 0 };
 
@@ -314,15 +305,27 @@ export class Leader {
   #drop(client: string, record: boolean): void {
     const c = this.#clients.get(client);
     if (c !== undefined) {
-      this.#letGo(c);
+      this.#requests.letGo(c);
       this.#clients.delete(client);
       this.counters.dropped++;
     }
     this.#writer.forget(client, record);
   }
 
+  /**
+   * Runs `task` once every task chained before it has ended (its promise
+   * settled: a task that failed does not stop the ones after it).
+   */
+  #chain(task: () => void | Promise<void>): void {
+    this.#queued++;
+    const done = () => {
+      this.#queued--;
+    };
+    this.#queue = this.#queue.then(task).then(done, done);
+  }
+
   #enqueueTask(task: () => void | Promise<void>): void {
-    this.#queue = this.#queue.then(async () => {
+    this.#chain(async () => {
       if (this.#closed) return;
       try {
         await task();
@@ -357,17 +360,19 @@ export class Leader {
     for (let i = 0; i < items.length; ) {
       const item = items[i]!;
       if ('refused' in item) {
-        this.#queue = this.#queue.then(() => this.#refuse(c, item, answers));
+        this.#chain(() => this.#refuse(c, item, answers));
         i++;
         continue;
       }
       let j = i + 1;
       while (j < items.length && !('refused' in items[j]!)) j++;
       for (const part of runsOfGets(items.slice(i, j) as Envelope[])) {
-        if (!Array.isArray(part)) this.#queue = this.#queue.then(() => this.#answer(c, part, answers));
+        // Nothing before them waits: gets are served now, not in a later microtask.
+        if (this.#queued === 0 && this.#getsNow(c, part, answers)) continue;
+        if (!Array.isArray(part)) this.#chain(() => this.#answer(c, part, answers));
         else {
           // Gets sent together: one batched MultiGet (leader-gets.ts).
-          this.#queue = this.#queue.then(async () => {
+          this.#chain(async () => {
             const got = this.#closed || this.#clients.get(c.id) !== c ? undefined : batchedGets(this.#db, c, part);
             // Each answered with what the MultiGet read: at once, in order
             // (#answer waits on nothing then); else each served alone.
@@ -380,6 +385,28 @@ export class Leader {
       }
       i = j;
     }
+  }
+
+  /**
+   * Serves `part` at once if it is gets (a get, or a run of them read with
+   * one MultiGet: leader-gets.ts), whose serving waits on nothing; false
+   * if it is not, or cannot be read as one (then it goes on the queue).
+   */
+  #getsNow(c: Client, part: Envelope | Envelope[], answers: Answers | undefined): boolean {
+    if (this.#closed || this.#clients.get(c.id) !== c) return false;
+    let got: (Served | Error)[] | undefined;
+    if (Array.isArray(part)) got = batchedGets(this.#db, c, part);
+    else if (part.request.op === 'get') {
+      try {
+        got = [this.#requests.serveNow(c, part.id, part.request)];
+      } catch (e) {
+        got = [e instanceof Error ? e : new SiltError('Internal', String(e))];
+      }
+    }
+    if (got === undefined) return false;
+    const run = Array.isArray(part) ? part : [part];
+    for (let k = 0; k < run.length; k++) void this.#answer(c, run[k]!, answers, got[k]).catch(() => {});
+    return true;
   }
 
   /** Answers a request refused for its shape or version (leader-inbox.ts); a write's failure goes in its connection's record. */
@@ -551,50 +578,7 @@ export class Leader {
   #stop(): void {
     if (this.#closed && this.#clients.size === 0) return;
     this.#closed = true;
-    for (const c of this.#clients.values()) this.#letGo(c);
+    for (const c of this.#clients.values()) this.#requests.letGo(c);
     this.#clients.clear();
   }
-
-  /** Lets go of everything connection `c` holds here: snapshots, iterators, transactions, exports, its import, its channel and port. */
-  #letGo(c: Client): void {
-    for (const s of c.snapshots.values()) s.release();
-    for (const it of c.iterators.values()) it.release();
-    for (const t of c.transactions.values()) t.tx.abort();
-    for (const r of c.exports.values()) r.cancel().catch(() => {});
-    if (this.#requests.importer === c.id) this.#requests.abortImport();
-    c.channel?.close();
-    c.port?.close();
-  }
 }
-
-/**
- * At most this many answers kept per connection for requests it may send
- * again (at or above its floor): a connection that follows another leader
- * and comes back to this one sends again what had no answer, and what made
- * something here (a snapshot, an iterator, a transaction, an export) must
- * not be made twice. Answers that moved bytes are not kept: those requests
- * (reads) are served again, but for those that move a position on (an
- * iterator's, an export's). Writes are answered from their write records.
- */
-const ANSWERS_KEPT = 256;
-
-/** Kept for an answer that moved bytes (`ANSWERS_KEPT`). */
-const MOVED = 'moved';
-
-/** What is kept of the answer to an `op` request that moved bytes: for an iterator's first batch, the iterator it made. */
-function movedOf(op: Request['op'], response: Response): 'moved' | { movedIterator: number } {
-  return op === 'iterator' && response.ok ? { movedIterator: (response.value as FirstBatch).id } : MOVED;
-}
-
-/**
- * Requests served again when sent again, never answered from what was kept:
- * a watch's catch-up (`changes`), whose first answer is stale by the time
- * it is sent again (the connection went to another leader and came back),
- * while the change records published meanwhile went to its old line: the
- * first answer again would leave the watch a gap of them. Served again, it
- * has them.
- */
-const ANSWERED_AGAIN = new Set<Request['op']>(['changes']);
-
-/** Requests that move a position on: served again, they would skip what the lost answer had. */
-const ADVANCES = new Set<Request['op']>(['next', 'exportNext']);
