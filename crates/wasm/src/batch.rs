@@ -14,6 +14,7 @@
 //! (The keys of a `multiGet` travel through the exchange buffer, see
 //! `exchange.rs`.)
 
+use silt_engine::rocksdb::EntryKind;
 use silt_engine::WriteBatch;
 
 use crate::error::BindingError;
@@ -23,6 +24,26 @@ const PUT: u8 = 0x01;
 const MERGE: u8 = 0x02;
 const DELETE_RANGE: u8 = 0x03;
 const BOOKKEEPING_PUT: u8 = 0x81;
+
+/// Appends one op to `out` in the format above (as `siltdb`'s `WriteBatch`
+/// encodes it): a delete has no `value`.
+pub(crate) fn encode_op(out: &mut Vec<u8>, kind: EntryKind, key: &[u8], value: &[u8]) {
+    let tag = match kind {
+        EntryKind::Value => PUT,
+        EntryKind::Delete => DELETE,
+        EntryKind::Merge => MERGE,
+        EntryKind::RangeDelete => DELETE_RANGE,
+    };
+    out.push(tag);
+    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    if tag != DELETE {
+        out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(key);
+    if tag != DELETE {
+        out.extend_from_slice(value);
+    }
+}
 
 /// `(key, value)` slices of an encoded batch.
 pub(crate) type Puts<'a> = Vec<(&'a [u8], &'a [u8])>;
@@ -148,6 +169,17 @@ mod tests {
             ]
         );
         assert!(decode_batch(&[]).unwrap().is_empty());
+    }
+
+    /// `encode_op` writes what the decoder (and siltdb's WriteBatch) reads.
+    #[test]
+    fn encoded_ops_are_the_format() {
+        let mut buf = Vec::new();
+        encode_op(&mut buf, EntryKind::Value, b"a", b"1");
+        encode_op(&mut buf, EntryKind::Delete, b"b", b"ignored");
+        encode_op(&mut buf, EntryKind::RangeDelete, b"d", b"f");
+        encode_op(&mut buf, EntryKind::Merge, b"g", b"+");
+        assert_eq!(buf, [put(b"a", b"1"), delete(b"b"), delete_range(b"d", b"f"), merge(b"g", b"+")].concat());
     }
 
     #[test]

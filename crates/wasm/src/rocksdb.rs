@@ -4,10 +4,10 @@
 //! JavaScript reads from a stream. (Exports in RocksDB's form go through
 //! `exportStart`, backup.rs.)
 
-use silt_engine::rocksdb::EntryKind;
 use silt_engine::RocksdbIngest;
 use wasm_bindgen::prelude::*;
 
+use crate::batch::encode_op;
 use crate::contract::RocksdbIngestReport;
 use crate::database::Database;
 use crate::error::{BindingError, JsResult};
@@ -91,21 +91,7 @@ fn rocksdb_plan(bytes: &[u8]) -> JsResult<JsValue> {
     let plan = ingest.plan().map_err(BindingError::from)?;
     let mut batch = Vec::with_capacity(plan.entries().map(|e| e.key.len() + e.value.len() + 9).sum());
     for e in plan.entries() {
-        let (tag, second) = match e.kind {
-            EntryKind::Value => (0x01, true),
-            EntryKind::Delete => (0x00, false),
-            EntryKind::Merge => (0x02, true),
-            EntryKind::RangeDelete => (0x03, true),
-        };
-        batch.push(tag);
-        batch.extend_from_slice(&(e.key.len() as u32).to_le_bytes());
-        if second {
-            batch.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
-        }
-        batch.extend_from_slice(e.key);
-        if second {
-            batch.extend_from_slice(e.value);
-        }
+        encode_op(&mut batch, e.kind, e.key, e.value);
     }
     let out = js_sys::Object::new();
     let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(k), &v).map(|_| ());

@@ -369,19 +369,11 @@ export class Leader {
       for (const part of runsOfGets(items.slice(i, j) as Envelope[])) {
         // Nothing before them waits: gets are served now, not in a later microtask.
         if (this.#queued === 0 && this.#getsNow(c, part, answers)) continue;
-        if (!Array.isArray(part)) this.#chain(() => this.#answer(c, part, answers));
-        else {
-          // Gets sent together: one batched MultiGet (leader-gets.ts).
-          this.#chain(async () => {
-            const got = this.#closed || this.#clients.get(c.id) !== c ? undefined : batchedGets(this.#db, c, part);
-            // Each answered with what the MultiGet read: at once, in order
-            // (#answer waits on nothing then); else each served alone.
-            for (let k = 0; k < part.length; k++) {
-              if (got !== undefined) void this.#answer(c, part[k]!, answers, got[k]).catch(() => {});
-              else await this.#answer(c, part[k]!, answers);
-            }
-          });
-        }
+        this.#chain(async () => {
+          // Gets (one batched MultiGet for a run of them) at once; else each served alone.
+          if (this.#getsNow(c, part, answers)) return;
+          for (const e of Array.isArray(part) ? part : [part]) await this.#answer(c, e, answers);
+        });
       }
       i = j;
     }

@@ -243,8 +243,7 @@ impl Db {
             n => n,
         };
         let parts = ingest_parts(entries, target, threads);
-        let written: Vec<Result<Vec<FileMeta>>> =
-            if parts.len() == 1 { vec![write_part(parts[0])] } else { write_parts(&parts, &write_part) };
+        let written = write_parts(&parts, &write_part);
         let allocated = numbers.into_inner().unwrap_or_else(|e| e.into_inner()).1;
         let mut outputs = Vec::new();
         for part in written {
@@ -392,44 +391,39 @@ fn ingest_parts<'e, 'k>(
 /// The most threads an ingest writes its tables with.
 const MAX_INGEST_THREADS: usize = 4;
 
-/// Each part written by `write` in a thread of its own (by this one where
-/// the system gives no thread), the results in the parts' order (a thread
-/// that panicked: an error).
-#[cfg(not(target_arch = "wasm32"))]
+/// Each part written by `write`, in a thread of its own where there are
+/// more than one (by this thread where the system gives none, and always in
+/// WebAssembly), the results in the parts' order (a thread that panicked:
+/// an error).
 fn write_parts<'k, W>(parts: &[&[(&'k [u8], &'k [u8])]], write: &W) -> Vec<Result<Vec<FileMeta>>>
 where
     W: Fn(&[(&'k [u8], &'k [u8])]) -> Result<Vec<FileMeta>> + Sync,
 {
-    std::thread::scope(|s| {
-        let threads: Vec<_> = parts
-            .iter()
-            .map(|part| {
-                (part, std::thread::Builder::new().name("silt-ingest".into()).spawn_scoped(s, move || write(part)))
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|(part, thread)| match thread {
-                Ok(t) => t.join().unwrap_or_else(|_| {
-                    Err(Error::Io {
-                        file: "ingest".into(),
-                        op: "write",
-                        message: "a thread writing its tables panicked".into(),
-                    })
-                }),
-                // No thread to be had: this one writes the part.
-                Err(_) => write(part),
-            })
-            .collect()
-    })
-}
-
-/// In WebAssembly there are no threads: `ingest_parts` gives one part.
-#[cfg(target_arch = "wasm32")]
-fn write_parts<'k, W>(parts: &[&[(&'k [u8], &'k [u8])]], write: &W) -> Vec<Result<Vec<FileMeta>>>
-where
-    W: Fn(&[(&'k [u8], &'k [u8])]) -> Result<Vec<FileMeta>>,
-{
+    #[cfg(not(target_arch = "wasm32"))]
+    if parts.len() > 1 {
+        return std::thread::scope(|s| {
+            let threads: Vec<_> = parts
+                .iter()
+                .map(|part| {
+                    (part, std::thread::Builder::new().name("silt-ingest".into()).spawn_scoped(s, move || write(part)))
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|(part, thread)| match thread {
+                    Ok(t) => t.join().unwrap_or_else(|_| {
+                        Err(Error::Io {
+                            file: "ingest".into(),
+                            op: "write",
+                            message: "a thread writing its tables panicked".into(),
+                        })
+                    }),
+                    // No thread to be had: this one writes the part.
+                    Err(_) => write(part),
+                })
+                .collect()
+        });
+    }
     parts.iter().map(|part| write(part)).collect()
 }
 

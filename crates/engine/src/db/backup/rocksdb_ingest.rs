@@ -170,42 +170,25 @@ impl RocksdbIngest {
 /// merged, nothing sorted (a table's entries are in order, which the reader
 /// checked).
 fn newest_values(tables: &[RocksdbTable]) -> Vec<(u32, u32)> {
-    use std::cmp::Ordering;
-    use std::collections::BinaryHeap;
-    /// A table's next entry (table, entry, key); the heap's greatest is the
-    /// smallest key, of equal keys the last table's.
-    struct Head<'a>(u32, u32, &'a [u8]);
-    impl Ord for Head<'_> {
-        fn cmp(&self, other: &Self) -> Ordering {
-            other.2.cmp(self.2).then(self.0.cmp(&other.0))
-        }
-    }
-    impl PartialOrd for Head<'_> {
-        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-            Some(self.cmp(other))
-        }
-    }
-    impl PartialEq for Head<'_> {
-        fn eq(&self, other: &Self) -> bool {
-            self.cmp(other) == Ordering::Equal
-        }
-    }
-    impl Eq for Head<'_> {}
-    let mut heap: BinaryHeap<Head> = tables
+    use std::cmp::Reverse;
+    use std::collections::binary_heap::{BinaryHeap, PeekMut};
+    // Each table's next entry (key, table, place): the heap's greatest is
+    // the smallest key, of equal keys the last table's.
+    let mut heap: BinaryHeap<(Reverse<&[u8]>, u32, u32)> = tables
         .iter()
         .enumerate()
         .filter(|(_, t)| !t.is_empty())
-        .map(|(t, table)| Head(t as u32, 0, table.entry(0).key))
+        .map(|(t, table)| (Reverse(table.entry(0).key), t as u32, 0))
         .collect();
     let mut out: Vec<(u32, u32)> = Vec::with_capacity(tables.iter().map(|t| t.len()).max().unwrap_or(0));
     let mut last: Option<&[u8]> = None;
     while let Some(mut head) = heap.peek_mut() {
-        let (t, i, key) = (head.0, head.1, head.2);
+        let (Reverse(key), t, i) = *head;
         let table = &tables[t as usize];
         if (i as usize) + 1 < table.len() {
-            *head = Head(t, i + 1, table.entry(i as usize + 1).key);
+            *head = (Reverse(table.entry(i as usize + 1).key), t, i + 1);
         } else {
-            std::collections::binary_heap::PeekMut::pop(head);
+            PeekMut::pop(head);
         }
         if last != Some(key) {
             out.push((t, i));
