@@ -86,10 +86,19 @@ fn exercise(it: &mut dyn InternalIterator, probe: &[u8]) -> usize {
     touched
 }
 
-/// A block's framing (first byte: the type) and then its entries.
+/// A block's framing (first byte: the type) and then its entries. A block
+/// of type 2 (compressed with its table's dictionary) brings the dictionary
+/// along: `2, dictionary length: u16 le, dictionary, contents`.
 pub fn block(data: &[u8]) -> bool {
-    let Some((&ty, rest)) = data.split_first() else { return false };
-    let Ok(raw) = decode_block_contents(rest.to_vec(), ty, "fuzz", 0) else { return false };
+    let Some((&ty, mut rest)) = data.split_first() else { return false };
+    let mut dict = None;
+    if ty == 2 {
+        let Some((len, after)) = rest.split_first_chunk::<2>() else { return false };
+        let len = usize::from(u16::from_le_bytes(*len));
+        let Some((d, after)) = after.split_at_checked(len) else { return false };
+        (dict, rest) = (Some(d), after);
+    }
+    let Ok(raw) = decode_block_contents(rest.to_vec(), ty, dict, "fuzz", 0) else { return false };
     let Ok(b) = Block::new(raw, origin()) else { return false };
     let mut it = b.iter();
     exercise(&mut it, data);
@@ -406,11 +415,21 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         let raw = b.finish();
         for compression in [Compression::None, Compression::Lz4] {
             let mut framed = Vec::new();
-            let n = frame_block(&raw, compression, Checksum::Xxh3, &mut framed);
+            let n = frame_block(&raw, compression, None, Checksum::Xxh3, &mut framed);
             let mut seed = vec![framed[n]];
             seed.extend_from_slice(&framed[..n]);
             out.push(("block", seed));
         }
+        // With a dictionary (type 2), which the input carries.
+        let dict = b"value of key \x00 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx key0 key00".repeat(4);
+        let mut framed = Vec::new();
+        let n = frame_block(&raw, Compression::Lz4, Some(&dict), Checksum::Xxh3, &mut framed);
+        assert_eq!(framed[n], 2, "the seed block compressed with its dictionary");
+        let mut seed = vec![2];
+        seed.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        seed.extend_from_slice(&dict);
+        seed.extend_from_slice(&framed[..n]);
+        out.push(("block", seed));
     }
     let mut ix = BlockBuilder::new(1);
     for i in 0..50u64 {
@@ -506,6 +525,27 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     out.push(("rocksdb_table", archive));
     drop(db);
+    // A table with a compression dictionary (format version 3).
+    let fs3: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let opts = Options {
+        block_size: 512,
+        compression_dict_bytes: 1024,
+        compression_dict_every_level: true,
+        ..small_options()
+    };
+    let db3 = Db::open(fs3.clone(), "db", opts).expect("seed database opens");
+    for i in 0..600u32 {
+        let v = format!(r#"{{"id":{i},"name":"user {}","plan":"{}"}}"#, i * 31 % 97, ["free", "pro"][i as usize % 2]);
+        db3.put(&w, format!("rec{i:04}").as_bytes(), v.as_bytes()).expect("seed write");
+    }
+    db3.flush().expect("seed flush");
+    for name in fs3.list("db").expect("seed list").iter().filter(|n| n.ends_with(".sst")) {
+        let path = format!("db/{name}");
+        let bytes = read_all(&*fs3.open(&path, false).expect("seed open"), &path).expect("seed read");
+        assert_eq!(bytes[bytes.len() - 16], 3, "the seed table has a dictionary");
+        out.push(("table", bytes));
+    }
+    drop(db3);
     // And one in format version 1 (no hash index in its data blocks).
     let opts = Options { block_size: 256, format_version: 1, ..small_options() };
     let db = Db::open(fs.clone(), "db", opts).expect("seed database opens");

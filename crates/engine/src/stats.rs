@@ -29,6 +29,10 @@ tickers! {
     BlockCacheHit => "rocksdb.block.cache.hit",
     BlockCacheMiss => "rocksdb.block.cache.miss",
     BlockCacheAdd => "rocksdb.block.cache.add",
+    // Dictionaries are read once per table, at open, with its index and
+    // filter (RocksDB's perf-context compression_dict_block_read_count;
+    // never from the block cache, which holds data blocks only).
+    CompressionDictBlockReads => "silt.compression.dict.block.read.count",
     RowCacheHit => "rocksdb.row.cache.hit",
     RowCacheMiss => "rocksdb.row.cache.miss",
     BloomFilterUseful => "rocksdb.bloom.filter.useful",

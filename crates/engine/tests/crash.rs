@@ -36,6 +36,9 @@ fn options() -> Options {
         max_manifest_file_size: 256,
         // The idle compaction is off by default: on, so that it meets the rest.
         idle_compaction_max_bytes: 64 << 20,
+        // Dictionaries are off by default: on, so that crashes meet their
+        // tables (held-back blocks, the dictionary block, format 3).
+        compression_dict_bytes: 256,
         ..Options::default()
     }
 }

@@ -179,7 +179,8 @@ fn tables_silt_writes_pass_sst_dump_and_ingest_into_rocksdb() {
 
 #[test]
 fn tables_rocksdb_writes_read_in_silt_as_written() {
-    for (seed, codec) in [(3, "no"), (4, "lz4")] {
+    // No compression, LZ4, and LZ4 with a compression dictionary.
+    for (seed, codec, dict) in [(3, "no", 0), (4, "lz4", 0), (5, "lz4", 16384)] {
         let dir = scratch("read");
         let data = entries(seed, 3000);
         let input: String = data.iter().map(|(k, v)| format!("0x{} ==> 0x{}\n", hex(k), hex(v))).collect();
@@ -187,11 +188,15 @@ fn tables_rocksdb_writes_read_in_silt_as_written() {
         run(
             Command::new(tool("ldb"))
                 .arg(format!("--db={}", dir.join("scratch-db").display()))
-                .args(["--create_if_missing", "--hex", &format!("--compression_type={codec}"), "write_extern_sst"])
+                .args(["--create_if_missing", "--hex", &format!("--compression_type={codec}")])
+                .arg(format!("--compression_max_dict_bytes={dict}"))
+                .arg("write_extern_sst")
                 .arg(&table),
             Some(&input),
         );
         let bytes = std::fs::read(&table).unwrap();
+        let names_a_dict = bytes.windows(24).any(|w| w == b"rocksdb.compression_dict");
+        assert_eq!(names_a_dict, dict > 0, "RocksDB wrote a dictionary only where asked");
         let read = read_table("000001.sst", &bytes).unwrap();
         assert_eq!(read.format_version, 5);
         assert!(read.entries().all(|e| e.kind == EntryKind::Value && e.sequence == 0));

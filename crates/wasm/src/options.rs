@@ -57,6 +57,13 @@ pub struct OpenOptions {
     /// 0 for none; -1 keeps the engine's default.
     #[wasm_bindgen(js_name = idleCompactionMaxBytes)]
     pub idle_compaction_max_bytes: f64,
+    /// The most bytes of a table's compression dictionary (the engine's
+    /// `compression_dict_bytes`, with `compression_dict_every_level`: a
+    /// database fed in key order reaches its last level by trivial moves of
+    /// flushed tables, which only flushes could give a dictionary): 0 for
+    /// none, -1 keeps the engine's default.
+    #[wasm_bindgen(js_name = compressionDictBytes)]
+    pub compression_dict_bytes: i32,
 }
 
 /// Ordinary writes leave `maxBytes / 4` free: the room for deletes,
@@ -84,6 +91,7 @@ impl Default for OpenOptions {
             read_triggered_compaction: true,
             transaction_spill_bytes: -1,
             idle_compaction_max_bytes: -1.0,
+            compression_dict_bytes: -1,
         }
     }
 }
@@ -151,6 +159,10 @@ impl OpenOptions {
         if (0.0..=9_007_199_254_740_991.0).contains(&idle) && idle.fract() == 0.0 {
             o.idle_compaction_max_bytes = idle as u64;
         }
+        if let Ok(bytes) = usize::try_from(self.compression_dict_bytes) {
+            o.compression_dict_bytes = bytes;
+            o.compression_dict_every_level = bytes > 0;
+        }
         o.merge_operator = match self.merge_operator {
             1 => Some(Arc::new(U64AddOperator)),
             2 => Some(Arc::new(AppendOperator)),
@@ -189,9 +201,12 @@ mod tests {
             read_triggered_compaction: false,
             transaction_spill_bytes: 0,
             idle_compaction_max_bytes: 0.0,
+            compression_dict_bytes: 16384,
         }
         .to_engine(None);
         assert_eq!(o.idle_compaction_max_bytes, 0);
+        assert_eq!(o.compression_dict_bytes, 16384);
+        assert!(o.compression_dict_every_level);
         assert!(!o.create_if_missing && o.error_if_exists);
         assert_eq!(o.write_buffer_size, 1 << 20);
         assert_eq!(o.max_write_buffer_number, 3);

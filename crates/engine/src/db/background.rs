@@ -235,7 +235,8 @@ impl Db {
                     inner.options.merge_operator.clone(),
                     inner.options.timer_owned(),
                 );
-                let mut job = TableJob::new(Box::new(mem.iter()), resolver, u64::MAX, inner.options.table_options());
+                let mut job =
+                    TableJob::new(Box::new(mem.iter()), resolver, u64::MAX, inner.options.table_options(false));
                 job.started_micros = inner.options.now_micros();
                 job
             }
@@ -365,7 +366,7 @@ impl Db {
             Box::new(MergingIterator::new(children)),
             resolver,
             inner.options.target_file_size_base,
-            inner.options.table_options(),
+            inner.options.table_options(bottommost),
         );
         job.started_micros = inner.options.now_micros();
         st.compaction = Some((spec, job));

@@ -213,7 +213,7 @@ impl Db {
                 let number = next_number();
                 let file = inner.fs.open(&table_path(&inner.dir, number), true)?;
                 file.truncate(0)?;
-                let mut builder = TableBuilder::new(file.clone(), inner.options.table_options());
+                let mut builder = TableBuilder::new(file.clone(), inner.options.table_options(true));
                 let mut n = 0;
                 for (k, v) in rest {
                     // Split between keys once the file reached its target.

@@ -142,6 +142,20 @@ pub struct Options {
     ///
     /// [`Db::start_idle_compaction`]: crate::Db::start_idle_compaction
     pub idle_compaction_max_bytes: u64,
+    /// Compression dictionaries (RocksDB's `max_dict_bytes`): at most this
+    /// many bytes of a dictionary per table, sampled from the table's first
+    /// MiB of data blocks (`sst/dictionary.rs`) and used by every data block
+    /// of it, so that what recurs across blocks (field names, common
+    /// values) is stored once per table instead of once per 4 KiB block.
+    /// Written by compactions into the bottommost level (where most data
+    /// ends up and stays), ingests and imports; by flushes and other
+    /// compactions only with [`Options::compression_dict_every_level`].
+    /// Needs LZ4 and format_version 2; 0 (the default) makes none; at most
+    /// 65,536 (LZ4's window). Tables made with one are format version 3,
+    /// which builds before dictionaries refuse by version.
+    pub compression_dict_bytes: usize,
+    /// Dictionaries for flushes and compactions into every level too.
+    pub compression_dict_every_level: bool,
 }
 
 impl Default for Options {
@@ -174,6 +188,8 @@ impl Default for Options {
             max_manifest_file_size: 1 << 20,
             idle_compaction_max_bytes: 0,
             transaction_spill_bytes: 8 << 20,
+            compression_dict_bytes: 0,
+            compression_dict_every_level: false,
         }
     }
 }
@@ -205,6 +221,8 @@ impl std::fmt::Debug for Options {
             .field("max_manifest_file_size", &self.max_manifest_file_size)
             .field("transaction_spill_bytes", &self.transaction_spill_bytes)
             .field("idle_compaction_max_bytes", &self.idle_compaction_max_bytes)
+            .field("compression_dict_bytes", &self.compression_dict_bytes)
+            .field("compression_dict_every_level", &self.compression_dict_every_level)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
             .finish_non_exhaustive()
     }
@@ -269,11 +287,25 @@ impl Options {
             self.max_manifest_file_size >= 256,
             format!("max_manifest_file_size must be at least 256, got {}", self.max_manifest_file_size),
         )?;
+        check(
+            self.compression_dict_bytes <= crate::sst::MAX_DICT_BYTES,
+            format!(
+                "compression_dict_bytes must be 0..={} (LZ4's window), got {}",
+                crate::sst::MAX_DICT_BYTES,
+                self.compression_dict_bytes
+            ),
+        )?;
         Ok(())
     }
 
-    pub(crate) fn table_options(&self) -> TableOptions {
+    /// How tables are written: `bottommost` for the outputs of compactions
+    /// into the bottommost level, ingests and imports (which may have a
+    /// compression dictionary when the rest may not).
+    pub(crate) fn table_options(&self, bottommost: bool) -> TableOptions {
+        let dict = bottommost || self.compression_dict_every_level;
         TableOptions {
+            dict_bytes: if dict { self.compression_dict_bytes } else { 0 },
+            dict_buffer_bytes: crate::sst::DEFAULT_DICT_BUFFER_BYTES,
             block_size: self.block_size,
             restart_interval: self.block_restart_interval,
             compression: self.compression,

@@ -305,7 +305,7 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
     let out_path = table_path(&dir, table_number);
     let file = fs.open(&out_path, true)?;
     file.truncate(0)?;
-    let mut builder = TableBuilder::new(file.clone(), options.table_options());
+    let mut builder = TableBuilder::new(file.clone(), options.table_options(false));
     let mut last_seq: SequenceNumber = 0;
     let mut merged = MergingIterator::new(sources);
     merged.seek_to_first();

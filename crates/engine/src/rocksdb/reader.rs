@@ -127,6 +127,10 @@ struct Table<'a> {
     /// Bytes the table may still decode to (blocks decompressed, entries'
     /// keys and values): 16 times its size plus 256 MiB.
     budget: u64,
+    /// The table's compression dictionary (`rocksdb.compression_dict`,
+    /// RocksDB's `compression_opts.max_dict_bytes`), if it has one: the
+    /// history every LZ4 block of it was compressed after.
+    dict: Option<Vec<u8>>,
 }
 
 impl<'a> Table<'a> {
@@ -178,9 +182,12 @@ impl<'a> Table<'a> {
                     ));
                 }
                 charge(&mut self.budget, size)?;
-                lz4_flex::block::decompress(data, size)
-                    .map(Cow::Owned)
-                    .map_err(|e| corrupt(self.name, h.offset, format!("an LZ4 block that does not decompress: {e}")))
+                match &self.dict {
+                    Some(d) => lz4_flex::block::decompress_with_dict(data, size, d),
+                    None => lz4_flex::block::decompress(data, size),
+                }
+                .map(Cow::Owned)
+                .map_err(|e| corrupt(self.name, h.offset, format!("an LZ4 block that does not decompress: {e}")))
             }
             other => Err(Error::NotSupported(format!(
                 "{}: a block compressed with {}; Silt reads RocksDB tables uncompressed or compressed with LZ4: \
@@ -245,12 +252,11 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
         return Err(corrupt(name, handles_at as u64, "a footer without its block handles"));
     };
     let budget = (bytes.len() as u64).saturating_mul(16).saturating_add(256 << 20);
-    let mut table = Table { name, bytes, checksum, format_version, budget };
+    let mut table = Table { name, bytes, checksum, format_version, budget, dict: None };
 
     // The meta-index: the properties and any range deletions.
     let mut props = Properties::default();
     let mut range_del = None;
-    let mut has_dictionary = false;
     let mut filter = None;
     let mut last_meta: Option<Vec<u8>> = None;
     let meta_block = table.block(metaindex)?;
@@ -267,16 +273,12 @@ pub fn read_table(name: &str, bytes: &[u8]) -> Result<RocksdbTable> {
                 let block = table.block(handle)?;
                 props = Properties::decode(&block, &mut table.budget)?;
             }
-            b"rocksdb.compression_dict" => has_dictionary = true,
+            // Stored uncompressed; before every data block that needs it.
+            b"rocksdb.compression_dict" => table.dict = Some(table.block(handle)?.into_owned()),
             b"fullfilter.rocksdb.BuiltinBloomFilter" => filter = Some(table.block(handle)?.into_owned()),
             b"rocksdb.range_del" => range_del = Some(handle),
             _ => {} // other meta-blocks (partitioned filters, a hash index's): not needed to read every entry
         }
-    }
-    if has_dictionary {
-        return Err(Error::NotSupported(format!(
-            "{name}: a RocksDB table compressed with a dictionary; Silt reads tables without one (compression_opts.max_dict_bytes=0)"
-        )));
     }
     if !props.comparator.is_empty() && props.comparator != "leveldb.BytewiseComparator" {
         return Err(Error::NotSupported(format!(

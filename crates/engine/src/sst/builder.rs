@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use super::block::BlockBuilder;
+use super::dictionary;
 use super::filter::{key_hash, FilterBuilder};
-use super::format::{frame_block, BlockHandle, Checksum, Compression, Footer, FORMAT_VERSION};
+use super::format::{frame_block, BlockHandle, Checksum, Compression, Footer, DICT_FORMAT_VERSION, FORMAT_VERSION};
 use crate::error::Result;
 use crate::format::coding::put_varint64;
 use crate::format::key::{self, SequenceNumber, ValueType, MAX_SEQUENCE};
@@ -23,8 +24,20 @@ pub struct TableOptions {
     /// Give data blocks a hash index of their user keys (block.rs; format 2 only).
     pub data_block_hash_index: bool,
     /// The table format to write: 2 (XXH3 checksums, hash indexes), or 1
-    /// (CRC32C, LevelDB's blocks) for readers that predate format 2.
+    /// (CRC32C, LevelDB's blocks) for readers that predate format 2. A
+    /// table with a compression dictionary is written as format 3.
     pub format_version: u32,
+    /// The most bytes of a compression dictionary (RocksDB's
+    /// `max_dict_bytes`): 0 writes none. With one, the table's first
+    /// `dict_buffer_bytes` of data blocks are held back, sampled into a
+    /// dictionary (`dictionary.rs`), and every data block is compressed
+    /// with it. Needs LZ4 and format 2 or later; at most 64 KiB (LZ4's
+    /// window).
+    pub dict_bytes: usize,
+    /// Bytes of uncompressed data blocks sampled for the dictionary (RocksDB's
+    /// `max_dict_buffer_bytes`); the table's blocks past them are compressed
+    /// as they come.
+    pub dict_buffer_bytes: usize,
 }
 
 impl Default for TableOptions {
@@ -36,9 +49,16 @@ impl Default for TableOptions {
             bloom_bits_per_key: 10,
             data_block_hash_index: true,
             format_version: FORMAT_VERSION,
+            dict_bytes: 0,
+            dict_buffer_bytes: DEFAULT_DICT_BUFFER_BYTES,
         }
     }
 }
+
+/// Data sampled for a dictionary by default: 1 MiB of a table's first blocks.
+pub const DEFAULT_DICT_BUFFER_BYTES: usize = 1 << 20;
+/// The largest useful LZ4 dictionary: its window.
+pub const MAX_DICT_BYTES: usize = 64 << 10;
 
 /// What a finished table holds, for the manifest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,6 +77,7 @@ pub struct TableInfo {
 pub(crate) const META_FILTER: &[u8] = b"silt.filter.fastlocalbloom";
 pub(crate) const META_PROPERTIES: &[u8] = b"silt.properties";
 pub(crate) const META_RANGE_DEL: &[u8] = b"silt.range_del";
+pub(crate) const META_COMPRESSION_DICT: &[u8] = b"silt.compression_dict";
 
 /// Writes a table. Entries must be added in internal-key order. Output is
 /// buffered and appended to the file in large pieces; the caller syncs.
@@ -76,6 +97,24 @@ pub struct TableBuilder {
     tombstones: Vec<Tombstone>,
     /// Data blocks in a row that compression did not shrink.
     incompressible: u32,
+    dict: DictState,
+}
+
+/// Where a table that is to have a dictionary stands.
+enum DictState {
+    /// No dictionary (none asked for, or it came out empty).
+    Off,
+    /// Data blocks held back for sampling, in order, each with its index
+    /// separator once the next key gave it one; their uncompressed bytes.
+    Buffering(Vec<Held>, usize),
+    /// Made: every data block from here on is compressed with it.
+    Made(Vec<u8>),
+}
+
+/// A data block held back until the dictionary is made.
+struct Held {
+    raw: Vec<u8>,
+    separator: Option<Vec<u8>>,
 }
 
 const FLUSH_AT: usize = 256 * 1024;
@@ -90,7 +129,13 @@ const PROBE_EVERY: u64 = 16;
 impl TableBuilder {
     pub fn new(file: Arc<dyn File>, opts: TableOptions) -> Self {
         let filter = (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
+        let dict = if opts.dict_bytes > 0 && opts.compression == Compression::Lz4 && opts.format_version >= 2 {
+            DictState::Buffering(Vec::new(), 0)
+        } else {
+            DictState::Off
+        };
         TableBuilder {
+            dict,
             data: if opts.data_block_hash_index && opts.format_version >= 2 {
                 BlockBuilder::with_hash_index(opts.restart_interval)
             } else {
@@ -115,6 +160,11 @@ impl TableBuilder {
         if let Some(handle) = self.pending_index.take() {
             let sep = index_separator(&self.info.largest, ikey);
             self.add_index_entry(&sep, handle);
+        }
+        if let DictState::Buffering(held, _) = &mut self.dict {
+            if let Some(last) = held.last_mut().filter(|h| h.separator.is_none()) {
+                last.separator = Some(index_separator(&self.info.largest, ikey));
+            }
         }
         if self.info.num_entries == 0 {
             self.info.smallest = ikey.to_vec();
@@ -143,9 +193,13 @@ impl TableBuilder {
         self.tombstones.push(t);
     }
 
-    /// Bytes written to the file or buffered so far.
+    /// Bytes written to the file or buffered so far (blocks held back for
+    /// the dictionary counted uncompressed).
     pub fn file_size(&self) -> u64 {
-        self.offset
+        match &self.dict {
+            DictState::Buffering(_, bytes) => self.offset + *bytes as u64,
+            _ => self.offset,
+        }
     }
 
     fn add_index_entry(&mut self, sep: &[u8], handle: BlockHandle) {
@@ -159,6 +213,43 @@ impl TableBuilder {
             return Ok(());
         }
         let raw = self.data.finish();
+        if let DictState::Buffering(held, bytes) = &mut self.dict {
+            *bytes += raw.len();
+            held.push(Held { raw: raw.to_vec(), separator: None });
+            if *bytes >= self.opts.dict_buffer_bytes {
+                self.make_dict()?;
+            }
+            return Ok(());
+        }
+        self.write_data_block(&raw)
+    }
+
+    /// Makes the dictionary from the blocks held back, then writes them
+    /// with it.
+    fn make_dict(&mut self) -> Result<()> {
+        if !matches!(self.dict, DictState::Buffering(..)) {
+            return Ok(());
+        }
+        let DictState::Buffering(held, _) = std::mem::replace(&mut self.dict, DictState::Off) else {
+            unreachable!("checked above")
+        };
+        let dict = dictionary::sample(held.iter().map(|h| h.raw.as_slice()), self.opts.dict_bytes.min(MAX_DICT_BYTES));
+        if !dict.is_empty() {
+            self.dict = DictState::Made(dict);
+        }
+        for h in held {
+            self.write_data_block(&h.raw)?;
+            if let Some(sep) = h.separator {
+                let handle = self.pending_index.take().expect("a data block was just written");
+                self.add_index_entry(&sep, handle);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a finished data block (compressed if that pays) and leaves its
+    /// handle for the next key to index.
+    fn write_data_block(&mut self, raw: &[u8]) -> Result<()> {
         // Compressing blocks that do not shrink costs most of a table's
         // build time for incompressible values: after a run of them, try
         // only now and then (a block that does not shrink by 1/8 is stored
@@ -166,7 +257,7 @@ impl TableBuilder {
         let try_it = self.opts.compression != Compression::None
             && (self.incompressible < INCOMPRESSIBLE_RUN || self.blocks.is_multiple_of(PROBE_EVERY));
         let compression = if try_it { self.opts.compression } else { Compression::None };
-        let handle = self.write_block(&raw, compression)?;
+        let handle = self.write_block(raw, compression)?;
         if try_it {
             self.incompressible = if (handle.size as usize) < raw.len() { 0 } else { self.incompressible + 1 };
         }
@@ -177,7 +268,13 @@ impl TableBuilder {
 
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
         let start = self.out.len();
-        let size = frame_block(raw, compression, Checksum::of_version(self.opts.format_version), &mut self.out);
+        // Only data blocks are compressed, so only they meet the dictionary.
+        let dict = match &self.dict {
+            DictState::Made(d) if compression == Compression::Lz4 => Some(d.as_slice()),
+            _ => None,
+        };
+        let checksum = Checksum::of_version(self.opts.format_version);
+        let size = frame_block(raw, compression, dict, checksum, &mut self.out);
         let handle = BlockHandle { offset: self.offset, size: size as u64 };
         self.offset += (self.out.len() - start) as u64;
         if self.out.len() >= FLUSH_AT {
@@ -190,6 +287,7 @@ impl TableBuilder {
     /// Writes the rest of the table and returns what it holds.
     pub fn finish(mut self) -> Result<TableInfo> {
         self.flush_data_block()?;
+        self.make_dict()?;
         if let Some(handle) = self.pending_index.take() {
             let sep = key::short_successor(key::user_key(&self.info.largest));
             let sep = if sep.as_slice() > key::user_key(&self.info.largest) {
@@ -200,6 +298,12 @@ impl TableBuilder {
             self.add_index_entry(&sep, handle);
         }
         let mut meta = Vec::new();
+        let mut format_version = self.opts.format_version;
+        if let DictState::Made(dict) = std::mem::replace(&mut self.dict, DictState::Off) {
+            let h = self.write_block(&dict, Compression::None)?;
+            meta.push((META_COMPRESSION_DICT, h));
+            format_version = format_version.max(DICT_FORMAT_VERSION);
+        }
         if let Some(mut f) = self.filter.take() {
             if f.num_keys() > 0 {
                 let data = f.finish();
@@ -226,7 +330,7 @@ impl TableBuilder {
         let metaindex = self.write_block(&metaindex, Compression::None)?;
         let index = self.index.finish();
         let index = self.write_block(&index, Compression::None)?;
-        self.out.extend_from_slice(&Footer { metaindex, index, format_version: self.opts.format_version }.encode());
+        self.out.extend_from_slice(&Footer { metaindex, index, format_version }.encode());
         self.offset += super::format::FOOTER_LEN as u64;
         self.file.append(&self.out)?;
         self.out.clear();

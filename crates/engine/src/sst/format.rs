@@ -9,9 +9,10 @@
 //! checksum := format 1: masked_crc32c(contents ++ type)
 //!             format 2: low 32 bits of XXH3_64(contents, seed = type)
 //! type    := 0 none | 1 lz4 (contents = raw_len: varint32 ++ lz4 block)
+//!            | 2 lz4 with the table's dictionary (format 3; contents as 1)
 //! handle  := offset: varint64  size: varint64      (size excludes the trailer)
 //! footer  := metaindex offset,size: fixed64le x2   index offset,size: fixed64le x2
-//!            format_version: fixed32le (1 or 2)
+//!            format_version: fixed32le (1, 2 or 3)
 //!            masked_crc32c(previous 36 bytes): fixed32le
 //!            magic: fixed64le = 0x5349_4c54_5353_5401 ("SILTSST\x01" read as LE bytes)
 //! ```
@@ -34,6 +35,14 @@ pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"SILTSST\x01");
 /// CRC32C of a 4 KiB block took 3.2 us and XXH3 0.3 us) and in that data
 /// blocks may carry a hash index (`block.rs`: footer bit 31).
 pub const FORMAT_VERSION: u32 = 2;
+/// Format 3 is format 2 with a compression dictionary: its metaindex names
+/// one (`silt.compression_dict`) and its data blocks may be compressed with
+/// it (type 2). Written only by tables that have a dictionary, so that a
+/// reader that predates dictionaries refuses them at open, by version,
+/// rather than calling their blocks corrupt.
+pub const DICT_FORMAT_VERSION: u32 = 3;
+/// The newest table format this reader reads.
+pub const MAX_FORMAT_VERSION: u32 = DICT_FORMAT_VERSION;
 /// The oldest table format this reader reads.
 pub const MIN_FORMAT_VERSION: u32 = 1;
 /// No block may claim to be larger than this (guards allocations on
@@ -50,6 +59,7 @@ pub enum Compression {
 
 const TYPE_NONE: u8 = 0;
 const TYPE_LZ4: u8 = 1;
+const TYPE_LZ4_DICT: u8 = 2;
 
 /// Where a block lives in its file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -75,7 +85,7 @@ impl BlockHandle {
 pub struct Footer {
     pub metaindex: BlockHandle,
     pub index: BlockHandle,
-    /// `MIN_FORMAT_VERSION..=FORMAT_VERSION`.
+    /// `MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION`.
     pub format_version: u32,
 }
 
@@ -107,9 +117,9 @@ impl Footer {
             return Err(Error::ChecksumMismatch { file: file.to_string(), offset: at, expected: stored, got: actual });
         }
         let version = decode_fixed32(&b[32..]).unwrap_or(0);
-        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
+        if !(MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION).contains(&version) {
             return Err(corrupt(&format!(
-                "unsupported table format version {version} (this build reads {MIN_FORMAT_VERSION} to {FORMAT_VERSION}; \
+                "unsupported table format version {version} (this build reads {MIN_FORMAT_VERSION} to {MAX_FORMAT_VERSION}; \
                  a newer version of Silt wrote it?)"
             )));
         }
@@ -151,9 +161,16 @@ impl Checksum {
     }
 }
 
-/// Frames `raw` as a block (compressing it when that saves at least 1/8),
-/// appending contents and trailer to `out`. Returns the contents' size.
-pub fn frame_block(raw: &[u8], compression: Compression, checksum: Checksum, out: &mut Vec<u8>) -> usize {
+/// Frames `raw` as a block (compressing it when that saves at least 1/8;
+/// with `dict`, an LZ4 dictionary, as type 2), appending contents and
+/// trailer to `out`. Returns the contents' size.
+pub fn frame_block(
+    raw: &[u8],
+    compression: Compression,
+    dict: Option<&[u8]>,
+    checksum: Checksum,
+    out: &mut Vec<u8>,
+) -> usize {
     let start = out.len();
     let mut ty = TYPE_NONE;
     if compression == Compression::Lz4 && raw.len() >= 64 {
@@ -161,10 +178,17 @@ pub fn frame_block(raw: &[u8], compression: Compression, checksum: Checksum, out
         let header = out.len() - start;
         let bound = lz4_flex::block::get_maximum_output_size(raw.len());
         out.resize(start + header + bound, 0);
-        match lz4_flex::block::compress_into(raw, &mut out[start + header..]) {
-            Ok(n) if header + n < raw.len() - raw.len() / 8 => {
+        let dst = &mut out[start + header..];
+        let compressed = match dict {
+            Some(d) if !d.is_empty() => {
+                lz4_flex::block::compress_into_with_dict(raw, dst, d).map(|n| (n, TYPE_LZ4_DICT))
+            }
+            _ => lz4_flex::block::compress_into(raw, dst).map(|n| (n, TYPE_LZ4)),
+        };
+        match compressed {
+            Ok((n, t)) if header + n < raw.len() - raw.len() / 8 => {
                 out.truncate(start + header + n);
-                ty = TYPE_LZ4;
+                ty = t;
             }
             _ => out.truncate(start),
         }
@@ -179,13 +203,15 @@ pub fn frame_block(raw: &[u8], compression: Compression, checksum: Checksum, out
     size
 }
 
-/// Reads the block at `handle`, checks its checksum and decompresses it.
+/// Reads the block at `handle`, checks its checksum and decompresses it
+/// (with `dict`, the table's dictionary, if it was compressed with one).
 pub fn read_block(
     file: &dyn File,
     path: &str,
     file_len: u64,
     handle: BlockHandle,
     checksum: Checksum,
+    dict: Option<&[u8]>,
 ) -> Result<Bytes> {
     let corrupt = |r: String| Error::corruption(path, handle.offset, r);
     let end = handle.offset.checked_add(handle.size).and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
@@ -202,7 +228,7 @@ pub fn read_block(
     read_exact_at(file, path, handle.offset, &mut buf)?;
     let ty = check_block(&buf, path, handle.offset, checksum)?;
     buf.truncate(handle.size as usize);
-    decode_block_contents(buf, ty, path, handle.offset)
+    decode_block_contents(buf, ty, dict, path, handle.offset)
 }
 
 /// Checks a block read with its trailer (`block` = contents, type byte,
@@ -220,20 +246,31 @@ pub fn check_block(block: &[u8], path: &str, offset: u64, checksum: Checksum) ->
 }
 
 /// Turns a block's checked contents and its type byte into the block's raw
-/// bytes (decompressing if needed). `path` and `offset` name the block in
-/// errors.
-pub fn decode_block_contents(buf: Vec<u8>, ty: u8, path: &str, offset: u64) -> Result<Bytes> {
+/// bytes (decompressing if needed, with `dict` for type 2). `path` and
+/// `offset` name the block in errors.
+pub fn decode_block_contents(buf: Vec<u8>, ty: u8, dict: Option<&[u8]>, path: &str, offset: u64) -> Result<Bytes> {
     let corrupt = |r: String| Error::corruption(path, offset, r);
+    let dict = match (ty, dict) {
+        (TYPE_LZ4_DICT, Some(d)) => Some(d),
+        (TYPE_LZ4_DICT, None) => {
+            return Err(corrupt("block compressed with a dictionary in a table that has none".into()))
+        }
+        _ => None,
+    };
     match ty {
         TYPE_NONE => Ok(Bytes::from(buf)),
-        TYPE_LZ4 => {
+        TYPE_LZ4 | TYPE_LZ4_DICT => {
             let mut r = Reader::new(&buf);
             let raw_len = r.varint32().ok_or_else(|| corrupt("bad lz4 block header".into()))? as u64;
             if raw_len > MAX_BLOCK_LEN {
                 return Err(corrupt(format!("lz4 block claims {raw_len} bytes")));
             }
             let mut raw = vec![0u8; raw_len as usize];
-            match lz4_flex::block::decompress_into(r.buf, &mut raw) {
+            let got = match dict {
+                Some(d) => lz4_flex::block::decompress_into_with_dict(r.buf, &mut raw, d),
+                None => lz4_flex::block::decompress_into(r.buf, &mut raw),
+            };
+            match got {
                 Ok(got) if got as u64 == raw_len => Ok(Bytes::from(raw)),
                 Ok(got) => Err(corrupt(format!("lz4 block gave {got} bytes, expected {raw_len}"))),
                 Err(e) => Err(corrupt(format!("lz4: {e}"))),
@@ -262,15 +299,43 @@ mod tests {
         for raw in [&compressible[..], &random[..], b"tiny"] {
             for c in [Compression::None, Compression::Lz4] {
                 let mut out = Vec::new();
-                let size = frame_block(raw, c, Checksum::Xxh3, &mut out);
+                let size = frame_block(raw, c, None, Checksum::Xxh3, &mut out);
                 let f = write(&out);
                 let h = BlockHandle { offset: 0, size: size as u64 };
-                assert_eq!(&read_block(&*f, "x", out.len() as u64, h, Checksum::Xxh3).unwrap()[..], raw);
+                assert_eq!(&read_block(&*f, "x", out.len() as u64, h, Checksum::Xxh3, None).unwrap()[..], raw);
             }
         }
         let mut out = Vec::new();
-        let size = frame_block(&compressible, Compression::Lz4, Checksum::Xxh3, &mut out);
+        let size = frame_block(&compressible, Compression::Lz4, None, Checksum::Xxh3, &mut out);
         assert!(size < 200, "lz4 did not compress a run: {size}");
+    }
+
+    #[test]
+    fn blocks_compressed_with_a_dictionary_need_it() {
+        let dict = b"\"name\":\"\"email\":\"@example.com\"plan\":\"free\"".repeat(8);
+        let raw: Vec<u8> = (0..40)
+            .flat_map(|i| format!(r#"{{"name":"n{i}","email":"u{i}@example.com","plan":"free"}}"#).into_bytes())
+            .collect();
+        let mut with = Vec::new();
+        let size = frame_block(&raw, Compression::Lz4, Some(&dict), Checksum::Xxh3, &mut with);
+        assert_eq!(with[size], TYPE_LZ4_DICT);
+        let mut plain = Vec::new();
+        frame_block(&raw, Compression::Lz4, None, Checksum::Xxh3, &mut plain);
+        assert!(with.len() < plain.len(), "{} with the dictionary, {} without", with.len(), plain.len());
+        let f = write(&with);
+        let h = BlockHandle { offset: 0, size: size as u64 };
+        assert_eq!(&read_block(&*f, "x", with.len() as u64, h, Checksum::Xxh3, Some(&dict)).unwrap()[..], raw);
+        let r = read_block(&*f, "x", with.len() as u64, h, Checksum::Xxh3, None);
+        assert!(r.is_err_and(|e| e.is_corruption() && e.to_string().contains("dictionary")));
+        // Another dictionary gives other bytes or an error, never the block.
+        let other = vec![b'z'; dict.len()];
+        let r = read_block(&*f, "x", with.len() as u64, h, Checksum::Xxh3, Some(&other));
+        assert!(r.is_err() || r.is_ok_and(|b| b[..] != raw[..]));
+        // Incompressible bytes stay plain (type 0) with a dictionary too.
+        let noise = crate::testutil::noise(0x9e37_79b9_7f4a_7c15, 4000);
+        let mut out = Vec::new();
+        let n = frame_block(&noise, Compression::Lz4, Some(&dict), Checksum::Xxh3, &mut out);
+        assert_eq!(out[n], TYPE_NONE);
     }
 
     #[test]
@@ -278,18 +343,18 @@ mod tests {
         let raw: Vec<u8> = (0..500u32).map(|i| (i % 7) as u8).collect();
         for checksum in [Checksum::Crc32c, Checksum::Xxh3] {
             let mut out = Vec::new();
-            let size = frame_block(&raw, Compression::Lz4, checksum, &mut out);
+            let size = frame_block(&raw, Compression::Lz4, None, checksum, &mut out);
             let f = write(&out);
             let h = BlockHandle { offset: 0, size: size as u64 };
-            assert_eq!(&read_block(&*f, "x", out.len() as u64, h, checksum).unwrap()[..], raw);
+            assert_eq!(&read_block(&*f, "x", out.len() as u64, h, checksum, None).unwrap()[..], raw);
             // The other checksum does not pass for this one.
             let other = if checksum == Checksum::Xxh3 { Checksum::Crc32c } else { Checksum::Xxh3 };
-            assert!(read_block(&*f, "x", out.len() as u64, h, other).is_err_and(|e| e.is_corruption()));
+            assert!(read_block(&*f, "x", out.len() as u64, h, other, None).is_err_and(|e| e.is_corruption()));
             for i in 0..out.len() {
                 let mut b = out.clone();
                 b[i] ^= 0x10;
                 let f = write(&b);
-                let r = read_block(&*f, "x", b.len() as u64, h, checksum);
+                let r = read_block(&*f, "x", b.len() as u64, h, checksum, None);
                 assert!(r.as_ref().is_err_and(|e| e.is_corruption()), "{checksum:?}: flip at {i} gave {r:?}");
             }
         }
@@ -323,9 +388,9 @@ mod tests {
     #[test]
     fn handles_outside_the_file_are_corruption() {
         let f = write(&[0u8; 100]);
-        let r = read_block(&*f, "x", 100, BlockHandle { offset: 90, size: 20 }, Checksum::Xxh3);
+        let r = read_block(&*f, "x", 100, BlockHandle { offset: 90, size: 20 }, Checksum::Xxh3, None);
         assert!(matches!(r, Err(Error::Corruption { .. })));
-        let r = read_block(&*f, "x", 100, BlockHandle { offset: u64::MAX - 2, size: 20 }, Checksum::Xxh3);
+        let r = read_block(&*f, "x", 100, BlockHandle { offset: u64::MAX - 2, size: 20 }, Checksum::Xxh3, None);
         assert!(matches!(r, Err(Error::Corruption { .. })));
     }
 }

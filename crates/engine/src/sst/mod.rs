@@ -2,6 +2,7 @@
 
 pub mod block;
 mod builder;
+mod dictionary;
 pub mod filter;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod filter_simd;
@@ -9,5 +10,5 @@ pub mod flat_index;
 pub mod format;
 mod table;
 
-pub use builder::{TableBuilder, TableInfo, TableOptions};
+pub use builder::{TableBuilder, TableInfo, TableOptions, DEFAULT_DICT_BUFFER_BYTES, MAX_DICT_BYTES};
 pub use table::{BatchKey, Table, TableIter};

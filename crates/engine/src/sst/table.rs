@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::block::{Block, BlockIter, BlockOrigin};
-use super::builder::{META_FILTER, META_PROPERTIES, META_RANGE_DEL};
+use super::builder::{META_COMPRESSION_DICT, META_FILTER, META_PROPERTIES, META_RANGE_DEL};
 use super::filter::BloomFilter;
 use super::flat_index::FlatIndex;
 use super::format::{read_block, BlockHandle, Checksum, Footer, FOOTER_LEN};
@@ -32,6 +32,11 @@ pub struct Table {
     tombstones: Option<Arc<FragmentedTombstones>>,
     /// Where the properties block is (checked when the table was opened).
     properties: Option<BlockHandle>,
+    /// The compression dictionary its data blocks were compressed with, if
+    /// any. Held by the reader from open on, with the index and filter
+    /// (RocksDB's case of meta-blocks not kept in the block cache: Silt
+    /// keeps none there), so no data block read waits for it.
+    dict: Option<Bytes>,
     cache: Arc<BlockCache>,
     stats: Arc<Statistics>,
 }
@@ -72,30 +77,35 @@ impl Table {
         let checksum = Checksum::of_version(footer.format_version);
         let origin = |offset| BlockOrigin { file: Arc::from(path), offset };
         let index_block =
-            Block::new(read_block(&*file, path, file_len, footer.index, checksum)?, origin(footer.index.offset))?;
+            Block::new(read_block(&*file, path, file_len, footer.index, checksum, None)?, origin(footer.index.offset))?;
         let index = FlatIndex::decode(&index_block, path, footer.index.offset, footer.index.offset)?;
         let meta = Block::new(
-            read_block(&*file, path, file_len, footer.metaindex, checksum)?,
+            read_block(&*file, path, file_len, footer.metaindex, checksum, None)?,
             origin(footer.metaindex.offset),
         )?;
         let mut filter = None;
         let mut tombstones = None;
         let mut properties = None;
+        let mut dict = None;
         let mut it = meta.iter();
         it.seek_to_first();
         while it.valid() {
             let handle = BlockHandle::decode(it.value())
                 .ok_or_else(|| Error::corruption(path, footer.metaindex.offset, "bad handle in metaindex"))?;
             match it.key() {
-                META_FILTER => filter = BloomFilter::new(read_block(&*file, path, file_len, handle, checksum)?),
+                META_COMPRESSION_DICT => {
+                    dict = Some(read_block(&*file, path, file_len, handle, checksum, None)?);
+                    stats.add(Ticker::CompressionDictBlockReads, 1);
+                }
+                META_FILTER => filter = BloomFilter::new(read_block(&*file, path, file_len, handle, checksum, None)?),
                 META_RANGE_DEL => {
                     let block =
-                        Block::new(read_block(&*file, path, file_len, handle, checksum)?, origin(handle.offset))?;
+                        Block::new(read_block(&*file, path, file_len, handle, checksum, None)?, origin(handle.offset))?;
                     tombstones = Some(Arc::new(read_tombstones(&block, path, handle.offset)?));
                 }
                 META_PROPERTIES => {
                     // Read to verify its checksum; nothing in it is needed to serve reads.
-                    read_block(&*file, path, file_len, handle, checksum)?;
+                    read_block(&*file, path, file_len, handle, checksum, None)?;
                     properties = Some(handle);
                 }
                 _ => {}
@@ -113,9 +123,16 @@ impl Table {
             filter,
             tombstones,
             properties,
+            dict,
             cache,
             stats,
         })
+    }
+
+    /// The bytes of the compression dictionary its data blocks use (0: none).
+    #[cfg(test)]
+    pub fn dictionary_len(&self) -> usize {
+        self.dict.as_ref().map_or(0, |d| d.len())
     }
 
     /// Checks the checksum of every data block, without decompressing or
@@ -166,7 +183,8 @@ impl Table {
     pub fn property(&self, name: &[u8]) -> Result<Option<u64>> {
         let Some(handle) = self.properties else { return Ok(None) };
         let origin = BlockOrigin { file: self.path.clone(), offset: handle.offset };
-        let block = Block::new(read_block(&*self.file, &self.path, self.file_len, handle, self.checksum)?, origin)?;
+        let block =
+            Block::new(read_block(&*self.file, &self.path, self.file_len, handle, self.checksum, None)?, origin)?;
         // A handful of entries: read in order (its keys are plain names).
         let mut it = block.iter();
         it.seek_to_first();
@@ -231,7 +249,7 @@ impl Table {
             return Ok(b);
         }
         counts.miss += 1;
-        let data = read_block(&*self.file, &self.path, self.file_len, handle, self.checksum)?;
+        let data = read_block(&*self.file, &self.path, self.file_len, handle, self.checksum, self.dict.as_deref())?;
         let block = Block::new(data, BlockOrigin { file: self.path.clone(), offset: handle.offset })?;
         if fill_cache {
             self.cache.insert(self.number, handle.offset, block.clone());

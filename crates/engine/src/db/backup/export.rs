@@ -185,7 +185,7 @@ impl Db {
         it.seek_to_first();
         let scratch = MemFs::new();
         let file = scratch.open("memtables.sst", true)?;
-        let mut builder = TableBuilder::new(file.clone(), self.inner.options.table_options());
+        let mut builder = TableBuilder::new(file.clone(), self.inner.options.table_options(false));
         let mut any = !tombstones.is_empty();
         while it.valid() {
             // Entries written after the export began are left out.

@@ -161,7 +161,7 @@ impl Db {
             Box::new(RunIter { run, pos: 0 }),
             resolver,
             inner.options.target_file_size_base,
-            inner.options.table_options(),
+            inner.options.table_options(true),
         );
         let mut st = StateGuard::new(inner);
         st.wait_for_job();

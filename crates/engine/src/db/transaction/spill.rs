@@ -124,7 +124,7 @@ pub(crate) fn write_own_file(
     let written = (|| -> Result<FileMeta> {
         let file = owner.fs.open(&table_path(&owner.dir, number), true)?;
         file.truncate(0)?;
-        let mut builder = TableBuilder::new(file, owner.options.table_options());
+        let mut builder = TableBuilder::new(file, owner.options.table_options(false));
         let mut it = mem.iter();
         it.seek_to_first();
         while it.valid() {
@@ -277,7 +277,7 @@ impl Output {
         allocated.push(number);
         let file = inner.fs.open(&table_path(&inner.dir, number), true)?;
         file.truncate(0)?;
-        Ok(Output { number, file: file.clone(), builder: TableBuilder::new(file, inner.options.table_options()) })
+        Ok(Output { number, file: file.clone(), builder: TableBuilder::new(file, inner.options.table_options(false)) })
     }
 
     /// Finishes and syncs the table.

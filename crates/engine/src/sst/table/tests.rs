@@ -73,24 +73,33 @@ fn format_version(fs: &MemFs, name: &str) -> u32 {
 #[test]
 fn get_finds_every_key_and_respects_snapshots() {
     let fs = MemFs::new();
-    for (c, hash_index, interval, version) in [
-        (Compression::None, true, 4, 2),
-        (Compression::Lz4, true, 4, 2),
-        (Compression::Lz4, true, 1, 2),
-        (Compression::Lz4, false, 4, 2),
+    for (c, hash_index, interval, version, dict_bytes) in [
+        (Compression::None, true, 4, 2, 0),
+        (Compression::Lz4, true, 4, 2, 0),
+        (Compression::Lz4, true, 1, 2, 0),
+        (Compression::Lz4, false, 4, 2, 0),
         // Format version 1 (CRC32C, no hash index), LevelDB's restart interval.
-        (Compression::Lz4, true, 16, 1),
+        (Compression::Lz4, true, 16, 1, 0),
+        // A compression dictionary: format version 3. Its sample is a
+        // third of the table; the blocks after it are compressed as they come.
+        (Compression::Lz4, true, 4, 3, 1024),
+        // None without LZ4 or in format version 1.
+        (Compression::None, true, 4, 2, 1024),
+        (Compression::Lz4, true, 16, 1, 1024),
     ] {
         let opts = TableOptions {
             block_size: 512,
             compression: c,
             data_block_hash_index: hash_index,
             restart_interval: interval,
-            format_version: version,
+            format_version: version.min(2),
+            dict_bytes,
+            dict_buffer_bytes: 32 << 10,
             ..TableOptions::default()
         };
         let (t, _) = build_with(&fs, 2000, opts);
         assert_eq!(format_version(&fs, "000007.sst"), version);
+        assert_eq!(t.dictionary_len() > 0, version == 3);
         for i in 0..2000u32 {
             let k = ukey(i * 2);
             let want = if i % 10 == 0 {
@@ -151,10 +160,18 @@ fn iterator_walks_every_entry_both_ways_and_seeks() {
 
 #[test]
 fn every_byte_flip_gives_an_error_or_the_right_answer() {
-    let fs = MemFs::new();
-    let (t, entries) = build(&fs, 60, Compression::Lz4);
-    let f = fs.open("000007.sst", false).unwrap();
+    // A table of plain LZ4 blocks, and one with a compression dictionary.
+    for (n, dict_bytes) in [(60, 0), (120, 256)] {
+        let opts = TableOptions { block_size: 512, dict_bytes, ..TableOptions::default() };
+        every_byte_flip_in(build_with(&MemFs::new(), n, opts), dict_bytes > 0);
+    }
+}
+
+fn every_byte_flip_in((t, entries): (Arc<Table>, Entries), with_dict: bool) {
+    assert_eq!(t.dictionary_len() > 0, with_dict);
+    let f = t.file.clone();
     let raw = crate::fs::read_all(&*f, "000007.sst").unwrap();
+    drop(f);
     drop(t);
     let mut detected = 0;
     for i in 0..raw.len() {
@@ -282,4 +299,95 @@ fn a_table_stops_compressing_random_values_and_compresses_again_when_they_turn_c
     for (k, v) in entries.iter().step_by(37) {
         assert_eq!(lookup(&t, key::user_key(k), 10), Found::Value(v.clone()));
     }
+}
+
+/// JSON-like records, as apps store them: the same field names, values from
+/// small sets, a unique id.
+fn record(i: u32) -> Vec<u8> {
+    let cities = ["Lisbon", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo", "Quito"];
+    format!(
+        r#"{{"id":"{i:08x}","name":"Person {}","email":"person{}@example.com","city":"{}","active":{},"plan":"{}","visits":{}}}"#,
+        i.wrapping_mul(7919) % 100_003,
+        i.wrapping_mul(31) % 9973,
+        cities[i as usize % cities.len()],
+        i.is_multiple_of(3),
+        ["free", "pro", "team"][i as usize % 3],
+        i % 250,
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_dictionary_makes_tables_of_records_smaller_and_reads_them_back() {
+    let fs = MemFs::new();
+    let mut sizes = Vec::new();
+    for dict_bytes in [0, 16 << 10] {
+        let name = format!("{:06}.sst", 8 + dict_bytes);
+        let f = fs.open(&name, true).unwrap();
+        let opts = TableOptions { dict_bytes, ..TableOptions::default() };
+        let mut b = TableBuilder::new(f.clone(), opts);
+        let n = 20_000u32;
+        for i in 0..n {
+            b.add(&internal_key(&ukey(i), 1, ValueType::Put), &record(i)).unwrap();
+            // While blocks are held back, the size counts them.
+            assert!(b.file_size() > 0 || i < 30);
+        }
+        let info = b.finish().unwrap();
+        assert_eq!(info.file_size, f.len().unwrap());
+        sizes.push(info.file_size);
+        let stats = Arc::new(Statistics::default());
+        let t = Arc::new(Table::open(f, &name, 8, Arc::new(BlockCache::new(1 << 20)), stats.clone()).unwrap());
+        assert_eq!(stats.get(Ticker::CompressionDictBlockReads), u64::from(dict_bytes > 0));
+        assert_eq!(t.dictionary_len() > 0, dict_bytes > 0);
+        assert!(t.dictionary_len() <= 16 << 10);
+        for i in (0..n).step_by(7) {
+            assert_eq!(lookup(&t, &ukey(i), 5), Found::Value(record(i)), "key {i}");
+        }
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        for i in 0..n {
+            assert!(it.valid(), "entry {i}");
+            assert_eq!((it.key(), it.value()), (&internal_key(&ukey(i), 1, ValueType::Put)[..], &record(i)[..]));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.status().unwrap();
+        t.verify_checksums().unwrap();
+        assert_eq!(t.verify().unwrap(), u64::from(n));
+    }
+    // What each record repeats of the others is stored once per table, not
+    // once per block.
+    // (12% here; 40% on bench/browser/records.js's orders, docs/bench/bytes.md.)
+    assert!((sizes[1] as f64) < sizes[0] as f64 * 0.92, "{} bytes with a dictionary, {} without", sizes[1], sizes[0]);
+}
+
+#[test]
+fn a_table_with_a_dictionary_refuses_to_read_without_it() {
+    // A data block of type 2 in a table whose metaindex names no dictionary
+    // (the entry damaged away) is corruption, named by file and offset.
+    let fs = MemFs::new();
+    let f = fs.open("000009.sst", true).unwrap();
+    let mut b = TableBuilder::new(f.clone(), TableOptions { dict_bytes: 4096, ..TableOptions::default() });
+    for i in 0..5000u32 {
+        b.add(&internal_key(&ukey(i), 1, ValueType::Put), &record(i)).unwrap();
+    }
+    b.finish().unwrap();
+    let mut raw = crate::fs::read_all(&*f, "000009.sst").unwrap();
+    let name = b"silt.compression_dict";
+    let at = raw.windows(name.len()).rposition(|w| w == name).expect("the metaindex names the dictionary");
+    raw[at + 5] = b'X';
+    // Re-checksum the metaindex so that only the missing dictionary is wrong.
+    let footer_at = raw.len() - super::super::format::FOOTER_LEN;
+    let footer = super::super::format::Footer::decode(&raw[footer_at..], "x", 0).unwrap();
+    let (start, end) = (footer.metaindex.offset as usize, (footer.metaindex.offset + footer.metaindex.size) as usize);
+    let sum = Checksum::Xxh3.of(&raw[start..end], raw[end]);
+    raw[end + 1..end + 5].copy_from_slice(&sum.to_le_bytes());
+    let g = fs.open("000010.sst", true).unwrap();
+    g.append(&raw).unwrap();
+    let t = Arc::new(Table::open(g, "000010.sst", 10, Arc::new(BlockCache::new(1 << 20)), Arc::default()).unwrap());
+    assert_eq!(t.dictionary_len(), 0);
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    let e = it.status().unwrap_err();
+    assert!(e.is_corruption() && e.to_string().contains("dictionary") && e.to_string().contains("000010.sst"), "{e}");
 }
