@@ -27,7 +27,9 @@
 // Then, unless --skip-tabs, the tabs scenario (bench/run/tabs.mjs, docs/bench/tabs.md) and live
 // queries across tabs (bench/run/live.mjs, docs/bench/live.md), and unless
 // --skip-page, the page path (bench/run/page.mjs, docs/bench/page.md: a page's calls from its main
-// thread beside the floor, IndexedDB and SQLite-wasm, and cold starts).
+// thread beside the floor, IndexedDB and SQLite-wasm, and cold starts), and unless --skip-bytes,
+// storage bytes (bench/run/bytes.mjs, docs/bench/bytes.md: one JSON data set in Silt with and without
+// a compression dictionary, IndexedDB and SQLite-wasm).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,7 +42,7 @@ import { sortEngines } from '../browser/runner.js';
 import { metaMarkdown, startRun } from './machine.mjs';
 
 const USAGE =
-  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render] [--skip-tabs] [--skip-page] [--browser chromium|firefox]';
+  'usage: node bench/run/suite.mjs [--num N] [--reads N] [--seeks N] [--seek-nexts N] [--reps N] [--engines a,b,c] [--out DIR] [--timeout-min M] [--render] [--skip-tabs] [--skip-page] [--skip-bytes] [--browser chromium|firefox]';
 const FLAGS = {
   num: 100_000,
   reads: 10_000,
@@ -53,6 +55,7 @@ const FLAGS = {
   render: false,
   'skip-tabs': false,
   'skip-page': false,
+  'skip-bytes': false,
   browser: 'chromium',
 };
 
@@ -185,6 +188,11 @@ async function main() {
   if (!o['skip-page'] && which === 'chromium') {
     log('the page path: node bench/run/page.mjs');
     execFileSync(process.execPath, [fileURLToPath(new URL('./page.mjs', import.meta.url))], { stdio: 'inherit' });
+  }
+  // Then storage bytes (bench/run/bytes.mjs): one JSON data set in each store.
+  if (!o['skip-bytes'] && which === 'chromium') {
+    log('storage bytes: node bench/run/bytes.mjs');
+    execFileSync(process.execPath, [fileURLToPath(new URL('./bytes.mjs', import.meta.url))], { stdio: 'inherit' });
   }
 }
 

@@ -9,23 +9,10 @@
 import { open, removeDatabase } from '/siltdb/dist/index.js';
 import { checksum, expectedChecksum, keyTextOf, valueFor } from '../common.js';
 import { drawIndices, fillSilt, timeSiltGets } from './draw.js';
+import { done, request } from '../idb-requests.js';
 
 const dbs = new Map();
 let idb;
-
-function request(r) {
-  return new Promise((resolve, reject) => {
-    r.onsuccess = () => resolve(r.result);
-    r.onerror = () => reject(r.error);
-  });
-}
-
-function done(tx) {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onabort = () => reject(tx.error ?? new Error('aborted'));
-  });
-}
 
 const ops = {
   /** Opens `name` on `storage` ('opfs' or 'indexeddb'), fills `keys` keys, flushes, waits for its background work and its commits. */

@@ -134,6 +134,20 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    */
   idleCompactionMaxBytes?: number;
   /**
+   * Compression dictionaries (default 0: none; at most 65536): every table
+   * (written by flushes, compactions, `compactRange()`, `ingest()` and
+   * imports) gets a dictionary of up to this many bytes, sampled from its
+   * first MiB of data, that each of its 4 KiB blocks is compressed with, so
+   * that what recurs across records (JSON field names, common values) is
+   * stored once per table, not once per block. It pays for many small,
+   * similar values: with 16384, 100,000 JSON records took 40% fewer bytes
+   * than with LZ4 alone (docs/bench/bytes.md); writing tables costs more
+   * CPU, and a read that misses the block cache decompresses with it.
+   * Tables with a dictionary cannot be read by siltdb versions before it
+   * (they say so).
+   */
+  compressionDictBytes?: number;
+  /**
    * Bytes of writes a transaction holds in memory before it spills them
    * into a file of its own in the database (default 8 MiB; 0 never
    * spills). A spilled transaction's writes stay visible only to it; its
@@ -240,6 +254,7 @@ export interface Checked {
   readTriggeredCompaction: boolean;
   transactionSpillBytes: number;
   idleCompactionMaxBytes: number;
+  compressionDictBytes: number;
 }
 
 /** Other libraries' names for what `open()`'s options say, with siltdb's. */
@@ -283,6 +298,7 @@ export const OPEN_OPTIONS = optionNames<OpenOptions<unknown, unknown>>(
     readTriggeredCompaction: true,
     transactionSpillBytes: true,
     idleCompactionMaxBytes: true,
+    compressionDictBytes: true,
     mergeOperator: true,
   },
   OPEN_ELSEWHERE,
@@ -343,6 +359,7 @@ export function checkOptions(options: unknown, call = 'open()', known: OptionLis
     readTriggeredCompaction: bool(o, 'readTriggeredCompaction', true),
     transactionSpillBytes: o.transactionSpillBytes === undefined ? -1 : uint(o, 'transactionSpillBytes', 0, 2 ** 31 - 1),
     idleCompactionMaxBytes: o.idleCompactionMaxBytes === undefined ? -1 : uint(o, 'idleCompactionMaxBytes', 0, Number.MAX_SAFE_INTEGER),
+    compressionDictBytes: o.compressionDictBytes === undefined ? -1 : uint(o, 'compressionDictBytes', 0, 65536),
   };
   return { engine, o: options as OpenOptions };
 }
@@ -365,6 +382,7 @@ export function toWasm(c: Checked): WasmOpenOptions {
   w.readTriggeredCompaction = c.readTriggeredCompaction;
   w.transactionSpillBytes = c.transactionSpillBytes;
   w.idleCompactionMaxBytes = c.idleCompactionMaxBytes;
+  w.compressionDictBytes = c.compressionDictBytes;
   return w;
 }
 

@@ -70,6 +70,7 @@ const SHARED: {
   readTriggeredCompaction: () => true,
   transactionSpillBytes: () => 8 << 20,
   idleCompactionMaxBytes: () => 0,
+  compressionDictBytes: () => 0,
   mergeOperator: () => undefined,
   pageCacheCapacity: () => 0,
 };
