@@ -54,8 +54,8 @@ describe('compressionDictBytes', () => {
     expect(bytes(dict)).toBeLessThan(bytes(plain) * 0.85);
   });
 
-  test('is checked: a whole number from 0 to 65536', async () => {
-    for (const bad of [-1, 1.5, 65537]) {
+  test('is checked: 0, or a whole number from 32 to 65536', async () => {
+    for (const bad of [-1, 1.5, 16, 65537]) {
       expect(await rejected(fresh({ compressionDictBytes: bad }))).toMatchObject({ code: 'InvalidArgument' });
     }
     const db = await fresh({ compressionDictBytes: 0 });

@@ -88,13 +88,17 @@ fn exercise(it: &mut dyn InternalIterator, probe: &[u8]) -> usize {
 
 /// A block's framing (first byte: the type) and then its entries. A block
 /// of type 2 (compressed with its table's dictionary) brings the dictionary
-/// along: `2, dictionary length: u16 le, dictionary, contents`.
+/// along: `2, dictionary length: u32 le, dictionary, contents` (a table may
+/// carry a dictionary of any length; one of up to 1 MiB is tried).
 pub fn block(data: &[u8]) -> bool {
     let Some((&ty, mut rest)) = data.split_first() else { return false };
     let mut dict = None;
     if ty == 2 {
-        let Some((len, after)) = rest.split_first_chunk::<2>() else { return false };
-        let len = usize::from(u16::from_le_bytes(*len));
+        let Some((len, after)) = rest.split_first_chunk::<4>() else { return false };
+        let len = u32::from_le_bytes(*len) as usize;
+        if len > 1 << 20 {
+            return false;
+        }
         let Some((d, after)) = after.split_at_checked(len) else { return false };
         (dict, rest) = (Some(d), after);
     }
@@ -426,7 +430,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         let n = frame_block(&raw, Compression::Lz4, Some(&dict), Checksum::Xxh3, &mut framed);
         assert_eq!(framed[n], 2, "the seed block compressed with its dictionary");
         let mut seed = vec![2];
-        seed.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        seed.extend_from_slice(&(dict.len() as u32).to_le_bytes());
         seed.extend_from_slice(&dict);
         seed.extend_from_slice(&framed[..n]);
         out.push(("block", seed));

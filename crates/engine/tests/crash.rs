@@ -37,8 +37,10 @@ fn options() -> Options {
         // The idle compaction is off by default: on, so that it meets the rest.
         idle_compaction_max_bytes: 64 << 20,
         // Dictionaries are off by default: on, so that crashes meet their
-        // tables (held-back blocks, the dictionary block, format 3).
+        // tables (held-back blocks, the dictionary block, format 3), in
+        // flushes too.
         compression_dict_bytes: 256,
+        compression_dict_every_level: true,
         ..Options::default()
     }
 }
@@ -583,6 +585,8 @@ fn assert_compactions_happen(seed: u64, n: usize) {
     assert!(stats.ticker("silt.compactions") >= 1, "the crash workload ran no compaction:\n{stats}");
     assert!(stats.ticker("silt.flushes") >= 3, "the crash workload flushed too little:\n{stats}");
     assert!(stats.ticker("silt.compaction.idle") >= 1, "the crash workload started no idle compaction:\n{stats}");
+    let dicts = stats.ticker("silt.compression.dict.block.read.count");
+    assert!(dicts >= 1, "the crash workload read no table with a dictionary:\n{stats}");
 }
 
 /// The state after all of `ops`.

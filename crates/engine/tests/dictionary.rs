@@ -36,12 +36,14 @@ fn key(i: u32) -> Vec<u8> {
     format!("order:{i:08}").into_bytes()
 }
 
+/// Records of about 250 bytes: the bottommost table of them all holds more
+/// than the 1 MiB a table samples, so its dictionary is made partway
+/// through it (the blocks after are compressed as they come).
 const N: u32 = 6000;
 
 fn options(dict: usize, every_level: bool) -> Options {
     Options {
         write_buffer_size: 256 << 10,
-        target_file_size_base: 256 << 10,
         compression_dict_bytes: dict,
         compression_dict_every_level: every_level,
         ..Options::default()

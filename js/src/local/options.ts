@@ -134,17 +134,19 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    */
   idleCompactionMaxBytes?: number;
   /**
-   * Compression dictionaries (default 0: none; at most 65536): every table
-   * (written by flushes, compactions, `compactRange()`, `ingest()` and
-   * imports) gets a dictionary of up to this many bytes, sampled from its
-   * first MiB of data, that each of its 4 KiB blocks is compressed with, so
-   * that what recurs across records (JSON field names, common values) is
-   * stored once per table, not once per block. It pays for many small,
-   * similar values: with 16384, 100,000 JSON records took 40% fewer bytes
-   * than with LZ4 alone (docs/bench/bytes.md); writing tables costs more
-   * CPU, and a read that misses the block cache decompresses with it.
-   * Tables with a dictionary cannot be read by siltdb versions before it
-   * (they say so).
+   * Compression dictionaries (default 0: none; else 32 to 65536): each
+   * table written (by flushes, compactions, `compactRange()`, `ingest()`
+   * and imports of entries) whose data holds enough that recurs gets a
+   * dictionary of up to this many bytes, sampled from its first MiB, that
+   * each of its 4 KiB blocks is compressed with, so that what recurs
+   * across records (JSON field names, common values) is stored once per
+   * table, not once per block. It pays for many small, similar values:
+   * with 16384, 100,000 JSON records took 40% fewer bytes than with LZ4
+   * alone (docs/bench/bytes.md); writing tables costs more CPU, and a read
+   * that misses the block cache decompresses with it. Tables with a
+   * dictionary cannot be read by siltdb versions before it: they refuse
+   * them with `NotSupported` (so do not go back to an older version on
+   * a database that used it).
    */
   compressionDictBytes?: number;
   /**
@@ -359,9 +361,15 @@ export function checkOptions(options: unknown, call = 'open()', known: OptionLis
     readTriggeredCompaction: bool(o, 'readTriggeredCompaction', true),
     transactionSpillBytes: o.transactionSpillBytes === undefined ? -1 : uint(o, 'transactionSpillBytes', 0, 2 ** 31 - 1),
     idleCompactionMaxBytes: o.idleCompactionMaxBytes === undefined ? -1 : uint(o, 'idleCompactionMaxBytes', 0, Number.MAX_SAFE_INTEGER),
-    compressionDictBytes: o.compressionDictBytes === undefined ? -1 : uint(o, 'compressionDictBytes', 0, 65536),
+    compressionDictBytes: dictBytes(o),
   };
   return { engine, o: options as OpenOptions };
+}
+
+/** `compressionDictBytes`: -1 (the engine's default) if not given; 0, or 32 to 65536. */
+function dictBytes(o: Record<string, unknown>): number {
+  if (o.compressionDictBytes === undefined) return -1;
+  return o.compressionDictBytes === 0 ? 0 : uint(o, 'compressionDictBytes', 32, 65536);
 }
 
 /** The binding's options. REQUIRES: the module is loaded. */

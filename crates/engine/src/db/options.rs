@@ -70,7 +70,9 @@ pub struct Options {
     /// The table format new table files are written in: 2 (the default:
     /// XXH3 block checksums, data-block hash indexes) or 1 (CRC32C
     /// checksums, LevelDB's blocks), which builds that predate format 2
-    /// read. Every build reads both (RocksDB's `format_version`).
+    /// read. Every build reads both (RocksDB's `format_version`); tables
+    /// with a compression dictionary are written as 3 (which this build
+    /// also reads).
     pub format_version: u32,
     /// Bytes of uncompressed blocks the block cache keeps (default 8 MiB).
     pub block_cache_capacity: usize,
@@ -150,9 +152,11 @@ pub struct Options {
     /// Written by compactions into the bottommost level (where most data
     /// ends up and stays), ingests and imports; by flushes and other
     /// compactions only with [`Options::compression_dict_every_level`].
-    /// Needs LZ4 and format_version 2; 0 (the default) makes none; at most
-    /// 65,536 (LZ4's window). Tables made with one are format version 3,
-    /// which builds before dictionaries refuse by version.
+    /// Ignored without LZ4 or with format_version 1; 0 (the default) makes
+    /// none; else 32 to 65,536 (LZ4's window). A table whose data is under
+    /// 8 times the dictionary's size, or holds nothing that recurs, gets
+    /// none. Tables made with one are format version 3, which builds
+    /// before dictionaries refuse by version (`NotSupported`).
     pub compression_dict_bytes: usize,
     /// Dictionaries for flushes and compactions into every level too.
     pub compression_dict_every_level: bool,
@@ -288,9 +292,10 @@ impl Options {
             format!("max_manifest_file_size must be at least 256, got {}", self.max_manifest_file_size),
         )?;
         check(
-            self.compression_dict_bytes <= crate::sst::MAX_DICT_BYTES,
+            self.compression_dict_bytes == 0
+                || (32..=crate::sst::MAX_DICT_BYTES).contains(&self.compression_dict_bytes),
             format!(
-                "compression_dict_bytes must be 0..={} (LZ4's window), got {}",
+                "compression_dict_bytes must be 0 or 32..={} (LZ4's window), got {}",
                 crate::sst::MAX_DICT_BYTES,
                 self.compression_dict_bytes
             ),

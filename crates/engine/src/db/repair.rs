@@ -31,7 +31,7 @@ use super::create_wal;
 use super::transaction::OWN_SEQ_BASE;
 use crate::batch::WriteBatch;
 use crate::cache::BlockCache;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::key::{self, SequenceNumber};
 use crate::fs::{join, Fs};
 use crate::iter::InternalIterator;
@@ -209,6 +209,10 @@ pub fn repair(fs: Arc<dyn Fs>, dir: &str, options: &Options) -> Result<RepairRep
         let table =
             match fs.open(&path, false).and_then(|f| Table::open(f, &path, number, cache.clone(), stats.clone())) {
                 Ok(t) => Arc::new(t),
+                // A table of a newer format (a newer build wrote it) is not
+                // damage: repairing without it would throw its data away.
+                // Stop before anything is moved or deleted.
+                Err(e @ Error::NotSupported(_)) => return Err(e),
                 Err(e) => {
                     report.tables_lost += 1;
                     report.problems.push(format!("{path}: unreadable, its data is lost: {e}"));

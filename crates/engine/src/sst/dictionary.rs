@@ -14,8 +14,8 @@
 //! 3. lay the segments out with the most valuable last (LZ4 offsets are the
 //!    same two bytes near or far, but the end is what survives a trim).
 //!
-//! It costs two passes over the sample (1 MiB by default) and 768 KiB of
-//! counters while it runs.
+//! It costs two passes over the sample (1 MiB by default, copied once into
+//! one buffer) and 1 MiB of counters while it runs.
 
 /// Bytes of the substrings counted.
 const DMER: usize = 8;
@@ -46,12 +46,13 @@ pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> V
         return Vec::new();
     }
     let n = data.len() - DMER + 1;
-    let hashes: Vec<u32> = (0..n).map(|i| dmer_hash(&data[i..]) as u32).collect();
+    let hash = |i: usize| dmer_hash(&data[i..]);
     // How often each d-mer occurs in the sample, less one: a d-mer seen
     // once is worth nothing in a dictionary.
     let mut freq = vec![0u16; 1 << HASH_BITS];
-    for &h in &hashes {
-        freq[h as usize] = freq[h as usize].saturating_add(1);
+    for i in 0..n {
+        let h = hash(i);
+        freq[h] = freq[h].saturating_add(1);
     }
     for f in freq.iter_mut() {
         *f = f.saturating_sub(1);
@@ -70,13 +71,13 @@ pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> V
         }
         let (mut score, mut best) = (0u64, (0u64, start));
         for i in start..end {
-            let h = hashes[i] as usize;
+            let h = hash(i);
             if in_window[h] == 0 {
                 score += u64::from(freq[h]);
             }
             in_window[h] += 1;
             if i >= start + window {
-                let out = hashes[i - window] as usize;
+                let out = hash(i - window);
                 in_window[out] -= 1;
                 if in_window[out] == 0 {
                     score -= u64::from(freq[out]);
@@ -86,16 +87,16 @@ pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> V
                 best = (score, i + 1 - window);
             }
         }
-        for &h in &hashes[end.saturating_sub(window).max(start)..end] {
-            in_window[h as usize] = 0;
+        for i in end.saturating_sub(window).max(start)..end {
+            in_window[hash(i)] = 0;
         }
         // Worth a place only if its d-mers recur twice each on average
         // (hash collisions alone give noise about one).
         if best.0 < 2 * window as u64 {
             continue;
         }
-        for &h in &hashes[best.1..best.1 + window] {
-            freq[h as usize] = 0;
+        for i in best.1..best.1 + window {
+            freq[hash(i)] = 0;
         }
         picked.push(best);
     }

@@ -117,11 +117,15 @@ impl Footer {
             return Err(Error::ChecksumMismatch { file: file.to_string(), offset: at, expected: stored, got: actual });
         }
         let version = decode_fixed32(&b[32..]).unwrap_or(0);
-        if !(MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION).contains(&version) {
-            return Err(corrupt(&format!(
-                "unsupported table format version {version} (this build reads {MIN_FORMAT_VERSION} to {MAX_FORMAT_VERSION}; \
-                 a newer version of Silt wrote it?)"
+        if version > MAX_FORMAT_VERSION {
+            // A newer build wrote it (its checksum is right): not damage.
+            return Err(Error::NotSupported(format!(
+                "{file}: table format version {version}, written by a newer version of Silt; this build reads \
+                 {MIN_FORMAT_VERSION} to {MAX_FORMAT_VERSION}: open the database with the newer version"
             )));
+        }
+        if version < MIN_FORMAT_VERSION {
+            return Err(corrupt(&format!("table format version {version}: no build wrote it")));
         }
         let f = |i: usize| decode_fixed64(&b[i..]).unwrap_or(0);
         Ok(Footer {
@@ -180,7 +184,9 @@ pub fn frame_block(
         out.resize(start + header + bound, 0);
         let dst = &mut out[start + header..];
         let compressed = match dict {
-            Some(d) if !d.is_empty() => {
+            // (lz4_flex's encoder reads past a dictionary under 4 bytes; the
+            // sampler makes none under 32.)
+            Some(d) if d.len() >= 16 => {
                 lz4_flex::block::compress_into_with_dict(raw, dst, d).map(|n| (n, TYPE_LZ4_DICT))
             }
             _ => lz4_flex::block::compress_into(raw, dst).map(|n| (n, TYPE_LZ4)),
@@ -382,6 +388,22 @@ mod tests {
             let mut d = b.clone();
             d[i] ^= 1;
             assert!(Footer::decode(&d, "x", 0).is_err(), "flip at {i}");
+        }
+    }
+
+    #[test]
+    fn a_newer_format_version_is_not_supported_not_corruption() {
+        let f = Footer {
+            metaindex: BlockHandle { offset: 1, size: 2 },
+            index: BlockHandle { offset: 3, size: 4 },
+            format_version: MAX_FORMAT_VERSION + 1,
+        };
+        let e = Footer::decode(&f.encode(), "000012.sst", 0).unwrap_err();
+        assert!(matches!(e, Error::NotSupported(_)) && e.to_string().contains("newer version"), "{e}");
+        let e = Footer::decode(&Footer { format_version: 0, ..f }.encode(), "x", 0).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        for v in MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION {
+            assert_eq!(Footer::decode(&Footer { format_version: v, ..f }.encode(), "x", 0).unwrap().format_version, v);
         }
     }
 
