@@ -8,7 +8,12 @@
 // and with a 1 MiB one (most gets read and decompress a block), the
 // configurations taking turns; and what it costs a fill and a compaction. Writes docs/bench/bytes.{json,md} (or --out DIR).
 //
-//   node bench/run/bytes.mjs [--records 100000] [--gets 20000] [--reps 3] [--dict 16384] [--out docs/bench]
+// Then large values (200 of 1 MiB of noise, like media): Silt (library
+// defaults) and IndexedDB, each value put alone and read back, and Silt's
+// write amplification over a load that overwrites every value twice more.
+//
+//   node bench/run/bytes.mjs [--records 100000] [--gets 20000] [--reps 3] [--dict 16384]
+//                            [--large 200] [--large-size 1048576] [--out docs/bench]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, runMain } from './args.mjs';
@@ -17,8 +22,8 @@ import { metaMarkdown, startRun } from './machine.mjs';
 
 const o = parseArgs(
   process.argv.slice(2),
-  { records: 100_000, gets: 20_000, reps: 3, dict: 16_384, out: 'docs/bench', 'timeout-min': 20 },
-  'usage: node bench/run/bytes.mjs [--records N] [--gets N] [--reps N] [--dict BYTES] [--out DIR]',
+  { records: 100_000, gets: 20_000, reps: 3, dict: 16_384, large: 200, 'large-size': 1 << 20, out: 'docs/bench', 'timeout-min': 30 },
+  'usage: node bench/run/bytes.mjs [--records N] [--gets N] [--reps N] [--dict BYTES] [--large N] [--large-size BYTES] [--out DIR]',
 );
 const log = (m) => process.stderr.write(`[bytes] ${m}\n`);
 const median = (xs) => {
@@ -35,11 +40,13 @@ const SMALL_CACHE = 1 << 20;
 const BIG_CACHE = 256 << 20;
 
 async function main() {
-  const info = startRun(`bash scripts/build.sh && node bench/run/bytes.mjs --records ${o.records} --gets ${o.gets} --reps ${o.reps} --dict ${o.dict}`);
+  const info = startRun(
+    `bash scripts/build.sh && node bench/run/bytes.mjs --records ${o.records} --gets ${o.gets} --reps ${o.reps} --dict ${o.dict} --large ${o.large} --large-size ${o['large-size']}`,
+  );
   await withBenchPage(
     async ({ page, browser }) => {
       const result = await page.evaluate(
-        async ({ records, gets, reps, configs, smallCache, bigCache }) => {
+        async ({ records, gets, reps, configs, smallCache, bigCache, large, largeSize }) => {
           const { rpc } = await import('/bench/page/rpc.js');
           const call = rpc(new Worker('/bench/page/bytes-worker.js', { type: 'module' }));
           const out = { silt: {}, gets: {}, sample: await call(['sample', 7]) };
@@ -63,9 +70,22 @@ async function main() {
           for (const [name] of configs) await call(['closeSilt', `bench-bytes-${name}`]);
           out.idb = await call(['idb', 'bench-bytes-idb', records]);
           out.sqlite = await call(['sqlite', 'bench-bytes-sqlite', records]);
+          out.large = {
+            silt: await call(['siltLarge', 'bench-bytes-large', {}, large, largeSize, 2]),
+            idb: await call(['idbLarge', 'bench-bytes-large-idb', large, largeSize]),
+          };
           return out;
         },
-        { records: o.records, gets: o.gets, reps: o.reps, configs: SILT(o.dict), smallCache: SMALL_CACHE, bigCache: BIG_CACHE },
+        {
+          records: o.records,
+          gets: o.gets,
+          reps: o.reps,
+          configs: SILT(o.dict),
+          smallCache: SMALL_CACHE,
+          bigCache: BIG_CACHE,
+          large: o.large,
+          largeSize: o['large-size'],
+        },
       );
       const meta = info.finish({ browser });
       const gets = Object.fromEntries(Object.entries(result.gets).map(([k, v]) => [k, median(v)]));
@@ -75,10 +95,12 @@ async function main() {
         getSmallCache: gets['dict 1 MiB cache'] / gets['lz4 1 MiB cache'],
         vsIdb: result.silt.dict.compacted.tableBytes / result.idb.bytes,
         vsIdbDefaults: result.silt.lz4.compacted.tableBytes / result.idb.bytes,
+        largeVsIdb: (result.large.idb.writeMs + result.large.idb.readMs) / (result.large.silt.writeMs + result.large.silt.readMs),
+        writeAmplification: result.large.silt.written / result.large.silt.put,
       };
       mkdirSync(o.out, { recursive: true });
       const lines = [
-        { type: 'header', ...meta, options: { records: o.records, gets: o.gets, reps: o.reps, dict: o.dict } },
+        { type: 'header', ...meta, options: { records: o.records, gets: o.gets, reps: o.reps, dict: o.dict, large: o.large, largeSize: o['large-size'] } },
         { type: 'result', ...result, getsMedian: gets, goals },
       ];
       writeFileSync(join(o.out, 'bytes.json'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
@@ -124,6 +146,18 @@ function markdown(meta, r, gets, goals) {
     `| table bytes ≥ 25% smaller with a dictionary than with plain LZ4 | ${pct(goals.dictSaving)} smaller | ${met(goals.dictSaving >= 0.25)} |\n` +
     `| reads no more than 10% slower | ${goals.getCached.toFixed(2)}× cached, ${goals.getSmallCache.toFixed(2)}× decompressing | ${met(goals.getCached <= 1.1 && goals.getSmallCache <= 1.1)} |\n` +
     `| Silt's bytes ≤ 0.5× IndexedDB's | ${goals.vsIdb.toFixed(2)}× with the dictionary (${goals.vsIdbDefaults.toFixed(2)}× without) | ${met(goals.vsIdb <= 0.5)} |\n`;
+  const L = r.large;
+  const size = o['large-size'];
+  const mbs = (ms) => `${((o.large * size) / 1e6 / (ms / 1000)).toFixed(0)} MB/s`;
+  md +=
+    `\n## Large values: ${o.large} of ${(size / 2 ** 20).toFixed(size % 2 ** 20 === 0 ? 0 : 2)} MiB\n\n` +
+    'Noise (media does not compress), each value put alone and awaited as the store allows (Silt: `db.put`, then `await db.idle()` once at the end; IndexedDB: a readwrite transaction per value, awaited until complete), then every value read back and every byte summed (Silt: `db.get`; IndexedDB: a readonly transaction per value). ' +
+    "Silt's library defaults: no blob files yet, so the values live in its tables and WAL. Its write amplification is over a load that then overwrites every value twice (each pass followed by `idle()`): bytes written to its WAL, flushes and compactions (its tickers) per byte put.\n\n" +
+    '| | write | read | write + read | bytes on storage |\n|---|---:|---:|---:|---:|\n' +
+    `| Silt | ${(L.silt.writeMs / 1000).toFixed(2)} s (${mbs(L.silt.writeMs)}) | ${(L.silt.readMs / 1000).toFixed(2)} s (${mbs(L.silt.readMs)}) | ${((L.silt.writeMs + L.silt.readMs) / 1000).toFixed(2)} s | ${mb(L.silt.tableBytes)} of tables after the updates, \`[${L.silt.filesPerLevel}]\` |\n` +
+    `| IndexedDB | ${(L.idb.writeMs / 1000).toFixed(2)} s (${mbs(L.idb.writeMs)}) | ${(L.idb.readMs / 1000).toFixed(2)} s (${mbs(L.idb.readMs)}) | ${((L.idb.writeMs + L.idb.readMs) / 1000).toFixed(2)} s | ${mb(L.idb.bytes)} |\n` +
+    `\nWrite + read: Silt ${goals.largeVsIdb.toFixed(2)}× IndexedDB's speed (goal with blob files ≥ 2×). ` +
+    `Write amplification without blob files: ${goals.writeAmplification.toFixed(2)} (${mb(L.silt.written)} written for ${mb(L.silt.put)} put; goal with blob files ≤ 1.5).\n`;
   return md;
 }
 

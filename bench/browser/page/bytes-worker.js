@@ -24,6 +24,22 @@ import { done, request } from '../idb-requests.js';
 
 const dbs = new Map();
 
+const largeKey = (i) => `file:${String(i).padStart(4, '0')}`;
+
+/** `size` bytes of xorshift noise from `seed` (incompressible, like media). */
+function noise(size, seed) {
+  const out = new Uint8Array(size);
+  const words = new Uint32Array(out.buffer);
+  let x = (seed ^ 0x9e3779b9) >>> 0 || 1;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x >>> 0;
+  }
+  return out;
+}
+
 async function idbUsage() {
   const e = await navigator.storage.estimate();
   return e.usageDetails?.indexedDB ?? e.usage;
@@ -125,6 +141,69 @@ const ops = {
     const { version } = engine.options;
     db.exec('DELETE FROM kv');
     return { bytes: pages * pageSize, pages, pageSize, version };
+  },
+
+  /**
+   * Large values (item 4's second data set): `n` values of `size` bytes of
+   * noise (media does not compress), each put alone, then read back (every
+   * byte summed); then `updates` passes overwriting every one (a load with
+   * updates), after each the background work done. What was written to
+   * storage per byte put (WAL, flushes, compactions: Silt's tickers) and the
+   * tables' bytes at the end.
+   */
+  async siltLarge(name, options, n, size, updates) {
+    await removeDatabase(name).catch(() => {});
+    const db = await open(name, options);
+    const value = (i, pass) => noise(size, i * 7919 + pass * 104_729);
+    const first = Array.from({ length: n }, (_, i) => value(i, 0)); // made before the clock starts
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) db.put(largeKey(i), first[i]);
+    await db.idle();
+    const writeMs = performance.now() - t0;
+    const t1 = performance.now();
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += checksum(db.get(largeKey(i)));
+    const readMs = performance.now() - t1;
+    if (!(sum > 0)) throw new Error('silt: the large values read nothing');
+    for (let pass = 1; pass <= updates; pass++) {
+      for (let i = 0; i < n; i++) db.put(largeKey(i), value(i, pass));
+      await db.idle();
+    }
+    const s = db.statistics();
+    const t = (name) => s.tickers[name] ?? 0;
+    const written = t('rocksdb.wal.bytes') + t('rocksdb.flush.write.bytes') + t('rocksdb.compact.write.bytes');
+    const put = n * size * (1 + updates);
+    const out = { writeMs, readMs, written, put, tableBytes: s.properties.tableBytes, filesPerLevel: s.properties.filesPerLevel };
+    await db.close();
+    await removeDatabase(name).catch(() => {});
+    return out;
+  },
+
+  /** The same large values in IndexedDB, a readwrite transaction each, then read back (a readonly one each); its usage. */
+  async idbLarge(name, n, size) {
+    await request(indexedDB.deleteDatabase(name)).catch(() => {});
+    const before = await idbUsage();
+    const r = indexedDB.open(name, 1);
+    r.onupgradeneeded = () => r.result.createObjectStore('files');
+    const idb = await request(r);
+    const first = Array.from({ length: n }, (_, i) => noise(size, i * 7919)); // made before the clock starts
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const tx = idb.transaction('files', 'readwrite');
+      tx.objectStore('files').put(first[i], largeKey(i));
+      await done(tx);
+    }
+    const writeMs = performance.now() - t0;
+    const t1 = performance.now();
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += checksum(await request(idb.transaction('files').objectStore('files').get(largeKey(i))));
+    const readMs = performance.now() - t1;
+    if (!(sum > 0)) throw new Error('IndexedDB: the large values read nothing');
+    idb.close();
+    await new Promise((r) => setTimeout(r, 2000));
+    const bytes = (await idbUsage()) - before;
+    await request(indexedDB.deleteDatabase(name)).catch(() => {});
+    return { writeMs, readMs, bytes };
   },
 
   /** A record's size as JSON, for the report. */
