@@ -144,9 +144,10 @@ export interface OpenOptions<K = Key, V = Uint8Array> extends EncodingOptions<K,
    * with 16384, 100,000 JSON records took 40% fewer bytes than with LZ4
    * alone (docs/bench/bytes.md); writing tables costs more CPU, and a read
    * that misses the block cache decompresses with it. Tables with a
-   * dictionary cannot be read by siltdb versions before it: they refuse
-   * them with `NotSupported` (so do not go back to an older version on
-   * a database that used it).
+   * dictionary cannot be read by siltdb versions before it, which refuse
+   * them as written by a newer version (with code `Corruption`: do not go
+   * back to an older version on a database that used it, and never run an
+   * older version's `repairDatabase` on it, which would drop those tables).
    */
   compressionDictBytes?: number;
   /**

@@ -156,7 +156,9 @@ pub struct Options {
     /// none; else 32 to 65,536 (LZ4's window). A table whose data is under
     /// 8 times the dictionary's size, or holds nothing that recurs, gets
     /// none. Tables made with one are format version 3, which builds
-    /// before dictionaries refuse by version (`NotSupported`).
+    /// before dictionaries refuse as written by a newer version (as
+    /// `Corruption`; this build and later say `NotSupported`, and repair
+    /// stops at them instead of dropping them).
     pub compression_dict_bytes: usize,
     /// Dictionaries for flushes and compactions into every level too.
     pub compression_dict_every_level: bool,

@@ -215,7 +215,7 @@ impl TableBuilder {
         let raw = self.data.finish();
         if let DictState::Buffering(held, bytes) = &mut self.dict {
             *bytes += raw.len();
-            held.push(Held { raw: raw.to_vec(), separator: None });
+            held.push(Held { raw, separator: None });
             if *bytes >= self.opts.dict_buffer_bytes {
                 self.make_dict()?;
             }
