@@ -26,17 +26,12 @@ const dbs = new Map();
 
 const largeKey = (i) => `file:${String(i).padStart(4, '0')}`;
 
-/** `size` bytes of xorshift noise from `seed` (incompressible, like media). */
+/** `size` bytes of noise from `seed` (incompressible, like media): common.js's PRNG, a word at a time. */
 function noise(size, seed) {
   const out = new Uint8Array(size);
   const words = new Uint32Array(out.buffer);
-  let x = (seed ^ 0x9e3779b9) >>> 0 || 1;
-  for (let i = 0; i < words.length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    words[i] = x >>> 0;
-  }
+  const next = rng(seed);
+  for (let i = 0; i < words.length; i++) words[i] = next();
   return out;
 }
 

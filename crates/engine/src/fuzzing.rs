@@ -253,6 +253,24 @@ fn small_options() -> Options {
     Options { write_buffer_size: 64 << 10, ..Options::default() }
 }
 
+/// The table files of a new database with `opts` after `entries` were put
+/// and flushed.
+fn flushed_tables(opts: Options, entries: impl Iterator<Item = (String, String)>) -> Vec<Vec<u8>> {
+    use crate::fs::read_all;
+    let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let db = Db::open(fs.clone(), "db", opts).expect("seed database opens");
+    for (k, v) in entries {
+        db.put(&crate::WriteOptions::default(), k.as_bytes(), v.as_bytes()).expect("seed write");
+    }
+    db.flush().expect("seed flush");
+    let names = fs.list("db").expect("seed list");
+    let tables = names.iter().filter(|n| n.ends_with(".sst")).map(|name| {
+        let path = format!("db/{name}");
+        read_all(&*fs.open(&path, false).expect("seed open"), &path).expect("seed read")
+    });
+    tables.collect()
+}
+
 /// Reads everything of a database; whether all of it read without error.
 fn read_db(db: &Db) -> bool {
     let mut ok = match db.iter(&ReadOptions::default()) {
@@ -530,38 +548,25 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.push(("rocksdb_table", archive));
     drop(db);
     // A table with a compression dictionary (format version 3).
-    let fs3: Arc<dyn Fs> = Arc::new(MemFs::new());
     let opts = Options {
         block_size: 512,
         compression_dict_bytes: 1024,
         compression_dict_every_level: true,
         ..small_options()
     };
-    let db3 = Db::open(fs3.clone(), "db", opts).expect("seed database opens");
-    for i in 0..600u32 {
+    let records = (0..600u32).map(|i| {
         let v = format!(r#"{{"id":{i},"name":"user {}","plan":"{}"}}"#, i * 31 % 97, ["free", "pro"][i as usize % 2]);
-        db3.put(&w, format!("rec{i:04}").as_bytes(), v.as_bytes()).expect("seed write");
-    }
-    db3.flush().expect("seed flush");
-    for name in fs3.list("db").expect("seed list").iter().filter(|n| n.ends_with(".sst")) {
-        let path = format!("db/{name}");
-        let bytes = read_all(&*fs3.open(&path, false).expect("seed open"), &path).expect("seed read");
+        (format!("rec{i:04}"), v)
+    });
+    for bytes in flushed_tables(opts, records) {
         assert_eq!(bytes[bytes.len() - 16], 3, "the seed table has a dictionary");
         out.push(("table", bytes));
     }
-    drop(db3);
     // And one in format version 1 (no hash index in its data blocks).
     let opts = Options { block_size: 256, format_version: 1, ..small_options() };
-    let db = Db::open(fs.clone(), "db", opts).expect("seed database opens");
-    for i in 0..30u32 {
-        db.put(&w, format!("v1k{i:03}").as_bytes(), format!("small value {i}").as_bytes()).expect("seed write");
+    for bytes in flushed_tables(opts, (0..30u32).map(|i| (format!("v1k{i:03}"), format!("small value {i}")))) {
+        out.push(("table", bytes));
     }
-    db.flush().expect("seed flush");
-    for name in fs.list("db").expect("seed list").iter().filter(|n| n.ends_with(".sst")) {
-        let path = format!("db/{name}");
-        out.push(("table", read_all(&*fs.open(&path, false).expect("seed open"), &path).expect("seed read")));
-    }
-    drop(db);
 
     // The `manifest` target opens the manifest alone, so its seed comes from
     // a database with no table files (its tables would be missing).

@@ -31,16 +31,16 @@ impl Drop for TempDir {
     }
 }
 
-/// `len` bytes of xorshift noise from `seed`: nothing in them recurs, so
-/// nothing compresses.
-pub fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
+/// `len` bytes LZ4 cannot shrink (xorshift of `seed`): nothing in them
+/// recurs, so table sizes follow the data and no dictionary is made of them.
+pub fn incompressible(seed: u32, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
     (0..len)
         .map(|_| {
             x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
         })
         .collect()
 }

@@ -2,23 +2,10 @@ use std::sync::Arc;
 
 use super::*;
 use crate::fs::MemFs;
+use crate::testutil::incompressible;
 
 fn small_options() -> Options {
     Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
-}
-
-/// `len` bytes LZ4 cannot shrink (xorshift of `seed`), so table sizes
-/// follow the data.
-fn incompressible(seed: u32, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
 }
 
 fn open(fs: &MemFs) -> Db {

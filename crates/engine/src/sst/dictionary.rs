@@ -28,7 +28,7 @@ const SEGMENT: usize = 512;
 const HASH_BITS: u32 = 18;
 /// A dictionary is made only from a sample this many times its size: below
 /// that, the bytes it costs in the table outweigh what it saves.
-pub const MIN_SAMPLE_RATIO: usize = 8;
+const MIN_SAMPLE_RATIO: usize = 8;
 
 fn dmer_hash(b: &[u8]) -> usize {
     let v = u64::from_le_bytes(b[..DMER].try_into().expect("DMER bytes"));
@@ -39,7 +39,10 @@ fn dmer_hash(b: &[u8]) -> usize {
 /// blocks sampled; empty when the sample is too small for one to pay or
 /// holds nothing that recurs.
 pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> Vec<u8> {
-    let data: Vec<u8> = blocks.flat_map(|b| b.iter().copied()).collect();
+    let mut data = Vec::new();
+    for b in blocks {
+        data.extend_from_slice(b);
+    }
     // A dictionary smaller than a segment is one segment of its size.
     let segment = SEGMENT.min(max_bytes);
     if segment < 4 * DMER || data.len() < max_bytes.saturating_mul(MIN_SAMPLE_RATIO) {
@@ -147,7 +150,7 @@ mod tests {
         let data = records(100);
         assert!(sample(data.chunks(4096), 4096).is_empty(), "a sample under 8x the dictionary's size");
         // Bytes that never repeat a d-mer: nothing is worth a segment.
-        let noise = crate::testutil::noise(0x1234_5678_9abc_def0, 200_000);
+        let noise = crate::testutil::incompressible(0x1234_5678, 200_000);
         assert!(sample(noise.chunks(4096), 4096).is_empty());
         assert!(sample(records(4000).chunks(4096), 20).is_empty(), "a size under 4 d-mers");
         assert_eq!(sample(records(4000).chunks(4096), 300).len(), 300, "a dictionary of one segment");
