@@ -44,6 +44,9 @@ const mounts = [
   // (scripts/leak-check.sh's leaking one), served instead of js/dist (the
   // first mount whose prefix matches serves).
   ...(process.env.SILT_DIST_DIR ? [{ prefix: '/siltdb/dist/', dir: process.env.SILT_DIST_DIR }] : []),
+  // SILT_AB_DIST_DIR: a second build of siltdb's js/dist beside the first,
+  // for A/B runs in one page (bench/run/profile-page.mjs --ab).
+  ...(process.env.SILT_AB_DIST_DIR ? [{ prefix: '/siltdb/dist-b/', dir: process.env.SILT_AB_DIST_DIR }] : []),
   { prefix: '/siltdb/dist/', dir: join(jsDir, 'dist') },
   { prefix: '/siltdb/pkg/', dir: join(jsDir, 'pkg') },
   { prefix: '/bench/', dir: benchDir },

@@ -14,7 +14,8 @@
 //
 // REQUIRES: bash scripts/build.sh (js/dist, js/pkg).
 //
-// --op put times awaited puts instead (each writing a key's own value again);
+// --op put times awaited puts instead (each writing a key's own value again),
+// and the floor's puts appended to an OPFS file first (a durable put's floor);
 // --op get32 groups of 32 gets issued in one Promise.all, and the same groups
 // asked with one multiGet (per group: the
 // total, the worker's time serving and posting, the engine's MultiGet in it,
@@ -25,6 +26,7 @@
 // page's and the worker's tasks, message (de)serialization, GC.
 //
 //   node bench/run/profile-page.mjs [--keys 10000] [--gets 20000] [--reps 3] [--top 25] [--time-only] [--op get|put|get32] [--trace FILE]
+import { resolve } from 'node:path';
 import { parseArgs, runMain } from './args.mjs';
 import { withBenchPage } from './browser-session.mjs';
 import { machineText } from './machine.mjs';
@@ -32,9 +34,15 @@ import { printTop, topSelf, topTotal } from './v8-profile.mjs';
 
 const args = parseArgs(
   process.argv.slice(2),
-  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, op: 'get', 'timeout-min': 15, trace: '' },
-  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put|get32] [--trace FILE]',
+  { keys: 10_000, gets: 20_000, reps: 3, top: 25, 'time-only': false, op: 'get', 'timeout-min': 15, trace: '', ab: '' },
+  'usage: node bench/run/profile-page.mjs [--keys N] [--gets N] [--reps N] [--top N] [--time-only] [--op get|put|get32] [--trace FILE] [--ab DIR]',
 );
+// --ab DIR: a second leader from another build of js/dist (DIR, served as
+// /siltdb/dist-b/: its worker's modules, the same wasm and page code), its
+// own database filled alike, timed in the same repetitions as the first,
+// which goes first alternating: B's time over A's per repetition, the
+// total and the worker's part without its OPFS writes (the platform's).
+if (args.ab !== '') process.env.SILT_AB_DIST_DIR = resolve(args.ab);
 const log = (m) => process.stderr.write(`[profile-page] ${m}\n`);
 
 async function main() {
@@ -44,110 +52,149 @@ async function main() {
       console.log(
         `${browser}; ${machineText()}; ${new Date().toISOString()}; ${args.keys} keys, ${args.gets} gets per rep; ${isolated ? 'cross-origin isolated (5 µs clock)' : 'not cross-origin isolated: a 100 µs clock with jitter (SILT_HTTP_ISOLATE=1 for 5 µs)'}`,
       );
-      await page.evaluate(async ({ keys }) => {
-        const { connect } = await import('/siltdb/dist/index.js');
-        const { keyTextOf, valueFor } = await import('/bench/common.js');
-        // Clocks on the page side of a worker: the last post, the last answer's event.
-        const clocked = (w) => {
-          const c = { posted: 0, answered: 0 };
-          const post = w.postMessage.bind(w);
-          w.postMessage = (m, t) => {
-            c.posted = performance.now();
-            post(m, t);
-          };
-          w.addEventListener('message', () => {
-            c.answered = performance.now();
-          });
-          return c;
-        };
-        console.log('[bench] starting the leader worker');
-        const worker = new Worker('/bench/page/timed-worker.js', { type: 'module', name: 'siltdb-timed' });
-        worker.addEventListener('error', (e) => console.log(`[bench] worker error ${e.message}`));
-        const siltClock = clocked(worker);
-        const db = await connect(`profile-page-${Date.now()}`, { worker });
-        console.log('[bench] connected');
-        for (let b = 0; b < keys; b += 1000) {
-          const batch = db.batch();
-          for (let i = b; i < Math.min(keys, b + 1000); i++) batch.put(keyTextOf(i), valueFor(i));
-          await db.write(batch);
-        }
-        await db.flush();
-        console.log('[bench] filled');
-        const map = new Worker('/bench/page/timed-worker.js?module=/bench/page/map-worker.js', { type: 'module' });
-        const mapClock = clocked(map);
-        const waiting = [];
-        map.onmessage = ({ data }) => {
-          if (data?.t !== 'bench-timing') waiting.shift()(data);
-        };
-        const mapCall = (message) =>
-          new Promise((resolve) => {
-            waiting.push(resolve);
-            map.postMessage(message);
-          });
-        const mapGet = (key) => mapCall(['get', key]);
-        const mapPut = (key) => mapCall(['put', key, valueFor(Number(key))]);
-        const siltPut = (key) => db.put(key, valueFor(Number(key)));
-        await new Promise((resolve) => {
-          waiting.push(resolve);
-          map.postMessage(['fill', keys]);
-        });
-        const sumsOf = (w) => () =>
-          new Promise((resolve) => {
-            const on = ({ data }) => {
-              if (data?.t !== 'bench-timing') return;
-              w.removeEventListener('message', on);
-              resolve(data);
+      await page.evaluate(
+        async ({ keys, ab }) => {
+          const { connect } = await import('/siltdb/dist/index.js');
+          const { keyTextOf, valueFor } = await import('/bench/common.js');
+          // Clocks on the page side of a worker: the last post, the last answer's event.
+          const clocked = (w) => {
+            const c = { posted: 0, answered: 0 };
+            const post = w.postMessage.bind(w);
+            w.postMessage = (m, t) => {
+              c.posted = performance.now();
+              post(m, t);
             };
-            w.addEventListener('message', on);
-            w.postMessage({ t: 'bench-timing' });
-          });
-        const leaderSums = sumsOf(worker);
-        const mapSums = sumsOf(map);
-        /** `n` gets of `get`, each awaited: µs per get in total, before the post, after the answer's event. */
-        const timeGets = async (get, clock, n) => {
-          let before = 0;
-          let after = 0;
-          const t0 = performance.now();
-          for (let i = 0; i < n; i++) {
-            const key = keyTextOf((i * 7919) % keys);
-            const c0 = performance.now();
-            const v = await get(key);
-            const c1 = performance.now();
-            if (v === undefined && get !== siltPut && get !== mapPut) throw new Error(`no value for ${key}`);
-            before += clock.posted - c0;
-            after += c1 - clock.answered;
-          }
-          const us = (ms) => (1000 * ms) / n;
-          return { total: us(performance.now() - t0), before: us(before), after: us(after) };
-        };
-        /** `n` groups of 32 gets issued in one Promise.all (or asked of `together`, a multiGet), each group awaited: µs per group. */
-        const timeGroups = async (get, n, clock, together) => {
-          let before = 0;
-          let after = 0;
-          const t0 = performance.now();
-          for (let g = 0; g < n; g++) {
-            const group = Array.from({ length: 32 }, (_, j) => keyTextOf(((g * 32 + j) * 7919) % keys));
-            const c0 = performance.now();
-            let values;
-            if (together === undefined) values = await Promise.all(group.map(get));
-            else {
-              const result = await together(group);
-              values = Array.from({ length: result.length }, (_, i) => result.get(i));
+            w.addEventListener('message', () => {
+              c.answered = performance.now();
+            });
+            return c;
+          };
+          console.log('[bench] starting the leader worker');
+          const worker = new Worker('/bench/page/timed-worker.js', { type: 'module', name: 'siltdb-timed' });
+          worker.addEventListener('error', (e) => console.log(`[bench] worker error ${e.message}`));
+          const siltClock = clocked(worker);
+          const db = await connect(`profile-page-${Date.now()}`, { worker });
+          console.log('[bench] connected');
+          const fill = async (d) => {
+            for (let b = 0; b < keys; b += 1000) {
+              const batch = d.batch();
+              for (let i = b; i < Math.min(keys, b + 1000); i++) batch.put(keyTextOf(i), valueFor(i));
+              await d.write(batch);
             }
-            const c1 = performance.now();
-            if (values.some((v) => v === undefined)) throw new Error('a get of the group found nothing');
-            if (clock !== undefined) {
+            await d.flush();
+          };
+          await fill(db);
+          // The --ab build's leader, its database filled alike.
+          let dbB;
+          let siltClockB;
+          let workerB;
+          if (ab) {
+            workerB = new Worker('/bench/page/timed-worker.js?dist=/siltdb/dist-b/', { type: 'module', name: 'siltdb-timed-b' });
+            workerB.addEventListener('error', (e) => console.log(`[bench] worker B error ${e.message}`));
+            siltClockB = clocked(workerB);
+            dbB = await connect(`profile-page-b-${Date.now()}`, { worker: workerB });
+            await fill(dbB);
+            console.log('[bench] B connected and filled');
+          }
+          console.log('[bench] filled');
+          const map = new Worker('/bench/page/timed-worker.js?module=/bench/page/map-worker.js', { type: 'module' });
+          const mapClock = clocked(map);
+          const waiting = [];
+          map.onmessage = ({ data }) => {
+            if (data?.t !== 'bench-timing') waiting.shift()(data);
+          };
+          const mapCall = (message) =>
+            new Promise((resolve) => {
+              waiting.push(resolve);
+              map.postMessage(message);
+            });
+          const mapGet = (key) => mapCall(['get', key]);
+          const mapPut = (key) => mapCall(['put', key, valueFor(Number(key))]);
+          // The floor of a durable put: each appended to an OPFS file first (map-worker.js).
+          const mapPutLogged = (key) => mapCall(['putLogged', key, valueFor(Number(key))]);
+          await mapCall(['openLog', 'profile-page']);
+          const siltPut = (key) => db.put(key, valueFor(Number(key)));
+          await new Promise((resolve) => {
+            waiting.push(resolve);
+            map.postMessage(['fill', keys]);
+          });
+          const sumsOf = (w) => () =>
+            new Promise((resolve) => {
+              const on = ({ data }) => {
+                if (data?.t !== 'bench-timing') return;
+                w.removeEventListener('message', on);
+                resolve(data);
+              };
+              w.addEventListener('message', on);
+              w.postMessage({ t: 'bench-timing' });
+            });
+          const leaderSums = sumsOf(worker);
+          const mapSums = sumsOf(map);
+          /** `n` gets of `get`, each awaited: µs per get in total, before the post, after the answer's event. */
+          const timeGets = async (get, clock, n) => {
+            let before = 0;
+            let after = 0;
+            const t0 = performance.now();
+            for (let i = 0; i < n; i++) {
+              const key = keyTextOf((i * 7919) % keys);
+              const c0 = performance.now();
+              const v = await get(key);
+              const c1 = performance.now();
+              if (v === undefined && get !== siltPut && get !== siltPutB && get !== mapPut && get !== mapPutLogged) throw new Error(`no value for ${key}`);
               before += clock.posted - c0;
               after += c1 - clock.answered;
             }
-          }
-          return { total: (1000 * (performance.now() - t0)) / n, before: (1000 * before) / n, after: (1000 * after) / n };
-        };
-        window.__profilePage = { db, timeGets, timeGroups, leaderSums, mapSums, mapGet, mapPut, siltPut, mapClock, siltClock };
-      }, args);
+            const us = (ms) => (1000 * ms) / n;
+            return { total: us(performance.now() - t0), before: us(before), after: us(after) };
+          };
+          /** `n` groups of 32 gets issued in one Promise.all (or asked of `together`, a multiGet), each group awaited: µs per group. */
+          const timeGroups = async (get, n, clock, together) => {
+            let before = 0;
+            let after = 0;
+            const t0 = performance.now();
+            for (let g = 0; g < n; g++) {
+              const group = Array.from({ length: 32 }, (_, j) => keyTextOf(((g * 32 + j) * 7919) % keys));
+              const c0 = performance.now();
+              let values;
+              if (together === undefined) values = await Promise.all(group.map(get));
+              else {
+                const result = await together(group);
+                values = Array.from({ length: result.length }, (_, i) => result.get(i));
+              }
+              const c1 = performance.now();
+              if (values.some((v) => v === undefined)) throw new Error('a get of the group found nothing');
+              if (clock !== undefined) {
+                before += clock.posted - c0;
+                after += c1 - clock.answered;
+              }
+            }
+            return { total: (1000 * (performance.now() - t0)) / n, before: (1000 * before) / n, after: (1000 * after) / n };
+          };
+          const leaderSumsB = workerB === undefined ? undefined : sumsOf(workerB);
+          const siltPutB = (key) => dbB.put(key, valueFor(Number(key)));
+          window.__profilePage = {
+            db,
+            dbB,
+            timeGets,
+            timeGroups,
+            leaderSums,
+            leaderSumsB,
+            mapSums,
+            mapGet,
+            mapPut,
+            mapPutLogged,
+            siltPut,
+            siltPutB,
+            mapClock,
+            siltClock,
+            siltClockB,
+          };
+        },
+        { keys: args.keys, ab: args.ab !== '' },
+      );
       for (let rep = 0; rep < args.reps; rep++) {
         const r = await page.evaluate(
-          async ([n, op]) => {
+          async ([n, op, rep]) => {
             const p = window.__profilePage;
             const mapOp = op === 'put' ? p.mapPut : p.mapGet;
             const siltOp = op === 'put' ? p.siltPut : (k) => p.db.get(k);
@@ -157,7 +204,9 @@ async function main() {
               toReceive: (1000 * s.toReceiveMs) / s.messages,
               get: (1000 * s.getMs) / s.messages,
               write: (1000 * s.writeMs) / s.messages,
-              change: (1000 * s.changeMs) / s.messages,
+              file: (1000 * s.fileMs) / s.messages,
+              fileWrites: s.fileWrites / s.messages,
+              fileBytes: s.fileBytes / s.messages,
               messages: s.messages,
             });
             if (op === 'get32') {
@@ -182,12 +231,28 @@ async function main() {
             await p.mapSums();
             const floor = await p.timeGets(mapOp, p.mapClock, n);
             const mapWorker = per(await p.mapSums());
-            await p.leaderSums();
-            const silt = await p.timeGets(siltOp, p.siltClock, n);
-            const leader = per(await p.leaderSums());
-            return { floor, mapWorker, silt, leader };
+            let silt;
+            let leader;
+            let b;
+            const timeA = async () => {
+              await p.leaderSums();
+              silt = await p.timeGets(siltOp, p.siltClock, n);
+              leader = per(await p.leaderSums());
+            };
+            const timeB = async () => {
+              if (p.dbB === undefined) return;
+              await p.leaderSumsB();
+              const total = await p.timeGets(op === 'put' ? p.siltPutB : (k) => p.dbB.get(k), p.siltClockB, n);
+              b = { silt: total, leader: per(await p.leaderSumsB()) };
+            };
+            // Which build goes first alternates from one repetition to the next.
+            for (const f of rep % 2 ? [timeB, timeA] : [timeA, timeB]) await f();
+            if (op !== 'put') return { floor, mapWorker, silt, leader, b };
+            const logged = await p.timeGets(p.mapPutLogged, p.mapClock, n);
+            const loggedWorker = per(await p.mapSums());
+            return { floor, mapWorker, silt, leader, logged, loggedWorker, b };
           },
-          [args.gets, args.op],
+          [args.gets, args.op, rep],
         );
         if (args.op === 'get32') {
           const g = (name, t, w) =>
@@ -207,8 +272,22 @@ async function main() {
         };
         console.log(`rep ${rep + 1}: ${line('floor', r.floor, r.mapWorker)}`);
         console.log(
-          `rep ${rep + 1}: ${line('silt', r.silt, r.leader)}; in the worker: to Leader.receive ${r.leader.toReceive.toFixed(1)}, the engine's ${args.op === 'put' ? `write ${r.leader.write.toFixed(1)}, the change record's post ${r.leader.change.toFixed(1)}` : `get ${r.leader.get.toFixed(1)}`}`,
+          `rep ${rep + 1}: ${line('silt', r.silt, r.leader)}; in the worker: to Leader.receive ${r.leader.toReceive.toFixed(1)}, the engine's ${args.op === 'put' ? `write ${r.leader.write.toFixed(1)}, its OPFS writes ${r.leader.file.toFixed(1)} (${r.leader.fileWrites.toFixed(2)} per call, ${r.leader.fileBytes.toFixed(0)} bytes)` : `get ${r.leader.get.toFixed(1)}`}`,
         );
+        if (r.b !== undefined) {
+          const own = (w) => w.served - w.file;
+          console.log(
+            `rep ${rep + 1}: ${line('silt B (--ab)', r.b.silt, r.b.leader)}; in the worker: the engine's ${args.op === 'put' ? `write ${r.b.leader.write.toFixed(1)}, its OPFS writes ${r.b.leader.file.toFixed(1)}` : `get ${r.b.leader.get.toFixed(1)}`}`,
+          );
+          console.log(
+            `rep ${rep + 1}: B over A: total ${(r.b.silt.total / r.silt.total).toFixed(3)}, the worker's part without its OPFS writes ${(own(r.b.leader) / own(r.leader)).toFixed(3)} (${own(r.b.leader).toFixed(1)} against ${own(r.leader).toFixed(1)} µs)`,
+          );
+        }
+        if (r.logged !== undefined) {
+          console.log(
+            `rep ${rep + 1}: ${line('floor with an OPFS append', r.logged, r.loggedWorker)}; its OPFS writes ${r.loggedWorker.file.toFixed(1)} (${r.loggedWorker.fileWrites.toFixed(2)} per call, ${r.loggedWorker.fileBytes.toFixed(0)} bytes)`,
+          );
+        }
       }
       if (args.trace !== '') {
         // A Chrome trace of a short run of silt's calls (Tracing over CDP), written to --trace.

@@ -86,6 +86,51 @@ describe('the leader', () => {
     expect(db.get(Uint8Array.from([...reserved, ...bytes('B')]))).toBeDefined();
   });
 
+  it('serves a plain write in the task its message arrives in; one refused for want of pooled files runs again from the queue, applied once', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'now', 'L1', undefined);
+    const got: Response[] = [];
+    leader.addLocal('A', (r) => got.push(...[r].flat()));
+    const put = (id: number, key: string | Uint8Array, v: string): Envelope => ({ id, client: 'A', request: { op: 'put', key, value: bytes(v) } });
+    leader.receive('A', put(1, 'k', 'v1'));
+    // Answered before this task ends: no promise on the way.
+    expect(got.map((r) => [r.id, r.ok])).toEqual([[1, true]]);
+    expect(text(db.get('k'))).toBe('v1');
+
+    // Refused once for want of pooled files (nothing written): the queue runs it again.
+    const write = db.write.bind(db);
+    let calls = 0;
+    (db as { write: typeof db.write }).write = (b, o) => {
+      if (calls++ === 0) throw new SiltError('PoolExhausted', 'no free pooled file');
+      return write(b, o);
+    };
+    leader.receive('A', put(2, 'k', 'v2'));
+    expect(got).toHaveLength(1);
+    while (got.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(got.map((r) => [r.id, r.ok])).toEqual([
+      [1, true],
+      [2, true],
+    ]);
+    expect(calls).toBe(2);
+    expect(text(db.get('k'))).toBe('v2');
+
+    // Failing otherwise, it fails now, and alone; sent again, it fails the same way (recorded), not applied.
+    leader.receive('A', put(3, new Uint8Array(70_000), 'x'));
+    expect(got.at(-1)).toMatchObject({ id: 3, ok: false, error: { code: 'InvalidArgument' } });
+    leader.receive('A', put(4, 'k', 'v4'));
+    expect(got.at(-1)).toMatchObject({ id: 4, ok: true });
+    leader.receive('A', put(3, new Uint8Array(70_000), 'x'));
+    while (got.length < 5) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(got.at(-1)).toMatchObject({ id: 3, ok: false, error: { code: 'InvalidArgument' } });
+    // A write sent again after it was applied is answered from its record, never applied twice.
+    leader.receive('A', put(2, 'k', 'v2'));
+    while (got.length < 6) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(got.at(-1)).toMatchObject({ id: 2, ok: true });
+    expect(text(db.get('k'))).toBe('v4');
+    expect(leader.counters.duplicateWrites).toBe(1);
+    await leader.close();
+  });
+
   it('keeps its write records out of reads and scans, and out of range deletes', async () => {
     const db = await fresh();
     const leader = new Leader(db, 'reserved', 'A', undefined);

@@ -26,6 +26,7 @@ export async function setup({ name, keys }) {
   peers.floor = floor();
   await timed('floor', () => peers.floor.fill(keys));
   hostFloorForOtherTabs(peers.floor);
+  peers['floor:logged'] = await peers.floor.logged(name);
   peers.silt = await silt(name);
   if (!peers.silt.db.isLeader) throw new Error('this page does not lead its connect() database');
   await timed('silt', () => peers.silt.fill(keys));

@@ -23,6 +23,11 @@ export function floor() {
     fill: (n) => call(['fill', n]),
     accept: (port) => worker.postMessage({ port }, [port]),
     close: async () => {},
+    /** The floor of a put that outlives its tab: the same worker, each put appended to an OPFS file first (map-worker.js's putLogged). */
+    async logged(name) {
+      await call(['openLog', name]);
+      return { get: (key) => call(['get', key]), put: (key, value) => call(['putLogged', key, value]), close: async () => {} };
+    },
   };
 }
 

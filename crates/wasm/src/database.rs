@@ -461,6 +461,14 @@ impl Database {
         Ok(self.engine(0, |db| db.start_idle_compaction())?)
     }
 
+    /// Whether background work is due ([`Db::background_work_due`]): after a
+    /// write, siltdb's pump runs a step only then. True once closed (the
+    /// step reports it).
+    #[wasm_bindgen(js_name = backgroundDue)]
+    pub fn background_due(&self) -> bool {
+        self.db.borrow().as_ref().is_none_or(Db::background_work_due)
+    }
+
     /// Runs at most about `budget` blocks of background work. Returns bits
     /// (DID_WORK, WORK_LEFT, WAITING_FOR_POOL: see `contract.rs`). A failed
     /// step throws its error with a `recovery` property: what the engine

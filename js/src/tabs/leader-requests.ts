@@ -16,14 +16,22 @@ import { keyOf, reserved } from './leader-batches.js';
 import { rocksdbPlanOf, STEPS, type StepSide } from './leader-steps.js';
 import type { LeaderWriter } from './leader-writer.js';
 import { isOperation, OPERATIONS, type Served } from './operations.js';
-import type { Request } from './protocol.js';
-import { isReserved } from './write-records.js';
+import type { Envelope, Request } from './protocol.js';
+import { advanceFloor, isReserved, recordFailure } from './write-records.js';
 
 /** An `ingestRocksdb` sent again, already applied: its report again, from its tables (nothing written). */
 export function rocksdbReportOf(db: Database, bytes: Uint8Array): { keys: number; tables: number } {
   const plan = rocksdbPlanOf(Database.internals(db as Database<unknown, unknown>).inner, bytes);
   return { keys: plan.keys, tables: plan.tables };
 }
+
+/**
+ * Writes whose serving waits on nothing (their operations' `serve` is
+ * synchronous): served in the task their message arrives in when nothing
+ * before them waits (`Leader.#servedNow`, `writeNow`). An awaited put from
+ * a page went through five promises before its answer was posted.
+ */
+export const WRITTEN_NOW = new Set<Request['op']>(['put', 'delete', 'merge', 'deleteRange', 'clear', 'write']);
 
 /** @internal The requests of a leader's connections, served on its database. */
 export class LeaderRequests {
@@ -79,9 +87,36 @@ export class LeaderRequests {
     }
   }
 
-  /** A `get` served now: its operation's serve waits on nothing (and a read never waits for pooled files). */
+  /**
+   * A get or a plain write served now, by its operation's `serve`, which
+   * waits on nothing: what it throws is thrown (a write refused for want of
+   * pooled files too: the caller queues it, `handleWaitingForFiles`).
+   */
   serveNow(c: Client, id: number, r: Request): Served {
-    return (OPERATIONS.get.serve as (s: StepSide, r: Request) => Served)(this.#side(c, id), r);
+    const serve = OPERATIONS[r.op as 'get' | 'put' | 'delete' | 'merge' | 'deleteRange' | 'clear' | 'write'].serve;
+    return (serve as (s: StepSide, r: Request) => Served)(this.#side(c, id), r);
+  }
+
+  /**
+   * A plain write (`WRITTEN_NOW`) of `c` served at once, as the leader's
+   * queue would serve it: applied with its write record, or its failure
+   * recorded. Undefined where it must take the queue's way: sent before
+   * (answered from its record there), or refused for want of pooled files
+   * (nothing was written: run again there once the pool keeper has added
+   * files, `handleWaitingForFiles`).
+   */
+  writeNow(c: Client, envelope: Envelope): Served | Error | undefined {
+    const { id, request: r } = envelope;
+    const a = this.#writer.recordOf(c.id);
+    advanceFloor(a, envelope.floor);
+    if (id <= a.max || a.outcomes.some((o) => id >= o.from && id <= o.to)) return undefined;
+    try {
+      return this.serveNow(c, id, r);
+    } catch (e) {
+      if (e instanceof SiltError && e.code === 'PoolExhausted') return undefined;
+      recordFailure(a, id, e);
+      return e instanceof Error ? e : new SiltError('Internal', String(e));
+    }
   }
 
   /** Runs one request as its operation or step declares; returns its value and the buffers to transfer. */

@@ -28,6 +28,8 @@ export class LeaderWriter {
   #id: string;
   /** Write records of connections, as read or last written (write-records.ts). */
   #records = new Map<string, Applied>();
+  /** The keys of those records (`#recordKey`). */
+  #keys = new Map<string, Uint8Array>();
   /**
    * Connections whose record in the database is behind the one here (its
    * write failed): written before any other write, so that nothing takes
@@ -139,8 +141,19 @@ export class LeaderWriter {
     }
   }
 
+  /** The key of `client`'s write record (made once per connection: a write's record is put under it). */
+  #recordKey(client: string): Uint8Array {
+    let key = this.#keys.get(client);
+    if (key === undefined) {
+      key = recordKey(client);
+      this.#keys.set(client, key);
+    }
+    return key;
+  }
+
   /** Forgets `client`'s write record here (not in the database). */
   forgetRecord(client: string): void {
+    this.#keys.delete(client);
     this.#records.delete(client);
     this.#dirty.delete(client);
   }
@@ -173,7 +186,7 @@ export class LeaderWriter {
     if (this.#foundDurable) return;
     if (this.#db.statistics().properties.immutableMemtables > 0) this.#db.flush();
     const a = this.recordOf(client);
-    const key = recordKey(client);
+    const key = this.#recordKey(client);
     const b = new WriteBatch();
     WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
     this.#commit(b, NOTHING, { sync: true });
@@ -184,7 +197,7 @@ export class LeaderWriter {
   recordOf(client: string): Applied {
     let a = this.#records.get(client);
     if (a === undefined) {
-      a = parseRecord(this.#db.get(recordKey(client)));
+      a = parseRecord(this.#db.get(this.#recordKey(client)));
       this.#records.set(client, a);
     }
     return a;
@@ -196,7 +209,7 @@ export class LeaderWriter {
     const b = new WriteBatch();
     for (const client of this.#dirty) {
       const a = this.recordOf(client);
-      const key = recordKey(client);
+      const key = this.#recordKey(client);
       WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
     }
     const first = this.#db.latestSequence() + 1;
@@ -219,7 +232,7 @@ export class LeaderWriter {
       changes = pack(b.encoded()) as Packed;
     }
     const a = this.recordOf(client);
-    const key = recordKey(client);
+    const key = this.#recordKey(client);
     WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, id));
     this.#commit(b, changes, sync === undefined ? {} : { sync });
     a.max = id;
@@ -289,7 +302,7 @@ export class LeaderWriter {
     const t = transactionOf(c, txn, writes);
     const changes = pack(t.writes.encoded()) as Packed;
     const a = this.recordOf(c.id);
-    const key = recordKey(c.id);
+    const key = this.#recordKey(c.id);
     let first = 0;
     try {
       this.#writeDirty();
@@ -321,7 +334,7 @@ export class LeaderWriter {
     const db = this.#db;
     const range = putRange(bytes);
     const a = this.recordOf(client);
-    const key = recordKey(client);
+    const key = this.#recordKey(client);
     if (range === undefined) {
       // Nothing to ingest: the record alone, with the (empty) report.
       const report = await db.ingest(WriteBatch.fromEncoded(bytes, count), { sorted });
@@ -393,7 +406,7 @@ export class LeaderWriter {
   /** Writes `client`'s record as it is here; if that fails, it is written before the next write. */
   #rewrite(client: string): void {
     const a = this.recordOf(client);
-    const key = recordKey(client);
+    const key = this.#recordKey(client);
     const b = new WriteBatch();
     WriteBatch.putBookkeeping(b, key, recordValue(a, key.length, a.max, a.pending));
     try {

@@ -31,7 +31,7 @@ import type { Database } from '../local/database.js';
 import { SiltError } from '../core/errors.js';
 import type { LockManagerLike } from '../core/web-locks.js';
 import type { Client, LeaderCounters } from './leader-clients.js';
-import { LeaderRequests, rocksdbReportOf } from './leader-requests.js';
+import { LeaderRequests, rocksdbReportOf, WRITTEN_NOW } from './leader-requests.js';
 import type { Served } from './operations.js';
 import { LeaderWriter } from './leader-writer.js';
 import { withoutValues } from './change-values.js';
@@ -367,11 +367,11 @@ export class Leader {
       let j = i + 1;
       while (j < items.length && !('refused' in items[j]!)) j++;
       for (const part of runsOfGets(items.slice(i, j) as Envelope[])) {
-        // Nothing before them waits: gets are served now, not in a later microtask.
-        if (this.#queued === 0 && this.#getsNow(c, part, answers)) continue;
+        // Nothing before them waits: gets and plain writes are served now, not in a later microtask.
+        if (this.#queued === 0 && this.#servedNow(c, part, answers)) continue;
         this.#chain(async () => {
-          // Gets (one batched MultiGet for a run of them) at once; else each served alone.
-          if (this.#getsNow(c, part, answers)) return;
+          // Gets (one batched MultiGet for a run of them) and plain writes at once; else each served alone.
+          if (this.#servedNow(c, part, answers)) return;
           for (const e of Array.isArray(part) ? part : [part]) await this.#answer(c, e, answers);
         });
       }
@@ -380,11 +380,13 @@ export class Leader {
   }
 
   /**
-   * Serves `part` at once if it is gets (a get, or a run of them read with
-   * one MultiGet: leader-gets.ts), whose serving waits on nothing; false
-   * if it is not, or cannot be read as one (then it goes on the queue).
+   * Serves `part` at once if its serving waits on nothing: gets (a get, or
+   * a run of them read with one MultiGet: leader-gets.ts) and a plain
+   * write sent for the first time (`LeaderRequests.writeNow`); false if it is not, or
+   * cannot be served so (then it goes on the queue). Its answer is posted
+   * in this task, with no promise between.
    */
-  #getsNow(c: Client, part: Envelope | Envelope[], answers: Answers | undefined): boolean {
+  #servedNow(c: Client, part: Envelope | Envelope[], answers: Answers | undefined): boolean {
     if (this.#closed || this.#clients.get(c.id) !== c) return false;
     let got: (Served | Error)[] | undefined;
     if (Array.isArray(part)) got = batchedGets(this.#db, c, part);
@@ -394,6 +396,9 @@ export class Leader {
       } catch (e) {
         got = [e instanceof Error ? e : new SiltError('Internal', String(e))];
       }
+    } else if (WRITTEN_NOW.has(part.request.op)) {
+      const served = this.#requests.writeNow(c, part);
+      if (served !== undefined) got = [served];
     }
     if (got === undefined) return false;
     const run = Array.isArray(part) ? part : [part];

@@ -275,8 +275,15 @@ impl Db {
         Ok(())
     }
 
-    /// Asks the picker for work; applies a trivial move at once, or starts a
-    /// compaction job and runs its first step. Returns whether it did work.
+    /// Whether [`Db::do_background_work`] has anything to do now: a flush
+    /// or compaction is in progress or due. Cheap enough to ask after every
+    /// write (siltdb's worker runs a step after a write only then, instead
+    /// of a task per write that finds nothing).
+    pub fn background_work_due(&self) -> bool {
+        let st = lock(&self.inner.state);
+        self.background_due(&st)
+    }
+
     /// Whether a flush or compaction is in progress or due: a memtable
     /// waits, a job or a manual compaction runs, or (with automatic
     /// compactions) the picker wants one.
@@ -292,6 +299,8 @@ impl Db {
                 ))
     }
 
+    /// Asks the picker for work; applies a trivial move at once, or starts a
+    /// compaction job and runs its first step. Returns whether it did work.
     pub(super) fn pick_compaction(&self, st: &mut StateGuard, budget: usize) -> Attempt<bool> {
         let v = st.versions.current_ref().clone();
         let o = self.inner.options.picker_options();

@@ -395,6 +395,21 @@ fn background_work_pending_counts_a_compaction_the_picker_wants() {
     // Two L0 files at a trigger of 2: due, though no job has started.
     assert_eq!(db.level0_file_count(), 2);
     assert!(db.properties().background_work_pending);
+    assert!(db.background_work_due());
     while db.do_background_work(usize::MAX).unwrap().work_left {}
     assert!(!db.properties().background_work_pending);
+    assert!(!db.background_work_due());
+    // A write that fills no memtable leaves nothing due; one that fills it
+    // (the memtable switched, a flush waits) does.
+    db.put(&w, b"k9", b"v").unwrap();
+    assert!(!db.background_work_due());
+    let big = vec![b'x'; 1000];
+    for i in 0.. {
+        if db.properties().immutable_memtables > 0 {
+            break;
+        }
+        assert!(!db.background_work_due());
+        db.put(&w, format!("big{i}").as_bytes(), &big).unwrap();
+    }
+    assert!(db.background_work_due());
 }
