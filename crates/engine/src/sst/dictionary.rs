@@ -24,23 +24,45 @@ const DMER: usize = 8;
 /// orders (~480 bytes of JSON each) with a 16 KiB dictionary; 128 the
 /// largest (3% more): whole runs of a record carry matches on.
 const SEGMENT: usize = 512;
-/// Counters are indexed by this many bits of a d-mer's hash.
-const HASH_BITS: u32 = 18;
+/// Counters are indexed by this many bits of a d-mer's hash at most (a
+/// sample of 128 KiB or more)...
+const HASH_BITS_MAX: u32 = 18;
+/// ...and at least: about two counters a d-mer between the two
+/// (`hash_bits`). Two tables of 2^18 counters (1 MiB) set up and swept
+/// for the small sample of a small table cost more than the sampling: the
+/// crash matrix, whose tables are a few KiB, ran 2.3 times as long with
+/// dictionaries on as with them off.
+const HASH_BITS_MIN: u32 = 10;
 /// A dictionary is made only from a sample this many times its size: below
 /// that, the bytes it costs in the table outweigh what it saves.
 const MIN_SAMPLE_RATIO: usize = 8;
+/// And from a sample of at most this many times its size: more is held
+/// back for a small dictionary (the first MiB of a table), and sampling all
+/// of it cost more than the dictionary saved (a 256-byte one in the crash
+/// matrix, from tables of 64 KiB).
+const MAX_SAMPLE_RATIO: usize = 100;
 
-fn dmer_hash(b: &[u8]) -> usize {
+/// Bits of a d-mer's hash that index the counters of a sample of `n` d-mers.
+fn hash_bits(n: usize) -> u32 {
+    (usize::BITS - n.leading_zeros() + 1).clamp(HASH_BITS_MIN, HASH_BITS_MAX)
+}
+
+fn dmer_hash(b: &[u8], bits: u32) -> usize {
     let v = u64::from_le_bytes(b[..DMER].try_into().expect("DMER bytes"));
-    (v.wrapping_mul(0x9E37_79B1_85EB_CA87) >> (64 - HASH_BITS)) as usize
+    (v.wrapping_mul(0x9E37_79B1_85EB_CA87) >> (64 - bits)) as usize
 }
 
 /// A dictionary of at most `max_bytes` from `blocks`, the uncompressed data
 /// blocks sampled; empty when the sample is too small for one to pay or
 /// holds nothing that recurs.
 pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> Vec<u8> {
-    let mut data = Vec::new();
-    for b in blocks {
+    // At most MAX_SAMPLE_RATIO times the dictionary's size, blocks spread
+    // evenly over what is held (RocksDB trains on at most 100 times it).
+    let blocks: Vec<&[u8]> = blocks.collect();
+    let total: usize = blocks.iter().map(|b| b.len()).sum();
+    let every = total.div_ceil(max_bytes.saturating_mul(MAX_SAMPLE_RATIO).max(1)).max(1);
+    let mut data = Vec::with_capacity(total / every + 4096);
+    for b in blocks.iter().step_by(every) {
         data.extend_from_slice(b);
     }
     // A dictionary smaller than a segment is one segment of its size.
@@ -49,12 +71,17 @@ pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> V
         return Vec::new();
     }
     let n = data.len() - DMER + 1;
-    let hash = |i: usize| dmer_hash(&data[i..]);
+    let bits = hash_bits(n);
+    // Each d-mer's hash, made once: every position is counted, enters a
+    // window and leaves it (hashed three times over, sampling took a fifth
+    // of the crash matrix's time).
+    let hashes: Vec<u32> = (0..n).map(|i| dmer_hash(&data[i..], bits) as u32).collect();
+    let hash = |i: usize| hashes[i] as usize;
     // How often each d-mer occurs in the sample, less one: a d-mer seen
     // once is worth nothing in a dictionary.
-    let mut freq = vec![0u16; 1 << HASH_BITS];
-    for i in 0..n {
-        let h = hash(i);
+    let mut freq = vec![0u16; 1 << bits];
+    for &h in &hashes {
+        let h = h as usize;
         freq[h] = freq[h].saturating_add(1);
     }
     for f in freq.iter_mut() {
@@ -62,7 +89,7 @@ pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> V
     }
     // Occurrences of each d-mer inside the window being scored, so that a
     // d-mer repeated within one segment counts once.
-    let mut in_window = vec![0u16; 1 << HASH_BITS];
+    let mut in_window = vec![0u16; 1 << bits];
     let segments = max_bytes / segment;
     let epoch = n / segments;
     let window = segment - DMER + 1;
@@ -154,6 +181,37 @@ mod tests {
         assert!(sample(noise.chunks(4096), 4096).is_empty());
         assert!(sample(records(4000).chunks(4096), 20).is_empty(), "a size under 4 d-mers");
         assert_eq!(sample(records(4000).chunks(4096), 300).len(), 300, "a dictionary of one segment");
+    }
+
+    #[test]
+    fn counters_scale_with_the_sample_and_a_small_one_still_finds_what_recurs() {
+        assert_eq!(hash_bits(1), HASH_BITS_MIN);
+        assert_eq!(hash_bits(2048), 13);
+        assert_eq!(hash_bits(100_000), 18);
+        assert_eq!(hash_bits(1 << 20), HASH_BITS_MAX);
+        // A few KiB, as a small table's (the crash matrix's: 256 bytes of
+        // dictionary from a sample of 8x that and more).
+        let data = records(24);
+        assert!(data.len() >= 2048 && data.len() < 4096, "{}", data.len());
+        let dict = sample(data.chunks(512), 256);
+        assert_eq!(dict.len(), 256);
+        let text = String::from_utf8_lossy(&dict);
+        assert!(text.contains("@example.com"), "{text}");
+    }
+
+    #[test]
+    fn a_large_sample_for_a_small_dictionary_is_thinned_evenly() {
+        // Over 400 KiB held for a 1 KiB dictionary: every fifth block
+        // sampled (under 100 KiB), which still finds the fields.
+        let data = records(4000);
+        assert!(data.len() > 400 << 10, "{}", data.len());
+        let dict = sample(data.chunks(4096), 1024);
+        assert_eq!(dict.len(), 1024);
+        assert!(String::from_utf8_lossy(&dict).contains("@example.com"));
+        // Below the cap, every block is sampled: the same dictionary from
+        // the blocks as from their bytes in one piece.
+        let small = records(200);
+        assert_eq!(sample(small.chunks(512), 1024), sample(std::iter::once(&small[..]), 1024));
     }
 
     #[test]
