@@ -17,7 +17,7 @@ import { rocksdbPlanOf, STEPS, type StepSide } from './leader-steps.js';
 import type { LeaderWriter } from './leader-writer.js';
 import { isOperation, OPERATIONS, type Served } from './operations.js';
 import type { Envelope, Request } from './protocol.js';
-import { advanceFloor, isReserved, recordFailure } from './write-records.js';
+import { type Applied, advanceFloor, isReserved, recordFailure } from './write-records.js';
 
 /** An `ingestRocksdb` sent again, already applied: its report again, from its tables (nothing written). */
 export function rocksdbReportOf(db: Database, bytes: Uint8Array): { keys: number; tables: number } {
@@ -107,7 +107,13 @@ export class LeaderRequests {
    */
   writeNow(c: Client, envelope: Envelope): Served | Error | undefined {
     const { id, request: r } = envelope;
-    const a = this.#writer.recordOf(c.id);
+    const failed = (e: unknown) => (e instanceof Error ? e : new SiltError('Internal', String(e)));
+    let a: Applied;
+    try {
+      a = this.#writer.recordOf(c.id);
+    } catch (e) {
+      return failed(e); // its record unreadable: the write fails, as from the queue
+    }
     advanceFloor(a, envelope.floor);
     if (id <= a.max || a.outcomes.some((o) => id >= o.from && id <= o.to)) return undefined;
     try {
@@ -115,7 +121,7 @@ export class LeaderRequests {
     } catch (e) {
       if (e instanceof SiltError && e.code === 'PoolExhausted') return undefined;
       recordFailure(a, id, e);
-      return e instanceof Error ? e : new SiltError('Internal', String(e));
+      return failed(e);
     }
   }
 

@@ -63,7 +63,7 @@ export class Leader {
   #watched = new Set<string>();
   #gone = new Set<string>();
   #queue: Promise<void> = Promise.resolve();
-  /** Tasks chained on `#queue` and not ended: at 0, gets are served at once (`#getsNow`). */
+  /** Tasks chained on `#queue` and not ended: at 0, gets and plain writes are served at once (`#servedNow`). */
   #queued = 0;
   #closed = false;
   readonly counters: LeaderCounters = { duplicateWrites: 0, attached: 0, dropped: 0, malformed: 0 };
