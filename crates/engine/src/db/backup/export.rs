@@ -8,7 +8,7 @@ use super::format::{
     KIND_TABLE, KIND_TABLE_BYTES, MAX_CHUNK,
 };
 use crate::db::options::{MAX_KEY_LEN, MAX_VALUE_LEN};
-use crate::db::{Db, ReadOptions, Snapshot, SuperVersion};
+use crate::db::{Db, DbInner, ReadOptions, Snapshot, SuperVersion};
 use crate::error::{Error, Result};
 use crate::format::coding::{put_fixed32, put_fixed64, put_varint32};
 use crate::format::key;
@@ -74,8 +74,10 @@ enum Source {
 
 /// The tables of a whole-database export, handed out one after the other.
 struct Tables {
-    /// Keeps the version's files from being deleted while they are read.
-    _sv: Arc<SuperVersion>,
+    /// Keeps the version's files from being deleted while they are read
+    /// (let go when the export is dropped: see its `Drop`).
+    sv: Option<Arc<SuperVersion>>,
+    db: Arc<DbInner>,
     fs: Arc<dyn Fs>,
     list: Vec<ExportTable>,
     /// The table being handed out, and how many of its bytes were.
@@ -95,6 +97,21 @@ enum TableBytes {
     File { path: String, file: Option<Arc<dyn crate::fs::File>> },
     /// The memtables' entries, built into a table when the export began.
     Memory(Vec<u8>),
+}
+
+impl Drop for Tables {
+    fn drop(&mut self) {
+        // Files a compaction replaced while the export read them were kept
+        // for it alone: they go now, as an iterator's do when it is let go
+        // (no background job may come for a long while to sweep them).
+        if let Some(sv) = self.sv.take() {
+            let stale = self.db.sv_number.load(std::sync::atomic::Ordering::Acquire) != sv.number;
+            drop(sv);
+            if stale {
+                self.db.purge_obsolete_files();
+            }
+        }
+    }
 }
 
 impl Db {
@@ -165,7 +182,15 @@ impl Db {
         }
         let merge_operator = inner.options.merge_operator.as_ref().map(|m| m.name().to_string()).unwrap_or_default();
         Ok(Exporter {
-            source: Source::Tables(Tables { _sv: sv, fs: inner.fs.clone(), list, next: 0, at: None, merge_operator }),
+            source: Source::Tables(Tables {
+                sv: Some(sv),
+                db: self.inner.clone(),
+                fs: inner.fs.clone(),
+                list,
+                next: 0,
+                at: None,
+                merge_operator,
+            }),
             sequence: seq,
             header_done: false,
             end_done: false,
