@@ -368,10 +368,12 @@ export class Leader {
       while (j < items.length && !('refused' in items[j]!)) j++;
       for (const part of runsOfGets(items.slice(i, j) as Envelope[])) {
         // Nothing before them waits: gets and plain writes are served now, not in a later microtask.
-        if (this.#queued === 0 && this.#servedNow(c, part, answers)) continue;
+        if (this.#queued === 0 && this.#servedNow(c, part, answers, true)) continue;
         this.#chain(async () => {
-          // Gets (one batched MultiGet for a run of them) and plain writes at once; else each served alone.
-          if (this.#servedNow(c, part, answers)) return;
+          // Gets (one batched MultiGet for a run of them) at once; else each
+          // served alone (a write that could not be served now included:
+          // tried once more there, after files are added if it waits for them).
+          if (this.#servedNow(c, part, answers, false)) return;
           for (const e of Array.isArray(part) ? part : [part]) await this.#answer(c, e, answers);
         });
       }
@@ -382,11 +384,12 @@ export class Leader {
   /**
    * Serves `part` at once if its serving waits on nothing: gets (a get, or
    * a run of them read with one MultiGet: leader-gets.ts) and a plain
-   * write sent for the first time (`LeaderRequests.writeNow`); false if it is not, or
+   * write sent for the first time (`LeaderRequests.writeNow`, with
+   * `writes`); false if it is not, or
    * cannot be served so (then it goes on the queue). Its answer is posted
    * in this task, with no promise between.
    */
-  #servedNow(c: Client, part: Envelope | Envelope[], answers: Answers | undefined): boolean {
+  #servedNow(c: Client, part: Envelope | Envelope[], answers: Answers | undefined, writes: boolean): boolean {
     if (this.#closed || this.#clients.get(c.id) !== c) return false;
     let got: (Served | Error)[] | undefined;
     if (Array.isArray(part)) got = batchedGets(this.#db, c, part);
@@ -396,7 +399,7 @@ export class Leader {
       } catch (e) {
         got = [e instanceof Error ? e : new SiltError('Internal', String(e))];
       }
-    } else if (WRITTEN_NOW.has(part.request.op)) {
+    } else if (writes && WRITTEN_NOW.has(part.request.op)) {
       const served = this.#requests.writeNow(c, part);
       if (served !== undefined) got = [served];
     }

@@ -72,16 +72,15 @@ pub fn sample<'a>(blocks: impl Iterator<Item = &'a [u8]>, max_bytes: usize) -> V
     }
     let n = data.len() - DMER + 1;
     let bits = hash_bits(n);
-    // Each d-mer's hash, made once: every position is counted, enters a
-    // window and leaves it (hashed three times over, sampling took a fifth
-    // of the crash matrix's time).
-    let hashes: Vec<u32> = (0..n).map(|i| dmer_hash(&data[i..], bits) as u32).collect();
-    let hash = |i: usize| hashes[i] as usize;
+    // Hashed again where needed (counted, entering a window, leaving it):
+    // a table of every position's hash would hold 4 bytes a sampled byte,
+    // 4 MiB for a MiB, which a worker's wasm memory keeps once grown.
+    let hash = |i: usize| dmer_hash(&data[i..], bits);
     // How often each d-mer occurs in the sample, less one: a d-mer seen
     // once is worth nothing in a dictionary.
     let mut freq = vec![0u16; 1 << bits];
-    for &h in &hashes {
-        let h = h as usize;
+    for i in 0..n {
+        let h = hash(i);
         freq[h] = freq[h].saturating_add(1);
     }
     for f in freq.iter_mut() {
