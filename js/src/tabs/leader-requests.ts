@@ -17,7 +17,7 @@ import { rocksdbPlanOf, STEPS, type StepSide } from './leader-steps.js';
 import type { LeaderWriter } from './leader-writer.js';
 import { isOperation, OPERATIONS, type Served } from './operations.js';
 import type { Envelope, Request } from './protocol.js';
-import { type Applied, advanceFloor, isReserved, recordFailure } from './write-records.js';
+import { type Applied, advanceFloor, isReserved, recordFailure, unseen } from './write-records.js';
 
 /** An `ingestRocksdb` sent again, already applied: its report again, from its tables (nothing written). */
 export function rocksdbReportOf(db: Database, bytes: Uint8Array): { keys: number; tables: number } {
@@ -115,7 +115,7 @@ export class LeaderRequests {
       return failed(e); // its record unreadable: the write fails, as from the queue
     }
     advanceFloor(a, envelope.floor);
-    if (id <= a.max || a.outcomes.some((o) => id >= o.from && id <= o.to)) return undefined;
+    if (!unseen(a, id)) return undefined;
     try {
       return this.serveNow(c, id, r);
     } catch (e) {

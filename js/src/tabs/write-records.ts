@@ -192,6 +192,11 @@ export function advanceFloor(a: Applied, floor: number | undefined): void {
   if (a.horizon < floor) a.horizon = 0;
 }
 
+/** Whether write `id` was never applied nor failed here: neither `repeat` answers it (sent for the first time). */
+export function unseen(a: Applied, id: number): boolean {
+  return id > a.max && !a.outcomes.some((o) => id >= o.from && id <= o.to);
+}
+
 /**
  * What write `id` sent again gets: `undefined` when it was not applied
  * (run it), `{ value }` when it was (its answer again: an ingest's report;
@@ -200,6 +205,7 @@ export function advanceFloor(a: Applied, floor: number | undefined): void {
  * applied is not known.
  */
 export function repeat(a: Applied, id: number): { value: unknown; sequence?: number } | undefined {
+  if (unseen(a, id)) return undefined;
   for (const o of a.outcomes) {
     if (id < o.from || id > o.to) continue;
     if ('report' in o) return { value: o.report };
