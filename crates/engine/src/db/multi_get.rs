@@ -37,8 +37,9 @@ struct Pins {
 }
 
 impl Pins {
-    fn new(counter: Arc<AtomicU64>) -> Self {
-        Pins { holders: Vec::new(), charge: 0, counter }
+    /// Room for `n` holders: a batch pins at most one per key.
+    fn new(counter: Arc<AtomicU64>, n: usize) -> Self {
+        Pins { holders: Vec::with_capacity(n), charge: 0, counter }
     }
 
     /// Pins `holder` once however many values it holds.
@@ -114,7 +115,7 @@ impl Db {
         let mut stats = GetStats::default();
         let mut hits = HitCounts::default();
         let mut merged = MergeStats::default();
-        let mut pins = Pins::new(inner.pinned.clone());
+        let mut pins = Pins::new(inner.pinned.clone(), keys.len());
         let mut values: Vec<Option<Bytes>> = vec![None; keys.len()];
         // Counts are reported whatever happens, as a Get's are.
         let mut count = |ctx: &GetContext| {
@@ -144,7 +145,9 @@ impl Db {
         } else {
             // Sorted, de-duplicated keys; `slot[i]` is the lookup of key i.
             let order = crate::sort::order(keys.len(), &mut |a, b| keys[a].cmp(keys[b]));
-            let mut lookups: Vec<BatchKey> = Vec::new();
+            // Room for every key at once: a lookup is a few hundred bytes,
+            // which growing the vector would copy again at each doubling.
+            let mut lookups: Vec<BatchKey> = Vec::with_capacity(keys.len());
             let mut slot = vec![0usize; keys.len()];
             for &i in &order {
                 if lookups.last().is_none_or(|l| l.user_key != keys[i]) {
@@ -207,19 +210,21 @@ impl Db {
         for l in lookups.iter_mut() {
             super::get::lookup_memtables(sv, seq, &l.seek, l.hash, &mut l.ctx)?;
         }
+        let n = lookups.len();
         for (level, files) in sv.version.levels.iter().enumerate() {
             if level == 0 {
                 for f in files {
                     let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
-                    let mut batch: Vec<&mut BatchKey> = lookups
-                        .iter_mut()
-                        .filter(|l| !l.ctx.is_done() && l.user_key >= lo && l.user_key <= hi)
-                        .collect();
+                    // Sized for every key: growing it would allocate again.
+                    let mut batch: Vec<&mut BatchKey> = Vec::with_capacity(n);
+                    batch.extend(
+                        lookups.iter_mut().filter(|l| !l.ctx.is_done() && l.user_key >= lo && l.user_key <= hi),
+                    );
                     if batch.is_empty() {
                         continue;
                     }
                     self.multi_get_file(f, &mut batch, seq)?;
-                    for l in batch {
+                    for l in batch.iter_mut() {
                         if l.ctx.found() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
                             l.ctx.stats.hit_level = Some(0);
                         }
@@ -232,7 +237,8 @@ impl Db {
             }
             // Walk the level with the keys in order: each run of keys that
             // one file may hold is one batch for that file.
-            let mut pending: Vec<&mut BatchKey> = lookups.iter_mut().filter(|l| !l.ctx.is_done()).collect();
+            let mut pending: Vec<&mut BatchKey> = Vec::with_capacity(n);
+            pending.extend(lookups.iter_mut().filter(|l| !l.ctx.is_done()));
             let mut i = 0;
             while i < pending.len() {
                 let Some(f) = sv.version.find_file(level, &pending[i].seek) else {
