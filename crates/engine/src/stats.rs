@@ -289,12 +289,12 @@ pub struct GetStats {
     pub memtable_hit: bool,
     /// Level the value came from, if it came from a table.
     pub hit_level: Option<usize>,
-    pub bytes_read: u64,
 }
 
 impl GetStats {
-    /// Adds this lookup's counts to `stats`: only what moved.
-    fn report_blocks_and_filters(&self, stats: &Statistics) {
+    /// Adds this lookup's block and filter counts to `stats`: only what
+    /// moved.
+    pub(crate) fn report_blocks_and_filters(&self, stats: &Statistics) {
         stats.add(Ticker::BlockCacheHit, self.cache_hit);
         stats.add(Ticker::BlockCacheMiss, self.cache_miss);
         stats.add(Ticker::BlockCacheAdd, self.cache_add);
@@ -305,25 +305,28 @@ impl GetStats {
         stats.add(Ticker::BloomFilterFullTruePositive, self.bloom_true_positive);
     }
 
-    pub fn report(&self, stats: &Statistics, found: bool) {
+    /// Reports a Get whose value, if it found one, is `value_len` bytes
+    /// long (`rocksdb.bytes.read`: the bytes of the values Gets returned,
+    /// as RocksDB counts them).
+    pub fn report(&self, stats: &Statistics, value_len: Option<usize>) {
         self.report_blocks_and_filters(stats);
         let mut hits = HitCounts::default();
         hits.count(self);
         hits.report(stats);
         stats.add(Ticker::NumberKeysRead, 1);
-        if found {
-            stats.add(Ticker::BytesRead, self.bytes_read);
+        if let Some(n) = value_len {
+            stats.add(Ticker::BytesRead, n as u64);
         }
     }
 
     /// Reports the summed counts of a MultiGet of `keys` keys, `found` of
-    /// them found.
-    pub fn report_batch(&self, stats: &Statistics, keys: u64, found: u64) {
+    /// them found, whose values are `bytes` long together.
+    pub fn report_batch(&self, stats: &Statistics, keys: u64, found: u64, bytes: u64) {
         self.report_blocks_and_filters(stats);
         stats.add(Ticker::NumberMultiGetCalls, 1);
         stats.add(Ticker::NumberMultiGetKeysRead, keys);
         stats.add(Ticker::NumberMultiGetKeysFound, found);
-        stats.add(Ticker::NumberMultiGetBytesRead, self.bytes_read);
+        stats.add(Ticker::NumberMultiGetBytesRead, bytes);
     }
 }
 
@@ -381,7 +384,7 @@ mod tests {
     fn get_stats_report_once_and_fp_rate_is_computed() {
         let s = Statistics::default();
         let g = GetStats { bloom_useful: 98, bloom_positive: 10, bloom_true_positive: 8, ..GetStats::default() };
-        g.report(&s, false);
+        g.report(&s, None);
         let snap = s.snapshot();
         assert_eq!(snap.ticker("rocksdb.bloom.filter.full.positive"), 10);
         assert_eq!(snap.ticker("rocksdb.number.keys.read"), 1);

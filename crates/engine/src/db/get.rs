@@ -42,7 +42,7 @@ impl Db {
         ctx.fill_cache = opts.fill_cache();
         let result = self.lookup(&sv, seq, key, &mut ctx);
         let value = result.and_then(|()| ctx.finish_pinned());
-        ctx.stats.report(&inner.stats, matches!(value, Ok(Some(_))));
+        ctx.stats.report(&inner.stats, value.as_ref().ok().and_then(|v| v.as_ref()).map(|(v, _)| v.len()));
         ctx.merge.report(&inner.stats);
         if let (Some(t0), Some(c)) = (t0, timer) {
             inner.stats.record(Histogram::DbGet, c.now_micros().saturating_sub(t0));

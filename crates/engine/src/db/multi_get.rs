@@ -117,10 +117,13 @@ impl Db {
         let mut merged = MergeStats::default();
         let mut pins = Pins::new(inner.pinned.clone(), keys.len());
         let mut values: Vec<Option<Bytes>> = vec![None; keys.len()];
-        // Counts are reported whatever happens, as a Get's are.
-        let mut count = |ctx: &GetContext| {
+        // Counts are reported whatever happens, as a Get's are: the work
+        // once per lookup, where the value was found once per key asked.
+        let mut count = |ctx: &GetContext, asked: u32| {
             add_stats(&mut stats, &ctx.stats);
-            hits.count(&ctx.stats);
+            for _ in 0..asked {
+                hits.count(&ctx.stats);
+            }
             merged.add(ctx.merge);
         };
         let mut outcome = Ok(());
@@ -129,7 +132,7 @@ impl Db {
             for (i, key) in keys.iter().enumerate() {
                 let mut ctx = new_ctx(key);
                 let r = self.lookup(&sv, seq, key, &mut ctx).and_then(|()| ctx.finish_pinned());
-                count(&ctx);
+                count(&ctx, 1);
                 match r {
                     Ok(Some((v, holder))) => {
                         pins.pin(holder.unwrap_or_else(|| v.clone()));
@@ -149,6 +152,8 @@ impl Db {
             // which growing the vector would copy again at each doubling.
             let mut lookups: Vec<BatchKey> = Vec::with_capacity(keys.len());
             let mut slot = vec![0usize; keys.len()];
+            // How many of the keys asked are each lookup's (duplicates).
+            let mut asked: Vec<u32> = Vec::with_capacity(keys.len());
             for &i in &order {
                 if lookups.last().is_none_or(|l| l.user_key != keys[i]) {
                     lookups.push(BatchKey {
@@ -157,14 +162,17 @@ impl Db {
                         hash: key_hash(keys[i]),
                         ctx: new_ctx(keys[i]),
                     });
+                    asked.push(0);
                 }
                 slot[i] = lookups.len() - 1;
+                asked[lookups.len() - 1] += 1;
             }
             outcome = self.batched_lookup(&sv, seq, &mut lookups);
             // Read sampling, as a Get's: a key that searched more than one
             // file charges the first (found again by its number, only for
-            // the one lookup in READ_SAMPLE_RATE sampled).
-            for l in &lookups {
+            // the one lookup in READ_SAMPLE_RATE sampled). A batch that
+            // failed part way samples nothing: some keys were not looked up.
+            for l in lookups.iter().filter(|_| outcome.is_ok()) {
                 if let Some(first) = l.ctx.first_file_searched.filter(|_| l.ctx.files_searched > 1) {
                     if self.read_sampled() {
                         if let Some(f) = sv.version.levels.iter().flatten().find(|f| f.number() == first) {
@@ -174,11 +182,12 @@ impl Db {
                 }
             }
             let mut answers: Vec<Option<Bytes>> = Vec::with_capacity(lookups.len());
-            for mut l in lookups {
+            for (mut l, asked) in lookups.into_iter().zip(asked) {
                 // After a failed lookup the keys' contexts may be half way:
-                // count what they did, merge nothing more.
+                // count the work they did, not where they found a value
+                // (some never looked), and merge nothing more.
                 let answer = if outcome.is_ok() { l.ctx.finish_pinned() } else { Ok(None) };
-                count(&l.ctx);
+                count(&l.ctx, if outcome.is_ok() { asked } else { 0 });
                 match answer {
                     Ok(a) => answers.push(a.map(|(v, holder)| {
                         pins.pin(holder.unwrap_or_else(|| v.clone()));
@@ -197,7 +206,8 @@ impl Db {
             }
         }
         let found_keys = values.iter().filter(|v| v.is_some()).count() as u64;
-        stats.report_batch(&inner.stats, keys.len() as u64, found_keys);
+        let bytes = values.iter().flatten().map(|v| v.len() as u64).sum();
+        stats.report_batch(&inner.stats, keys.len() as u64, found_keys, bytes);
         hits.report(&inner.stats);
         merged.report(&inner.stats);
         outcome?;
@@ -215,14 +225,13 @@ impl Db {
             if level == 0 {
                 for f in files {
                     let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
-                    // Sized for every key: growing it would allocate again.
-                    let mut batch: Vec<&mut BatchKey> = Vec::with_capacity(n);
-                    batch.extend(
-                        lookups.iter_mut().filter(|l| !l.ctx.is_done() && l.user_key >= lo && l.user_key <= hi),
-                    );
-                    if batch.is_empty() {
+                    let wanted = |l: &BatchKey| !l.ctx.is_done() && l.user_key >= lo && l.user_key <= hi;
+                    if !lookups.iter().any(wanted) {
                         continue;
                     }
+                    // Sized for every key: growing it would allocate again.
+                    let mut batch: Vec<&mut BatchKey> = Vec::with_capacity(n);
+                    batch.extend(lookups.iter_mut().filter(|l| wanted(l)));
                     self.multi_get_file(f, &mut batch, seq)?;
                     for l in batch.iter_mut() {
                         if l.ctx.found() && l.ctx.stats.hit_level.is_none() && !l.ctx.stats.memtable_hit {
@@ -312,5 +321,4 @@ fn add_stats(total: &mut GetStats, s: &GetStats) {
     total.bloom_useful += s.bloom_useful;
     total.bloom_positive += s.bloom_positive;
     total.bloom_true_positive += s.bloom_true_positive;
-    total.bytes_read += s.bytes_read;
 }

@@ -212,6 +212,49 @@ fn multi_get_reports_where_it_found_each_key_as_get_does() {
 }
 
 #[test]
+fn a_key_asked_twice_counts_twice_where_it_was_found_batched_or_not() {
+    for batched in [true, false] {
+        let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+        db.put(&W, b"t03", b"in a table").unwrap();
+        db.flush().unwrap();
+        db.put(&W, b"m", b"in the memtable").unwrap();
+        let before = db.statistics();
+        let got = db.multi_get(&r(), &[b"t03", b"m", b"t03", b"m", b"t03"], batched).unwrap();
+        assert_eq!(got.iter().filter(|v| v.is_some()).count(), 5);
+        drop(got);
+        let after = db.statistics();
+        let moved = |t: Ticker| after.ticker(t.name()) - before.ticker(t.name());
+        assert_eq!(moved(Ticker::MemtableHit), 2, "batched: {batched}");
+        assert_eq!(moved(Ticker::MemtableMiss), 3, "batched: {batched}");
+        assert_eq!(moved(Ticker::GetHitL0), 3, "batched: {batched}");
+        assert_eq!(moved(Ticker::NumberMultiGetKeysFound), 5, "batched: {batched}");
+    }
+}
+
+#[test]
+fn bytes_read_are_the_bytes_of_the_values_returned_wherever_they_were_found() {
+    for batched in [true, false] {
+        let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
+        db.put(&W, b"hidden", &[1; 100]).unwrap();
+        db.put(&W, b"table", &[2; 30]).unwrap();
+        db.flush().unwrap();
+        db.delete_range(&W, b"hidden", b"hidden\0").unwrap();
+        db.flush().unwrap();
+        db.put(&W, b"memtable", &[3; 7]).unwrap();
+        let bytes = |t: Ticker| db.statistics().ticker(t.name());
+        let b0 = bytes(Ticker::BytesRead);
+        assert_eq!(db.get(&r(), b"hidden").unwrap(), None);
+        assert_eq!(bytes(Ticker::BytesRead), b0, "a value a tombstone hides is not returned");
+        db.get(&r(), b"memtable").unwrap();
+        db.get(&r(), b"table").unwrap();
+        assert_eq!(bytes(Ticker::BytesRead), b0 + 7 + 30);
+        let m0 = bytes(Ticker::NumberMultiGetBytesRead);
+        db.multi_get(&r(), &[b"hidden", b"memtable", b"table", b"table", b"absent"], batched).unwrap();
+        assert_eq!(bytes(Ticker::NumberMultiGetBytesRead), m0 + 7 + 30 + 30, "batched: {batched}");
+    }
+}
+
+#[test]
 fn fill_cache_false_keeps_get_and_multi_get_out_of_the_block_cache() {
     let db = Db::open(Arc::new(MemFs::new()), "db", Options::default()).unwrap();
     for i in 0..100u32 {

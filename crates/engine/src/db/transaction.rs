@@ -169,7 +169,7 @@ impl OptimisticTransaction {
         let mut ctx = GetContext::new(key, inner.options.merge_operator.as_deref(), inner.options.timer());
         self.lookup_below(db, sp, key, &mut ctx)?;
         let r = ctx.finish();
-        ctx.stats.report(&inner.stats, matches!(r, Ok(Some(_))));
+        ctx.stats.report(&inner.stats, r.as_ref().ok().and_then(|v| v.as_ref()).map(|v| v.len()));
         ctx.merge.report(&inner.stats);
         Ok(r?.map(|b| b.to_vec()))
     }
@@ -217,6 +217,9 @@ impl OptimisticTransaction {
             let inner = &*db.inner;
             let mut ctx = GetContext::new(keys[i], inner.options.merge_operator.as_deref(), inner.options.timer());
             if !spill::lookup_own(db, &sp.files, keys[i], &mut ctx)? && ctx.is_untouched() {
+                // Its own files said nothing: the batch reads it. What
+                // probing them cost is counted here, as a Get counts it.
+                ctx.stats.report_blocks_and_filters(&inner.stats);
                 batched.push(i);
                 continue;
             }
@@ -225,7 +228,7 @@ impl OptimisticTransaction {
                 db.lookup(&sv, seq, keys[i], &mut ctx)?;
             }
             let r = ctx.finish();
-            ctx.stats.report(&inner.stats, matches!(r, Ok(Some(_))));
+            ctx.stats.report(&inner.stats, r.as_ref().ok().and_then(|v| v.as_ref()).map(|v| v.len()));
             ctx.merge.report(&inner.stats);
             settled[i] = Some(r?.map(|b| b.to_vec()));
         }

@@ -4,3 +4,4 @@
 pub mod checksum;
 pub mod coding;
 pub mod key;
+pub mod key_prefix;

@@ -5,10 +5,11 @@
 //! The index block (`docs/format.md`) holds one entry per data block: a
 //! separator internal key, at least the block's last key and below the next
 //! block's first, and the block's handle. Here each separator becomes:
-//! - `prefixes[i]`: the first 8 bytes of its user key, big-endian, padded
-//!   with zeros. If `prefix(a) < prefix(b)` then `a < b` in internal-key
-//!   order (and likewise `>`), so most comparisons of a search are one
-//!   integer compare; only equal prefixes compare whole keys;
+//! - `prefixes[i]`: 8 bytes of its user key past the prefix all the
+//!   separators share, as an integer (`format/key_prefix.rs`). If
+//!   `prefix(a) < prefix(b)` then `a < b` in internal-key order (and
+//!   likewise `>`), so most comparisons of a search are one integer
+//!   compare; only equal prefixes compare whole keys;
 //! - its whole internal key, in one buffer (`keys[ends[i-1]..ends[i]]`);
 //! - its handle.
 //!
@@ -22,30 +23,22 @@ use super::block::Block;
 use super::format::{BlockHandle, BLOCK_TRAILER_LEN};
 use crate::error::{Error, Result};
 use crate::format::key;
+use crate::format::key_prefix::KeyPrefixes;
 use crate::iter::InternalIterator;
 
 pub struct FlatIndex {
-    prefixes: Vec<u64>,
+    prefixes: KeyPrefixes,
     keys: Vec<u8>,
     ends: Vec<u32>,
     handles: Vec<BlockHandle>,
-}
-
-/// The first 8 bytes of `ikey`'s user key as a big-endian integer, zero-padded.
-#[inline]
-pub fn prefix_of(ikey: &[u8]) -> u64 {
-    let uk = key::user_key(ikey);
-    let mut b = [0u8; 8];
-    let n = uk.len().min(8);
-    b[..n].copy_from_slice(&uk[..n]);
-    u64::from_be_bytes(b)
 }
 
 impl FlatIndex {
     /// Decodes the index block `block` (at `index_offset`) of the table at
     /// `path`, whose data blocks all end by `data_end`.
     pub fn decode(block: &Block, path: &str, index_offset: u64, data_end: u64) -> Result<FlatIndex> {
-        let mut out = FlatIndex { prefixes: Vec::new(), keys: Vec::new(), ends: Vec::new(), handles: Vec::new() };
+        let mut out =
+            FlatIndex { prefixes: KeyPrefixes::default(), keys: Vec::new(), ends: Vec::new(), handles: Vec::new() };
         let mut it = block.iter();
         it.seek_to_first();
         while it.valid() {
@@ -65,7 +58,6 @@ impl FlatIndex {
                     return Err(corrupt("separators out of order"));
                 }
             }
-            out.prefixes.push(prefix_of(ikey));
             out.keys.extend_from_slice(ikey);
             let end = u32::try_from(out.keys.len()).map_err(|_| corrupt("index too large"))?;
             out.ends.push(end);
@@ -73,6 +65,8 @@ impl FlatIndex {
             it.next();
         }
         it.status()?;
+        let n = out.len();
+        out.prefixes = KeyPrefixes::new((0..n).map(|i| key::user_key(out.key(i))));
         Ok(out)
     }
 
@@ -97,26 +91,27 @@ impl FlatIndex {
     }
 
     /// Whether entry `i`'s separator is at or after `target` (`target`'s
-    /// prefix given), i.e. its block is the first that may hold `target`.
+    /// prefix given, if it has one), i.e. its block is the first that may
+    /// hold `target`.
     #[inline]
-    fn at_or_after(&self, i: usize, target: &[u8], prefix: u64) -> bool {
-        match self.prefixes[i].cmp(&prefix) {
-            Ordering::Less => false,
-            Ordering::Greater => true,
-            Ordering::Equal => key::compare(self.key(i), target) != Ordering::Less,
+    fn at_or_after(&self, i: usize, target: &[u8], prefix: Option<u64>) -> bool {
+        match prefix.map(|p| self.prefixes.get(i).cmp(&p)) {
+            Some(Ordering::Less) => false,
+            Some(Ordering::Greater) => true,
+            _ => key::compare(self.key(i), target) != Ordering::Less,
         }
     }
 
     /// The first entry whose separator is >= `target` (an internal key): the
     /// only block that may hold it; `len()` when `target` is past the last.
     pub fn seek(&self, target: &[u8]) -> usize {
-        self.search(0, self.len(), target, prefix_of(target))
+        self.search(0, self.len(), target, self.prefixes.of(key::user_key(target)))
     }
 
     /// The first entry of `lo..hi` at or after `target`, if the answer is in
     /// there (`hi` otherwise): a binary search.
     #[inline]
-    fn search(&self, mut lo: usize, mut hi: usize, target: &[u8], prefix: u64) -> usize {
+    fn search(&self, mut lo: usize, mut hi: usize, target: &[u8], prefix: Option<u64>) -> usize {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.at_or_after(mid, target, prefix) {
@@ -132,7 +127,7 @@ impl FlatIndex {
     /// before `from` (the next key of a sorted batch): gallops forward from
     /// `from`, so close keys cost a few compares instead of a whole search.
     pub fn seek_from(&self, from: usize, target: &[u8]) -> usize {
-        let prefix = prefix_of(target);
+        let prefix = self.prefixes.of(key::user_key(target));
         let n = self.len();
         let mut lo = from.min(n);
         // Gallop: find a bound `hi` whose entry is at or after the target.
@@ -235,17 +230,34 @@ mod tests {
     }
 
     #[test]
-    fn the_prefix_order_implies_the_key_order() {
-        let keys: Vec<Vec<u8>> =
-            [&b""[..], b"\0", b"a", b"a\0", b"ab", b"abcdefgh", b"abcdefgh\x01", b"abcdefgi", b"\xff"]
-                .iter()
-                .map(|uk| internal_key(uk, 7, ValueType::Put))
-                .collect();
-        for a in &keys {
-            for b in &keys {
-                match prefix_of(a).cmp(&prefix_of(b)) {
-                    Ordering::Equal => {}
-                    o => assert_eq!(key::compare(a, b), o, "{a:?} {b:?}"),
+    fn keys_sharing_a_prefix_seek_as_a_linear_scan_says_also_from_outside_it() {
+        // A sublevel's keys: all begin with its name, so the integers are
+        // made of what follows it; targets outside the name compare whole.
+        let uks: Vec<Vec<u8>> = ["", "a", "a\0", "abcdefgh", "abcdefgh\0", "abcdefghij", "abcdefgi", "b"]
+            .iter()
+            .map(|k| [&b"!notes!"[..], k.as_bytes()].concat())
+            .collect();
+        let entries: Vec<(Vec<u8>, BlockHandle)> = uks
+            .iter()
+            .enumerate()
+            .map(|(i, uk)| {
+                (internal_key(uk, 50 - i as u64, ValueType::Put), BlockHandle { offset: 10 * i as u64, size: 10 })
+            })
+            .collect();
+        let ix = FlatIndex::decode(&index_block(&entries), "t.sst", 500, 500).unwrap();
+        let mut targets: Vec<Vec<u8>> = uks.clone();
+        for t in ["", "!", "!notes", "!notes!", "!notes!abcdefgh\0\0", "!notes!c", "!notes\x01", "!notez", "!a", "\x7f"]
+        {
+            targets.push(t.as_bytes().to_vec());
+        }
+        for uk in &targets {
+            for seq in [0, 47, key::MAX_SEQUENCE] {
+                let t = seek_key(uk, seq);
+                let want =
+                    entries.iter().position(|(k, _)| key::compare(k, &t) != Ordering::Less).unwrap_or(entries.len());
+                assert_eq!(ix.seek(&t), want, "{uk:?} at {seq}");
+                for from in 0..=want {
+                    assert_eq!(ix.seek_from(from, &t), want, "from {from}: {uk:?} at {seq}");
                 }
             }
         }

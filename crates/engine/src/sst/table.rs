@@ -410,7 +410,6 @@ impl Table {
                 ctx.stats.bloom_true_positive += 1;
             }
             first = false;
-            ctx.stats.bytes_read += it.value().len() as u64;
             if !ctx.save_in(parsed.ty, parsed.seq, &it.value_bytes(), block.data())? {
                 return Ok(());
             }
