@@ -131,6 +131,39 @@ describe('the leader', () => {
     await leader.close();
   });
 
+  it('records a write that failed because its record could not be read, once it can be: sent again it fails again, not acknowledged unapplied (review 25)', async () => {
+    const db = await fresh();
+    const leader = new Leader(db, 'unread', 'L1', undefined);
+    const ask = serve(leader, ['A']);
+    // The first read of A's record fails (an OPFS read error that passes).
+    const get = db.get.bind(db);
+    let failing = true;
+    (db as { get: typeof db.get }).get = ((k: Uint8Array, o?: object) => {
+      if (failing && k instanceof Uint8Array && k[0] === 0xff) {
+        failing = false;
+        throw new SiltError('IoError', 'the record could not be read');
+      }
+      return get(k, o as never);
+    }) as typeof db.get;
+    const first = await ask('A', 1, { op: 'put', key: 'k', value: bytes('one') });
+    expect(first).toMatchObject({ ok: false, error: { code: 'IoError' } });
+    expect(failing).toBe(false);
+    value(await ask('A', 2, { op: 'put', key: 'k2', value: bytes('two') }));
+    expect(db.get('k')).toBeUndefined();
+    // Both answers went with a link; A sends write 1 again: it fails again.
+    const again = await ask('A', 1, { op: 'put', key: 'k', value: bytes('one') });
+    expect(again).toMatchObject({ ok: false, error: { code: 'IoError' } });
+    expect(db.get('k')).toBeUndefined();
+    // A leader after it knows from the record written with write 2.
+    await leader.close();
+    const next = new Leader(db, 'unread', 'L2', undefined);
+    const ask2 = serve(next, ['A']);
+    const later = await ask2('A', 1, { op: 'put', key: 'k', value: bytes('one') });
+    expect(later).toMatchObject({ ok: false, error: { code: 'IoError' } });
+    expect(db.get('k')).toBeUndefined();
+    await next.close();
+  });
+
   it('keeps its write records out of reads and scans, and out of range deletes', async () => {
     const db = await fresh();
     const leader = new Leader(db, 'reserved', 'A', undefined);

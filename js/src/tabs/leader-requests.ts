@@ -112,7 +112,10 @@ export class LeaderRequests {
     try {
       a = this.#writer.recordOf(c.id);
     } catch (e) {
-      return failed(e); // its record unreadable: the write fails, as from the queue
+      // Its record unreadable: the write fails, as from the queue, and
+      // is recorded failed once the record can be read.
+      this.#writer.failedUnread(c.id, id, e);
+      return failed(e);
     }
     advanceFloor(a, envelope.floor);
     if (!unseen(a, id)) return undefined;

@@ -20,7 +20,7 @@ import { decodeHandover, encodeHandover, HANDOVER_KEY } from './handover.js';
 import { valuesOf, withoutValues } from './change-values.js';
 import { recoveredChanges } from './recovered-changes.js';
 import { type ChangeHistory, type ChangeRecord, HISTORY_BYTES, type TxnWrites } from './wire.js';
-import { type Applied, knownReport, parseRecord, RECORDS, recordKey, recordValue, RESERVED_END } from './write-records.js';
+import { type Applied, knownReport, parseRecord, RECORDS, recordFailure, recordKey, recordValue, RESERVED_END } from './write-records.js';
 
 /** @internal The writes of a leader, with their connections' write records, and the changes they made. */
 export class LeaderWriter {
@@ -36,6 +36,13 @@ export class LeaderWriter {
    * a sequence number while an ingest's intent there is stale.
    */
   #dirty = new Set<string>();
+  /**
+   * Writes of a connection that failed because its record could not be
+   * read (`recordOf` threw): recorded as failed once it is, so that sent
+   * again they fail again. Unrecorded, a later write's record would hold
+   * an id past theirs, and one sent again would pass for applied.
+   */
+  #failedUnread = new Map<string, { id: number; error: unknown }[]>();
   readonly #history: KeptChanges;
   /** The latest sequence number when this leader began (before its sweep). */
   readonly #opened: number;
@@ -156,6 +163,7 @@ export class LeaderWriter {
     this.#keys.delete(client);
     this.#records.delete(client);
     this.#dirty.delete(client);
+    this.#failedUnread.delete(client);
   }
 
   /** Forgets `client`'s write record, and with `record` deletes it from the database (its connection closed or went). */
@@ -193,14 +201,26 @@ export class LeaderWriter {
     this.#foundDurable = true;
   }
 
-  /** `client`'s write record (read from the database the first time). */
+  /**
+   * `client`'s write record (read from the database the first time, with
+   * the failures of writes made while it could not be read).
+   */
   recordOf(client: string): Applied {
     let a = this.#records.get(client);
     if (a === undefined) {
       a = parseRecord(this.#db.get(this.#recordKey(client)));
+      for (const f of this.#failedUnread.get(client) ?? []) recordFailure(a, f.id, f.error);
+      this.#failedUnread.delete(client);
       this.#records.set(client, a);
     }
     return a;
+  }
+
+  /** Write `id` of `client` failed with `error` because its record could not be read: recorded once it is. */
+  failedUnread(client: string, id: number, error: unknown): void {
+    const list = this.#failedUnread.get(client) ?? [];
+    list.push({ id, error });
+    this.#failedUnread.set(client, list);
   }
 
   /** Writes the records that are behind (`#dirty`), before any other write. */

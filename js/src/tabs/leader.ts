@@ -41,7 +41,7 @@ import { toWireMessage } from './answer-wire.js';
 import { type Inbox, readRequests, type Refusal } from './leader-inbox.js';
 import { batchedGets, runsOfGets } from './leader-gets.js';
 import { Answers, post } from './leader-answers.js';
-import { advanceFloor, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
+import { advanceFloor, type Applied, knownReport, RECORDS, recordFailure, repeat } from './write-records.js';
 
 export { isReserved, RESERVED } from './write-records.js';
 export type { LeaderCounters } from './leader-clients.js';
@@ -418,7 +418,9 @@ export class Leader {
     try {
       if (r.write && !this.#closed) recordFailure(this.#writer.recordOf(c.id), r.refused, r.error);
     } catch {
-      // The record could not be read (the database closed meanwhile): the refusal stands.
+      // The record could not be read: the refusal stands, recorded once it
+      // can be (nothing is if the database closed meanwhile).
+      this.#writer.failedUnread(c.id, r.refused, r.error);
     }
     const response: Response = { id: r.refused, from: this.#id, ok: false, error: toWire(r.error) };
     if (answers !== undefined) answers.add(response, []);
@@ -529,7 +531,13 @@ export class Leader {
       if (known !== undefined) advanceFloor(known, envelope.floor);
       return this.#requests.handleWaitingForFiles(c, id, r);
     }
-    const a = this.#writer.recordOf(c.id);
+    let a: Applied;
+    try {
+      a = this.#writer.recordOf(c.id);
+    } catch (e) {
+      this.#writer.failedUnread(c.id, id, e);
+      throw e;
+    }
     advanceFloor(a, envelope.floor);
     const done = repeat(a, id);
     if (done !== undefined) {
