@@ -46,9 +46,9 @@ impl KeyPrefixes {
         KeyPrefixes { common, values }
     }
 
-    /// The integer of key `i`. REQUIRES: `i` < the number of keys.
-    #[inline]
-    pub fn get(&self, i: usize) -> u64 {
+    /// The integer of key `i` (for tests: searches go through `below`).
+    #[cfg(test)]
+    fn get(&self, i: usize) -> u64 {
         self.values[i]
     }
 
@@ -57,6 +57,34 @@ impl KeyPrefixes {
     #[inline]
     pub fn of(&self, user_key: &[u8]) -> Option<u64> {
         user_key.starts_with(&self.common).then(|| be8_from(user_key, self.common.len()))
+    }
+
+    /// Whether key `i` is below the target whose integer is `prefix` (from
+    /// [`KeyPrefixes::of`]): by the integers where they differ, else by
+    /// `whole`, the caller's comparison of whole keys.
+    #[inline]
+    pub fn below(&self, i: usize, prefix: Option<u64>, whole: impl FnOnce() -> bool) -> bool {
+        match prefix.map(|p| self.values[i].cmp(&p)) {
+            Some(std::cmp::Ordering::Less) => true,
+            Some(std::cmp::Ordering::Greater) => false,
+            _ => whole(),
+        }
+    }
+
+    /// The first of keys `lo..hi` not below the target (`hi` if none): a
+    /// binary search by [`KeyPrefixes::below`], `whole(i)` comparing key
+    /// `i` with the target whole.
+    #[inline]
+    pub fn search(&self, mut lo: usize, mut hi: usize, prefix: Option<u64>, whole: impl Fn(usize) -> bool) -> usize {
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.below(mid, prefix, || whole(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 }
 

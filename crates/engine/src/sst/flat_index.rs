@@ -95,11 +95,7 @@ impl FlatIndex {
     /// hold `target`.
     #[inline]
     fn at_or_after(&self, i: usize, target: &[u8], prefix: Option<u64>) -> bool {
-        match prefix.map(|p| self.prefixes.get(i).cmp(&p)) {
-            Some(Ordering::Less) => false,
-            Some(Ordering::Greater) => true,
-            _ => key::compare(self.key(i), target) != Ordering::Less,
-        }
+        !self.prefixes.below(i, prefix, || key::compare(self.key(i), target).is_lt())
     }
 
     /// The first entry whose separator is >= `target` (an internal key): the
@@ -111,16 +107,8 @@ impl FlatIndex {
     /// The first entry of `lo..hi` at or after `target`, if the answer is in
     /// there (`hi` otherwise): a binary search.
     #[inline]
-    fn search(&self, mut lo: usize, mut hi: usize, target: &[u8], prefix: Option<u64>) -> usize {
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.at_or_after(mid, target, prefix) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+    fn search(&self, lo: usize, hi: usize, target: &[u8], prefix: Option<u64>) -> usize {
+        self.prefixes.search(lo, hi, prefix, |i| key::compare(self.key(i), target).is_lt())
     }
 
     /// [`FlatIndex::seek`] for a `target` known to be >= every separator

@@ -129,23 +129,9 @@ impl Version {
         let files = &self.levels[level];
         let user_key = key::user_key(lookup);
         let largest = self.largest[level].get_or_init(|| KeyPrefixes::new(files.iter().map(|f| f.largest_user_key())));
-        let prefix = largest.of(user_key);
         // The first file whose largest key is not below `lookup`.
-        let (mut lo, mut hi) = (0, files.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let below = match prefix.map(|p| largest.get(mid).cmp(&p)) {
-                Some(std::cmp::Ordering::Less) => true,
-                Some(std::cmp::Ordering::Greater) => false,
-                _ => key::compare(&files[mid].meta.largest, lookup).is_lt(),
-            };
-            if below {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let mut i = lo;
+        let mut i = largest
+            .search(0, files.len(), largest.of(user_key), |i| key::compare(&files[i].meta.largest, lookup).is_lt());
         // Files of a level are disjoint: at most the one found can end in
         // `k`'s sentinel, so it is checked once, not at every step.
         if files.get(i).is_some_and(|f| f.largest_user_key() == user_key && key::is_range_sentinel(&f.meta.largest)) {
